@@ -1,0 +1,5 @@
+import sys
+
+from kmodel.cli import main
+
+sys.exit(main())
