@@ -1,0 +1,39 @@
+"""kmodel.objects: the Kubernetes API kinds as immutable attrs values, their JSON/YAML form, strict
+decoding, defaulting and schema validation.
+
+Objects are frozen attrs instances (change them with attrs.evolve); lists are tuples and maps FrozenDicts,
+so the store and caches share them without copying. Timestamps are logical milliseconds (logical_time).
+"""
+
+from .apps import (
+    Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
+    ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
+)
+from .codec import DecodeError, decode, dump, dump_struct, load
+from .coordination import Lease, LeaseSpec
+from .core import (
+    Binding, Container, ContainerPort, ContainerState, ContainerStateRunning, ContainerStateTerminated,
+    ContainerStateWaiting, ContainerStatus, EndpointAddress, EndpointPort, Endpoints, EndpointSubset, EnvVar, Event,
+    EventSource, ExecAction, HostIP, HTTPGetAction, Namespace, NamespaceSpec, NamespaceStatus, Node, NodeAddress,
+    NodeCondition, NodeSpec, NodeStatus, Pod, PodCondition, PodIP, PodSecurityContext, PodSpec, PodStatus,
+    PodTemplateSpec, Probe, ResourceRequirements, SecurityContext, Service, ServicePort, ServiceSpec, ServiceStatus,
+    Taint, TCPSocketAction, Toleration,
+)
+from .defaults import with_defaults
+from .field_errors import ErrorType, FieldError, GoValue, invalid_message, invalid_status
+from .frozendict import EMPTY_MAP, FrozenDict, frozen_map
+from .logical_time import EPOCH, EPOCH_RFC3339, format_time, parse_time
+from .meta import LabelSelector, LabelSelectorRequirement, ObjectMeta, ObjectReference, OwnerReference
+from .quantity import Quantity, QuantityError, parse_quantity
+from .rbac import AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject
+from .registry import KINDS, KindInfo, kind_info, lookup
+from .validation import validate, validate_update
+from .yaml_io import dump_yaml, load_yaml, parse_yaml
+
+
+def invalid_message_for(obj: object, errors: list) -> str:
+    """The 422 message for obj: `Deployment.apps "web" is invalid: ...`."""
+    return invalid_message(kind_info(obj).group_kind, obj.metadata.name, errors)  # type: ignore[attr-defined]
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,241 @@
+"""Defaulting, as the API server's codec applies it after decoding (pkg/apis/*/v1/defaults.go).
+
+`with_defaults(obj)` returns a new object with Kubernetes' defaults filled in; validation expects a
+defaulted object, exactly as in the API server (for example an empty port protocol is "Required" only
+because defaulting normally sets it to TCP). Two steps that Kubernetes does in the registry rather than in
+defaults.go are included here because every create goes through them and they are pure functions of the
+object: Service clusterIPs mirroring clusterIP, and Node podCIDR/podCIDRs kept in step (conversion).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .apps import Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment
+from .core import (
+    Container, ContainerPort, EndpointPort, Endpoints, EndpointSubset, HTTPGetAction, Namespace, Node, Pod,
+    PodSecurityContext, PodSpec, Probe, Service, ServicePort,
+)
+from .frozendict import FrozenDict
+from .rbac import GROUP as RBAC_GROUP, ClusterRoleBinding, RoleBinding, Subject
+
+evolve = attrs.evolve
+
+
+def with_defaults(obj: Any) -> Any:
+    """obj with defaults applied (the same object when nothing changes)."""
+    fn = _BY_KIND.get(type(obj))
+    return fn(obj) if fn else obj
+
+
+def _probe(p: Probe | None) -> Probe | None:
+    if p is None:
+        return None
+    changes: dict[str, Any] = {}
+    if p.timeout_seconds == 0:
+        changes["timeout_seconds"] = 1
+    if p.period_seconds == 0:
+        changes["period_seconds"] = 10
+    if p.success_threshold == 0:
+        changes["success_threshold"] = 1
+    if p.failure_threshold == 0:
+        changes["failure_threshold"] = 3
+    if p.http_get is not None:
+        h = p.http_get
+        hc: dict[str, Any] = {}
+        if not h.path:
+            hc["path"] = "/"
+        if not h.scheme:
+            hc["scheme"] = "HTTP"
+        if hc:
+            changes["http_get"] = evolve(h, **hc)
+    return evolve(p, **changes) if changes else p
+
+
+def _pull_policy(image: str) -> str:
+    """IfNotPresent unless the image has no tag or the tag is :latest (a digest counts as pinned)."""
+    if "@" in image:
+        return "IfNotPresent"
+    last = image.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return "Always"
+    return "Always" if last.rsplit(":", 1)[1] == "latest" else "IfNotPresent"
+
+
+def _container(c: Container, host_network: bool, requests_from_limits: bool) -> Container:
+    changes: dict[str, Any] = {}
+    if not c.image_pull_policy:
+        changes["image_pull_policy"] = _pull_policy(c.image)
+    if not c.termination_message_path:
+        changes["termination_message_path"] = "/dev/termination-log"
+    if not c.termination_message_policy:
+        changes["termination_message_policy"] = "File"
+    if c.ports:
+        ports = []
+        for p in c.ports:
+            pc: dict[str, Any] = {}
+            if not p.protocol:
+                pc["protocol"] = "TCP"
+            if host_network and p.host_port == 0:
+                pc["host_port"] = p.container_port
+            ports.append(evolve(p, **pc) if pc else p)
+        changes["ports"] = tuple(ports)
+    for name in ("liveness_probe", "readiness_probe", "startup_probe"):
+        p = getattr(c, name)
+        if p is not None:
+            changes[name] = _probe(p)
+    r = c.resources
+    if requests_from_limits and r.limits:
+        missing = {k: v for k, v in r.limits.items() if k not in r.requests}
+        if missing:
+            changes["resources"] = evolve(r, requests=FrozenDict({**r.requests, **missing}))
+    return evolve(c, **changes) if changes else c
+
+
+def pod_spec_defaults(spec: PodSpec, *, requests_from_limits: bool = False) -> PodSpec:
+    """SetDefaults_PodSpec plus each container's defaults (requests from limits only for Pods)."""
+    hn = spec.host_network
+    changes: dict[str, Any] = {
+        "containers": tuple(_container(c, hn, requests_from_limits) for c in spec.containers),
+    }
+    if spec.init_containers:
+        changes["init_containers"] = tuple(_container(c, hn, requests_from_limits) for c in spec.init_containers)
+    if not spec.dns_policy:
+        changes["dns_policy"] = "ClusterFirst"
+    if not spec.restart_policy:
+        changes["restart_policy"] = "Always"
+    if spec.termination_grace_period_seconds is None:
+        changes["termination_grace_period_seconds"] = 30
+    if spec.security_context is None:
+        changes["security_context"] = PodSecurityContext()
+    if not spec.scheduler_name:
+        changes["scheduler_name"] = "default-scheduler"
+    return evolve(spec, **changes)
+
+
+def _pod(pod: Pod) -> Pod:
+    spec = pod_spec_defaults(pod.spec, requests_from_limits=True)
+    if spec.enable_service_links is None:
+        spec = evolve(spec, enable_service_links=True)
+    return evolve(pod, spec=spec)
+
+
+def _template(t: Any) -> Any:
+    return evolve(t, spec=pod_spec_defaults(t.spec))
+
+
+def _deployment(d: Deployment) -> Deployment:
+    s = d.spec
+    changes: dict[str, Any] = {"template": _template(s.template)}
+    if s.replicas is None:
+        changes["replicas"] = 1
+    strategy = s.strategy
+    if not strategy.type:
+        strategy = evolve(strategy, type="RollingUpdate")
+    if strategy.type == "RollingUpdate":
+        ru = strategy.rolling_update or RollingUpdateDeployment()
+        if ru.max_unavailable is None:
+            ru = evolve(ru, max_unavailable="25%")
+        if ru.max_surge is None:
+            ru = evolve(ru, max_surge="25%")
+        strategy = evolve(strategy, rolling_update=ru)
+    changes["strategy"] = strategy
+    if s.revision_history_limit is None:
+        changes["revision_history_limit"] = 10
+    if s.progress_deadline_seconds is None:
+        changes["progress_deadline_seconds"] = 600
+    return evolve(d, spec=evolve(s, **changes))
+
+
+def _replicaset(rs: ReplicaSet) -> ReplicaSet:
+    s = rs.spec
+    changes: dict[str, Any] = {"template": _template(s.template)}
+    if s.replicas is None:
+        changes["replicas"] = 1
+    return evolve(rs, spec=evolve(s, **changes))
+
+
+def _service(svc: Service) -> Service:
+    s = svc.spec
+    changes: dict[str, Any] = {}
+    svc_type = s.type or "ClusterIP"
+    if not s.type:
+        changes["type"] = svc_type
+    if not s.session_affinity:
+        changes["session_affinity"] = "None"
+    ports = []
+    for p in s.ports:
+        pc: dict[str, Any] = {}
+        if not p.protocol:
+            pc["protocol"] = "TCP"
+        if p.target_port in (None, 0, ""):
+            pc["target_port"] = p.port
+        ports.append(evolve(p, **pc) if pc else p)
+    changes["ports"] = tuple(ports)
+    if svc_type in ("NodePort", "LoadBalancer") and not s.external_traffic_policy:
+        changes["external_traffic_policy"] = "Cluster"
+    if svc_type != "ExternalName" and s.internal_traffic_policy is None:
+        changes["internal_traffic_policy"] = "Cluster"
+    if s.cluster_ip and not s.cluster_ips:
+        changes["cluster_ips"] = (s.cluster_ip,)
+    elif s.cluster_ips and not s.cluster_ip:
+        changes["cluster_ip"] = s.cluster_ips[0]
+    return evolve(svc, spec=evolve(s, **changes))
+
+
+def _endpoints(ep: Endpoints) -> Endpoints:
+    def port(p: EndpointPort) -> EndpointPort:
+        return p if p.protocol else evolve(p, protocol="TCP")
+
+    def subset(s: EndpointSubset) -> EndpointSubset:
+        return evolve(s, ports=tuple(port(p) for p in s.ports)) if s.ports else s
+
+    return evolve(ep, subsets=tuple(subset(s) for s in ep.subsets)) if ep.subsets else ep
+
+
+def _node(node: Node) -> Node:
+    spec, status = node.spec, node.status
+    if spec.pod_cidrs and spec.pod_cidr != spec.pod_cidrs[0]:
+        spec = evolve(spec, pod_cidr=spec.pod_cidrs[0])
+    elif spec.pod_cidr and not spec.pod_cidrs:
+        spec = evolve(spec, pod_cidrs=(spec.pod_cidr,))
+    if status.capacity and not status.allocatable:
+        status = evolve(status, allocatable=status.capacity)
+    if spec is node.spec and status is node.status:
+        return node
+    return evolve(node, spec=spec, status=status)
+
+
+def _namespace(ns: Namespace) -> Namespace:
+    if ns.status.phase:
+        return ns
+    return evolve(ns, status=evolve(ns.status, phase="Active"))
+
+
+def _subject(s: Subject) -> Subject:
+    if s.api_group or s.kind not in ("User", "Group"):
+        return s
+    return evolve(s, api_group=RBAC_GROUP)
+
+
+def _binding(b: Any) -> Any:
+    role_ref = b.role_ref if b.role_ref.api_group else evolve(b.role_ref, api_group=RBAC_GROUP)
+    return evolve(b, role_ref=role_ref, subjects=tuple(_subject(s) for s in b.subjects))
+
+
+_BY_KIND = {
+    Pod: _pod,
+    Deployment: _deployment,
+    ReplicaSet: _replicaset,
+    Service: _service,
+    Endpoints: _endpoints,
+    Node: _node,
+    Namespace: _namespace,
+    RoleBinding: _binding,
+    ClusterRoleBinding: _binding,
+}
+
+__all__ = ["with_defaults", "pod_spec_defaults", "ContainerPort", "ServicePort", "HTTPGetAction",
+           "DeploymentStrategy"]

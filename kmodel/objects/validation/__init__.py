@@ -1,0 +1,68 @@
+"""Schema validation as the API server runs it before a write (HTTP 422 Invalid on failure).
+
+`validate(obj)` checks a new object; `validate_update(new, old)` checks an update (immutable fields
+included). Both take defaulted objects (see kmodel.objects.defaults) and return FieldErrors in the order
+Kubernetes produces them (map-valued fields are checked in sorted key order, where Go's order is random).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..apps import Deployment, ReplicaSet
+from ..coordination import Lease
+from ..core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
+from ..field_errors import FieldError
+from ..rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
+from .cluster import (
+    validate_binding, validate_endpoints, validate_event, validate_lease, validate_namespace, validate_node,
+    validate_node_update, validate_service, validate_service_update,
+)
+from .common import validate_object_meta_update
+from .pod import validate_pod, validate_pod_update
+from .rbac import validate_role, validate_role_binding, validate_role_binding_update
+from .workloads import validate_deployment, validate_replicaset, validate_workload_update
+
+_CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
+    Namespace: validate_namespace,
+    Node: validate_node,
+    Pod: validate_pod,
+    Service: validate_service,
+    Endpoints: validate_endpoints,
+    Event: validate_event,
+    Binding: validate_binding,
+    Lease: validate_lease,
+    Deployment: validate_deployment,
+    ReplicaSet: validate_replicaset,
+    Role: validate_role,
+    ClusterRole: validate_role,
+    RoleBinding: validate_role_binding,
+    ClusterRoleBinding: validate_role_binding,
+}
+
+_UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
+    Pod: validate_pod_update,
+    Deployment: validate_workload_update,
+    ReplicaSet: validate_workload_update,
+    Node: validate_node_update,
+    Service: validate_service_update,
+    RoleBinding: validate_role_binding_update,
+    ClusterRoleBinding: validate_role_binding_update,
+}
+
+
+def validate(obj: Any) -> list[FieldError]:
+    """The field errors of a new object (empty when valid)."""
+    return _CREATE[type(obj)](obj)
+
+
+def validate_update(new: Any, old: Any) -> list[FieldError]:
+    """The field errors of replacing old with new."""
+    fn = _UPDATE.get(type(new))
+    if fn is not None:
+        return fn(new, old)
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    return errs + [e for e in validate(new) if not e.field.startswith("metadata.")]
+
+
+__all__ = ["validate", "validate_update"]

@@ -1,0 +1,292 @@
+"""Pod and pod template validation (pkg/apis/core/validation: ValidatePodSpec and what it calls)."""
+
+from __future__ import annotations
+
+from ..core import Container, Pod, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Toleration
+from ..field_errors import (
+    FieldError, duplicate, forbidden, go_quote, invalid, not_supported, required,
+)
+from ..quantity import Quantity
+from .common import (
+    NEGATIVE, dns1123_label, nonnegative, port_num_or_name, protocol, validate_labels, validate_object_meta,
+    validate_object_meta_update,
+)
+from .names import is_dns1123_subdomain, is_qualified_name, is_valid_label_value, is_valid_port_name, is_valid_port_num
+
+STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+INTEGER_RESOURCES = ("pods", "services", "replicationcontrollers", "resourcequotas", "secrets",
+                     "configmaps", "persistentvolumeclaims")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+RESTART_POLICIES = ("Always", "OnFailure", "Never")
+DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
+POD_UPDATE_FIELDS = ("`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                     "`spec.tolerations` (only additions to existing tolerations),"
+                     "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
+
+
+def validate_pod(pod: Pod) -> list[FieldError]:
+    errs = validate_object_meta(pod.metadata, True, is_dns1123_subdomain)
+    errs += validate_pod_spec(pod.spec, "spec")
+    return errs
+
+
+def validate_pod_template(t: PodTemplateSpec, path: str) -> list[FieldError]:
+    """ValidatePodTemplateSpec: template labels/annotations and the spec."""
+    errs = validate_labels(t.metadata.labels, f"{path}.metadata.labels")
+    errs += validate_pod_spec(t.spec, f"{path}.spec")
+    return errs
+
+
+def validate_pod_spec(spec: PodSpec, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    errs += _containers(spec.containers, f"{path}.containers", required_nonempty=True)
+    if spec.init_containers:
+        errs += _containers(spec.init_containers, f"{path}.initContainers", required_nonempty=False,
+                            other_names={c.name for c in spec.containers})
+    if spec.host_network:
+        for i, c in enumerate(spec.containers):
+            for j, p in enumerate(c.ports):
+                if p.host_port != p.container_port:
+                    errs.append(invalid(f"{path}.containers[{i}].ports[{j}].containerPort", p.container_port,
+                                        "must match `hostPort` when `hostNetwork` is true"))
+    errs += _one_of(spec.restart_policy, RESTART_POLICIES, f"{path}.restartPolicy")
+    errs += _one_of(spec.dns_policy, DNS_POLICIES, f"{path}.dnsPolicy")
+    errs += validate_labels(spec.node_selector, f"{path}.nodeSelector")
+    if spec.service_account_name:
+        errs += [invalid(f"{path}.serviceAccountName", spec.service_account_name, m)
+                 for m in is_dns1123_subdomain(spec.service_account_name)]
+    if spec.node_name:
+        errs += [invalid(f"{path}.nodeName", spec.node_name, m) for m in is_dns1123_subdomain(spec.node_name)]
+    if spec.active_deadline_seconds is not None and spec.active_deadline_seconds <= 0:
+        errs.append(invalid(f"{path}.activeDeadlineSeconds", spec.active_deadline_seconds,
+                            "must be between 1 and 2147483647, inclusive"))
+    if spec.hostname:
+        errs += dns1123_label(spec.hostname, f"{path}.hostname")
+    if spec.subdomain:
+        errs += dns1123_label(spec.subdomain, f"{path}.subdomain")
+    errs += validate_tolerations(spec.tolerations, f"{path}.tolerations")
+    if spec.priority_class_name:
+        errs += [invalid(f"{path}.priorityClassName", spec.priority_class_name, m)
+                 for m in is_dns1123_subdomain(spec.priority_class_name)]
+    return errs
+
+
+def _one_of(value: str, allowed: tuple[str, ...], path: str) -> list[FieldError]:
+    if not value:
+        return [required(path)]
+    if value not in allowed:
+        return [not_supported(path, value, allowed)]
+    return []
+
+
+def _containers(containers: tuple[Container, ...], path: str, *, required_nonempty: bool,
+                other_names: set[str] | None = None) -> list[FieldError]:
+    errs: list[FieldError] = []
+    if required_nonempty and not containers:
+        errs.append(required(path))
+    seen: set[str] = set(other_names or ())
+    for i, c in enumerate(containers):
+        p = f"{path}[{i}]"
+        if not c.name:
+            errs.append(required(f"{p}.name"))
+        else:
+            errs += dns1123_label(c.name, f"{p}.name")
+            if c.name in seen:
+                errs.append(duplicate(f"{p}.name", c.name))
+            seen.add(c.name)
+        if not c.image:
+            errs.append(required(f"{p}.image"))
+        elif c.image != c.image.strip():
+            errs.append(invalid(f"{p}.image", c.image, "must not have leading or trailing whitespace"))
+        errs += _container_ports(c, f"{p}.ports")
+        for attr, json in (("liveness_probe", "livenessProbe"), ("readiness_probe", "readinessProbe"),
+                           ("startup_probe", "startupProbe")):
+            probe = getattr(c, attr)
+            if probe is not None:
+                errs += _probe(probe, f"{p}.{json}", liveness_like=attr != "readiness_probe")
+        errs += validate_resources(c.resources, f"{p}.resources")
+        errs += _one_of(c.image_pull_policy, ("Always", "IfNotPresent", "Never"), f"{p}.imagePullPolicy")
+        if c.termination_message_policy and c.termination_message_policy not in ("File", "FallbackToLogsOnError"):
+            errs.append(not_supported(f"{p}.terminationMessagePolicy", c.termination_message_policy,
+                                      ("File", "FallbackToLogsOnError")))
+    errs += _host_port_conflicts(containers, path)
+    return errs
+
+
+def _container_ports(c: Container, path: str) -> list[FieldError]:
+    """validateContainerPorts: a repeated port name is rejected; a repeated containerPort is not."""
+    errs: list[FieldError] = []
+    names: set[str] = set()
+    for i, port in enumerate(c.ports):
+        p = f"{path}[{i}]"
+        if port.name:
+            for msg in is_valid_port_name(port.name):
+                errs.append(invalid(f"{p}.name", port.name, msg))
+            if port.name in names:
+                errs.append(duplicate(f"{p}.name", port.name))
+            names.add(port.name)
+        if port.container_port == 0:
+            errs.append(required(f"{p}.containerPort"))
+        else:
+            errs += [invalid(f"{p}.containerPort", port.container_port, m) for m in is_valid_port_num(port.container_port)]
+        if port.host_port != 0:
+            errs += [invalid(f"{p}.hostPort", port.host_port, m) for m in is_valid_port_num(port.host_port)]
+        errs += protocol(port.protocol, f"{p}.protocol")
+    return errs
+
+
+def _host_port_conflicts(containers: tuple[Container, ...], path: str) -> list[FieldError]:
+    """AccumulateUniqueHostPorts: one protocol/hostIP/hostPort per pod."""
+    errs = []
+    seen: set[str] = set()
+    for i, c in enumerate(containers):
+        for j, port in enumerate(c.ports):
+            if port.host_port == 0:
+                continue
+            key = f"{port.protocol}/{port.host_ip}/{port.host_port}"
+            if key in seen:
+                errs.append(duplicate(f"{path}[{i}].ports[{j}].hostPort", key))
+            seen.add(key)
+    return errs
+
+
+def _probe(probe: Probe, path: str, *, liveness_like: bool) -> list[FieldError]:
+    errs: list[FieldError] = []
+    handlers = [(n, h) for n, h in (("exec", probe.exec), ("httpGet", probe.http_get), ("tcpSocket", probe.tcp_socket))
+                if h is not None]
+    if not handlers:
+        errs.append(required(path, "must specify a handler type"))
+    for name, _ in handlers[1:]:
+        errs.append(forbidden(f"{path}.{name}", "may not specify more than 1 handler type"))
+    for name, h in handlers[:1]:
+        if name == "exec" and not h.command:
+            errs.append(required(f"{path}.exec.command"))
+        elif name == "httpGet":
+            if not h.path:
+                errs.append(required(f"{path}.httpGet.path"))
+            errs += port_num_or_name(h.port, f"{path}.httpGet.port")
+            if h.scheme not in ("HTTP", "HTTPS"):
+                errs.append(not_supported(f"{path}.httpGet.scheme", h.scheme, ("HTTP", "HTTPS")))
+        elif name == "tcpSocket":
+            errs += port_num_or_name(h.port, f"{path}.tcpSocket.port")
+    for attr, json in (("initial_delay_seconds", "initialDelaySeconds"), ("timeout_seconds", "timeoutSeconds"),
+                       ("period_seconds", "periodSeconds"), ("success_threshold", "successThreshold"),
+                       ("failure_threshold", "failureThreshold")):
+        errs += nonnegative(getattr(probe, attr), f"{path}.{json}")
+    if liveness_like and probe.success_threshold != 1:
+        errs.append(invalid(f"{path}.successThreshold", probe.success_threshold, "must be 1"))
+    return errs
+
+
+def validate_resources(r: ResourceRequirements, path: str) -> list[FieldError]:
+    """ValidateResourceRequirements (container resources)."""
+    errs: list[FieldError] = []
+    for name in sorted(r.limits):
+        p = f"{path}.limits[{name}]"
+        errs += _resource_name(name, p)
+        errs += _quantity_value(name, r.limits[name], p)
+    for name in sorted(r.requests):
+        p = f"{path}.requests[{name}]"
+        q: Quantity = r.requests[name]
+        errs += _resource_name(name, p)
+        errs += _quantity_value(name, q, p)
+        limit = r.limits.get(name)
+        if limit is not None:
+            overcommit = not (name.startswith("hugepages-") or "/" in name and not name.startswith("kubernetes.io/"))
+            if q != limit and not overcommit:
+                errs.append(invalid(f"{path}.requests", str(q), f"must be equal to {name} limit of {limit}"))
+            elif q > limit:
+                errs.append(invalid(f"{path}.requests", str(q), f"must be less than or equal to {name} limit of {limit}"))
+    return errs
+
+
+def _resource_name(name: str, path: str) -> list[FieldError]:
+    errs = [invalid(path, name, m) for m in is_qualified_name(name)]
+    if "/" not in name and name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+        errs.append(invalid(path, name, "must be a standard resource for containers"))
+    return errs
+
+
+def _quantity_value(name: str, q: Quantity, path: str) -> list[FieldError]:
+    errs = []
+    if q.nano < 0:
+        errs.append(invalid(path, str(q), NEGATIVE))
+    if name in INTEGER_RESOURCES and q.milli_value() % 1000:
+        errs.append(invalid(path, q, "must be an integer"))
+    return errs
+
+
+def validate_tolerations(tolerations: tuple[Toleration, ...], path: str) -> list[FieldError]:
+    """ValidateTolerations."""
+    errs: list[FieldError] = []
+    for i, t in enumerate(tolerations):
+        p = f"{path}[{i}]"
+        if t.key:
+            errs += [invalid(f"{p}.key", t.key, m) for m in is_qualified_name(t.key)]
+        if not t.key and t.operator != "Exists":
+            errs.append(invalid(f"{p}.operator", t.operator,
+                                'operator must be Exists when `key` is empty, which means "match all values and all keys"'))
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            errs.append(invalid(f"{p}.effect", t.effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+        if t.operator in ("Equal", ""):
+            msgs = is_valid_label_value(t.value)
+            if msgs:
+                errs.append(invalid(f"{p}.operator", t.value, ";".join(msgs)))
+        elif t.operator == "Exists":
+            if t.value:
+                errs.append(invalid(f"{p}.operator", _toleration_go(t), "value must be empty when `operator` is 'Exists'"))
+        else:
+            errs.append(not_supported(f"{p}.operator", t.operator, ("Equal", "Exists")))
+        if t.effect:
+            errs += validate_taint_effect(t.effect, f"{p}.effect")
+    return errs
+
+
+def _toleration_go(t: Toleration):
+    from ..field_errors import GoValue
+
+    secs = "(*int64)(nil)" if t.toleration_seconds is None else f"(*int64)({t.toleration_seconds})"
+    return GoValue(f"core.Toleration{{Key:{go_quote(t.key)}, Operator:{go_quote(t.operator)}, "
+                   f"Value:{go_quote(t.value)}, Effect:{go_quote(t.effect)}, TolerationSeconds:{secs}}}")
+
+
+def validate_taint_effect(effect: str, path: str) -> list[FieldError]:
+    if effect not in TAINT_EFFECTS:
+        return [not_supported(path, effect, TAINT_EFFECTS)]
+    return []
+
+
+def validate_pod_update(new: Pod, old: Pod) -> list[FieldError]:
+    """ValidatePodUpdate: metadata rules, and a spec that may change only images, activeDeadlineSeconds,
+    added tolerations and a negative terminationGracePeriodSeconds."""
+    import attrs
+
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    errs += validate_pod_spec(new.spec, "spec")
+    old_spec = old.spec
+    new_spec = new.spec
+    if len(new_spec.containers) != len(old_spec.containers) or len(new_spec.init_containers) != len(old_spec.init_containers):
+        errs.append(forbidden("spec", f"pod updates may not change fields other than {POD_UPDATE_FIELDS}"))
+        return errs
+    # Copy the mutable fields from new onto old; anything else that differs is forbidden.
+    munged = attrs.evolve(
+        old_spec,
+        containers=tuple(attrs.evolve(o, image=n.image) for o, n in zip(old_spec.containers, new_spec.containers)),
+        init_containers=tuple(attrs.evolve(o, image=n.image)
+                              for o, n in zip(old_spec.init_containers, new_spec.init_containers)),
+        active_deadline_seconds=new_spec.active_deadline_seconds,
+        tolerations=new_spec.tolerations,
+    )
+    if (old_spec.termination_grace_period_seconds is not None and old_spec.termination_grace_period_seconds < 0
+            and new_spec.termination_grace_period_seconds == 1):
+        munged = attrs.evolve(munged, termination_grace_period_seconds=1)
+    if old_spec.active_deadline_seconds is not None and (
+            new_spec.active_deadline_seconds is None or new_spec.active_deadline_seconds > old_spec.active_deadline_seconds):
+        errs.append(invalid("spec.activeDeadlineSeconds", new_spec.active_deadline_seconds,
+                            "must be less than or equal to previous value"))
+    if munged != new_spec:
+        errs.append(forbidden("spec", f"pod updates may not change fields other than {POD_UPDATE_FIELDS}"))
+    old_tols = set(old_spec.tolerations)
+    if not old_tols.issubset(set(new_spec.tolerations)):
+        errs.append(forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds"))
+    return errs

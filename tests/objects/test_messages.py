@@ -1,0 +1,122 @@
+"""Full messages compared with what Kubernetes prints (strings taken from upstream tests and kubectl output)."""
+
+from kmodel.objects import (
+    DecodeError, ErrorType, FieldError, GoValue, decode, invalid_message, invalid_message_for, invalid_status, validate,
+)
+from kmodel.objects.field_errors import go_quote, invalid, not_supported, required
+
+from .test_invalid_objects import deployment, pod, service, with_container
+
+
+def first_message(body):
+    obj = decode(body)
+    if isinstance(obj, DecodeError):
+        return obj.message
+    return invalid_message_for(obj, validate(obj))
+
+
+def test_negative_replicas_message():
+    assert first_message(deployment(replicas=-1)) == (
+        'Deployment.apps "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0')
+
+
+def test_selector_mismatch_message():
+    assert first_message(deployment(selector={"matchLabels": {"app": "other"}})) == (
+        'Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: '
+        'map[string]string{"app":"web"}: `selector` does not match template `labels`')
+
+
+def test_strict_decoding_messages():
+    assert first_message(deployment(replicass=3)) == (
+        'Deployment in version "v1" cannot be handled as a Deployment: '
+        'strict decoding error: unknown field "spec.replicass"')
+    body = deployment(replicass=3)
+    body["spec"]["template"]["spec"]["containers"][0]["imagee"] = "x"
+    err = decode(body)
+    # Reported in document order (replicass was added after template).
+    assert err.cause == ('strict decoding error: unknown field "spec.template.spec.containers[0].imagee", '
+                         'unknown field "spec.replicass"')
+    assert err.fields == ("spec.template.spec.containers[0].imagee", "spec.replicass")
+    assert decode(deployment(replicass=3), strict=False).spec.replicas == 2
+
+
+def test_type_error_message_names_go_struct_field():
+    assert first_message(deployment(replicas="three")) == (
+        'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go '
+        'struct field DeploymentSpec.spec.replicas of type int32')
+    msg = first_message(with_container(ports=[{"containerPort": "80"}]))
+    assert msg.endswith("json: cannot unmarshal string into Go struct field "
+                        "ContainerPort.spec.containers.ports.containerPort of type int32")
+
+
+def test_type_error_wins_over_unknown_fields():
+    err = decode(deployment(replicas="three", replicass=3))
+    assert "cannot unmarshal string" in err.message and err.field == "spec.replicas"
+
+
+def test_quantity_decode_message():
+    assert first_message(with_container(resources={"requests": {"cpu": "lots"}})) == (
+        'Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression '
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+
+
+def test_unknown_kind():
+    err = decode({"apiVersion": "v1", "kind": "Pad"})
+    assert err.message == 'no matches for kind "Pad" in version "v1"' and err.code == 404
+
+
+def test_name_messages():
+    body = deployment()
+    body["metadata"]["name"] = "Web_1"
+    assert first_message(body) == (
+        'Deployment.apps "Web_1" is invalid: metadata.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain '
+        "must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'example.com', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+    svc = service()
+    svc["metadata"]["name"] = "1svc"
+    assert first_message(svc) == (
+        'Service "1svc" is invalid: metadata.name: Invalid value: "1svc": a DNS-1035 label must consist of lower '
+        "case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric "
+        "character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')")
+
+
+def test_several_errors_are_bracketed_and_deduplicated():
+    errs = [required("spec.containers[0].name"), required("spec.containers[0].image"),
+            required("spec.containers[0].image")]
+    assert invalid_message("Pod", "p", errs) == (
+        'Pod "p" is invalid: [spec.containers[0].name: Required value, spec.containers[0].image: Required value]')
+
+
+def test_duplicate_container_and_port_messages():
+    msg = first_message(pod({"containers": [{"name": "c", "image": "a"}, {"name": "c", "image": "b"}]}))
+    assert msg == 'Pod "p" is invalid: spec.containers[1].name: Duplicate value: "c"'
+    msg = first_message(with_container(ports=[{"containerPort": 70000}]))
+    assert msg == ('Pod "p" is invalid: spec.containers[0].ports[0].containerPort: Invalid value: 70000: '
+                   'must be between 1 and 65535, inclusive')
+
+
+def test_protocol_and_request_messages():
+    assert first_message(with_container(ports=[{"containerPort": 80, "protocol": "HTTP"}])) == (
+        'Pod "p" is invalid: spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": '
+        'supported values: "SCTP", "TCP", "UDP"')
+    assert first_message(with_container(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}})) == (
+        'Pod "p" is invalid: spec.containers[0].resources.requests: Invalid value: "2": '
+        'must be less than or equal to cpu limit of 1')
+
+
+def test_error_body_value_printing():
+    assert str(invalid("f", 3, "d")) == "f: Invalid value: 3: d"
+    assert str(invalid("f", True, "d")) == "f: Invalid value: true: d"
+    assert str(invalid("f", None, "d")) == "f: Invalid value: null: d"
+    assert str(invalid("f", GoValue("x.Y{}"), "d")) == "f: Invalid value: x.Y{}: d"
+    assert go_quote('a"b\n') == '"a\\"b\\n"'
+    assert str(not_supported("f", "x", ["a", "b"])) == 'f: Unsupported value: "x": supported values: "a", "b"'
+    assert FieldError(ErrorType.FORBIDDEN, "f", "v", "no").body() == "Forbidden: no"
+
+
+def test_invalid_status_shape():
+    status = invalid_status("apps", "Deployment", "web", [invalid("spec.replicas", -1, "must be greater than or equal to 0")])
+    assert status["code"] == 422 and status["reason"] == "Invalid"
+    assert status["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "spec.replicas",
+                                            "message": "Invalid value: -1: must be greater than or equal to 0"}]
