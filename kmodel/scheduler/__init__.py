@@ -1,0 +1,24 @@
+"""kmodel.scheduler: the kube-scheduler's pure building blocks (NodeInfo, Filter and Score plugins, one cycle).
+
+- framework:    Status, Resource, HostPortInfo, NodeInfo (incremental: add_pod / remove_pod), FitError.
+- plugins:      NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (nodeSelector), NodePorts,
+                NodeResourcesFit (+ BalancedAllocation score); FILTERS in the default profile's order.
+- schedule_one: schedule_pod / schedule_one: filter, score, select a host, or a FitError with upstream's text.
+
+The scheduler component (queue, informers, bind) is built on these later; everything here is pure.
+"""
+
+from kmodel.scheduler.framework import (
+    DEFAULT_MAX_PODS, Code, Diagnosis, FitError, HostPortInfo, NodeInfo, NoNodesAvailable, Resource, Status,
+    pod_non_zero_requests, pod_requests,
+)
+from kmodel.scheduler.schedule_one import (
+    ScheduleResult, find_nodes_that_fit, num_feasible_nodes_to_find, prioritize_nodes, run_filter_plugins,
+    schedule_one, schedule_pod, select_host,
+)
+
+__all__ = [
+    "Code", "DEFAULT_MAX_PODS", "Diagnosis", "FitError", "HostPortInfo", "NoNodesAvailable", "NodeInfo", "Resource",
+    "ScheduleResult", "Status", "find_nodes_that_fit", "num_feasible_nodes_to_find", "pod_non_zero_requests",
+    "pod_requests", "prioritize_nodes", "run_filter_plugins", "schedule_one", "schedule_pod", "select_host",
+]
