@@ -1,0 +1,100 @@
+"""Authentication: a bearer token becomes a user (name and groups), or the request gets 401.
+
+Like kube-apiserver with a static token file (--token-auth-file) and anonymous auth on (the default):
+
+* a known token → its `UserInfo`, plus the group `system:authenticated` (added to every authenticated user);
+* the empty token → `system:anonymous` in group `system:unauthenticated`, which then meets authorization;
+* any other token → 401 Unauthorized (message "Unauthorized").
+
+`default_tokens(node_names)` is the model's token table. Token strings (documented here because tests and
+the cluster use them):
+
+    "admin-token"                   admin                           system:masters
+    "scheduler-token"               system:kube-scheduler
+    "controller-manager-token"      system:kube-controller-manager
+    "proxy-token"                   system:kube-proxy
+    "node-<name>-token"             system:node:<name>              system:nodes
+    "<user>-token" for alice, bob   alice / bob                     (no extra group)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Union
+
+import attrs
+
+from kmodel.apiserver import errors
+
+AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+ANONYMOUS = "system:anonymous"
+MASTERS = "system:masters"
+NODES = "system:nodes"
+NODE_PREFIX = "system:node:"
+
+
+@attrs.frozen
+class UserInfo:
+    name: str
+    groups: tuple = ()
+
+    def is_node(self) -> bool:
+        return self.name.startswith(NODE_PREFIX) and NODES in self.groups
+
+    @property
+    def node_name(self) -> str:
+        """The node of a kubelet identity ("" for anyone else)."""
+        return self.name[len(NODE_PREFIX):] if self.is_node() else ""
+
+
+ANONYMOUS_USER = UserInfo(ANONYMOUS, (UNAUTHENTICATED,))
+
+
+def user(name: str, *groups: str) -> UserInfo:
+    """An authenticated user as the token authenticator returns it (system:authenticated appended)."""
+    return UserInfo(name, tuple(groups) + (AUTHENTICATED,))
+
+
+def node_token(node: str) -> str:
+    return f"node-{node}-token"
+
+
+def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
+    """The model's identities by token (see the module docstring)."""
+    tokens = {
+        "admin-token": user("admin", MASTERS),
+        "scheduler-token": user("system:kube-scheduler"),
+        "controller-manager-token": user("system:kube-controller-manager"),
+        "proxy-token": user("system:kube-proxy"),
+        "alice-token": user("alice"),
+        "bob-token": user("bob"),
+    }
+    for node in node_names:
+        tokens[node_token(node)] = user(NODE_PREFIX + node, NODES)
+    return tokens
+
+
+class TokenAuthenticator:
+    """Static bearer tokens. Nodes not in the table are authenticated by their `node-<name>-token`
+    (the model's stand-in for kubelet client certificates, so a cluster can add nodes without rebuilding
+    the table)."""
+
+    def __init__(self, tokens: Mapping[str, UserInfo] | None = None, *, node_tokens: bool = True) -> None:
+        self.tokens = dict(default_tokens() if tokens is None else tokens)
+        self.node_tokens = node_tokens
+
+    def authenticate(self, token: str) -> UserInfo:
+        """The user for `token`; raises APIError(401) for an unknown one."""
+        if not token:
+            return ANONYMOUS_USER
+        found = self.tokens.get(token)
+        if found is not None:
+            return found
+        if self.node_tokens and token.startswith("node-") and token.endswith("-token") and len(token) > 11:
+            found = user(NODE_PREFIX + token[5:-6], NODES)
+            self.tokens[token] = found  # one UserInfo per node, shared by all its requests
+            return found
+        raise errors.unauthorized()
+
+
+AuthResult = Union[UserInfo, errors.APIError]

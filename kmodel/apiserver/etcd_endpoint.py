@@ -1,0 +1,225 @@
+"""The etcd endpoint: the one `Store` as a network component, and the handles API server replicas call it by.
+
+Theory of operation
+-------------------
+kube-apiserver talks to etcd over gRPC: unary calls (Range, Put, Txn, ...) and long-lived Watch streams. The
+model keeps the two apart, because they fail differently:
+
+* Unary calls are synchronous. Each replica gets an `EtcdHandle` (``etcd.handle_for("apiserver-0")``) that
+  looks like a `Store` to the request pipeline. Every call is counted on the network's communication graph
+  as ``apiserver-i -> etcd``; when the replica cannot reach etcd (a partition in the network's reachability
+  graph, or etcd is down), the call raises etcd's ``etcdserver: request timed out`` (a `StoreError`, gRPC
+  code Unavailable) and nothing happens in the store. Reads the pipeline's authorizer makes through the
+  store's internals (`kmodel.apiserver.storeview`) are forwarded untouched: kube-apiserver answers those
+  from its own informers, not from etcd.
+
+* Watches are asynchronous. Each replica has (at most) one etcd watch on the whole ``/registry/`` prefix,
+  opened by `EtcdHandle.watch` (itself a unary call that can time out). The store queues `WatchResponse`s
+  on it as writes happen; the server pulls them into its per-replica outbox, `has_work()` says when an
+  outbox is non-empty, and `work()` sends every queued response as a message etcd -> apiserver-i on that
+  watch's stream (``etcd-watch/<replica>/<n>``). So the network's faults act on the watch: a delayed link
+  makes that replica's watch cache lag behind etcd (how real replicas come to serve stale reads), a
+  partition holds the responses back, a broken stream cancels the watch and the replica re-watches.
+
+Waking the loop: writes reach the store during a *replica's* handler, and the loop only re-asks `has_work()`
+of the component it called. The cluster wiring therefore hands the server a ``wake`` callable (normally
+``lambda: loop.notify_work("etcd")``, see `attach`); the handles call it after every write. Without it
+the work is still found the next time the loop asks the server.
+
+Crash: etcd's data is its disk (the `Store` survives); its watches are memory and are cancelled. A crashed
+etcd refuses every call (timed out) until it restarts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from kmodel.component import Component, Out
+from kmodel.network import Network
+from kmodel.store import Store, StoreError, prefix_end
+
+ETCD = "etcd"
+REGISTRY_PREFIX = "/registry/"
+#: etcd's ReqTimeout: 5 s + 2 × the 1 s election timeout. How long a replica waits before it learns a call
+#: to an unreachable etcd has timed out (the replica delays its answer by this much).
+ETCD_REQUEST_TIMEOUT_MS = 7000
+
+
+def request_timed_out() -> StoreError:
+    """rpctypes.ErrGRPCTimeout: what a client of an unreachable etcd gets."""
+    return StoreError("Unavailable", "etcdserver: request timed out")
+
+
+def is_request_timed_out(error: BaseException) -> bool:
+    return isinstance(error, StoreError) and error.message == "etcdserver: request timed out"
+
+
+class _ReplicaWatch:
+    """The one etcd watch of one replica: store watch id, the stream its responses travel on, and the
+    responses taken from the store but not yet sent."""
+
+    __slots__ = ("replica", "watch_id", "stream", "outbox")
+
+    def __init__(self, replica: str, watch_id: int, stream: str) -> None:
+        self.replica = replica
+        self.watch_id = watch_id
+        self.stream = stream
+        self.outbox: list = []
+
+
+class EtcdServer(Component):
+    """The etcd member as a component. See the module docstring."""
+
+    def __init__(self, store: Store, network: Network, name: str = ETCD) -> None:
+        super().__init__(name)
+        self.store = store
+        self.network = network
+        self.wake: Optional[Callable[[], None]] = None
+        self._stream_seq: dict[str, int] = {}  # replica -> watch streams opened (ids never reused)
+        self._watches: dict[str, _ReplicaWatch] = {}  # replica -> its watch (memory)
+        self._by_stream: dict[str, _ReplicaWatch] = {}
+
+    def attach(self, loop: Any) -> None:
+        """Let writes made through the handles wake this component in `loop` (see the module docstring)."""
+        self.wake = lambda: loop.notify_work(self.name)
+
+    def handle_for(self, replica: str) -> "EtcdHandle":
+        return EtcdHandle(self, replica)
+
+    # -- what the handles use ----------------------------------------------------------------------------
+
+    def reachable_from(self, replica: str) -> bool:
+        net = self.network
+        return not net.is_down(self.name) and net.can_reach(replica, self.name)
+
+    def open_watch(self, replica: str, start_revision: int) -> str:
+        """Replace `replica`'s watch by one on /registry/ from `start_revision`; returns its stream id."""
+        self.cancel_watch_of(replica)
+        n = self._stream_seq.get(replica, 0) + 1
+        self._stream_seq[replica] = n
+        stream = f"etcd-watch/{replica}/{n}"
+        watch_id = self.store.watch(
+            REGISTRY_PREFIX, prefix_end(REGISTRY_PREFIX), start_revision=start_revision, prev_kv=True,
+            progress_notify=True,
+        )
+        w = _ReplicaWatch(replica, watch_id, stream)
+        self._watches[replica] = w
+        self._by_stream[stream] = w
+        self.poke()
+        return stream
+
+    def cancel_watch_of(self, replica: str) -> None:
+        w = self._watches.pop(replica, None)
+        if w is not None:
+            del self._by_stream[w.stream]
+            self.store.cancel_watch(w.watch_id)
+            self.store.take_watch_responses(w.watch_id)  # the cancel confirmation goes nowhere
+
+    def poke(self) -> None:
+        """Pull queued watch responses from the store; wake the loop if there is something to send."""
+        if self._pull() and self.wake is not None:
+            self.wake()
+
+    def _pull(self) -> bool:
+        pending = False
+        take = self.store.take_watch_responses
+        for w in self._watches.values():
+            taken = take(w.watch_id)
+            if taken:
+                w.outbox.extend(taken)
+            if w.outbox:
+                pending = True
+        return pending
+
+    # -- Component ----------------------------------------------------------------------------------------
+
+    def has_work(self) -> bool:
+        return self._pull()
+
+    def work(self, now: int, out: Out) -> None:
+        """etcd's watch server: send every queued response to its replica, in order."""
+        for w in self._watches.values():
+            if w.outbox:
+                for response in w.outbox:
+                    out.send(w.replica, response, w.stream)
+                w.outbox = []
+
+    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
+        w = self._by_stream.get(stream)
+        if w is not None:
+            self.cancel_watch_of(w.replica)
+
+    def crash(self) -> None:
+        for replica in list(self._watches):
+            self.cancel_watch_of(replica)
+
+    def watch_streams(self) -> dict[str, str]:
+        """replica -> the stream of its current watch (for tests and reports)."""
+        return {r: w.stream for r, w in self._watches.items()}
+
+
+class EtcdHandle:
+    """A replica's synchronous connection to etcd: the `Store` API, failing when etcd is unreachable."""
+
+    __slots__ = ("server", "store", "replica", "calls", "timeouts", "_counts")
+
+    def __init__(self, server: EtcdServer, replica: str) -> None:
+        self.server = server
+        self.store = server.store
+        self.replica = replica
+        self.calls = 0
+        self.timeouts = 0  # calls that failed because etcd was unreachable
+        # The network counts messages only when they are sent; a synchronous call is counted here on the same
+        # table so the communication graph shows apiserver-i -> etcd. (Network has no public hook for it.)
+        self._counts = getattr(server.network, "_counts", None)
+
+    def _call(self) -> None:
+        self.calls += 1
+        counts = self._counts
+        if counts is not None:
+            key = (self.replica, self.server.name)
+            counts[key] = counts.get(key, 0) + 1
+        if not self.server.reachable_from(self.replica):
+            self.timeouts += 1
+            raise request_timed_out()
+
+    # -- the KV API ---------------------------------------------------------------------------------------
+
+    def range(self, key: str, range_end: Optional[str] = None, **options: Any):
+        self._call()
+        return self.store.range(key, range_end, **options)
+
+    def put(self, key: str, value: Any, *, prev_kv: bool = False):
+        self._call()
+        response = self.store.put(key, value, prev_kv=prev_kv)
+        self.server.poke()
+        return response
+
+    def delete_range(self, key: str, range_end: Optional[str] = None, *, prev_kv: bool = False):
+        self._call()
+        response = self.store.delete_range(key, range_end, prev_kv=prev_kv)
+        self.server.poke()
+        return response
+
+    def txn(self, compare, success, failure):
+        self._call()
+        response = self.store.txn(compare, success, failure)
+        self.server.poke()
+        return response
+
+    def compact(self, revision: int):
+        self._call()
+        return self.store.compact(revision)
+
+    def watch(self, start_revision: int) -> str:
+        """Open (or replace) this replica's watch on /registry/; returns the stream its responses come on."""
+        self._call()
+        return self.server.open_watch(self.replica, start_revision)
+
+    @property
+    def revision(self) -> int:
+        return self.store.revision
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything else (history, compact_revision, the keyspace storeview reads) is the store's own.
+        return getattr(self.store, name)

@@ -1,0 +1,98 @@
+"""Events as components write them through the API (client-go's record.EventRecorder), and their printing.
+
+`make_event(involved, reason, message, ...)` builds a core/v1 Event the way the recorder does
+(tools/record/event.go makeEvent): name `<object name>.<hex nanoseconds>`, namespace of the object
+("default" for cluster-scoped ones), involvedObject from the object's kind, name, namespace, uid, apiVersion
+and resourceVersion, count 1, firstTimestamp = lastTimestamp = now, source {component, host},
+reportingComponent/reportingInstance. `bump_event(event, now)` is the correlator's repeat: count + 1 and a
+new lastTimestamp (sent as an update or patch of the same Event).
+
+`format_events(events, now)` prints them as `kubectl get events` does: LAST SEEN (kubectl's HumanDuration of
+now - lastTimestamp, with "(xN over D)" for repeated events), TYPE, REASON, OBJECT (kind/name, kind lower
+case), MESSAGE, in the order given.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import attrs
+
+from kmodel.objects import Event, EventSource, ObjectMeta, ObjectReference, kind_info
+from kmodel.objects.logical_time import EPOCH
+
+_EPOCH_NS = int(EPOCH.timestamp()) * 1_000_000_000
+
+
+def object_reference(obj: Any) -> ObjectReference:
+    info = kind_info(obj)
+    m = obj.metadata
+    return ObjectReference(kind=info.kind, namespace=m.namespace, name=m.name, uid=m.uid,
+                           api_version=info.api_version, resource_version=m.resource_version)
+
+
+def make_event(involved: Any, reason: str, message: str, *, type: str = "Normal", component: str = "",
+               host: str = "", now: int = 0) -> Event:
+    """An Event about `involved` (an API object or an ObjectReference) at logical time `now` (ms)."""
+    ref = involved if isinstance(involved, ObjectReference) else object_reference(involved)
+    nanos = _EPOCH_NS + now * 1_000_000
+    meta = ObjectMeta(name=f"{ref.name}.{nanos:x}", namespace=ref.namespace or "default")
+    return Event(metadata=meta, involved_object=ref, reason=reason, message=message,
+                 source=EventSource(component=component, host=host), first_timestamp=now, last_timestamp=now,
+                 count=1, type=type, reporting_component=component, reporting_instance=host)
+
+
+def bump_event(event: Event, now: int) -> Event:
+    """The same event seen again: count + 1, lastTimestamp = now."""
+    return attrs.evolve(event, count=event.count + 1, last_timestamp=now)
+
+
+def human_duration(ms: int) -> str:
+    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
+    seconds = ms // 1000
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    if seconds < 120:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 10:
+        s = seconds % 60
+        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        m = minutes % 60
+        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        h = hours % 24
+        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        d = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if d == 0 else f"{hours // 24 // 365}y{d}d"
+    return f"{hours // 24 // 365}y"
+
+
+def _last_seen(e: Event, now: int) -> str:
+    last = e.last_timestamp if e.last_timestamp is not None else (e.event_time or 0)
+    text = human_duration(now - last)
+    if e.count > 1:
+        first = e.first_timestamp if e.first_timestamp is not None else last
+        text += f" (x{e.count} over {human_duration(now - first)})"
+    return text
+
+
+def format_events(events: Iterable[Event], now: int = 0) -> str:
+    """A `kubectl get events` table (columns padded by 3 spaces, as kubectl's tabwriter)."""
+    rows = [("LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE")]
+    for e in events:
+        obj = f"{e.involved_object.kind.lower()}/{e.involved_object.name}"
+        rows.append((_last_seen(e, now), e.type, e.reason, obj, e.message))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    return "\n".join("   ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + "   " + r[4] for r in rows)

@@ -1,0 +1,384 @@
+"""One API server replica's request handling, as a pure function of the store and the request.
+
+Theory of operation
+-------------------
+`Pipeline.handle(request, now=, replica=)` runs kube-apiserver's stages in order; the first to refuse
+decides the answer, and nothing after it runs (a refused request leaves the store exactly as it was:
+same revision, same history):
+
+    1. resource lookup          404 NotFound (the server could not find the requested resource)
+    2. authentication           401 Unauthorized                               (authentication.py)
+    3. authorization            403 Forbidden                                  (authorization.py)
+    4. decoding                 400 BadRequest                                 (validation.py)
+    5. mutating admission       404 / 403 (NamespaceLifecycle, NodeRestriction), DefaultTolerationSeconds
+    6. registry preparation     metadata defaults, ClusterIP allocation (422)  (strategy.py, clusterip.py)
+    7. schema validation        422 Invalid                                    (validation.py)
+    8. validating admission     403 Forbidden (PodSecurity)                    (admission/)
+    9. store write              409 AlreadyExists / Conflict, 201 / 200        (registry.py)
+
+Reads (get, list) are consistent: they range over the store at its current revision. Updates are
+read-modify-write loops (GuaranteedUpdate): read the current version without a store request, build the new
+object, compare-and-swap on mod_revision, and on a lost race read again (bounded). `watch` is not served here:
+the watch cache serves it, and asks `admit_read` (authentication + authorization only) first.
+
+Every handled request goes on the audit log (`self.audit`, shareable between replicas).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, Mapping, Optional, Union
+
+import attrs
+
+from kmodel.apiserver import clusterip, errors, strategy, validation
+from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
+from kmodel.apiserver.audit import AuditLog, AuditRecord
+from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
+from kmodel.apiserver.authorization import Attributes, Authorizer
+from kmodel.apiserver.patch import merge_patch
+from kmodel.apiserver.registry import Conflict, Registry
+from kmodel.apiserver.resources import RESOURCES, Resource
+from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
+from kmodel.apiserver.wire import Request, Response, Status
+from kmodel.ipam.serviceip import DEFAULT_SERVICE_CIDR, ServiceIPAllocator
+from kmodel.objects import decode, dump, validate
+from kmodel.objects.core import PodCondition
+from kmodel.store import Store
+
+from kmodel.apiserver.fastevolve import evolve as _evolve
+MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateName create attempts
+DEFAULT_GRACE_SECONDS = 30
+# resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
+CREATE_ON_UPDATE = frozenset({"events", "endpoints", "roles", "clusterroles", "rolebindings", "clusterrolebindings"})
+_NOT_FOUND_RESOURCE = "the server could not find the requested resource"
+
+
+@attrs.frozen
+class PipelineConfig:
+    """seed: the random source of generated names, uids and ClusterIPs (per replica: seed + replica name)."""
+
+    seed: int = 0
+    tokens: Optional[Mapping[str, UserInfo]] = None
+    service_cidr: str = DEFAULT_SERVICE_CIDR
+    node_authorizer: bool = True
+
+
+class Pipeline:
+    """The request pipeline of an API server replica over `store`. See the module docstring."""
+
+    def __init__(self, store: Store, *, config: PipelineConfig = PipelineConfig(), audit: AuditLog | None = None,
+                 service_ips: ServiceIPAllocator | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.audit = audit if audit is not None else AuditLog()
+        self.authenticator = TokenAuthenticator(config.tokens)
+        self.authorizer = Authorizer(store, node_authorizer=config.node_authorizer)
+        self.registry = Registry(store)
+        self.service_ips = service_ips if service_ips is not None else ServiceIPAllocator(
+            config.service_cidr, random.Random(f"{config.seed}/serviceips"))
+        self._rngs: dict[str, random.Random] = {}
+        self._verbs: dict[str, Callable[..., tuple[int, Any]]] = {
+            "get": self._get, "list": self._list, "create": self._create, "update": self._update,
+            "patch": self._patch, "delete": self._delete,
+        }
+
+    # --- entry points ----------------------------------------------------------------------------------
+
+    def handle(self, request: Request, *, now: int, replica: str = "apiserver-0") -> Response:
+        """Handle one request (every verb but watch) and record it on the audit log."""
+        user_name = ""
+        try:
+            res, user = self._admit(request)
+            user_name = user.name
+            handler = self._verbs.get(request.verb)
+            if handler is None:
+                raise errors.method_not_allowed(f"{request.verb} is not supported by this handler")
+            code, body = handler(request, res, user, now, replica)
+            response = Response(request.id, code, body)
+        except errors.APIError as e:
+            response = Response(request.id, e.status.code, e.status)
+        self.audit.record(AuditRecord(now, replica, user_name, request.verb, request.resource, request.namespace,
+                                      request.name, request.subresource, response.code, self.store.revision))
+        return response
+
+    def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:
+        """Authentication and authorization only (for the watch cache): the user, or the error Response."""
+        try:
+            return self._admit(request)[1]
+        except errors.APIError as e:
+            return Response(request.id, e.status.code, e.status)
+
+    def _admit(self, request: Request) -> tuple[Resource, UserInfo]:
+        res = RESOURCES.get(request.resource)
+        if res is None or (request.subresource and request.subresource not in res.subresources):
+            raise errors.APIError(Status(404, "NotFound", _NOT_FOUND_RESOURCE))
+        user = self.authenticator.authenticate(request.token)
+        name = request.name if (request.verb != "create" or request.subresource) else ""
+        self.authorizer.authorize(user, Attributes(request.verb, res.name, request.namespace, name,
+                                                   request.subresource, res.group))
+        return res, user
+
+    def _rng(self, replica: str) -> random.Random:
+        rng = self._rngs.get(replica)
+        if rng is None:
+            rng = self._rngs[replica] = random.Random(f"{self.config.seed}/{replica}")
+        return rng
+
+    # --- reads -----------------------------------------------------------------------------------------
+
+    def _get(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        return 200, self.registry.get(res, request.namespace, request.name)
+
+    def _list(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        try:
+            labels = parse_label_selector(request.label_selector)
+            fields = parse_field_selector(request.field_selector, res.name)
+        except SelectorError as e:
+            raise errors.bad_request(str(e)) from None
+        return 200, self.registry.list(res, request.namespace, labels, fields)
+
+    # --- create ----------------------------------------------------------------------------------------
+
+    def _create(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        if request.subresource == "binding" or res.name == "bindings":
+            return self._bind(request, user, now)
+        if request.subresource:
+            raise errors.method_not_allowed(f"create is not supported on {res.name}/{request.subresource}")
+        obj = validation.decode_body(res, request.body, request.field_validation)
+        meta = obj.metadata
+        namespace = ""
+        if res.namespaced:
+            namespace = request.namespace or meta.namespace
+            if meta.namespace and request.namespace and meta.namespace != request.namespace:
+                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            if meta.namespace != namespace:
+                obj = _evolve(obj, metadata=_evolve(meta, namespace=namespace))
+        a = AdmissionAttributes(CREATE, res, "", namespace, obj.metadata.name, obj, None, user, now, self.store)
+        obj = run_mutating(a)
+        taken: list[str] = []
+        if res.name == "services":
+            obj, taken = clusterip.allocate_for_create(res, obj, self.service_ips)
+        try:
+            return 201, self._create_prepared(res, obj, user, now, replica)
+        except BaseException:
+            for ip in taken:
+                self.service_ips.release(ip)
+            raise
+
+    def _create_prepared(self, res: Resource, obj: Any, user: UserInfo, now: int, replica: str) -> Any:
+        rng = self._rng(replica)
+        meta = obj.metadata
+        for attempt in range(MAX_UPDATE_ATTEMPTS):
+            name = meta.name or (strategy.generated_name(meta.generate_name, rng) if meta.generate_name else "")
+            ready = strategy.prepare_for_create(res, obj, now=now, rng=rng,
+                                                revision=self.registry.next_revision(), name=name)
+            validation.check_create(res, ready)
+            run_validating(AdmissionAttributes(CREATE, res, "", meta.namespace, name, ready, None, user, now,
+                                               self.store))
+            if meta.resource_version:
+                raise errors.internal_error("resourceVersion should not be set on objects to be created")
+            try:
+                return self.registry.create(res, ready)
+            except errors.APIError as e:
+                # a generated name that collides is drawn again (upstream: RetryGenerateName)
+                if meta.name or e.status.reason != "AlreadyExists" or attempt == MAX_UPDATE_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    # --- update and patch ------------------------------------------------------------------------------
+
+    def _update(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        if request.subresource not in ("", "status"):
+            raise errors.method_not_allowed(f"update is not supported on {res.name}/{request.subresource}")
+        if request.subresource == "status" and isinstance(request.body, res.cls):
+            obj = request.body  # only its status is kept: defaulting the rest would be thrown away
+        else:
+            obj = validation.decode_body(res, request.body, request.field_validation)
+        meta = obj.metadata
+        if meta.name != request.name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.name}) does not match the name on the URL ({request.name})")
+        if res.namespaced:
+            if meta.namespace and meta.namespace != request.namespace:
+                raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
+            if not meta.namespace:
+                obj = _evolve(obj, metadata=_evolve(meta, namespace=request.namespace))
+        rv = meta.resource_version or request.resource_version
+        return self._guaranteed_update(request, res, user, now, replica, lambda old: obj, rv, allow_create=True)
+
+    def _patch(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        if request.subresource not in ("", "status"):
+            raise errors.method_not_allowed(f"patch is not supported on {res.name}/{request.subresource}")
+        patch = request.body
+        if not isinstance(patch, dict):
+            raise errors.bad_request("the body of the request was in an unknown format - accepted media types "
+                                     "include: application/json-patch+json, application/merge-patch+json, "
+                                     "application/apply-patch+yaml")
+        strict = request.field_validation == "Strict"
+
+        def patched(old: Any) -> Any:
+            obj = decode(merge_patch(dump(old), patch), strict=strict)
+            if not isinstance(obj, res.cls):
+                status = Status(obj.code, obj.reason, obj.message) if hasattr(obj, "reason") else None
+                raise errors.APIError(status or Status(400, "BadRequest", "patch changed the kind"))
+            if obj.metadata.name != old.metadata.name or obj.metadata.namespace != old.metadata.namespace:
+                raise errors.bad_request("metadata.name and metadata.namespace may not be changed by a patch")
+            return obj
+
+        # a patch carries a precondition only if it sets metadata.resourceVersion itself
+        rv = str((patch.get("metadata") or {}).get("resourceVersion") or "")
+        return self._guaranteed_update(request, res, user, now, replica, patched, rv, allow_create=False)
+
+    def _guaranteed_update(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str,
+                           new_from: Callable[[Any], Any], rv: str, *, allow_create: bool) -> tuple[int, Any]:
+        registry = self.registry
+        subresource = request.subresource
+        for _ in range(MAX_UPDATE_ATTEMPTS):
+            kv = registry.read(res, request.namespace, request.name)
+            if kv is None:
+                if allow_create and not subresource and res.name in CREATE_ON_UPDATE and not rv:
+                    obj = new_from(None)
+                    a = AdmissionAttributes(CREATE, res, "", request.namespace, request.name, obj, None, user, now,
+                                            self.store)
+                    return 201, self._create_prepared(res, run_mutating(a), user, now, replica)
+                raise errors.not_found(res.group, res.name, request.name)
+            old = kv.value
+            if rv and rv != str(kv.mod_revision):
+                raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
+            if not rv and not res.allow_unconditional_update:
+                raise errors.invalid(res.group_kind, res.group, res.kind, request.name, [
+                    _rv_required()])
+            new = new_from(old)
+            if res.name == "services" and not subresource:
+                new = clusterip.keep_allocated(new, old)
+            a = AdmissionAttributes(UPDATE, res, subresource, request.namespace, request.name, new, old, user, now,
+                                    self.store)
+            new = run_mutating(a)
+            new = strategy.prepare_for_update(res, new, old, subresource=subresource,
+                                              revision=registry.next_revision())
+            if subresource != "status":
+                # a status update keeps the stored (already valid) spec and metadata: only status moves, and
+                # the model does not validate status fields (upstream's ValidatePodStatusUpdate & co. do)
+                validation.check_update(res, new, old)
+            a.obj = new
+            run_validating(a)
+            if strategy.same_but_version(new, old):
+                return 200, old  # nothing changed: no write, the revision stays
+            try:
+                m = new.metadata
+                if m.deletion_timestamp is not None and not m.finalizers and m.deletion_grace_period_seconds == 0:
+                    registry.remove(kv)  # the last finalizer is gone: the deletion completes
+                    self._after_delete(res, old)
+                else:
+                    registry.replace(res, kv, new)
+                return 200, new
+            except Conflict:
+                continue
+        raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
+
+    # --- delete ----------------------------------------------------------------------------------------
+
+    def _delete(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        registry = self.registry
+        for _ in range(MAX_UPDATE_ATTEMPTS):
+            kv = registry.read(res, request.namespace, request.name)
+            if kv is None:
+                raise errors.not_found(res.group, res.name, request.name)
+            old = kv.value
+            a = AdmissionAttributes(DELETE, res, "", request.namespace, request.name, None, old, user, now, self.store)
+            run_mutating(a)
+            run_validating(a)
+            meta = old.metadata
+            try:
+                grace = self._grace_seconds(request, res, old)
+                if grace > 0:
+                    if meta.deletion_timestamp is not None and (meta.deletion_grace_period_seconds or 0) <= grace:
+                        return 200, old  # already terminating, at least as soon: nothing to do
+                    new = _evolve(old, metadata=_evolve(meta, deletion_timestamp=now + grace * 1000,
+                                                        deletion_grace_period_seconds=grace,
+                                                        resource_version=str(registry.next_revision())))
+                    return 200, registry.replace(res, kv, new)
+                if meta.finalizers:
+                    if meta.deletion_timestamp is not None and meta.deletion_grace_period_seconds == 0:
+                        return 200, old
+                    new = _evolve(old, metadata=_evolve(
+                        meta, deletion_timestamp=meta.deletion_timestamp if meta.deletion_timestamp is not None else now,
+                        deletion_grace_period_seconds=0, resource_version=str(registry.next_revision())))
+                    return 200, registry.replace(res, kv, new)
+                registry.remove(kv)
+            except Conflict:
+                continue
+            self._after_delete(res, old)
+            return 200, old
+        raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
+
+    def _grace_seconds(self, request: Request, res: Resource, obj: Any) -> int:
+        """Pods terminate gracefully (CheckGracefulTermination); everything else is deleted at once."""
+        if res.name != "pods":
+            return 0
+        if not obj.spec.node_name or obj.status.phase in ("Failed", "Succeeded"):
+            return 0  # never ran, or done: nothing to wait for
+        if request.grace_period_seconds is not None:
+            return max(request.grace_period_seconds, 0)
+        spec_grace = obj.spec.termination_grace_period_seconds
+        return DEFAULT_GRACE_SECONDS if spec_grace is None else spec_grace
+
+    def _after_delete(self, res: Resource, old: Any) -> None:
+        if res.name == "services":
+            clusterip.release(old, self.service_ips)
+
+    # --- pods/binding ----------------------------------------------------------------------------------
+
+    def _bind(self, request: Request, user: UserInfo, now: int) -> tuple[int, Any]:
+        pods, bindings = RESOURCES["pods"], RESOURCES["bindings"]
+        binding = validation.decode_body(bindings, request.body, request.field_validation)
+        name = request.name or binding.metadata.name
+        if request.name and binding.metadata.name != request.name:
+            raise errors.bad_request("name in URL does not match name in Binding object")
+        found = validate(binding)
+        if found:
+            raise errors.invalid(bindings.group_kind, "", bindings.kind, name, found)
+        node = binding.target.name
+        registry = self.registry
+        for _ in range(MAX_UPDATE_ATTEMPTS):
+            kv = registry.read(pods, request.namespace, name)
+            if kv is None:
+                raise errors.not_found("", "pods", name)
+            pod = kv.value
+            if pod.metadata.deletion_timestamp is not None:
+                raise errors.conflict("", "pods/binding", name,
+                                      f"pod {name} is being deleted, cannot be assigned to a host")
+            if pod.spec.node_name:
+                raise errors.conflict("", "pods/binding", name,
+                                      f'pod {name} is already assigned to node "{pod.spec.node_name}"')
+            meta = pod.metadata
+            if binding.metadata.annotations:
+                meta = _evolve(meta, annotations=type(meta.annotations)({**meta.annotations,
+                                                                          **binding.metadata.annotations}))
+            meta = _evolve(meta, resource_version=str(registry.next_revision()))
+            bound = _evolve(pod, metadata=meta, spec=_evolve(pod.spec, node_name=node),
+                            status=_evolve(pod.status, conditions=_scheduled(pod.status.conditions, now)))
+            try:
+                registry.replace(pods, kv, bound)
+            except Conflict:
+                continue
+            return 201, Status(201, "", "")
+        raise errors.conflict("", "pods/binding", name, errors.OPTIMISTIC_LOCK_MESSAGE)
+
+
+def _scheduled(conditions: tuple, now: int) -> tuple:
+    """podutil.UpdatePodCondition with PodScheduled=True."""
+    for i, c in enumerate(conditions):
+        if c.type == "PodScheduled":
+            if c.status == "True":
+                return conditions
+            return conditions[:i] + (PodCondition(type="PodScheduled", status="True", last_transition_time=now),) \
+                + conditions[i + 1:]
+    return conditions + (PodCondition(type="PodScheduled", status="True", last_transition_time=now),)
+
+
+def _rv_required() -> Any:
+    from kmodel.objects.field_errors import GoValue, invalid
+
+    return invalid("metadata.resourceVersion", GoValue("0x0"), "must be specified for an update")

@@ -1,0 +1,115 @@
+"""The resource table: what kube-apiserver serves, and where each resource lives in etcd.
+
+One `Resource` per plural resource name: its kind and class (from kmodel/objects' registry), group and
+apiVersion, scope, subresources, whether an update without resourceVersion is allowed, and its etcd key
+prefix. The prefixes are kube-apiserver's defaults (pkg/kubeapiserver/default_storage_factory_builder.go and
+each registry's `NewREST` prefix): pods under /registry/pods/, nodes under /registry/minions/, services
+under /registry/services/specs/, endpoints under /registry/services/endpoints/, leases under
+/registry/leases/, deployments and replicasets under /registry/deployments/ and /registry/replicasets/, RBAC
+under /registry/{roles,rolebindings,clusterroles,clusterrolebindings}/.
+
+Keys: namespaced `<prefix>/<namespace>/<name>`, cluster-scoped `<prefix>/<name>`. `list_prefix(resource,
+namespace)` is the prefix a list or watch ranges over (every namespace when namespace is "").
+
+`bindings` is a create-only virtual resource (POST pods/<name>/binding, or POST bindings with the pod's
+name): nothing is stored under it.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+from kmodel.objects import apps, coordination, core, rbac  # noqa: F401  (registers the kinds)
+from kmodel.objects.registry import KINDS, KindInfo
+
+
+@attrs.frozen
+class Resource:
+    name: str  # plural, e.g. "pods"
+    kind: str  # "Pod"
+    group: str  # "" for core, "apps", ...
+    api_version: str  # "v1", "apps/v1"
+    namespaced: bool
+    cls: type
+    prefix: str  # etcd key prefix without the trailing slash, e.g. "/registry/pods"
+    subresources: tuple = ()
+    allow_unconditional_update: bool = True
+    has_status: bool = False  # main-resource updates keep the stored status (a status subresource exists)
+
+    @property
+    def group_kind(self) -> str:
+        """schema.GroupKind.String(): "Pod", "Deployment.apps"."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    @property
+    def group_resource(self) -> str:
+        """schema.GroupResource.String(): "pods", "deployments.apps"."""
+        return f"{self.name}.{self.group}" if self.group else self.name
+
+
+# resource -> (etcd prefix, subresources); kinds come from kmodel/objects
+_LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
+    "namespaces": ("/registry/namespaces", ("status", "finalize")),
+    "nodes": ("/registry/minions", ("status",)),
+    "pods": ("/registry/pods", ("status", "binding")),
+    "services": ("/registry/services/specs", ("status",)),
+    "endpoints": ("/registry/services/endpoints", ()),
+    "events": ("/registry/events", ()),
+    "bindings": ("", ()),
+    "deployments": ("/registry/deployments", ("status",)),
+    "replicasets": ("/registry/replicasets", ("status",)),
+    "leases": ("/registry/leases", ()),
+    "roles": ("/registry/roles", ()),
+    "clusterroles": ("/registry/clusterroles", ()),
+    "rolebindings": ("/registry/rolebindings", ()),
+    "clusterrolebindings": ("/registry/clusterrolebindings", ()),
+}
+
+
+def _build() -> dict[str, Resource]:
+    by_resource: dict[str, KindInfo] = {info.resource: info for info in KINDS.values()}
+    table: dict[str, Resource] = {}
+    for name in sorted(by_resource):
+        info = by_resource[name]
+        prefix, subs = _LAYOUT.get(name, (f"/registry/{name}", ()))
+        table[name] = Resource(
+            name=name, kind=info.kind, group=info.group, api_version=info.api_version,
+            namespaced=info.namespaced, cls=info.cls, prefix=prefix, subresources=subs,
+            has_status="status" in subs,
+        )
+    return table
+
+
+RESOURCES: dict[str, Resource] = _build()
+_BY_CLASS: dict[type, Resource] = {r.cls: r for r in RESOURCES.values()}
+
+
+def resource(name: str) -> Optional[Resource]:
+    """The resource called `name` (plural), or None when the server does not serve it."""
+    return RESOURCES.get(name)
+
+
+def resource_of(obj: object) -> Resource:
+    """The resource an object belongs to."""
+    return _BY_CLASS[type(obj)]
+
+
+def object_key(res: Resource, namespace: str, name: str) -> str:
+    """The etcd key of one object."""
+    if res.namespaced:
+        return f"{res.prefix}/{namespace}/{name}"
+    return f"{res.prefix}/{name}"
+
+
+def list_prefix(res: Resource, namespace: str = "") -> str:
+    """The key prefix (with trailing slash) a list or watch of `res` in `namespace` ranges over."""
+    if res.namespaced and namespace:
+        return f"{res.prefix}/{namespace}/"
+    return f"{res.prefix}/"
+
+
+def key_prefix(name: str, namespace: str = "") -> str:
+    """list_prefix by resource name, for the watch cache and tests."""
+    return list_prefix(RESOURCES[name], namespace)

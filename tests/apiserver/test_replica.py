@@ -1,0 +1,132 @@
+"""API server replicas in a loop: etcd, two replicas, probe clients."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from client.harness import Cluster, Probe, pod  # noqa: E402
+
+from kmodel.loop import AdvanceTime, BreakStream, Crash, DelayHead, Deliver, Partition, Restart, Work  # noqa: E402
+from kmodel.apiserver.watchcache import WatchCacheConfig  # noqa: E402
+
+
+def names(response):
+    return [o.metadata.name for o in response.body.items]
+
+
+def create(cluster, probe, obj):
+    cluster.act(probe, lambda now, out: probe.client.create(now, out, "pods", obj, on_done=probe.record))
+
+
+def test_writes_reach_every_replica_cache_through_the_etcd_watch():
+    p = Probe("probe", ["apiserver-0"])
+    c = Cluster(2, probes=[p])
+    create(c, p, pod("a"))
+    c.run()
+    assert p.answers[-1].code == 201
+    for r in c.replicas:
+        assert r.cache.resource_version == c.store.revision
+        assert r.cache.get("pods", "/registry/pods/default/a") is not None
+    graph = c.network.communication_graph()
+    assert graph.has_edge("apiserver-0", "etcd") and graph.has_edge("etcd", "apiserver-1")
+
+
+def test_lagging_replica_serves_stale_cached_reads_and_waits_for_newer_ones():
+    writer = Probe("writer", ["apiserver-0"])
+    reader = Probe("reader", ["apiserver-1"])
+    c = Cluster(2, probes=[writer, reader])
+    create(c, writer, pod("a"))
+    c.run()
+    before = c.store.revision
+    create(c, writer, pod("b"))
+    c.loop.step(Deliver("writer", "apiserver-0"))
+    c.loop.step(Work("etcd"))
+    c.loop.step(DelayHead("etcd", "apiserver-1", 10_000))  # apiserver-1's cache now lags
+    c.run(until_ms=c.loop.now)
+    latest = c.store.revision
+    assert c.replicas[1].cache.resource_version == before < latest
+
+    read = lambda rv: lambda now, out: reader.client.list(now, out, "pods", namespace="default",  # noqa: E731
+                                                          resource_version=rv, on_done=reader.record)
+    c.act(reader, read("0"))
+    c.run(until_ms=c.loop.now)
+    assert names(reader.answers[-1]) == ["a"] and reader.answers[-1].body.resource_version == str(before)
+
+    c.act(reader, read(""))  # a consistent read goes to etcd: fresh
+    c.run(until_ms=c.loop.now)
+    assert names(reader.answers[-1]) == ["a", "b"]
+
+    start = c.loop.now
+    c.act(reader, read(str(latest)))
+    c.run(until_ms=start + 2_999)
+    assert len(reader.answers) == 2  # still waiting for the cache
+    c.run(until_ms=start + 3_000)
+    timeout = reader.answers[-1]
+    assert (timeout.code, timeout.body.reason, timeout.body.message) == (
+        504, "Timeout", f"Timeout: Too large resource version: {latest}, current: {before}")
+
+    c.loop.step(AdvanceTime(8_000))  # the etcd link is held until 10 s
+    assert c.replicas[1].cache.resource_version == before
+    c.act(reader, read(str(latest)))
+    c.run(until_ms=20_000)  # the delay ends, the cache catches up, the waiting read is served
+    assert c.loop.now < 11_000
+    assert names(reader.answers[-1]) == ["a", "b"] and reader.answers[-1].body.resource_version == str(latest)
+
+
+def test_replica_cut_off_from_etcd_answers_etcd_timeout_after_seven_seconds():
+    p = Probe("probe", ["apiserver-1"])
+    c = Cluster(2, probes=[p])
+    c.loop.step(Partition(["etcd"]))  # apiserver-1 still reaches the probe, no longer etcd
+    start = c.loop.now
+    revision = c.store.revision
+    create(c, p, pod("a"))
+    c.run(until_ms=start + 6_999)
+    assert p.answers == []
+    c.run(until_ms=start + 7_000)
+    [answer] = p.answers
+    assert (answer.code, answer.body.reason, answer.body.message) == (500, "", "etcdserver: request timed out")
+    assert c.store.revision == revision
+
+
+def test_crashed_replica_forgets_its_watchers_and_relists_on_restart():
+    p = Probe("probe", ["apiserver-0", "apiserver-1"])
+    inf = p.informer("pods")
+    c = Cluster(2, probes=[p])
+    c.run()
+    assert c.replicas[0].cache.watchers  # the informer watches apiserver-0
+    c.loop.step(Crash("apiserver-0"))
+    assert not c.replicas[0].cache.watchers and not c.replicas[0].cache.ready
+    create(c, p, pod("a"))
+    c.run()
+    assert p.answers[-1].code == 201  # the client failed over to apiserver-1
+    assert [o.metadata.name for o in inf.list()] == ["a"]
+    c.loop.step(Restart("apiserver-0"))
+    assert c.replicas[0].cache.ready
+    assert c.replicas[0].cache.get("pods", "/registry/pods/default/a") is not None
+
+
+def test_compaction_while_the_etcd_stream_is_down_makes_the_replica_relist():
+    p = Probe("probe", ["apiserver-1"])
+    inf = p.informer("pods")
+    c = Cluster(2, probes=[p], cache_config=WatchCacheConfig(lower_capacity=2, upper_capacity=2))
+    create(c, p, pod("a"))
+    c.run()
+    replica = c.replicas[1]
+    old_stream = replica.etcd_stream
+    # Cut apiserver-1's etcd watch: break the stream while etcd is unreachable, so the re-watch fails.
+    c.loop.step(Partition(["etcd"]))
+    c.loop.step(BreakStream(old_stream))
+    assert replica.etcd_stream is None
+    for name in ("b", "c", "d"):  # written into etcd directly while apiserver-1 is not watching
+        c.store.put(f"/registry/pods/default/{name}", pod(name))
+    c.store.compact(c.store.revision)
+    c.loop.network.heal_all()
+    c.run()  # the retry timer re-watches from a compacted revision -> cancelled -> relist
+    assert replica.cache.resource_version == c.store.revision
+    assert replica.cache.get("pods", "/registry/pods/default/d") is not None
+    assert sorted(o.metadata.name for o in inf.list()) == ["a", "b", "c", "d"]
+    assert inf.last_rv == c.store.revision
+    assert inf.lists >= 2  # the relist ended the informer's watch; resuming was too old: it listed again

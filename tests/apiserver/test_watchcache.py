@@ -1,0 +1,191 @@
+"""The watch cache on its own: fed by a real Store's watch responses, effects read from an Out."""
+
+from __future__ import annotations
+
+import attrs
+
+from kmodel.apiserver.resources import object_key, RESOURCES
+from kmodel.apiserver.selectors import parse_field_selector, parse_label_selector
+from kmodel.apiserver.watchcache import CacheWatcher, WatchCache, WatchCacheConfig
+from kmodel.apiserver.wire import Response, WatchEvent
+from kmodel.component import Out, Send
+from kmodel.objects import Container, ObjectMeta, Pod, PodSpec
+from kmodel.store import Store, prefix_end
+
+PODS = RESOURCES["pods"]
+
+
+def pod(name, *, node="", labels=None, ns="default"):
+    return Pod(metadata=ObjectMeta(name=name, namespace=ns, labels=labels or {}),
+               spec=PodSpec(containers=(Container(name="c", image="i"),), node_name=node))
+
+
+class Fed:
+    """A store, its /registry/ watch, and a watch cache kept in step with it."""
+
+    def __init__(self, config=WatchCacheConfig()):
+        self.store = Store()
+        self.wid = self.store.watch("/registry/", prefix_end("/registry/"), prev_kv=True)
+        self.cache = WatchCache(config)
+        self.cache.replace([], self.store.revision, Out())
+        self.now = 0
+
+    def put(self, obj):
+        self.store.put(object_key(PODS, obj.metadata.namespace, obj.metadata.name), obj)
+        return self.sync()
+
+    def delete(self, name, ns="default"):
+        self.store.delete_range(object_key(PODS, ns, name))
+        return self.sync()
+
+    def sync(self):
+        out = Out()
+        for response in self.store.take_watch_responses(self.wid):
+            self.cache.apply(response, self.now, out)
+        return out
+
+
+def sent(out, stream=None):
+    """(type, name) of the WatchEvents sent (on `stream` if given)."""
+    return [(e.payload.type, e.payload.object.metadata.name if e.payload.type != "ERROR" else e.payload.object.code)
+            for e in out.effects if isinstance(e, Send) and isinstance(e.payload, WatchEvent)
+            and (stream is None or e.stream == stream)]
+
+
+def watcher(stream, *, labels="", fields="", bookmarks=False, ns=""):
+    lab = parse_label_selector(labels) if labels else None
+    fld = parse_field_selector(fields, "pods") if fields else None
+    trigger = fld.required_value("spec.nodeName") if fld is not None else None
+    prefix = f"/registry/pods/{ns}/" if ns else "/registry/pods/"
+    return CacheWatcher("client", stream, 1, "pods", prefix, labels=lab, fields=fld, bookmarks=bookmarks,
+                        trigger=trigger)
+
+
+def test_objects_carry_their_mod_revision_as_resource_version():
+    fed = Fed()
+    fed.put(pod("a"))
+    obj = fed.cache.get("pods", "/registry/pods/default/a")
+    assert obj.metadata.resource_version == str(fed.store.revision)
+    assert fed.cache.resource_version == fed.store.revision
+
+
+def test_label_selector_transitions_become_added_and_deleted():
+    fed = Fed()
+    w = watcher("w", labels="app=web")
+    fed.cache.start_watch(w, 0, 0, Out())
+    assert sent(fed.put(pod("a", labels={"app": "db"}))) == []
+    assert sent(fed.put(pod("a", labels={"app": "web"}))) == [("ADDED", "a")]
+    assert sent(fed.put(pod("a", labels={"app": "web", "x": "1"}))) == [("MODIFIED", "a")]
+    out = fed.put(pod("a", labels={"app": "db"}))
+    assert sent(out) == [("DELETED", "a")]
+    # the DELETED carries the last matching state, at the revision of the change
+    deleted = out.effects[0].payload.object
+    assert deleted.metadata.labels == {"app": "web", "x": "1"}
+    assert deleted.metadata.resource_version == str(fed.store.revision)
+    assert sent(fed.delete("a")) == []
+
+
+def test_kubelet_watch_is_indexed_by_node_and_sees_binding_as_added():
+    fed = Fed()
+    w1 = watcher("node-1", fields="spec.nodeName=node-1")
+    w2 = watcher("node-2", fields="spec.nodeName=node-2")
+    everyone = watcher("all")
+    for w in (w1, w2, everyone):
+        fed.cache.start_watch(w, 0, 0, Out())
+    rc = fed.cache.resources["pods"]
+    assert list(rc.trigger_watchers) == ["node-1", "node-2"] and list(rc.all_watchers) == ["all"]
+    out = fed.put(pod("a"))
+    assert [(e.stream, e.payload.type) for e in out.effects] == [("all", "ADDED")]
+    out = fed.put(pod("a", node="node-1"))  # bound to node-1
+    assert [(e.stream, e.payload.type) for e in out.effects] == [("all", "MODIFIED"), ("node-1", "ADDED")]
+    out = fed.put(pod("a", node="node-2"))  # moved: node-1 loses it, node-2 gains it
+    assert sorted((e.stream, e.payload.type) for e in out.effects) == [
+        ("all", "MODIFIED"), ("node-1", "DELETED"), ("node-2", "ADDED")]
+    assert [o.metadata.name for o in fed.cache.list("pods", fields=parse_field_selector("spec.nodeName=node-2"))] \
+        == ["a"]
+
+
+def test_watch_from_rv_replays_the_window_and_too_old_gets_410():
+    fed = Fed(WatchCacheConfig(lower_capacity=4, upper_capacity=4))
+    revs = []
+    for i in range(6):
+        fed.put(pod(f"p{i}"))
+        revs.append(fed.store.revision)
+    out = Out()
+    assert fed.cache.start_watch(watcher("w"), revs[3], 0, out)
+    assert sent(out) == [("ADDED", "p4"), ("ADDED", "p5")]
+    # window holds the last 4 events (revs[2]..revs[5]): the oldest start is revs[2] - 1
+    out = Out()
+    assert fed.cache.start_watch(watcher("ok"), revs[1], 0, out)
+    assert [name for _, name in sent(out)] == ["p2", "p3", "p4", "p5"]
+    out = Out()
+    assert not fed.cache.start_watch(watcher("old"), revs[0], 0, out)
+    error, final = out.effects
+    assert error.payload.type == "ERROR"
+    assert (error.payload.object.code, error.payload.object.reason, error.payload.object.message) == (
+        410, "Expired", f"too old resource version: {revs[0]} ({revs[1]})")
+    assert isinstance(final.payload, Response) and final.stream == "old"
+    assert "old" not in fed.cache.watchers
+
+
+def test_watch_from_a_future_rv_skips_events_up_to_it():
+    fed = Fed()
+    fed.put(pod("a"))
+    future = fed.store.revision + 2
+    w = watcher("w")
+    fed.cache.start_watch(w, future, 0, Out())
+    assert sent(fed.put(pod("b"))) == []
+    assert sent(fed.put(pod("c"))) == []  # revision == future: not newer
+    assert sent(fed.put(pod("d"))) == [("ADDED", "d")]
+
+
+def test_rv_zero_starts_with_the_current_state_as_added_in_key_order():
+    fed = Fed()
+    for name in ("b", "a", "c"):
+        fed.put(pod(name, ns="shop" if name == "c" else "default"))
+    out = Out()
+    fed.cache.start_watch(watcher("w", ns="default"), 0, 0, out)
+    assert sent(out) == [("ADDED", "a"), ("ADDED", "b")]
+
+
+def test_bookmarks_every_minute_and_on_request():
+    fed = Fed()
+    fed.put(pod("a"))
+    w = watcher("w", bookmarks=True)
+    silent = watcher("silent")
+    fed.cache.start_watch(w, 0, 500, Out())
+    fed.cache.start_watch(silent, 0, 500, Out())
+    assert fed.cache.next_bookmark_due() == 61_000  # 60 s later, rounded up to the second
+    fed.put(pod("b"))
+    out = Out()
+    fed.cache.fire_bookmarks(61_000, out)
+    [bm] = out.effects
+    assert bm.stream == "w" and bm.payload.type == "BOOKMARK"
+    assert bm.payload.object.metadata.resource_version == str(fed.store.revision)
+    assert bm.payload.object.metadata.name == ""
+    assert fed.cache.next_bookmark_due() == 121_000
+    fed.put(pod("c"))
+    out = Out()
+    fed.cache.bookmark_now(out)
+    assert [e.stream for e in out.effects] == ["w"]
+
+
+def test_window_grows_while_events_are_fresh():
+    fed = Fed(WatchCacheConfig(lower_capacity=2, upper_capacity=8, event_fresh_ms=1000))
+    for i in range(10):
+        fed.put(pod(f"p{i}"))
+    rc = fed.cache.resources["pods"]
+    assert rc.capacity == 8 and len(rc.events) - rc.start == 8
+    fed.now = 10_000  # everything is stale now: the window shrinks when full
+    fed.put(pod("late"))
+    assert rc.capacity == 4 and len(rc.events) - rc.start == 4
+
+
+def test_relist_terminates_every_watcher():
+    fed = Fed()
+    w = watcher("w")
+    fed.cache.start_watch(w, 0, 0, Out())
+    out = Out()
+    fed.cache.replace([], fed.store.revision, out)
+    assert [(e.stream, type(e.payload)) for e in out.effects] == [("w", Response)]
+    assert not fed.cache.watchers and not w.alive
