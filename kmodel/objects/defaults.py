@@ -19,6 +19,7 @@ from .core import (
     PodSecurityContext, PodSpec, Probe, Service, ServicePort,
 )
 from .frozendict import FrozenDict
+from .memo import IdentityMemo
 from .rbac import GROUP as RBAC_GROUP, ClusterRoleBinding, RoleBinding, Subject
 
 evolve = attrs.evolve
@@ -95,7 +96,14 @@ def _container(c: Container, host_network: bool, requests_from_limits: bool) -> 
 
 
 def pod_spec_defaults(spec: PodSpec, *, requests_from_limits: bool = False) -> PodSpec:
-    """SetDefaults_PodSpec plus each container's defaults (requests from limits only for Pods)."""
+    """SetDefaults_PodSpec plus each container's defaults (requests from limits only for Pods).
+
+    Memoised per spec object: pods made from one template share its spec, and so share the defaulted one
+    (which then hits the validation memo too)."""
+    return _pod_spec_defaults_memo(spec, requests_from_limits)
+
+
+def _pod_spec_defaults(spec: PodSpec, requests_from_limits: bool) -> PodSpec:
     hn = spec.host_network
     changes: dict[str, Any] = {
         "containers": tuple(_container(c, hn, requests_from_limits) for c in spec.containers),
@@ -115,11 +123,22 @@ def pod_spec_defaults(spec: PodSpec, *, requests_from_limits: bool = False) -> P
     return evolve(spec, **changes)
 
 
-def _pod(pod: Pod) -> Pod:
-    spec = pod_spec_defaults(pod.spec, requests_from_limits=True)
+_pod_spec_defaults_memo = IdentityMemo(_pod_spec_defaults)
+
+
+def _pod_spec(spec: PodSpec) -> PodSpec:
+    spec = _pod_spec_defaults(spec, True)
     if spec.enable_service_links is None:
         spec = evolve(spec, enable_service_links=True)
-    return evolve(pod, spec=spec)
+    return spec
+
+
+# pods of one template share one spec object, and so share one defaulted spec (validation memoises on it)
+_pod_spec_memo = IdentityMemo(_pod_spec)
+
+
+def _pod(pod: Pod) -> Pod:
+    return evolve(pod, spec=_pod_spec_memo(pod.spec))
 
 
 def _template(t: Any) -> Any:

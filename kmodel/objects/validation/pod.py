@@ -6,6 +6,7 @@ from ..core import Container, Pod, PodSpec, PodTemplateSpec, Probe, ResourceRequ
 from ..field_errors import (
     FieldError, duplicate, forbidden, go_quote, invalid, not_supported, required,
 )
+from ..memo import IdentityMemo
 from ..quantity import Quantity
 from .common import (
     NEGATIVE, dns1123_label, nonnegative, port_num_or_name, protocol, validate_labels, validate_object_meta,
@@ -38,6 +39,18 @@ def validate_pod_template(t: PodTemplateSpec, path: str) -> list[FieldError]:
 
 
 def validate_pod_spec(spec: PodSpec, path: str) -> list[FieldError]:
+    """ValidatePodSpec (memoised per spec object and path: pods of one template share their spec)."""
+    return list(_validate_pod_spec_memo(spec, path))
+
+
+def _validate_pod_spec(spec: PodSpec, path: str) -> tuple[FieldError, ...]:
+    return tuple(_validate_pod_spec_uncached(spec, path))
+
+
+_validate_pod_spec_memo = IdentityMemo(_validate_pod_spec)
+
+
+def _validate_pod_spec_uncached(spec: PodSpec, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     errs += _containers(spec.containers, f"{path}.containers", required_nonempty=True)
     if spec.init_containers:
