@@ -1,0 +1,286 @@
+"""The REST client every component reaches the API with (client-go's rest.Client and typed clients, sans-IO).
+
+Theory of operation
+-------------------
+A component embeds one `ApiClient` and forwards to it the messages, timers and stream closings it does not
+recognise (`on_message`, `on_timer`, `on_stream_closed` return True when they consumed the input). The
+client never delivers anything: each call appends effects to the `out` it is given.
+
+Requests. `request` (and the typed helpers `get`, `list`, `create`, `update`, `update_status`, `patch`,
+`delete`, `bind`) builds a `Request` with the next id (a counter that survives `reset`, so an answer meant for
+the process before a crash is never taken for a new request), sends it to the current endpoint and keeps a
+continuation ``on_done(now, response, out)`` for the `Response` with that id. Each request has a deadline
+(`timeout_ms`, default 60 s, kube-apiserver's own request timeout); one client timer (``<prefix>deadline``)
+is armed at the earliest deadline, so the number of timer names stays constant. When a request times out
+the client fails over to the next endpoint (round robin over `endpoints`, standing in for a new connection
+through the load balancer). A read (get, list) is then resent there, with the same id, up to
+`read_attempts` times in all; a write is not resent (client-go retries only GETs on connection errors,
+since a write may have been applied) and its continuation gets a 504 ``Timeout`` status built by the
+client (`client_timeout`).
+
+Watches. `watch` opens a stream ``<owner>/watch-<n>`` to the current endpoint and sends the watch request
+on it. `WatchEvent`s arriving on it go to ``on_event(now, stream, event, out)``; the server's final
+`Response` on the stream, or the stream breaking (``None``), goes to ``on_closed(now, stream, response,
+out)``. A broken stream also fails the client over to the next endpoint. `stop_watch` closes a stream.
+
+`call_later(now, out, delay_ms, fn)` runs ``fn(now, out)`` after a delay, on one more client timer
+(``<prefix>later``); informers and retry loops use it for their backoffs.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any, Callable, Optional, Sequence
+
+from kmodel.apiserver.wire import Request, Response, Status, WatchEvent
+from kmodel.component import Out
+from kmodel.network import Message
+from kmodel.objects.core import Binding
+from kmodel.objects.meta import ObjectMeta, ObjectReference
+
+Done = Callable[[int, Response, Out], None]
+OnEvent = Callable[[int, str, WatchEvent, Out], None]
+OnClosed = Callable[[int, str, Optional[Response], Out], None]
+
+DEFAULT_TIMEOUT_MS = 60_000
+READ_VERBS = ("get", "list")
+
+
+def client_timeout(request: Request, endpoint: str) -> Response:
+    """What a caller gets when no answer came in time (client-go's context deadline error, as a Status)."""
+    return Response(request.id, 504, Status(
+        504, "Timeout", f'{request.verb} {request.resource} on {endpoint}: context deadline exceeded '
+                        f'(Client.Timeout exceeded while awaiting headers)'))
+
+
+class _Pending:
+    __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint")
+
+    def __init__(self, request: Request, on_done: Optional[Done], deadline: int, attempts: int, endpoint: str):
+        self.request, self.on_done, self.deadline, self.attempts, self.endpoint = (
+            request, on_done, deadline, attempts, endpoint)
+
+
+class _Watch:
+    __slots__ = ("request", "on_event", "on_closed", "endpoint")
+
+    def __init__(self, request: Request, on_event: OnEvent, on_closed: OnClosed, endpoint: str) -> None:
+        self.request, self.on_event, self.on_closed, self.endpoint = request, on_event, on_closed, endpoint
+
+
+class ApiClient:
+    """Requests and watches to the API server replicas of one component. See the module docstring."""
+
+    def __init__(self, owner: str, endpoints: Sequence[str], *, token: str = "", timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                 read_attempts: int = 3, timer_prefix: str = "api/") -> None:
+        if not endpoints:
+            raise ValueError("an ApiClient needs at least one API server endpoint")
+        self.owner = owner
+        self.endpoints = list(endpoints)
+        self.token = token
+        self.timeout_ms = timeout_ms
+        self.read_attempts = read_attempts
+        self.deadline_timer = timer_prefix + "deadline"
+        self.later_timer = timer_prefix + "later"
+        self._next_id = 0  # survives reset (see the module docstring)
+        self._watch_seq = 0
+        self._later_seq = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything in flight (the owning component crashed)."""
+        self._current = 0
+        self._pending: dict[int, _Pending] = {}
+        self._deadlines: list[tuple[int, int]] = []
+        self._deadline_armed: Optional[int] = None
+        self._watches: dict[str, _Watch] = {}
+        self._later: list[tuple[int, int, Callable[[int, Out], None]]] = []
+        self._later_armed: Optional[int] = None
+
+    # -- endpoints ---------------------------------------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        return self.endpoints[self._current]
+
+    def failover(self) -> None:
+        """Use the next endpoint from now on (round robin)."""
+        self._current = (self._current + 1) % len(self.endpoints)
+
+    def _failed(self, endpoint: str) -> None:
+        if endpoint == self.endpoint:
+            self.failover()
+
+    # -- requests ----------------------------------------------------------------------------------------------
+
+    def request(self, now: int, out: Out, verb: str, resource: str, *, namespace: str = "", name: str = "",
+                subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",
+                field_selector: str = "", on_done: Optional[Done] = None) -> int:
+        """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id."""
+        self._next_id += 1
+        req = Request(self._next_id, verb, resource, namespace, name, subresource, body, self.token,
+                      resource_version, label_selector, field_selector)
+        self._send(now, out, req, on_done, 1)
+        return req.id
+
+    def _send(self, now: int, out: Out, req: Request, on_done: Optional[Done], attempts: int) -> None:
+        endpoint = self.endpoint
+        out.send(endpoint, req)
+        deadline = now + self.timeout_ms
+        self._pending[req.id] = _Pending(req, on_done, deadline, attempts, endpoint)
+        heapq.heappush(self._deadlines, (deadline, req.id))
+        if self._deadline_armed is None or deadline < self._deadline_armed:
+            self._deadline_armed = deadline
+            out.set_timer(self.deadline_timer, at=deadline)
+
+    def get(self, now: int, out: Out, resource: str, name: str, *, namespace: str = "", resource_version: str = "",
+            on_done: Optional[Done] = None) -> int:
+        return self.request(now, out, "get", resource, namespace=namespace, name=name,
+                            resource_version=resource_version, on_done=on_done)
+
+    def list(self, now: int, out: Out, resource: str, *, namespace: str = "", resource_version: str = "",
+             label_selector: str = "", field_selector: str = "", on_done: Optional[Done] = None) -> int:
+        return self.request(now, out, "list", resource, namespace=namespace, resource_version=resource_version,
+                            label_selector=label_selector, field_selector=field_selector, on_done=on_done)
+
+    def create(self, now: int, out: Out, resource: str, obj: Any, *, namespace: Optional[str] = None,
+               on_done: Optional[Done] = None) -> int:
+        ns = obj.metadata.namespace if namespace is None else namespace
+        return self.request(now, out, "create", resource, namespace=ns, body=obj, on_done=on_done)
+
+    def update(self, now: int, out: Out, resource: str, obj: Any, *, subresource: str = "",
+               on_done: Optional[Done] = None) -> int:
+        meta = obj.metadata
+        return self.request(now, out, "update", resource, namespace=meta.namespace, name=meta.name,
+                            subresource=subresource, body=obj, on_done=on_done)
+
+    def update_status(self, now: int, out: Out, resource: str, obj: Any, *, on_done: Optional[Done] = None) -> int:
+        return self.update(now, out, resource, obj, subresource="status", on_done=on_done)
+
+    def patch(self, now: int, out: Out, resource: str, name: str, patch: Any, *, namespace: str = "",
+              subresource: str = "", on_done: Optional[Done] = None) -> int:
+        """A JSON merge patch (a dict in the object's JSON shape)."""
+        return self.request(now, out, "patch", resource, namespace=namespace, name=name, subresource=subresource,
+                            body=patch, on_done=on_done)
+
+    def delete(self, now: int, out: Out, resource: str, name: str, *, namespace: str = "", body: Any = None,
+               on_done: Optional[Done] = None) -> int:
+        return self.request(now, out, "delete", resource, namespace=namespace, name=name, body=body,
+                            on_done=on_done)
+
+    def bind(self, now: int, out: Out, namespace: str, pod: str, node: str, *,
+             on_done: Optional[Done] = None) -> int:
+        """POST pods/<pod>/binding with target Node <node> (what the scheduler does)."""
+        binding = Binding(metadata=ObjectMeta(name=pod, namespace=namespace),
+                          target=ObjectReference(kind="Node", name=node))
+        return self.request(now, out, "create", "pods", namespace=namespace, name=pod, subresource="binding",
+                            body=binding, on_done=on_done)
+
+    # -- watches -----------------------------------------------------------------------------------------------
+
+    def watch(self, now: int, out: Out, resource: str, *, on_event: OnEvent, on_closed: OnClosed,
+              namespace: str = "", name: str = "", resource_version: str = "", label_selector: str = "",
+              field_selector: str = "", allow_bookmarks: bool = True) -> str:
+        """Open a watch; returns its stream id."""
+        self._next_id += 1
+        self._watch_seq += 1
+        stream = f"{self.owner}/watch-{self._watch_seq}"
+        req = Request(self._next_id, "watch", resource, namespace, name, "", None, self.token, resource_version,
+                      label_selector, field_selector, allow_bookmarks)
+        endpoint = self.endpoint
+        self._watches[stream] = _Watch(req, on_event, on_closed, endpoint)
+        out.send(endpoint, req, stream)
+        return stream
+
+    def stop_watch(self, stream: str, out: Out) -> None:
+        if self._watches.pop(stream, None) is not None:
+            out.close_stream(stream)
+
+    @property
+    def open_watches(self) -> list[str]:
+        return list(self._watches)
+
+    # -- inputs forwarded by the owning component ----------------------------------------------------------------
+
+    def on_message(self, now: int, msg: Message, out: Out) -> bool:
+        stream = msg.stream
+        payload = msg.payload
+        if stream is None:
+            if type(payload) is not Response:
+                return False
+            p = self._pending.pop(payload.id, None)
+            if p is None:
+                return True  # a late answer to a request already timed out or retried: dropped
+            if not self._pending and self._deadline_armed is not None:
+                self._deadline_armed = None
+                self._deadlines.clear()
+                out.cancel_timer(self.deadline_timer)
+            if p.on_done is not None:
+                p.on_done(now, payload, out)
+            return True
+        w = self._watches.get(stream)
+        if w is None:
+            return stream.startswith(self.owner + "/watch-")  # an event on a watch we stopped
+        if type(payload) is WatchEvent:
+            w.on_event(now, stream, payload, out)
+        else:  # the server ended the watch
+            del self._watches[stream]
+            out.close_stream(stream)
+            w.on_closed(now, stream, payload, out)
+        return True
+
+    def on_stream_closed(self, now: int, stream: str, out: Out) -> bool:
+        w = self._watches.pop(stream, None)
+        if w is None:
+            return stream.startswith(self.owner + "/watch-")
+        self._failed(w.endpoint)
+        w.on_closed(now, stream, None, out)
+        return True
+
+    def on_timer(self, now: int, name: str, out: Out) -> bool:
+        if name == self.deadline_timer:
+            self._deadline_armed = None
+            self._expire(now, out)
+            return True
+        if name == self.later_timer:
+            self._later_armed = None
+            later = self._later
+            while later and later[0][0] <= now:
+                _, _, fn = heapq.heappop(later)
+                fn(now, out)
+            self._arm_later(out)
+            return True
+        return False
+
+    def _expire(self, now: int, out: Out) -> None:
+        deadlines = self._deadlines
+        while deadlines and deadlines[0][0] <= now:
+            deadline, rid = heapq.heappop(deadlines)
+            p = self._pending.get(rid)
+            if p is None or p.deadline != deadline:
+                continue  # answered, or resent with a later deadline
+            self._failed(p.endpoint)
+            if p.request.verb in READ_VERBS and p.attempts < self.read_attempts:
+                self._send(now, out, p.request, p.on_done, p.attempts + 1)
+                continue
+            del self._pending[rid]
+            if p.on_done is not None:
+                p.on_done(now, client_timeout(p.request, p.endpoint), out)
+        while deadlines and deadlines[0][1] not in self._pending:
+            heapq.heappop(deadlines)
+        if deadlines and deadlines[0][0] != self._deadline_armed:
+            self._deadline_armed = deadlines[0][0]
+            out.set_timer(self.deadline_timer, at=deadlines[0][0])
+
+    # -- delayed continuations -----------------------------------------------------------------------------------
+
+    def call_later(self, now: int, out: Out, delay_ms: int, fn: Callable[[int, Out], None]) -> None:
+        """Run `fn(now, out)` `delay_ms` from now (on the client's `later` timer)."""
+        self._later_seq += 1
+        heapq.heappush(self._later, (now + delay_ms, self._later_seq, fn))
+        self._arm_later(out)
+
+    def _arm_later(self, out: Out) -> None:
+        if self._later and self._later[0][0] != self._later_armed:
+            self._later_armed = self._later[0][0]
+            out.set_timer(self.later_timer, at=self._later_armed)

@@ -1,0 +1,230 @@
+"""An informer: client-go's reflector + indexer + event handlers, simplified and sans-IO.
+
+Theory of operation
+-------------------
+`start` lists, then watches from the list's resourceVersion; every event updates the `Indexer` and calls
+the handlers ``on_add(now, obj, out)``, ``on_update(now, old, new, out)``, ``on_delete(now, obj, out)``.
+`last_rv` is the newest resourceVersion the informer has seen (list, event or bookmark).
+
+It never goes back in time (client-go's reflector since 1.27):
+
+* The first list asks resourceVersion "0" (served from a watch cache, possibly stale, which is fine: nothing
+  has been seen yet). Every later list asks resourceVersion = `last_rv` (NotOlderThan): a replica whose
+  cache is behind either waits until it catches up or answers 504 "Too large resource version"; on that
+  answer (or a 410) the reflector marks the RV unavailable and lists again at once with resourceVersion ""
+  (a consistent read from etcd), exactly as reflector.relistResourceVersion does. A list answered with an
+  RV older than `last_rv` is refused (counted in `refused_lists`) and retried.
+* Watches start from `last_rv`; a replica lagging behind it sends nothing until it has passed it. An event
+  whose RV is not newer than `last_rv` is dropped (`dropped_stale`).
+
+Errors: a broken watch stream resumes from `last_rv` at once (the client has failed over to the next
+replica), unless the watch had delivered nothing, in which case it waits a backoff first (a refused
+connection must not spin); the server ending a watch (200) resumes at once; an ERROR event with 410
+Expired, or a 410 answer, relists (from `last_rv`); 429 re-watches after a backoff; anything else relists
+after a backoff and fails the client over for 5xx answers. Backoff: 800 ms × 2^n up to 30 s, reset by a
+successful list (client-go's NewExponentialBackoffManager(800ms, 30s, ...), without its jitter).
+
+After a relist every object still present is passed to ``on_update(old, new)`` (client-go's Replaced
+deltas), and an object gone is passed to ``on_delete`` as `DeletedFinalStateUnknown`.
+
+Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, the
+"very short watch" check.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from kmodel.apiserver.wire import Response, WatchEvent
+from kmodel.client.api_client import ApiClient
+from kmodel.client.indexer import DeletedFinalStateUnknown, IndexFunc, Indexer, meta_namespace_key
+from kmodel.component import Out
+
+BACKOFF_INITIAL_MS = 800
+BACKOFF_MAX_MS = 30_000
+
+Handler = Optional[Callable[..., None]]
+
+
+def _is_too_large_rv(response: Response) -> bool:
+    status = response.body
+    return response.code == 504 and "Too large resource version" in getattr(status, "message", "")
+
+
+class Informer:
+    """List, watch, cache, notify. See the module docstring."""
+
+    def __init__(self, client: ApiClient, resource: str, *, namespace: str = "", label_selector: str = "",
+                 field_selector: str = "", indexers: Optional[dict[str, IndexFunc]] = None,
+                 on_add: Handler = None, on_update: Handler = None, on_delete: Handler = None) -> None:
+        self.client = client
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self._indexers = indexers
+        self.on_add = on_add
+        self.on_update = on_update
+        self.on_delete = on_delete
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything (the owning component crashed)."""
+        self.indexer = Indexer(self._indexers)
+        self.last_rv = 0
+        self.has_synced = False
+        self.rv_unavailable = False
+        self.watch_stream: Optional[str] = None
+        self.lists = 0
+        self.refused_lists = 0
+        self.dropped_stale = 0
+        self._listing = False
+        self._events_on_watch = 0
+        self._failures = 0
+        self._started = False
+
+    # -- lifecycle --------------------------------------------------------------------------------------------
+
+    def start(self, now: int, out: Out) -> None:
+        self._started = True
+        self._list(now, out)
+
+    def relist_resource_version(self) -> str:
+        """reflector.relistResourceVersion."""
+        if self.rv_unavailable:
+            return ""
+        if self.last_rv == 0:
+            return "0"
+        return str(self.last_rv)
+
+    def _list(self, now: int, out: Out) -> None:
+        self._listing = True
+        self.lists += 1
+        self.client.list(now, out, self.resource, namespace=self.namespace,
+                         resource_version=self.relist_resource_version(), label_selector=self.label_selector,
+                         field_selector=self.field_selector, on_done=self._on_list)
+
+    def _backoff_ms(self) -> int:
+        self._failures += 1
+        return min(BACKOFF_INITIAL_MS << min(self._failures - 1, 16), BACKOFF_MAX_MS)
+
+    def _later(self, now: int, out: Out, fn: Callable[[int, Out], None]) -> None:
+        self.client.call_later(now, out, self._backoff_ms(), fn)
+
+    # -- list -------------------------------------------------------------------------------------------------
+
+    def _on_list(self, now: int, response: Response, out: Out) -> None:
+        self._listing = False
+        if response.ok:
+            result = response.body
+            rv = int(result.resource_version)
+            if rv < self.last_rv:
+                self.refused_lists += 1  # an older state than one already seen: never expose it
+                self._later(now, out, self._list)
+                return
+            self._replace(now, result.items, out)
+            self.last_rv = rv
+            self.rv_unavailable = False
+            self.has_synced = True
+            self._failures = 0
+            self._watch(now, out)
+            return
+        if response.code == 410 or _is_too_large_rv(response):
+            if not self.rv_unavailable:
+                self.rv_unavailable = True
+                self._list(now, out)
+                return
+        if response.code >= 500:
+            self.client.failover()
+        self._later(now, out, self._list)
+
+    def _replace(self, now: int, items: tuple, out: Out) -> None:
+        indexer = self.indexer
+        fresh = {meta_namespace_key(obj): obj for obj in items}
+        for key in [k for k in indexer.items if k not in fresh]:
+            old = indexer.delete_key(key)
+            if self.on_delete is not None:
+                self.on_delete(now, DeletedFinalStateUnknown(key, old), out)
+        for obj in items:
+            old = indexer.upsert(obj)
+            if old is None:
+                if self.on_add is not None:
+                    self.on_add(now, obj, out)
+            elif self.on_update is not None:
+                self.on_update(now, old, obj, out)
+
+    # -- watch ------------------------------------------------------------------------------------------------
+
+    def _watch(self, now: int, out: Out) -> None:
+        self._events_on_watch = 0
+        self.watch_stream = self.client.watch(
+            now, out, self.resource, namespace=self.namespace, resource_version=str(self.last_rv),
+            label_selector=self.label_selector, field_selector=self.field_selector, allow_bookmarks=True,
+            on_event=self._on_event, on_closed=self._on_closed)
+
+    def _on_event(self, now: int, stream: str, event: WatchEvent, out: Out) -> None:
+        if stream != self.watch_stream:
+            return
+        typ = event.type
+        if typ == "ERROR":
+            self.client.stop_watch(stream, out)
+            self.watch_stream = None
+            if event.object.code == 410:
+                self._list(now, out)  # from last_rv: NotOlderThan
+            else:
+                self._later(now, out, self._list)
+            return
+        obj = event.object
+        rv = int(obj.metadata.resource_version)
+        if typ == "BOOKMARK":
+            if rv > self.last_rv:
+                self.last_rv = rv
+            return
+        if rv <= self.last_rv:
+            self.dropped_stale += 1
+            return
+        self._events_on_watch += 1
+        self.last_rv = rv
+        if typ == "DELETED":
+            old = self.indexer.delete_key(meta_namespace_key(obj))
+            if self.on_delete is not None:
+                self.on_delete(now, obj, out)
+            return
+        old = self.indexer.upsert(obj)
+        if old is None:
+            if self.on_add is not None:
+                self.on_add(now, obj, out)
+        elif self.on_update is not None:
+            self.on_update(now, old, obj, out)
+
+    def _on_closed(self, now: int, stream: str, response: Optional[Response], out: Out) -> None:
+        if stream != self.watch_stream:
+            return
+        self.watch_stream = None
+        if response is None:
+            if self._events_on_watch:
+                self._watch(now, out)
+            else:
+                self._later(now, out, self._watch)
+        elif response.code == 200:
+            self._watch(now, out)
+        elif response.code == 410:
+            self._list(now, out)
+        elif response.code == 429:
+            self.client.failover()
+            self._later(now, out, self._watch)
+        else:
+            if response.code >= 500:
+                self.client.failover()
+            self._later(now, out, self._list)
+
+    # -- reading the cache -------------------------------------------------------------------------------------
+
+    def get(self, namespace: str, name: str) -> Any:
+        return self.indexer.get(namespace, name)
+
+    def list(self) -> list:
+        return self.indexer.list()
+
+    def by_index(self, index: str, value: str) -> list:
+        return self.indexer.by_index(index, value)

@@ -1,0 +1,137 @@
+"""Informers against replicas: sync, events, never going back in time, relist after 410."""
+
+from __future__ import annotations
+
+from kmodel.apiserver.watchcache import WatchCacheConfig
+from kmodel.client import NODE_NAME_INDEX, DeletedFinalStateUnknown, index_by_node_name
+from kmodel.loop import BreakStream, DelayHead, Deliver, Work
+
+from .harness import Cluster, Probe, pod
+
+
+class Seen:
+    """Handlers that record what an informer exposed, checking it never goes back in time."""
+
+    def __init__(self, informer):
+        self.informer = informer
+        self.log = []
+        self.deleted = {}  # name -> rv of its deletion
+        informer.on_add = self.add
+        informer.on_update = self.update
+        informer.on_delete = self.delete
+        self.max_rv = 0
+
+    def _check(self, obj):
+        rv = int(obj.metadata.resource_version)
+        assert self.informer.last_rv >= self.max_rv, "the informer's resourceVersion went back"
+        assert obj.metadata.name not in self.deleted or rv > self.deleted[obj.metadata.name], \
+            f"{obj.metadata.name} came back from an older state"
+        self.max_rv = max(self.max_rv, rv)
+
+    def add(self, now, obj, out):
+        self._check(obj)
+        self.log.append(("add", obj.metadata.name))
+
+    def update(self, now, old, new, out):
+        self._check(new)
+        assert int(new.metadata.resource_version) >= int(old.metadata.resource_version)
+        self.log.append(("update", new.metadata.name))
+
+    def delete(self, now, obj, out):
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        self.deleted[obj.metadata.name] = int(self.informer.last_rv)
+        self.log.append(("delete", obj.metadata.name))
+
+
+def do(cluster, probe, fn):
+    cluster.act(probe, lambda now, out: fn(now, out))
+
+
+def test_informer_lists_watches_and_indexes():
+    p = Probe("probe", ["apiserver-0"])
+    inf = p.informer("pods", indexers={NODE_NAME_INDEX: index_by_node_name})
+    seen = Seen(inf)
+    c = Cluster(1, probes=[p])
+    do(c, p, lambda now, out: p.client.create(now, out, "pods", pod("a", node="n1"), on_done=p.record))
+    do(c, p, lambda now, out: p.client.create(now, out, "pods", pod("b", node="n2"), on_done=p.record))
+    c.run()
+    assert inf.has_synced and inf.last_rv == c.store.revision
+    assert [o.metadata.name for o in inf.by_index(NODE_NAME_INDEX, "n1")] == ["a"]
+    # A bound pod's delete is graceful: the informer sees an update carrying the deletionTimestamp...
+    do(c, p, lambda now, out: p.client.delete(now, out, "pods", "a", namespace="default", on_done=p.record))
+    c.run()
+    assert seen.log == [("add", "a"), ("add", "b"), ("update", "a")]
+    assert inf.get("default", "a").metadata.deletion_timestamp is not None
+    # ...and the final removal (what a kubelet does with grace period 0) as a delete, leaving the index.
+    c.store.delete_range("/registry/pods/default/a")
+    c.etcd.poke()
+    c.run()
+    assert seen.log[-1] == ("delete", "a") and inf.get("default", "a") is None
+    assert inf.by_index(NODE_NAME_INDEX, "n1") == [] and inf.last_rv == c.store.revision
+
+
+def test_informer_never_goes_back_in_time_when_it_reconnects_to_a_lagging_replica():
+    writer = Probe("writer", ["apiserver-0"])
+    p = Probe("probe", ["apiserver-0", "apiserver-1"])
+    inf = p.informer("pods")
+    seen = Seen(inf)
+    c = Cluster(2, probes=[writer, p])
+    do(c, writer, lambda now, out: writer.client.create(now, out, "pods", pod("old"), on_done=writer.record))
+    c.run()
+    lag_rv = c.store.revision
+    # Hold everything etcd sends apiserver-1 from now on: its cache stays at lag_rv.
+    do(c, writer, lambda now, out: writer.client.create(now, out, "pods", pod("new"), on_done=writer.record))
+    c.loop.step(Deliver("writer", "apiserver-0"))
+    c.loop.step(Work("etcd"))
+    c.loop.step(DelayHead("etcd", "apiserver-1", 120_000))
+    c.run(until_ms=c.loop.now)
+    # Force-delete "old" so the lagging state differs visibly from the newest.
+    c.store.delete_range("/registry/pods/default/old")
+    c.etcd.poke()
+    c.run(until_ms=c.loop.now)
+    newest = c.store.revision
+    assert inf.last_rv == newest and inf.get("default", "old") is None
+    assert c.replicas[1].cache.resource_version == lag_rv
+
+    # The watch breaks; the client fails over to the lagging apiserver-1 and resumes from `newest` there.
+    c.loop.step(BreakStream(inf.watch_stream))
+    c.run(until_ms=c.loop.now + 1_000)
+    assert p.client.endpoint == "apiserver-1"
+    assert inf.get("default", "old") is None and inf.last_rv == newest
+
+    # A relist on the lagging replica asks for RV >= newest: it waits 3 s, gets 504, and falls back to a
+    # consistent list (from etcd) instead of exposing the lagging cache's state.
+    do(c, p, lambda now, out: inf._list(now, out))
+    c.run(until_ms=c.loop.now + 10_000)
+    assert inf.get("default", "old") is None and inf.get("default", "new") is not None
+    assert inf.last_rv >= newest and inf.refused_lists == 0
+
+    # The delay ends: apiserver-1 catches up, and the informer converges on the newest state.
+    do(c, writer, lambda now, out: writer.client.create(now, out, "pods", pod("newer"), on_done=writer.record))
+    c.run(until_ms=c.loop.now + 200_000)
+    assert c.replicas[1].cache.resource_version == c.store.revision
+    assert sorted(o.metadata.name for o in inf.list()) == ["new", "newer"]
+    assert inf.last_rv == c.store.revision
+
+
+def test_watch_too_old_after_compaction_makes_the_informer_relist():
+    p = Probe("probe", ["apiserver-0"])
+    writer = Probe("writer", ["apiserver-0"])
+    inf = p.informer("pods")
+    c = Cluster(1, probes=[p, writer], cache_config=WatchCacheConfig(lower_capacity=2, upper_capacity=2))
+    c.run()
+    lists_before = inf.lists
+    # Break the informer's watch and keep it from resuming while three writes push its RV out of the window.
+    stream = inf.watch_stream
+    c.loop.step(BreakStream(stream))  # nothing was received on it: the informer waits a backoff to re-watch
+    for name in ("a", "b", "c"):
+        do(c, writer, lambda now, out, n=name: writer.client.create(now, out, "pods", pod(n), on_done=writer.record))
+        c.loop.step(Deliver("writer", "apiserver-0"))
+        c.loop.step(Work("etcd"))
+        c.loop.step(Deliver("etcd", "apiserver-0"))
+    c.store.compact(c.store.revision)
+    c.run(until_ms=c.loop.now + 5_000)
+    assert inf.lists == lists_before + 1  # 410 too old -> list from last RV
+    assert sorted(o.metadata.name for o in inf.list()) == ["a", "b", "c"]
+    assert inf.last_rv == c.store.revision
