@@ -1,0 +1,427 @@
+"""The etcd v3 KV and Watch model: one value holding revisions, keys, watchers and history.
+
+Theory of operation
+-------------------
+The store is a single etcd member seen through its gRPC API, without I/O. It has one
+cluster-wide ``revision``, 1 when empty, raised by exactly one by every request that
+changes something: a put, a delete that deletes at least one key, a txn whose branch
+writes. Each key carries ``create_revision``, ``mod_revision`` and ``version`` (1 on
+create, +1 per put; a delete ends the key's life and a later put starts again at 1).
+
+Writes happen in three steps, the same for a put, a delete and a txn:
+
+1. apply each change to the ``Keyspace`` at revision ``rev = revision + 1`` and note
+   it (``changes``), with the state of its key before the request (``before``);
+2. if anything changed, append the changes to the revision log and raise the
+   revision;
+3. hand the changes to the matching watchers: one ``WatchResponse`` per watcher per
+   revision, events in change order. A watch's ``prev_kv`` is the key's state at
+   ``rev - 1``, which is what etcd's watch server looks up.
+
+Reads at the current revision come from the live index; reads at a past revision
+bisect each key's versions. ``compact(c)`` forgets what etcd's compaction forgets:
+reads below ``c`` fail, a watch starting below ``c`` is cancelled with
+``compact_revision = c``, and a watch starting at ``c`` misses the tombstones of
+revision ``c`` (etcd has deleted them from its backend) and gets no prev_kv for
+revision ``c`` (etcd's lookup at ``c - 1`` fails). Nothing is copied: the KeyValue
+recorded by a write is the one every later response and event hands out.
+
+Every request and its answer (or the StoreError it raised) is appended to
+``history`` as a ``(request, response)`` tuple, for invariants to read. Watch
+responses are not recorded there: they are in the watchers' queues until taken.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from . import errors
+from .errors import StoreError
+from .keyspace import Keyspace, in_range
+from .txn_rules import check_txn_request, compare_holds
+from .types import (
+    CancelWatchRequest,
+    Compare,
+    CompactRequest,
+    CompactResponse,
+    DeleteOp,
+    DeleteRangeResponse,
+    Event,
+    KeyValue,
+    ProgressRequest,
+    PutOp,
+    PutResponse,
+    RangeOp,
+    RangeResponse,
+    TxnRequest,
+    TxnResponse,
+    WatchCreated,
+    WatchRequest,
+    WatchResponse,
+)
+from .watch import WatchIndex, Watcher
+
+_new = tuple.__new__  # builds a NamedTuple from a tuple of its fields, skipping the Python-level __new__
+
+WATCH_BATCH_MAX_REVISIONS = 1000  # etcd's watchBatchMaxRevs: revisions per replayed response
+_REFUSED_WATCH_ID = -1  # the id etcd gives a watch it refuses at creation
+
+
+class _Write:
+    """The changes of one write request in progress (a put, a delete or a txn)."""
+
+    __slots__ = ("rev", "changes", "before")
+
+    def __init__(self, rev: int) -> None:
+        self.rev = rev
+        self.changes: list[KeyValue] = []
+        self.before: dict[str, Optional[KeyValue]] = {}
+
+
+class Store:
+    """An etcd v3 server's KV and Watch API as a value. See the module docstring."""
+
+    def __init__(self) -> None:
+        self._rev = 1
+        # etcd's compactMainRev starts at -1: compact(0) on a fresh store succeeds once.
+        self._compact_rev = -1
+        self._keys = Keyspace()
+        # _log[i] holds the changes of revision _log_base + i, in the order they were made
+        self._log: list[tuple[KeyValue, ...]] = []
+        self._log_base = 2
+        self._watchers: dict[int, Watcher] = {}
+        self._index = WatchIndex()
+        self._next_watch_id = 0
+        self._refused: list[WatchResponse] = []
+        self.history: list[tuple[Any, Any]] = []
+
+    # --- state ------------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        return self._rev
+
+    @property
+    def compact_revision(self) -> int:
+        """The revision of the last compaction, 0 if none."""
+        return max(self._compact_rev, 0)
+
+    def _fail(self, request: Any, error: StoreError) -> None:
+        self.history.append((request, error))
+        raise error
+
+    # --- KV ---------------------------------------------------------------------------
+
+    def range(
+        self,
+        key: str,
+        range_end: Optional[str] = None,
+        *,
+        revision: int = 0,
+        limit: int = 0,
+        count_only: bool = False,
+        keys_only: bool = False,
+    ) -> RangeResponse:
+        request = _new(RangeOp, (key, range_end, revision, limit, count_only, keys_only))
+        if not key:
+            self._fail(request, errors.empty_key())
+        if revision > self._rev:
+            self._fail(request, errors.future_revision())
+        if 0 < revision < self._compact_rev:
+            self._fail(request, errors.compacted())
+        response = self._range(request, self._rev, revision if 0 < revision < self._rev else 0)
+        self.history.append((request, response))
+        return response
+
+    def _range(self, op: RangeOp, header_revision: int, past_revision: int) -> RangeResponse:
+        """Answer ``op`` from the current state, or as of ``past_revision`` when it is not 0."""
+        limit = op.limit
+        if past_revision:
+            kvs = self._keys.past(op.key, op.range_end, past_revision)
+            count = len(kvs)
+        else:
+            # fetch one more than the limit to know whether there is more, as etcd does
+            kvs, count = self._keys.current(op.key, op.range_end, limit + 1 if limit > 0 and not op.count_only else 0)
+        if op.count_only:
+            return _new(RangeResponse, (header_revision, [], count, False))
+        more = False
+        if limit > 0 and len(kvs) > limit:
+            kvs = kvs[:limit]
+            more = True
+        if op.keys_only:
+            kvs = [kv._replace(value=None) for kv in kvs]
+        return _new(RangeResponse, (header_revision, kvs, count, more))
+
+    def put(self, key: str, value: Any, *, prev_kv: bool = False) -> PutResponse:
+        # The hot path: the steps of _put, _commit and _notify written out inline.
+        request = _new(PutOp, (key, value, prev_kv))
+        if not key:
+            self._fail(request, errors.empty_key())
+        rev = self._rev + 1
+        keys = self._keys
+        old = keys.latest.get(key)
+        if old is None:
+            kv = _new(KeyValue, (key, value, rev, rev, 1, 0))
+            keys.record_put(kv, True)
+        else:
+            kv = _new(KeyValue, (key, value, old.create_revision, rev, old.version + 1, 0))
+            keys.latest[key] = kv
+            keys.versions[key].append(kv)
+            keys.touched[key] = None
+        self._rev = rev
+        self._log.append((kv,))
+        watchers = self._index.matching(key)
+        if watchers:
+            plain = with_prev = None
+            for w in watchers:
+                if rev < w.min_revision:
+                    continue
+                if w.prev_kv:
+                    if with_prev is None:
+                        with_prev = _new(Event, ("PUT", kv, old))
+                    event = with_prev
+                else:
+                    if plain is None:
+                        plain = _new(Event, ("PUT", kv, None))
+                    event = plain
+                w.pending.append(_new(WatchResponse, (w.id, rev, [event], 0, False, "")))
+        response = _new(PutResponse, (rev, old if prev_kv else None))
+        self.history.append((request, response))
+        return response
+
+    def delete_range(self, key: str, range_end: Optional[str] = None, *, prev_kv: bool = False) -> DeleteRangeResponse:
+        request = _new(DeleteOp, (key, range_end, prev_kv))
+        if not key:
+            self._fail(request, errors.empty_key())
+        write = _Write(self._rev + 1)
+        response = self._delete(write, request)
+        self._commit(write)
+        self.history.append((request, response))
+        return response
+
+    def txn(self, compare: Sequence[Compare], success: Sequence[Any], failure: Sequence[Any]) -> TxnResponse:
+        request = TxnRequest(tuple(compare), tuple(success), tuple(failure))
+        try:
+            check_txn_request(request.compare, request.success, request.failure)
+        except StoreError as error:
+            self._fail(request, error)
+        succeeded = True
+        for c in request.compare:  # etcd stops at the first compare that fails
+            if not compare_holds(c, self._keys.current(c.key, c.range_end)[0]):
+                succeeded = False
+                break
+        ops = request.success if succeeded else request.failure
+        for op in ops:
+            if isinstance(op, RangeOp) and op.revision:
+                if op.revision > self._rev:
+                    self._fail(request, errors.future_revision())
+                if op.revision < self._compact_rev:
+                    self._fail(request, errors.compacted())
+        begin_rev = self._rev
+        write = _Write(begin_rev + 1)
+        responses = []
+        for op in ops:
+            if isinstance(op, PutOp):
+                responses.append(self._put(write, op))
+            elif isinstance(op, DeleteOp):
+                responses.append(self._delete(write, op))
+            else:
+                # A range sees the txn's own writes; its header is the revision it read at.
+                view_rev = write.rev if write.changes else begin_rev
+                past = op.revision if op.revision > 0 and (write.changes or op.revision < begin_rev) else 0
+                responses.append(self._range(op, view_rev, past))
+        self._commit(write)
+        response = _new(TxnResponse, (self._rev, succeeded, responses))
+        self.history.append((request, response))
+        return response
+
+    def _put(self, write: _Write, op: PutOp) -> PutResponse:
+        rev = write.rev
+        old = self._keys.latest.get(op.key)
+        if op.key not in write.before:
+            write.before[op.key] = old
+        if old is None:
+            kv = _new(KeyValue, (op.key, op.value, rev, rev, 1, 0))
+        else:
+            kv = _new(KeyValue, (op.key, op.value, old.create_revision, rev, old.version + 1, 0))
+        self._keys.record_put(kv, old is None)
+        write.changes.append(kv)
+        return _new(PutResponse, (rev, old if op.prev_kv else None))
+
+    def _delete(self, write: _Write, op: DeleteOp) -> DeleteRangeResponse:
+        rev = write.rev
+        latest = self._keys.latest
+        doomed = [latest[k] for k in self._keys.live_keys_in(op.key, op.range_end)]
+        before = write.before
+        for old in doomed:
+            if old.key not in before:
+                before[old.key] = old
+            tombstone = _new(KeyValue, (old.key, None, 0, rev, 0, 0))
+            self._keys.record_delete(tombstone)
+            write.changes.append(tombstone)
+        header = rev if write.changes else rev - 1
+        return _new(DeleteRangeResponse, (header, len(doomed), doomed if op.prev_kv else []))
+
+    def _commit(self, write: _Write) -> None:
+        if not write.changes:
+            return
+        self._rev = write.rev
+        self._log.append(tuple(write.changes))
+        self._notify(write)
+
+    def compact(self, revision: int) -> CompactResponse:
+        request = _new(CompactRequest, (revision,))
+        if revision <= self._compact_rev:
+            self._fail(request, errors.compacted())
+        if revision > self._rev:
+            self._fail(request, errors.future_revision())
+        self._compact_rev = revision
+        self._keys.compact(revision)
+        # keep the log from `revision` on: a watch may still start exactly there
+        drop = revision - self._log_base
+        if drop > 0:
+            del self._log[:drop]
+            self._log_base = revision
+        response = _new(CompactResponse, (self._rev,))
+        self.history.append((request, response))
+        return response
+
+    # --- watch fan-out ----------------------------------------------------------------
+
+    def _notify(self, write: _Write) -> None:
+        rev = write.rev
+        matching = self._index.matching
+        batches: dict[int, tuple[Watcher, list[Event]]] = {}
+        for kv in write.changes:
+            watchers = matching(kv.key)
+            if not watchers:
+                continue
+            kind = "PUT" if kv.version else "DELETE"
+            plain = _new(Event, (kind, kv, None))
+            with_prev = None
+            for w in watchers:
+                if rev < w.min_revision:
+                    continue
+                if w.prev_kv:
+                    if with_prev is None:
+                        with_prev = _new(Event, (kind, kv, write.before[kv.key]))
+                    event = with_prev
+                else:
+                    event = plain
+                batch = batches.get(w.id)
+                if batch is None:
+                    batches[w.id] = (w, [event])
+                else:
+                    batch[1].append(event)
+        for w, events in batches.values():
+            w.pending.append(_new(WatchResponse, (w.id, rev, events, 0, False, "")))
+
+    # --- watch API --------------------------------------------------------------------
+
+    def watch(
+        self,
+        key: str,
+        range_end: Optional[str] = None,
+        *,
+        start_revision: int = 0,
+        prev_kv: bool = False,
+        progress_notify: bool = False,
+    ) -> int:
+        """Start a watch; returns its id (ids count up from 0 and are never reused).
+
+        A watch etcd refuses (range_end not after key) gets id -1 and its cancelled
+        response is queued under -1, as etcd answers it with watch_id -1.
+        """
+        request = WatchRequest(key, range_end, start_revision, prev_kv, progress_notify)
+        range_end = range_end or None
+        if range_end is not None and range_end != "\0" and key >= range_end:
+            refusal = WatchResponse(_REFUSED_WATCH_ID, self._rev, [], 0, True, errors.EMPTY_WATCHER_RANGE)
+            self._refused.append(refusal)
+            self.history.append((request, WatchCreated(_REFUSED_WATCH_ID, self._rev)))
+            return _REFUSED_WATCH_ID
+        watch_id = self._next_watch_id
+        self._next_watch_id += 1
+        first = start_revision if start_revision > 0 else self._rev + 1
+        w = Watcher(watch_id, key, range_end, first, prev_kv, progress_notify)
+        self._watchers[watch_id] = w
+        self.history.append((request, WatchCreated(watch_id, self._rev)))
+        if first < self._compact_rev:
+            # etcd answers later, from its sync loop, with no header revision
+            w.pending.append(WatchResponse(watch_id, 0, [], self._compact_rev, True, ""))
+            w.active = False
+            return watch_id
+        if first <= self._rev:
+            self._replay(w)
+        self._index.add(w)
+        return watch_id
+
+    def _replay(self, w: Watcher) -> None:
+        """Queue the events of revisions min_revision..current, as etcd's unsynced-watcher sync does."""
+        keys = self._keys
+        compact_rev = self._compact_rev
+        batch: list[Event] = []
+        revisions_in_batch = 0
+        # revision 1 (the empty store) changed nothing; anything else below _log_base is compacted
+        for rev in range(max(w.min_revision, self._log_base), self._rev + 1):
+            found = False
+            for kv in self._log[rev - self._log_base]:
+                if not in_range(w.key, w.range_end, kv.key):
+                    continue
+                if rev == compact_rev and not keys.is_retained(kv):
+                    continue  # physically compacted away in etcd's backend
+                prev = None
+                if w.prev_kv and rev - 1 >= compact_rev:
+                    prev = keys.at(kv.key, rev - 1)
+                batch.append(Event("PUT" if kv.version else "DELETE", kv, prev))
+                found = True
+            if found:
+                revisions_in_batch += 1
+                if revisions_in_batch == WATCH_BATCH_MAX_REVISIONS:
+                    w.pending.append(WatchResponse(w.id, self._rev, batch))
+                    batch, revisions_in_batch = [], 0
+        if batch:
+            w.pending.append(WatchResponse(w.id, self._rev, batch))
+        w.min_revision = self._rev + 1
+
+    def cancel_watch(self, watch_id: int) -> None:
+        """Cancel a watch; etcd confirms with a cancelled response. Unknown or already
+        cancelled ids get no answer, as in etcd. A watch cancelled by compaction can
+        still be cancelled once (etcd keeps it registered until the client does)."""
+        request = CancelWatchRequest(watch_id)
+        w = self._watchers.get(watch_id)
+        response = None
+        if w is not None and w.cancellable:
+            if w.active:
+                self._index.remove(w)
+                w.active = False
+            w.cancellable = False
+            response = WatchResponse(watch_id, self._rev, [], 0, True, "")
+            w.pending.append(response)
+        self.history.append((request, response))
+
+    def request_progress(self, watch_id: int) -> None:
+        """Queue a progress notification: no events, header = current revision.
+
+        It promises every event up to that revision has been queued before it, which
+        is always true here (our watchers never lag).
+        """
+        request = ProgressRequest(watch_id)
+        w = self._watchers.get(watch_id)
+        response = None
+        if w is not None and w.active:
+            response = WatchResponse(watch_id, self._rev, [])
+            w.pending.append(response)
+        self.history.append((request, response))
+
+    def take_watch_responses(self, watch_id: int) -> list[WatchResponse]:
+        """Return and clear the responses queued for ``watch_id`` (-1: refused watches)."""
+        if watch_id == _REFUSED_WATCH_ID:
+            taken, self._refused = self._refused, []
+            return taken
+        w = self._watchers.get(watch_id)
+        if w is None:
+            return []
+        taken, w.pending = w.pending, []
+        if not w.cancellable:
+            del self._watchers[watch_id]  # nothing more can ever reach it
+        return taken
