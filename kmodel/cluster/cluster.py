@@ -1,0 +1,163 @@
+"""A whole cluster wired together: etcd, API server replicas, kubectl, and the components the config names.
+
+Theory of operation
+-------------------
+`Cluster(config)` builds, in this order:
+
+1. the store, booted the way kube-apiserver's bootstrap controllers leave a new cluster: the bootstrap
+   RBAC policy, the namespaces default, kube-system, kube-public and kube-node-lease, and the `kubernetes`
+   Service (10.96.0.1 in the default service CIDR). These writes go through the request pipeline as the
+   cluster admin at time 0, so they carry uids, timestamps and resourceVersions like everything else;
+2. the network, the etcd endpoint and `config.apiservers` replicas ("apiserver-0", ...), each with its own
+   watch cache, all sharing one audit trail and one ClusterIP allocator (upstream keeps the allocator in
+   etcd);
+3. `kubectl`, the user's client (kmodel.cluster.kubectl);
+4. the components named in `config.components`, each built by its module's factory (kmodel.cluster.components)
+   from a `ClusterContext`;
+5. the loop over all of them, started at logical time 0.
+
+Everything after that happens through the loop. The helpers here (`apply`, `run`, the faults) are the
+outside world's hands: a user typing, an operator pulling a cable. Reads (`objects`) look at the store
+directly, as an observer outside the model; no component does.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterable, Optional
+
+from kmodel.apiserver.audit import AuditLog
+from kmodel.apiserver.authentication import default_tokens
+from kmodel.apiserver.bootstrap_policy import bootstrap_policy
+from kmodel.apiserver.etcd_endpoint import EtcdServer
+from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
+from kmodel.apiserver.replica import APIServerReplica
+from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
+from kmodel.apiserver.wire import Request
+from kmodel.cluster.components import ClusterContext, factory
+from kmodel.cluster.config import ClusterConfig
+from kmodel.cluster.kubectl import Apply, Command, Kubectl
+from kmodel.component import Component
+from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
+from kmodel.loop import Loop
+from kmodel.loop.events import Crash, Heal, Partition, Restart
+from kmodel.network import Network
+from kmodel.objects import Namespace, ObjectMeta, Service, ServicePort, ServiceSpec, frozen_map
+from kmodel.store import Store, prefix_end
+
+BOOT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class ClusterError(ValueError):
+    """A request the cluster's outside-world helpers cannot carry out (unknown target, ...)."""
+
+
+def boot_objects(service_cidr: str) -> list:
+    kubernetes = Service(
+        metadata=ObjectMeta(name="kubernetes", namespace="default",
+                            labels=frozen_map({"component": "apiserver", "provider": "kubernetes"})),
+        spec=ServiceSpec(cluster_ip=str(kubernetes_service_ip(service_cidr)),
+                         ports=(ServicePort(name="https", port=443, protocol="TCP", target_port=6443),)))
+    return [*bootstrap_policy(), *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes]
+
+
+class Cluster:
+    """See the module docstring."""
+
+    def __init__(self, config: ClusterConfig = ClusterConfig(), *, extra: Iterable[Component] = ()) -> None:
+        self.config = config
+        self.store = Store()
+        self.network = Network()
+        self.etcd = EtcdServer(self.store, self.network)
+        self.audit = AuditLog()
+        self.service_ips = ServiceIPAllocator(config.service_cidr, random.Random(f"{config.seed}/serviceips"))
+        pipeline_config = PipelineConfig(seed=config.seed, tokens=default_tokens(config.node_names()),
+                                         service_cidr=config.service_cidr)
+        self.replicas: list[APIServerReplica] = []
+        for name in config.apiserver_names():
+            handle = self.etcd.handle_for(name)
+            pipeline = Pipeline(handle, config=pipeline_config, audit=self.audit, service_ips=self.service_ips)
+            self.replicas.append(APIServerReplica(name, pipeline, handle))
+        self._boot(self.replicas[0].pipeline)
+        self.kubectl = Kubectl(config.apiserver_names())
+        ctx = ClusterContext(config, tuple(config.apiserver_names()))
+        self.components: list[Component] = [c for name in config.components for c in factory(name)(ctx)]
+        self.components.extend(extra)
+        self.loop = Loop(self.network, components=[self.etcd, *self.replicas, self.kubectl, *self.components])
+        self.etcd.attach(self.loop)
+        self.etcd.poke()
+
+    def _boot(self, pipeline: Pipeline) -> None:
+        for i, obj in enumerate(boot_objects(self.config.service_cidr)):
+            res = resource_of(obj)
+            request = Request(-(i + 1), "create", res.name, obj.metadata.namespace, body=obj, token="admin-token")
+            response = pipeline.handle(request, now=0, replica="bootstrap")
+            if response.code >= 300:
+                raise AssertionError(f"booting the cluster failed on {res.name}/{obj.metadata.name}: {response}")
+
+    # -- time ----------------------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.loop.now
+
+    def run(self, until_ms: int, max_events: Optional[int] = None) -> int:
+        """Run fairly until logical time `until_ms` (or quiescence); returns the events applied."""
+        return self.loop.run_fair(until_ms, max_events=max_events)
+
+    def run_for(self, ms: int, max_events: Optional[int] = None) -> int:
+        return self.run(self.now + ms, max_events=max_events)
+
+    # -- the user -------------------------------------------------------------------------------------------
+
+    def submit(self, command: Command) -> None:
+        self.kubectl.submit(command)
+        self.loop.notify_work(self.kubectl.name)
+
+    def apply(self, objects: Iterable[Any], *, token: str = "") -> None:
+        """`kubectl apply -f` each object (typed, or a manifest dict), in order."""
+        for obj in objects:
+            self.submit(Apply(obj, token))
+
+    # -- faults ---------------------------------------------------------------------------------------------
+
+    def endpoints_of(self, target: str) -> list[str]:
+        """A network endpoint by name, or a node name standing for all of that node's endpoints."""
+        names = self.network.endpoints()
+        if target in names:
+            return [target]
+        of_node = sorted(e for e in names if e.endswith("/" + target))
+        if of_node:
+            return of_node
+        raise ClusterError(f"unknown target {target!r}: give an endpoint ({', '.join(sorted(names))}) "
+                           f"or a node name ({', '.join(self.config.node_names())})")
+
+    def partition(self, target: str) -> None:
+        self.loop.step(Partition(tuple(self.endpoints_of(target))))
+
+    def heal(self, target: str) -> None:
+        self.loop.step(Heal(tuple(self.endpoints_of(target))))
+
+    def crash(self, target: str) -> None:
+        for name in self.endpoints_of(target):
+            if self.loop.is_up(name):
+                self.loop.step(Crash(name))
+
+    def restart(self, target: str) -> None:
+        for name in self.endpoints_of(target):
+            if not self.loop.is_up(name):
+                self.loop.step(Restart(name))
+
+    # -- observing ------------------------------------------------------------------------------------------
+
+    def objects(self, resource: str, namespace: str = "") -> list:
+        """Every stored object of a resource (in key order), read straight from the store."""
+        res = RESOURCES[resource]
+        prefix = list_prefix(res, namespace)
+        return [kv.value for kv in self.store.range(prefix, prefix_end(prefix)).kvs]
+
+    def get(self, resource: str, namespace: str, name: str) -> Any:
+        for obj in self.objects(resource, namespace):
+            if obj.metadata.name == name:
+                return obj
+        return None

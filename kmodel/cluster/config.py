@@ -1,0 +1,53 @@
+"""A whole cluster's configuration from a few numbers, with Kubernetes' defaults.
+
+Times are logical milliseconds. The defaults are Kubernetes' own (shared/reference/kubernetes.md), except
+the node monitor grace period: 40 s as in the seeds and in Kubernetes before 1.32 (50 s since).
+"""
+
+from __future__ import annotations
+
+import attrs
+
+#: the components a default cluster runs, by the name `kmodel.cluster.components` knows them
+DEFAULT_COMPONENTS: tuple[str, ...] = (
+    "deployment", "replicaset", "garbagecollector", "nodeipam", "nodelifecycle", "endpoints",
+    "scheduler", "kubelet", "proxy",
+)
+
+
+@attrs.frozen
+class ClusterConfig:
+    nodes: int = 3
+    apiservers: int = 1
+    seed: int = 0
+    components: tuple[str, ...] = DEFAULT_COMPONENTS
+    # node capacity (what each kubelet reports)
+    node_cpu: str = "4"
+    node_memory: str = "8Gi"
+    max_pods: int = 110
+    # networks
+    cluster_cidr: str = "10.244.0.0/16"
+    node_cidr_mask_size: int = 24
+    service_cidr: str = "10.96.0.0/12"
+    # kubelet
+    node_status_update_period_ms: int = 10_000
+    lease_duration_seconds: int = 40
+    lease_renew_interval_ms: int = 10_000
+    # node lifecycle controller
+    node_monitor_period_ms: int = 5_000
+    node_monitor_grace_period_ms: int = 40_000
+    node_startup_grace_period_ms: int = 60_000
+    # static pods per node: node name -> tuple of Pod objects (the kubelet's manifest folder)
+    static_pods: tuple[tuple[str, tuple], ...] = ()
+
+    def node_names(self) -> list[str]:
+        return [f"node-{i}" for i in range(1, self.nodes + 1)]
+
+    def apiserver_names(self) -> list[str]:
+        return [f"apiserver-{i}" for i in range(self.apiservers)]
+
+    def static_pods_of(self, node: str) -> tuple:
+        for name, pods in self.static_pods:
+            if name == node:
+                return pods
+        return ()

@@ -1,0 +1,210 @@
+"""The shape every controller shares: informers feed a work queue of keys; `work` syncs one key.
+
+Theory of operation
+-------------------
+A controller is a sans-IO component (kmodel/component) that reaches the cluster only through its
+`ApiClient` (kmodel/client), as kube-controller-manager's controllers do through client-go:
+
+    informers ──handlers──▶ WorkQueue of keys ──work()──▶ sync(key, sync, now, out) ──requests──▶ API
+
+* `setup()` (a subclass hook) creates the informers with `self.informer(...)`; their handlers enqueue keys.
+  It runs at construction and again after a crash, because a crash forgets everything in memory.
+* `has_work()` is true when a key is queued and every informer has synced (client-go's WaitForCacheSync
+  before the workers start), so "let controller Z work one item" is its own loop event.
+* `work()` takes one key and calls the subclass's `sync(key, sync, now, out)`. The sync reads the
+  informers' caches (level-driven: it looks at the state, not at the event that queued the key) and
+  issues its writes through `sync.request(...)`/the typed helpers on `sync`. A key is *in progress* until
+  every request of its sync has been answered, including requests issued from continuations (a reconcile
+  that writes A, waits, then writes B), so one key is never synced twice at once (client-go's guarantee),
+  and a crash between A and B leaves exactly the intermediate state a real crash would.
+* When the sync's last answer arrives, the key is `done`; if any answer was an error the sync did not
+  handle (its continuation returned something other than True), the key is re-queued with the rate limiter
+  (5 ms × 2^n), otherwise the limiter forgets it (client-go's processNextWorkItem/handleErr).
+* `sync.requeue_after(ms)` asks for the key again later (AddAfter), e.g. to look again when a toleration
+  runs out.
+
+Messages, timers and stream closings go first to the client, then the queue; what neither consumes goes to
+`on_own_timer` (a subclass's periodic work, e.g. node lifecycle's 5 s monitor).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Hashable, Optional, Sequence
+
+from kmodel.apiserver.events import make_event
+from kmodel.apiserver.wire import Response
+from kmodel.client import ApiClient, Informer, WorkQueue
+from kmodel.client.indexer import meta_namespace_key
+from kmodel.component import Component, Out
+from kmodel.network import Message
+
+Done = Callable[[int, Response, Out], Optional[bool]]
+
+
+class Sync:
+    """The requests of one key's reconcile; the key stays in progress until all of them are answered."""
+
+    __slots__ = ("controller", "key", "pending", "failed", "delay_ms", "finished")
+
+    def __init__(self, controller: "Controller", key: Hashable) -> None:
+        self.controller = controller
+        self.key = key
+        self.pending = 0
+        self.failed = False
+        self.delay_ms: Optional[int] = None
+        self.finished = False
+
+    def request(self, now: int, out: Out, verb: str, resource: str, *, on_done: Optional[Done] = None,
+                **fields: Any) -> int:
+        """Send a request as part of this sync. `on_done` returning True marks an error as handled."""
+        self.pending += 1
+
+        def answered(t: int, response: Response, o: Out) -> None:
+            handled = on_done(t, response, o) if on_done is not None else None
+            if response.code >= 400 and handled is not True:
+                self.failed = True
+            self.pending -= 1
+            self.maybe_finish(t, o)
+
+        return self.controller.client.request(now, out, verb, resource, on_done=answered, **fields)
+
+    def create(self, now: int, out: Out, resource: str, obj: Any, *, on_done: Optional[Done] = None) -> int:
+        return self.request(now, out, "create", resource, namespace=obj.metadata.namespace, body=obj,
+                            on_done=on_done)
+
+    def update(self, now: int, out: Out, resource: str, obj: Any, *, subresource: str = "",
+               on_done: Optional[Done] = None) -> int:
+        m = obj.metadata
+        return self.request(now, out, "update", resource, namespace=m.namespace, name=m.name,
+                            subresource=subresource, body=obj, on_done=on_done)
+
+    def update_status(self, now: int, out: Out, resource: str, obj: Any, *, on_done: Optional[Done] = None) -> int:
+        return self.update(now, out, resource, obj, subresource="status", on_done=on_done)
+
+    def patch(self, now: int, out: Out, resource: str, name: str, patch: dict, *, namespace: str = "",
+              subresource: str = "", on_done: Optional[Done] = None) -> int:
+        return self.request(now, out, "patch", resource, namespace=namespace, name=name, subresource=subresource,
+                            body=patch, on_done=on_done)
+
+    def delete(self, now: int, out: Out, resource: str, name: str, *, namespace: str = "",
+               on_done: Optional[Done] = None) -> int:
+        return self.request(now, out, "delete", resource, namespace=namespace, name=name, on_done=on_done)
+
+    def requeue_after(self, delay_ms: int) -> None:
+        """Look at this key again after `delay_ms` (the earliest of several asks wins)."""
+        self.delay_ms = delay_ms if self.delay_ms is None else min(self.delay_ms, delay_ms)
+
+    def fail(self) -> None:
+        """Mark the sync failed without a request (e.g. a cache not yet showing what it needs)."""
+        self.failed = True
+
+    def maybe_finish(self, now: int, out: Out) -> None:
+        if self.pending or self.finished:
+            return
+        self.finished = True
+        self.controller._sync_finished(now, out, self)
+
+
+class Controller(Component):
+    """Base class of the controllers. Subclasses implement `setup` and `sync` (see the module docstring)."""
+
+    #: the name the controller's Events carry as their source component
+    event_source = "controller-manager"
+
+    def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "controller-manager-token") -> None:
+        super().__init__(name)
+        self.client = ApiClient(name, endpoints, token=token)
+        self._init_memory()
+
+    def _init_memory(self) -> None:
+        self.queue = WorkQueue(f"{self.name}/queue")
+        self.informers: list[Informer] = []
+        self._syncing: dict[Hashable, Sync] = {}
+        self.setup()
+
+    # -- subclass hooks ----------------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """Create the informers (called at construction and after every crash)."""
+
+    def sync(self, key: Hashable, sync: Sync, now: int, out: Out) -> None:
+        """Reconcile one key: read the caches, issue writes through `sync`."""
+        raise NotImplementedError
+
+    def on_own_timer(self, now: int, name: str, out: Out) -> None:
+        """A timer that is neither the client's nor the queue's (periodic work of a subclass)."""
+
+    def on_started(self, now: int, out: Out) -> None:
+        """Extra work at start (after the informers started): e.g. arm a periodic timer."""
+
+    # -- helpers for subclasses --------------------------------------------------------------------------
+
+    def informer(self, resource: str, *, key: Optional[Callable[[Any], Optional[Hashable]]] = None,
+                 on_add: Any = None, on_update: Any = None, on_delete: Any = None, **options: Any) -> Informer:
+        """An informer whose events enqueue `key(obj)` (default: namespace/name) unless handlers are given."""
+        key_fn = key or meta_namespace_key
+
+        def enqueue(obj: Any) -> None:
+            k = key_fn(getattr(obj, "obj", obj))  # DeletedFinalStateUnknown carries the last object seen
+            if k is not None:
+                self.queue.add(k)
+
+        inf = Informer(self.client, resource,
+                       on_add=on_add or (lambda now, obj, out: enqueue(obj)),
+                       on_update=on_update or (lambda now, old, new, out: enqueue(new)),
+                       on_delete=on_delete or (lambda now, obj, out: enqueue(obj)),
+                       **options)
+        self.informers.append(inf)
+        return inf
+
+    def event(self, now: int, out: Out, obj: Any, type_: str, reason: str, message: str) -> None:
+        """Record an Event about `obj` (fire and forget, as client-go's recorder)."""
+        ev = make_event(obj, reason, message, type=type_, component=self.event_source, host="", now=now)
+        self.client.create(now, out, "events", ev)
+
+    def synced(self) -> bool:
+        return all(inf.has_synced for inf in self.informers)
+
+    # -- the component protocol --------------------------------------------------------------------------
+
+    def start(self, now: int, out: Out) -> None:
+        for inf in self.informers:
+            inf.start(now, out)
+        self.on_started(now, out)
+
+    def on_message(self, now: int, msg: Message, out: Out) -> None:
+        self.client.on_message(now, msg, out)
+
+    def on_timer(self, now: int, name: str, out: Out) -> None:
+        if not self.client.on_timer(now, name, out) and not self.queue.on_timer(now, name, out):
+            self.on_own_timer(now, name, out)
+
+    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
+        self.client.on_stream_closed(now, stream, out)
+
+    def has_work(self) -> bool:
+        return self.queue.has_work() and self.synced()
+
+    def work(self, now: int, out: Out) -> None:
+        key = self.queue.get()
+        sync = Sync(self, key)
+        self._syncing[key] = sync
+        try:
+            self.sync(key, sync, now, out)
+        finally:
+            sync.maybe_finish(now, out)
+
+    def _sync_finished(self, now: int, out: Out, sync: Sync) -> None:
+        key = sync.key
+        self._syncing.pop(key, None)
+        self.queue.done(key)
+        if sync.failed:
+            self.queue.add_rate_limited(now, out, key)
+        else:
+            self.queue.forget(key)
+            if sync.delay_ms is not None:
+                self.queue.add_after(now, out, key, sync.delay_ms)
+
+    def crash(self) -> None:
+        self.client.reset()
+        self._init_memory()
