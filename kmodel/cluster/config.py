@@ -51,3 +51,11 @@ class ClusterConfig:
             if name == node:
                 return pods
         return ()
+
+
+def node_ip(node: str) -> str:
+    """The InternalIP of a model node: node-N is 172.18.0.(N+1), as kind numbers its node containers."""
+    prefix, _, number = node.rpartition("-")
+    if prefix != "node" or not number.isdigit() or not 1 <= int(number) <= 250:
+        raise ValueError(f"no model IP for node {node!r}: model nodes are named node-1 … node-250")
+    return f"172.18.0.{int(number) + 1}"
