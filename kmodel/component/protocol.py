@@ -1,0 +1,70 @@
+"""The sans-IO component protocol.
+
+Theory of operation
+-------------------
+A component is a state machine with a name, which is also its network endpoint (``"scheduler"``,
+``"kubelet/node-1"``). It is only ever *called*: each call hands it one input and an `Out` to collect the
+effects it wants (see `kmodel.component.effects`). It never delivers, never reads a clock, never sleeps;
+the time it is given (`now`, logical milliseconds) is the only time it knows. So the same component can be
+driven by the loop, by the explorer through the loop, or by a unit test that calls the handlers by hand.
+
+The inputs, each a separate loop event:
+
+    start(now, out)                    first start, and again after every restart
+    on_message(now, msg, out)          a `Message` (msg.src, msg.payload, msg.stream, msg.id) was delivered
+    on_timer(now, name, out)           this component's timer `name` fell due and fired
+    on_stream_closed(now, stream, out) a stream it is an end of was closed by the peer or broken by a fault
+    work(now, out)                     do one queued item; only called while has_work() is true
+
+`has_work()` says whether a queued item is waiting (a controller's work queue). The loop asks it after
+every call into the component, so it must be cheap and must depend only on the component's own state.
+"Let component Z work one item" is its own event, so the explorer can interleave work with deliveries.
+
+Crashes: `crash()` drops everything held in memory; the loop has already stopped delivering to the
+component, cancelled its timers and broken its streams. What survives (a kubelet's checkpoint files, etcd's
+disk) is the component's choice: keep it in attributes that `crash()` does not reset. A restart calls
+`start(now, out)` again. The default `crash()` raises, so a component must opt in to being crashed.
+"""
+
+from __future__ import annotations
+
+from kmodel.component.effects import Out
+from kmodel.network.message import Message
+
+
+class Component:
+    """Base class with do-nothing handlers; subclasses override what they need."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def start(self, now: int, out: Out) -> None:
+        """Set initial timers, send initial requests (also called on restart)."""
+
+    def on_message(self, now: int, msg: Message, out: Out) -> None:
+        """Handle one delivered message."""
+
+    def on_timer(self, now: int, name: str, out: Out) -> None:
+        """Handle one fired timer."""
+
+    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
+        """Handle the end of a stream this component is an end of (not called for its own close)."""
+
+    def has_work(self) -> bool:
+        """Whether a queued item is waiting for `work`."""
+        return False
+
+    def work(self, now: int, out: Out) -> None:
+        """Do one queued item."""
+        raise NotImplementedError(f"{type(self).__name__} has no work queue")
+
+    def crash(self) -> None:
+        """Forget all in-memory state (keep only what a real process would find on disk)."""
+        raise NotImplementedError(f"{type(self).__name__} does not model crashes; override crash()")
+
+    @classmethod
+    def supports_crash(cls) -> bool:
+        return cls.crash is not Component.crash
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"

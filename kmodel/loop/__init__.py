@@ -1,0 +1,29 @@
+"""The loop: enabled events, `step(event)`, `run_fair()`, and the running digest. See `kmodel.loop.loop`."""
+
+from kmodel.loop.events import (
+    EVENT_KINDS,
+    FAULT_EVENTS,
+    PROGRESS_EVENTS,
+    AdvanceTime,
+    BreakStream,
+    Crash,
+    DelayHead,
+    Deliver,
+    DropHead,
+    Event,
+    FireTimer,
+    Heal,
+    HealAll,
+    Partition,
+    Restart,
+    Work,
+    event_from_json,
+    is_fault,
+)
+from kmodel.loop.loop import EventNotEnabled, Loop
+
+__all__ = [
+    "AdvanceTime", "BreakStream", "Crash", "DelayHead", "Deliver", "DropHead", "EVENT_KINDS", "Event",
+    "EventNotEnabled", "FAULT_EVENTS", "FireTimer", "Heal", "HealAll", "Loop", "PROGRESS_EVENTS",
+    "Partition", "Restart", "Work", "event_from_json", "is_fault",
+]

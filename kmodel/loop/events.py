@@ -1,0 +1,225 @@
+"""Loop events: every choice the explorer can make, as small attrs values with a name and a JSON form.
+
+A trace is a list of these; replaying a trace is calling `Loop.step` on each again. Each event has:
+
+* `name`: one readable line (``deliver scheduler -> apiserver-0``), also its ``str()``;
+* `to_json()`: a dict of plain JSON values with a ``"kind"`` key; `event_from_json` (or `Event.from_json`)
+  turns it back into the event; `stable_json()` is the canonical text (sorted keys, no spaces) that the
+  loop's digest hashes.
+
+Progress events (listed by `Loop.enabled_events`): `Deliver`, `FireTimer`, `Work`, `AdvanceTime`.
+Faults (applied by `Loop.step` like any other event; the parameterless ones are listed by
+`Loop.enabled_faults`): `Partition`, `Heal`, `HealAll`, `DropHead`, `DelayHead`, `BreakStream`, `Crash`,
+`Restart`.
+
+Events are frozen (hashable, safe to keep in traces). Frozen attrs instances are slower to create, so the
+loop caches the events it lists (one `Deliver` per link, one `FireTimer` per timer name) instead of
+building new ones on every step.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar, Iterable
+
+import attrs
+
+
+def _sorted_names(endpoints: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(endpoints, str):
+        raise TypeError("give a collection of endpoint names, not one string")
+    return tuple(sorted(set(endpoints)))
+
+
+class Event:
+    """Base of all loop events."""
+
+    kind: ClassVar[str] = ""
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.name
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind}
+        for field in attrs.fields(type(self)):
+            value = getattr(self, field.name)
+            d[field.name] = list(value) if isinstance(value, tuple) else value
+        return d
+
+    def stable_json(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "Event":
+        return event_from_json(data)
+
+
+@attrs.frozen
+class Deliver(Event):
+    """Deliver the message at the head of link src -> dst."""
+
+    kind: ClassVar[str] = "deliver"
+    src: str
+    dst: str
+
+    @property
+    def name(self) -> str:
+        return f"deliver {self.src} -> {self.dst}"
+
+
+@attrs.frozen
+class FireTimer(Event):
+    """Fire `owner`'s due timer `timer`."""
+
+    kind: ClassVar[str] = "fire_timer"
+    owner: str
+    timer: str
+
+    @property
+    def name(self) -> str:
+        return f"fire timer {self.timer!r} of {self.owner}"
+
+
+@attrs.frozen
+class Work(Event):
+    """Let `component` work one queued item."""
+
+    kind: ClassVar[str] = "work"
+    component: str
+
+    @property
+    def name(self) -> str:
+        return f"work {self.component}"
+
+
+@attrs.frozen
+class AdvanceTime(Event):
+    """Move logical time forward to `to_ms` (never past the next timer or delay release)."""
+
+    kind: ClassVar[str] = "advance_time"
+    to_ms: int
+
+    @property
+    def name(self) -> str:
+        return f"advance time to {self.to_ms} ms"
+
+
+@attrs.frozen
+class Partition(Event):
+    """Cut `endpoints` off from every other endpoint (they can still reach each other)."""
+
+    kind: ClassVar[str] = "partition"
+    endpoints: tuple[str, ...] = attrs.field(converter=_sorted_names)
+
+    @property
+    def name(self) -> str:
+        return f"partition {{{', '.join(self.endpoints)}}} from the rest"
+
+
+@attrs.frozen
+class Heal(Event):
+    """Reconnect `endpoints` to the main side."""
+
+    kind: ClassVar[str] = "heal"
+    endpoints: tuple[str, ...] = attrs.field(converter=_sorted_names)
+
+    @property
+    def name(self) -> str:
+        return f"heal {{{', '.join(self.endpoints)}}}"
+
+
+@attrs.frozen
+class HealAll(Event):
+    """End every partition."""
+
+    kind: ClassVar[str] = "heal_all"
+
+    @property
+    def name(self) -> str:
+        return "heal all partitions"
+
+
+@attrs.frozen
+class DropHead(Event):
+    """Lose the message at the head of link src -> dst."""
+
+    kind: ClassVar[str] = "drop_head"
+    src: str
+    dst: str
+
+    @property
+    def name(self) -> str:
+        return f"drop head of {self.src} -> {self.dst}"
+
+
+@attrs.frozen
+class DelayHead(Event):
+    """Hold link src -> dst (its head and, FIFO, everything behind it) for `delay_ms` from now."""
+
+    kind: ClassVar[str] = "delay_head"
+    src: str
+    dst: str
+    delay_ms: int
+
+    @property
+    def name(self) -> str:
+        return f"delay {self.src} -> {self.dst} by {self.delay_ms} ms"
+
+
+@attrs.frozen
+class BreakStream(Event):
+    """Break `stream` (a reset): its in-flight messages are lost and both live ends are told."""
+
+    kind: ClassVar[str] = "break_stream"
+    stream: str
+
+    @property
+    def name(self) -> str:
+        return f"break stream {self.stream}"
+
+
+@attrs.frozen
+class Crash(Event):
+    """Crash `component`: it loses its memory, timers, streams and the messages in flight to it."""
+
+    kind: ClassVar[str] = "crash"
+    component: str
+
+    @property
+    def name(self) -> str:
+        return f"crash {self.component}"
+
+
+@attrs.frozen
+class Restart(Event):
+    """Restart a crashed `component` (its start handler runs again)."""
+
+    kind: ClassVar[str] = "restart"
+    component: str
+
+    @property
+    def name(self) -> str:
+        return f"restart {self.component}"
+
+
+PROGRESS_EVENTS = (Deliver, FireTimer, Work, AdvanceTime)
+FAULT_EVENTS = (Partition, Heal, HealAll, DropHead, DelayHead, BreakStream, Crash, Restart)
+EVENT_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in PROGRESS_EVENTS + FAULT_EVENTS}
+
+
+def event_from_json(data: dict[str, Any]) -> Event:
+    """Rebuild an event from its `to_json()` form."""
+    fields = dict(data)
+    kind = fields.pop("kind", None)
+    cls = EVENT_KINDS.get(kind)  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"unknown event kind {kind!r}; known: {sorted(EVENT_KINDS)}")
+    return cls(**fields)
+
+
+def is_fault(event: Event) -> bool:
+    return isinstance(event, FAULT_EVENTS)

@@ -1,0 +1,296 @@
+"""The loop: the enabled-event menu, step, faults, the fair runner, replay and the digest."""
+
+import pytest
+
+from kmodel.component import Component
+from kmodel.component.example import CounterClient, CounterServer, Echo, Pinger
+from kmodel.loop import (
+    AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EventNotEnabled, FireTimer, Heal,
+    HealAll, Loop, Partition, Restart, Work,
+)
+
+
+class Recorder(Component):
+    """Records everything that happens to it; sets the timers it is told to set on start."""
+
+    def __init__(self, name, timers=(), sends=()):
+        super().__init__(name)
+        self.timers = timers
+        self.sends = sends
+        self.log = []
+
+    def start(self, now, out):
+        self.log.append(("start", now))
+        for name, at in self.timers:
+            out.set_timer(name, at=at)
+        for dst, payload, stream in self.sends:
+            out.send(dst, payload, stream)
+
+    def on_message(self, now, msg, out):
+        self.log.append(("msg", now, msg.src, msg.payload))
+
+    def on_timer(self, now, name, out):
+        self.log.append(("timer", now, name))
+
+    def on_stream_closed(self, now, stream, out):
+        self.log.append(("closed", now, stream))
+
+    def crash(self):
+        self.log.append(("crash",))
+
+
+def counter_cluster(*clients, retry_ms=100):
+    server = CounterServer("server")
+    cs = [CounterClient(name, "server", retry_ms=retry_ms) for name in clients]
+    loop = Loop(components=[server, *cs])
+    return loop, server, cs
+
+
+def queue(loop, client, n):
+    client.enqueue(n)
+    loop.notify_work(client.name)
+
+
+def test_enabled_events_are_listed_in_a_stable_order():
+    a = Recorder("a", timers=[("t2", 0), ("t1", 0), ("later", 50)], sends=[("c", 1, None)])
+    b = Recorder("b", sends=[("a", 2, None)])
+    c = Recorder("c")
+    loop = Loop(components=[c, b, a])  # any input order
+    assert [e.name for e in loop.enabled_events()] == [
+        "deliver a -> c",
+        "deliver b -> a",
+        "fire timer 't1' of a",
+        "fire timer 't2' of a",
+        "advance time to 50 ms",
+    ]
+
+
+def test_work_is_an_event_of_its_own():
+    loop, server, (client,) = counter_cluster("c")
+    queue(loop, client, 1)
+    assert Work("c") in loop.enabled_events()
+    loop.step(Work("c"))
+    assert Work("c") not in loop.enabled_events()  # one request outstanding at a time
+    assert loop.network.in_flight("c", "server")[-1].payload == ("incr", "c", 1)
+
+
+def test_step_refuses_an_event_that_is_not_enabled_and_says_why():
+    a = Recorder("a", timers=[("t", 100)])
+    loop = Loop(components=[a, Echo("b")])
+    with pytest.raises(EventNotEnabled, match="deliver a -> b: link a -> b has no deliverable message"):
+        loop.step(Deliver("a", "b"))
+    with pytest.raises(EventNotEnabled, match="due at 100"):
+        loop.step(FireTimer("a", "t"))
+    with pytest.raises(EventNotEnabled, match="past the next due time 100"):
+        loop.step(AdvanceTime(101))
+    with pytest.raises(EventNotEnabled, match="does not model crashes"):
+        loop.step(Crash("b"))
+    with pytest.raises(EventNotEnabled, match="not down"):
+        loop.step(Restart("a"))
+    assert loop.events_applied == 0
+
+
+def test_time_advances_to_the_next_timer_and_the_timer_fires_with_that_time():
+    a = Recorder("a", timers=[("t", 100)])
+    loop = Loop(components=[a])
+    loop.step(AdvanceTime(40))  # partial advances are allowed
+    assert loop.enabled_events() == [AdvanceTime(100)]
+    loop.step(AdvanceTime(100))
+    assert loop.enabled_events() == [FireTimer("a", "t")]
+    loop.step(FireTimer("a", "t"))
+    assert a.log[-1] == ("timer", 100, "t")
+    assert loop.enabled_events() == []
+
+
+def test_run_fair_reaches_quiescence_with_every_increment_counted_once():
+    loop, server, clients = counter_cluster("c1", "c2", "c3")
+    for i, c in enumerate(clients):
+        queue(loop, c, i + 2)
+    n = loop.run_fair(until_ms=10_000)
+    assert n == loop.events_applied
+    assert server.value == 2 + 3 + 4
+    assert sorted(v for c in clients for _, v in c.acked) == list(range(1, 10))
+    assert all(c.seen[-1] == 9 for c in clients)
+    assert loop.enabled_events() == []
+    assert loop.run_fair(until_ms=10_000) == 0
+
+
+def test_run_fair_does_not_starve_a_quiet_link_behind_a_chatty_pair():
+    chatty = Pinger("chatty", "echo", rounds=10**9)
+    quiet = Pinger("quiet", "echo-2", rounds=3)
+    loop = Loop(components=[chatty, Echo("echo"), quiet, Echo("echo-2")])
+    loop.run_fair(until_ms=0, max_events=20)
+    assert quiet.received == 3
+
+
+def test_run_fair_fires_timers_in_due_owner_name_order_and_stops_at_the_time_limit():
+    fired = []
+
+    class T(Recorder):
+        def on_timer(self, now, name, out):
+            fired.append((now, self.name, name))
+
+    loop = Loop(components=[T("b", timers=[("x", 10)]), T("a", timers=[("y", 10), ("x", 20), ("late", 500)])])
+    loop.run_fair(until_ms=100)
+    assert fired == [(10, "a", "y"), (10, "b", "x"), (20, "a", "x")]
+    assert loop.now == 20
+    loop.run_fair(until_ms=1000)
+    assert fired[-1] == (500, "a", "late")
+
+
+def test_partition_holds_requests_and_the_retry_timer_gets_through_after_heal():
+    loop, server, (client,) = counter_cluster("c", retry_ms=100)
+    loop.run_fair(until_ms=0)  # the watch is open
+    loop.step(Partition(["server"]))
+    queue(loop, client, 1)
+    loop.run_fair(until_ms=350)
+    assert server.value == 0
+    held = loop.network.in_flight("c", "server")
+    assert [m.payload for m in held] == [("incr", "c", 1)] * 4  # the first send and three retries
+    loop.step(Heal(["server"]))
+    loop.run_fair(until_ms=1000)
+    assert server.value == 1 and client.acked == [(1, 1)]
+
+
+def test_drop_and_delay_faults():
+    loop, server, (client,) = counter_cluster("c", retry_ms=100)
+    loop.run_fair(until_ms=0)
+    queue(loop, client, 1)
+    loop.step(Work("c"))
+    assert DropHead("c", "server") in loop.enabled_faults()
+    loop.step(DropHead("c", "server"))
+    assert loop.enabled_events() == [AdvanceTime(100)]
+    loop.step(AdvanceTime(100))
+    loop.step(FireTimer("c", "retry"))
+    loop.step(DelayHead("c", "server", 30))
+    assert loop.enabled_events() == [AdvanceTime(130)]  # the release comes before the next retry
+    loop.step(AdvanceTime(130))
+    assert Deliver("c", "server") in loop.enabled_events()
+    loop.run_fair(until_ms=1000)
+    assert server.value == 1
+
+
+def test_breaking_a_stream_tells_both_ends_and_the_client_rewatches():
+    loop, server, (client,) = counter_cluster("c", retry_ms=100)
+    loop.run_fair(until_ms=0)
+    assert loop.network.open_streams() == ["c#watch-1"]
+    assert BreakStream("c#watch-1") in loop.enabled_faults()
+    loop.step(BreakStream("c#watch-1"))
+    assert server.watches == {} and client.watch_stream is None
+    loop.run_fair(until_ms=1000)
+    assert loop.network.open_streams() == ["c#watch-2"]
+    assert list(server.watches) == ["c#watch-2"]
+
+
+def test_closing_a_stream_tells_only_the_peer():
+    class Closer(Recorder):
+        def on_message(self, now, msg, out):
+            super().on_message(now, msg, out)
+            out.close_stream(msg.stream)
+
+    a = Recorder("a", sends=[("b", "open", "a#1")])
+    b = Closer("b")
+    loop = Loop(components=[a, b])
+    loop.step(Deliver("a", "b"))
+    assert a.log[-1] == ("closed", 0, "a#1")
+    assert not any(entry[0] == "closed" for entry in b.log)
+    assert loop.network.open_streams() == []
+
+
+def test_crash_drops_memory_timers_inbound_messages_and_streams_and_restart_starts_again():
+    loop, server, (client,) = counter_cluster("c", retry_ms=100)
+    loop.run_fair(until_ms=0)
+    queue(loop, client, 3)
+    loop.step(Work("c"))  # request 1 in flight to the server, retry timer set
+    loop.step(Crash("c"))
+    assert loop.clock.timers_of("c") == {}
+    assert not loop.is_up("c") and Work("c") not in loop.enabled_events()
+    assert server.watches == {}  # the server heard the watch stream break
+    assert Restart("c") in loop.enabled_faults()
+    loop.run_fair(until_ms=1000)  # the request sent before the crash still arrives; the answer is lost
+    assert server.value == 1 and client.acked == []
+    loop.step(Restart("c"))
+    assert loop.network.open_streams() == ["c#watch-1"]  # a restarted opener may reuse its ids
+    queue(loop, client, 1)
+    loop.run_fair(until_ms=2000)
+    assert client.acked == [(2, 2)]  # request ids survived on "disk"
+
+
+def test_a_stream_to_a_crashed_server_is_refused_and_the_opener_told():
+    loop, server, (client,) = counter_cluster("c", retry_ms=100)
+    loop.run_fair(until_ms=0)
+    loop.step(Crash("server"))
+    assert client.watch_stream is None
+    loop.run_fair(until_ms=300)  # rewatch at 100, refused, rewatch at 200, refused, ...
+    assert client.watch_count == 4 and client.watch_stream is None
+    loop.step(Restart("server"))
+    loop.run_fair(until_ms=1000)
+    assert client.watch_stream is not None and list(server.watches) == [client.watch_stream]
+
+
+def test_heal_all_is_only_enabled_when_something_is_partitioned():
+    loop, _, _ = counter_cluster("c")
+    assert HealAll() not in loop.enabled_faults()
+    loop.step(Partition(["c"]))
+    assert HealAll() in loop.enabled_faults()
+    loop.step(HealAll())
+    assert not loop.network.partitioned
+
+
+def test_replaying_a_trace_gives_the_same_state_and_digest():
+    def build():
+        loop, server, clients = counter_cluster("c1", "c2")
+        for c in clients:
+            queue(loop, c, 3)
+        return loop, server, clients
+
+    loop, server, clients = build()
+    trace = []
+    i = 0
+    while True:
+        menu = loop.enabled_events() + loop.enabled_faults()[:2]
+        if not menu or loop.now > 2000:
+            break
+        event = menu[(i * 7) % len(menu)]
+        i += 1
+        trace.append(event)
+        loop.step(event)
+        if isinstance(event, Crash):
+            loop.step(Restart(event.component))
+            trace.append(Restart(event.component))
+
+    replay, server2, clients2 = build()
+    for event in trace:
+        replay.step(type(event).from_json(event.to_json()))
+    assert replay.digest() == loop.digest()
+    assert replay.events_applied == loop.events_applied == len(trace)
+    assert server2.value == server.value
+    assert [c.acked for c in clients2] == [c.acked for c in clients]
+
+
+def test_step_and_run_fair_feed_the_digest_the_same_way():
+    def pair():
+        return Loop(components=[Pinger("p", "e", rounds=5), Echo("e")])
+
+    fair = pair()
+    fair.run_fair(until_ms=0)
+    stepped = pair()
+    while stepped.enabled_events():
+        stepped.step(stepped.enabled_events()[0])
+    assert fair.digest() == stepped.digest()
+    assert fair.events_applied == stepped.events_applied == 10
+
+
+def test_different_runs_have_different_digests():
+    a = Loop(components=[Pinger("p", "e", rounds=5), Echo("e")])
+    b = Loop(components=[Pinger("p", "e", rounds=6), Echo("e")])
+    a.run_fair(0)
+    b.run_fair(0)
+    assert a.digest() != b.digest()
+
+
+def test_cost_structures_ignore_idle_endpoints():
+    idle = [Echo(f"idle-{i}") for i in range(500)]
+    loop = Loop(components=[Pinger("p", "e", rounds=3), Echo("e"), *idle])
+    assert loop.enabled_events() == [Deliver("p", "e")]
+    assert loop.run_fair(0) == 6
