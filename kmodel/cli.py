@@ -2,12 +2,14 @@
 
 Each subcommand is a small function taking parsed arguments and returning an exit code. Usage errors exit 2
 with one line on stderr (argparse's own behaviour, kept for every subcommand); a `KmodelUsageError` raised by a
-subcommand is reported the same way, never as a traceback.
+subcommand is reported the same way, never as a traceback. Anything else is a bug in kmodel: one line, exit 3,
+and the traceback only when KMODEL_TRACEBACK is set.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -24,7 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="A property-based model checker for the Kubernetes control plane.",
     )
     parser.add_argument("--version", action="version", version=f"kmodel {__version__}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from kmodel.simulate import command as simulate_command
+
+    simulate_command.register(subparsers)
     return parser
 
 
@@ -42,6 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KmodelUsageError as exc:
         print(f"kmodel {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug in kmodel, not in the input: one line, the traceback on request
+        if os.environ.get("KMODEL_TRACEBACK"):
+            raise
+        print(f"kmodel {args.command}: internal error: {type(exc).__name__}: {exc} "
+              "(a bug in kmodel: set KMODEL_TRACEBACK=1 to see where, and please report it)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,7 +27,7 @@ import random
 from typing import Any, Iterable, Optional
 
 from kmodel.apiserver.audit import AuditLog
-from kmodel.apiserver.authentication import default_tokens
+from kmodel.apiserver.authentication import default_tokens, user
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
@@ -40,12 +40,17 @@ from kmodel.cluster.kubectl import Apply, Command, Kubectl
 from kmodel.component import Component
 from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
 from kmodel.loop import Loop
-from kmodel.loop.events import Crash, Heal, Partition, Restart
+from kmodel.loop.events import AdvanceTime, Crash, Heal, Partition, Restart
 from kmodel.network import Network
 from kmodel.objects import Namespace, ObjectMeta, Service, ServicePort, ServiceSpec, frozen_map
 from kmodel.store import Store, prefix_end
 
 BOOT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def user_token(name: str) -> str:
+    """The bearer token of a user the cluster knows (ClusterConfig.users, and alice and bob)."""
+    return f"{name}-token"
 
 
 class ClusterError(ValueError):
@@ -71,8 +76,10 @@ class Cluster:
         self.etcd = EtcdServer(self.store, self.network)
         self.audit = AuditLog()
         self.service_ips = ServiceIPAllocator(config.service_cidr, random.Random(f"{config.seed}/serviceips"))
-        pipeline_config = PipelineConfig(seed=config.seed, tokens=default_tokens(config.node_names()),
-                                         service_cidr=config.service_cidr)
+        tokens = default_tokens(config.node_names())
+        for name in config.users:  # users known by a token "<name>-token" (kubectl --as <name>)
+            tokens.setdefault(user_token(name), user(name))
+        pipeline_config = PipelineConfig(seed=config.seed, tokens=tokens, service_cidr=config.service_cidr)
         self.replicas: list[APIServerReplica] = []
         for name in config.apiserver_names():
             handle = self.etcd.handle_for(name)
@@ -102,8 +109,15 @@ class Cluster:
         return self.loop.now
 
     def run(self, until_ms: int, max_events: Optional[int] = None) -> int:
-        """Run fairly until logical time `until_ms` (or quiescence); returns the events applied."""
-        return self.loop.run_fair(until_ms, max_events=max_events)
+        """Run fairly until logical time `until_ms`; returns the events applied. When the cluster falls quiet
+        before then, the clock still moves on to `until_ms` (nothing happens in between)."""
+        applied = self.loop.run_fair(until_ms, max_events=max_events)
+        if max_events is None or applied < max_events:
+            advance = AdvanceTime(until_ms)
+            if self.loop.is_enabled(advance):
+                self.loop.step(advance)
+                applied += 1
+        return applied
 
     def run_for(self, ms: int, max_events: Optional[int] = None) -> int:
         return self.run(self.now + ms, max_events=max_events)
@@ -123,7 +137,7 @@ class Cluster:
 
     def endpoints_of(self, target: str) -> list[str]:
         """A network endpoint by name, or a node name standing for all of that node's endpoints."""
-        names = self.network.endpoints()
+        names = self.network.endpoints
         if target in names:
             return [target]
         of_node = sorted(e for e in names if e.endswith("/" + target))

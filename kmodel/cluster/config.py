@@ -21,6 +21,8 @@ class ClusterConfig:
     apiservers: int = 1
     seed: int = 0
     components: tuple[str, ...] = DEFAULT_COMPONENTS
+    # users with a bearer token "<name>-token" (besides admin, alice and bob); no roles: RBAC decides
+    users: tuple[str, ...] = ()
     # node capacity (what each kubelet reports)
     node_cpu: str = "4"
     node_memory: str = "8Gi"

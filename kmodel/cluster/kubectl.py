@@ -121,15 +121,23 @@ class Kubectl(Component):
         self.client = ApiClient(name, endpoints, token=token)
         self.pending: deque[Command] = deque()
         self.results: list[CommandResult] = []
-        self.busy = False
+        self.current: Optional[Command] = None  # the command whose answer is awaited
 
     def submit(self, command: Command) -> None:
         """Queue a command (the caller tells the loop: `loop.notify_work(kubectl.name)`)."""
         self.pending.append(command)
 
     @property
+    def busy(self) -> bool:
+        return self.current is not None
+
+    @property
     def idle(self) -> bool:
         return not self.busy and not self.pending
+
+    def unanswered(self) -> list[Command]:
+        """The command awaiting its answer, then the queued ones."""
+        return ([self.current] if self.current is not None else []) + list(self.pending)
 
     # -- component protocol ------------------------------------------------------------------------------
 
@@ -138,7 +146,7 @@ class Kubectl(Component):
 
     def work(self, now: int, out: Out) -> None:
         command = self.pending.popleft()
-        self.busy = True
+        self.current = command
         self.client.token = command.token or self.default_token
         if isinstance(command, Apply):
             self._apply(now, out, command)
@@ -164,14 +172,14 @@ class Kubectl(Component):
     def crash(self) -> None:
         # the invocation in progress dies with the process; queued commands are the user's, not memory
         self.client.reset()
-        self.busy = False
+        self.current = None
 
     # -- commands ----------------------------------------------------------------------------------------
 
     def _finisher(self, command: Command):
         def done(now: int, response: Response, out: Out) -> None:
             self.results.append(CommandResult(command, response))
-            self.busy = False
+            self.current = None
         return done
 
     def _apply(self, now: int, out: Out, command: Apply) -> None:

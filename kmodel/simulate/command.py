@@ -1,0 +1,54 @@
+"""The `kmodel simulate` subcommand: options, exit codes, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from kmodel.simulate.inputs import InputError, parse_fault, read_manifests
+from kmodel.simulate.render import render
+from kmodel.simulate.run import simulate
+
+HELP = "apply manifests to a fresh model cluster, run it, and show what a user would see"
+EPILOG = """exit codes: 0 every request was accepted; 1 some were rejected (the run goes on with the rest, as
+kubectl does); 2 input that cannot be used. Times are seconds of logical time. A fault is
+ACTION:TARGET@SECONDS, ACTION one of partition, heal, crash, restart; TARGET a network endpoint
+(apiserver-0, scheduler, controller/deployment, kubelet/node-1, ...) or a node name (all its endpoints)."""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("simulate", help=HELP, description=HELP, epilog=EPILOG)
+    p.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE_OR_DIR",
+                   help="a manifest file, or a directory of them (repeatable)")
+    p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes node-1 … node-N (default 3)")
+    p.add_argument("--until", type=float, default=60.0, metavar="SECONDS",
+                   help="run until this logical time (default 60)")
+    p.add_argument("--fault", dest="faults", action="append", default=[], metavar="SPEC",
+                   help="e.g. partition:node-2@60 (repeatable)")
+    p.add_argument("--as", dest="as_user", default=None, metavar="USER",
+                   help="send the requests as this user (default: the cluster admin)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kmodel.cli import KmodelUsageError
+
+    try:
+        faults = [parse_fault(spec) for spec in args.faults]
+        manifests = read_manifests(args.files)
+        if args.until != args.until or args.until in (float("inf"), float("-inf")):
+            raise InputError("--until must be a finite number of seconds")
+        _, report = simulate(manifests, nodes=args.nodes, until_ms=round(args.until * 1000), faults=faults,
+                             as_user=args.as_user, seed=args.seed)
+    except InputError as exc:
+        raise KmodelUsageError(str(exc)) from None
+    if args.json:
+        json.dump(report, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render(report))
+    return 1 if report["rejected"] else 0

@@ -1,0 +1,125 @@
+"""What `kmodel simulate` reads: manifest files and fault specs, checked before anything runs.
+
+Every problem here is the user's input, reported as one `InputError` line naming what is wrong and what to do
+(the CLI prints it and exits 2): an unreadable path, a file that is not YAML, a document without apiVersion or
+kind, a kind the model does not know, a malformed fault spec.
+
+Manifests are read as kubectl reads `-f`: a file, or a directory's *.yaml, *.yml and *.json files in lexical
+order (not recursive); documents in file order; `kind: List` expands to its items. The documents stay plain
+dicts: the API server decodes them, so a misspelt field is the server's 400, not an input error, exactly as
+with kubectl.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+import attrs
+import yaml
+
+from kmodel.cluster.kubectl import resource_of_manifest
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+FAULT_ACTIONS = ("partition", "heal", "crash", "restart")
+
+
+class InputError(ValueError):
+    """Input `kmodel simulate` cannot use (one line; exit code 2)."""
+
+
+@attrs.frozen
+class Manifest:
+    source: str  # the file it came from
+    document: dict
+
+
+@attrs.frozen
+class FaultSpec:
+    action: str
+    target: str
+    at_ms: int
+
+    @property
+    def text(self) -> str:
+        seconds = self.at_ms / 1000
+        return f"{self.action}:{self.target}@{seconds:g}"
+
+
+def manifest_files(path: str) -> list[Path]:
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(f for f in p.iterdir() if f.is_file() and f.suffix in MANIFEST_SUFFIXES)
+        if not files:
+            raise InputError(f"no manifests in directory {path} (looked for *.yaml, *.yml, *.json files)")
+        return files
+    if not p.exists():
+        raise InputError(f"the path {path!r} does not exist: give a manifest file or a directory of them")
+    return [p]
+
+
+def read_manifests(paths: Iterable[str]) -> list[Manifest]:
+    manifests: list[Manifest] = []
+    for path in paths:
+        for file in manifest_files(path):
+            manifests.extend(_read_file(file))
+    if not manifests:
+        raise InputError("no objects passed to apply: the manifests hold no documents")
+    return manifests
+
+
+def _read_file(file: Path) -> list[Manifest]:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {file}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        documents = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"error parsing {file}{where}: {problem}; fix the YAML and try again") from None
+    found: list[Manifest] = []
+    for i, doc in enumerate(documents, 1):
+        for item in _expand(doc, file, i):
+            found.append(Manifest(str(file), item))
+    return found
+
+
+def _expand(doc: Any, file: Path, index: int) -> list[dict]:
+    where = f"{file} (document {index})"
+    if not isinstance(doc, dict):
+        raise InputError(f"{where} is a {type(doc).__name__}, not an object: every document needs apiVersion and kind")
+    missing = [k for k in ("apiVersion", "kind") if not doc.get(k)]
+    if missing:
+        raise InputError(f"{where} has no {' and no '.join(missing)}: every object needs apiVersion and kind")
+    if doc["kind"] == "List" and doc["apiVersion"] == "v1":
+        items = doc.get("items") or []
+        return [d for j, item in enumerate(items, 1) for d in _expand(item, file, index)]
+    if resource_of_manifest(doc) is None:
+        raise InputError(f'{where}: no matches for kind "{doc["kind"]}" in version "{doc["apiVersion"]}" '
+                         f"(kmodel models: {known_kinds()})")
+    return [doc]
+
+
+def known_kinds() -> str:
+    from kmodel.apiserver.resources import RESOURCES
+
+    return ", ".join(sorted({f"{r.api_version}/{r.kind}" for r in RESOURCES.values()}))
+
+
+def parse_fault(spec: str) -> FaultSpec:
+    """`ACTION:TARGET@SECONDS`, e.g. `partition:node-2@60`."""
+    action, sep, rest = spec.partition(":")
+    target, at_sep, seconds = rest.rpartition("@")
+    if not sep or not at_sep or action not in FAULT_ACTIONS or not target:
+        raise InputError(f"bad fault {spec!r}: use ACTION:TARGET@SECONDS with ACTION one of "
+                         f"{', '.join(FAULT_ACTIONS)} (e.g. partition:node-2@60)")
+    try:
+        at = float(seconds)
+    except ValueError:
+        raise InputError(f"bad fault {spec!r}: {seconds!r} is not a number of seconds") from None
+    if at < 0 or at != at or at == float("inf"):
+        raise InputError(f"bad fault {spec!r}: the time must be a finite number of seconds >= 0")
+    return FaultSpec(action, target, round(at * 1000))

@@ -1,0 +1,136 @@
+"""What a user would look at after a simulation, as one JSON-ready dict (the `--json` shape).
+
+    {"time": seconds,
+     "nodes": [{"name", "podCIDR", "conditions": {type: status}, "taints": ["key:Effect", ...]}],
+     "pods": [{"namespace", "name", "phase", "node", "ip", "terminating", "conditions": {type: status},
+               "reason", "message"}],
+     "services": [{"namespace", "name", "clusterIP", "endpoints": ["ip:port", ...]}],
+     "proxy": {node: {"clusterIP:port": ["ip:port", ...]}},
+     "events": [{"time", "type", "reason", "object", "message"}],
+     "rejected": [{"code", "reason", "message", "object"}]}
+
+Everything is read from the store (as `kubectl get` would show it through a consistent read) and from each
+kube-proxy's rules table; lists come in a stable order (namespace, name; events by time, then name). A pod's
+reason/message are its status' own, or else those of its first condition that is not True (the
+`Unschedulable` reason and `0/N nodes are available` message of a pod the scheduler could not place).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kmodel.cluster import Cluster
+from kmodel.cluster.kubectl import CommandResult, describe
+
+
+def _seconds(ms: int | None) -> float | None:
+    return None if ms is None else ms / 1000
+
+
+def _taint(t: Any) -> str:
+    return f"{t.key}={t.value}:{t.effect}" if t.value else f"{t.key}:{t.effect}"
+
+
+def nodes(cluster: Cluster) -> list[dict]:
+    return [{
+        "name": n.metadata.name,
+        "podCIDR": n.spec.pod_cidr,
+        "conditions": {c.type: c.status for c in n.status.conditions},
+        "taints": [_taint(t) for t in n.spec.taints],
+    } for n in cluster.objects("nodes")]
+
+
+def _pod_reason(pod: Any) -> tuple[str, str]:
+    status = pod.status
+    if status.reason or status.message:
+        return status.reason, status.message
+    for c in status.conditions:
+        if c.status != "True" and (c.reason or c.message):
+            return c.reason, c.message
+    return "", ""
+
+
+def pods(cluster: Cluster) -> list[dict]:
+    found = []
+    for p in cluster.objects("pods"):
+        reason, message = _pod_reason(p)
+        found.append({
+            "namespace": p.metadata.namespace,
+            "name": p.metadata.name,
+            "phase": p.status.phase,
+            "node": p.spec.node_name,
+            "ip": p.status.pod_ip,
+            "terminating": p.metadata.deletion_timestamp is not None,
+            "conditions": {c.type: c.status for c in p.status.conditions},
+            "reason": reason,
+            "message": message,
+        })
+    return sorted(found, key=lambda d: (d["namespace"], d["name"]))
+
+
+def _endpoint_list(endpoints: Any) -> list[str]:
+    if endpoints is None:
+        return []
+    return sorted(f"{a.ip}:{port.port}" for s in endpoints.subsets for a in s.addresses for port in s.ports)
+
+
+def services(cluster: Cluster) -> list[dict]:
+    eps = {(e.metadata.namespace, e.metadata.name): e for e in cluster.objects("endpoints")}
+    found = [{
+        "namespace": s.metadata.namespace,
+        "name": s.metadata.name,
+        "clusterIP": s.spec.cluster_ip,
+        "endpoints": _endpoint_list(eps.get((s.metadata.namespace, s.metadata.name))),
+    } for s in cluster.objects("services")]
+    return sorted(found, key=lambda d: (d["namespace"], d["name"]))
+
+
+def proxy(cluster: Cluster) -> dict[str, dict[str, list[str]]]:
+    tables = {}
+    for c in cluster.components:
+        if c.name.startswith("proxy/"):
+            rules = getattr(c, "rules", {}) or {}
+            tables[c.name.partition("/")[2]] = {k: list(v) for k, v in sorted(rules.items())}
+    return dict(sorted(tables.items()))
+
+
+def events(cluster: Cluster) -> list[dict]:
+    found = []
+    for e in cluster.objects("events"):
+        ref = e.involved_object
+        time_ms = e.last_timestamp if e.last_timestamp is not None else e.event_time
+        found.append(((time_ms or 0, e.metadata.namespace, e.metadata.name), {
+            "time": _seconds(time_ms),
+            "type": e.type,
+            "reason": e.reason,
+            "object": f"{ref.kind.lower()}/{ref.name}",
+            "message": e.message,
+        }))
+    return [d for _, d in sorted(found, key=lambda x: x[0])]
+
+
+def rejected(results: list[CommandResult]) -> list[dict]:
+    out = []
+    for r in results:
+        if r.ok:
+            continue
+        status = r.response.body
+        out.append({
+            "code": r.response.code,
+            "reason": getattr(status, "reason", ""),
+            "message": getattr(status, "message", str(status)),
+            "object": describe(r.command),
+        })
+    return out
+
+
+def snapshot(cluster: Cluster) -> dict:
+    return {
+        "time": cluster.now / 1000,
+        "nodes": nodes(cluster),
+        "pods": pods(cluster),
+        "services": services(cluster),
+        "proxy": proxy(cluster),
+        "events": events(cluster),
+        "rejected": rejected(cluster.kubectl.results),
+    }

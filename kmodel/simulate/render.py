@@ -1,0 +1,54 @@
+"""The readable form of a simulation report: kubectl-style tables, one section per kind of thing."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded as kubectl pads them (three spaces between columns)."""
+    cells = [list(headers)] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["   ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    return "\n".join(lines)
+
+
+def _node_status(conditions: dict) -> str:
+    ready = conditions.get("Ready")
+    return "Ready" if ready == "True" else ("NotReady" if ready else "Unknown")
+
+
+def _pod_status(p: dict) -> str:
+    if p["terminating"]:
+        return "Terminating"
+    if p["phase"] == "Pending" and p["reason"]:
+        return f"Pending ({p['reason']})"
+    return p["phase"] or "Pending"
+
+
+def render(report: dict) -> str:
+    sections = [f"Simulated until {report['time']:g} s of logical time."]
+    sections.append("NODES\n" + table(
+        ["NAME", "STATUS", "POD-CIDR", "TAINTS"],
+        [[n["name"], _node_status(n["conditions"]), n["podCIDR"] or "<none>", ",".join(n["taints"]) or "<none>"]
+         for n in report["nodes"]]))
+    sections.append("PODS\n" + table(
+        ["NAMESPACE", "NAME", "STATUS", "NODE", "IP", "MESSAGE"],
+        [[p["namespace"], p["name"], _pod_status(p), p["node"] or "<none>", p["ip"] or "<none>", p["message"]]
+         for p in report["pods"]]))
+    sections.append("SERVICES\n" + table(
+        ["NAMESPACE", "NAME", "CLUSTER-IP", "ENDPOINTS"],
+        [[s["namespace"], s["name"], s["clusterIP"] or "None", ",".join(s["endpoints"]) or "<none>"]
+         for s in report["services"]]))
+    proxy_rows = [[node, service, ",".join(backends) or "<none>"]
+                  for node, rules in report["proxy"].items() for service, backends in rules.items()]
+    sections.append("PROXY RULES\n" + table(["NODE", "SERVICE", "BACKENDS"], proxy_rows))
+    sections.append("EVENTS\n" + table(
+        ["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+        [[f"{e['time']:g}s" if e["time"] is not None else "", e["type"], e["reason"], e["object"], e["message"]]
+         for e in report["events"]]))
+    if report["rejected"]:
+        sections.append("REJECTED\n" + "\n".join(
+            f"Error from server ({r['reason'] or r['code']}): {r['message']} [{r['object']}]"
+            for r in report["rejected"]))
+    return "\n\n".join(sections) + "\n"
