@@ -115,11 +115,13 @@ class ApiClient:
 
     def request(self, now: int, out: Out, verb: str, resource: str, *, namespace: str = "", name: str = "",
                 subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",
-                field_selector: str = "", on_done: Optional[Done] = None) -> int:
-        """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id."""
+                field_selector: str = "", grace_period_seconds: Optional[int] = None,
+                on_done: Optional[Done] = None) -> int:
+        """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
+        `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own)."""
         self._next_id += 1
         req = Request(self._next_id, verb, resource, namespace, name, subresource, body, self.token,
-                      resource_version, label_selector, field_selector)
+                      resource_version, label_selector, field_selector, grace_period_seconds=grace_period_seconds)
         self._send(now, out, req, on_done, 1)
         return req.id
 
@@ -164,9 +166,9 @@ class ApiClient:
                             body=patch, on_done=on_done)
 
     def delete(self, now: int, out: Out, resource: str, name: str, *, namespace: str = "", body: Any = None,
-               on_done: Optional[Done] = None) -> int:
+               grace_period_seconds: Optional[int] = None, on_done: Optional[Done] = None) -> int:
         return self.request(now, out, "delete", resource, namespace=namespace, name=name, body=body,
-                            on_done=on_done)
+                            grace_period_seconds=grace_period_seconds, on_done=on_done)
 
     def bind(self, now: int, out: Out, namespace: str, pod: str, node: str, *,
              on_done: Optional[Done] = None) -> int:

@@ -35,7 +35,7 @@ model). Errors are CRIError with a gRPC code name and a message modelled on cont
 
 Fault hooks (not CRI calls; the explorer's actions): exit_container (the process ends by itself, reason Completed
 for code 0 else Error), fail_container (the process dies with a code, e.g. 137 and reason OOMKilled or Error),
-reboot (every process ends: running containers become EXITED with code 255 and reason Unknown, sandboxes
+set_probe_health (a container instance answers its liveness or readiness probes with failure), reboot (every process ends: running containers become EXITED with code 255 and reason Unknown, sandboxes
 NOTREADY, their network namespaces are closed; the host-local files on disk stay reserved until the kubelet stops
 or removes each old sandbox, when containerd still calls CNI DEL, with an empty netns path as the spec allows).
 
@@ -159,13 +159,14 @@ def _matches(labels: Mapping[str, str], selector: Optional[Mapping[str, str]]) -
 class ContainerRuntime:
     """The node's runtime: sandboxes and containers keyed by id, in creation order, plus the CNI plugin."""
 
-    __slots__ = ("cni", "sandboxes", "containers", "_next_id")
+    __slots__ = ("cni", "sandboxes", "containers", "_next_id", "unhealthy")
 
     def __init__(self, cni: Optional[BridgeCNI] = None) -> None:
         self.cni = cni
         self.sandboxes: dict[str, PodSandbox] = {}
         self.containers: dict[str, Container] = {}
         self._next_id = 1
+        self.unhealthy: dict[tuple[str, str], None] = {}  # (container id, probe kind) whose probes fail
 
     def _new_id(self, prefix: str) -> str:
         n = self._next_id
@@ -354,6 +355,21 @@ class ContainerRuntime:
                 self._exit(c.id, 255, "Unknown", "", now)
         for sid, sb in list(self.sandboxes.items()):
             self.sandboxes[sid] = replace(sb, state=PodSandboxState.SANDBOX_NOTREADY, netns_closed=bool(sb.netns))
+
+    def set_probe_health(self, container_id: str, kind: str, healthy: bool) -> None:
+        """Fault hook: make the probes of `kind` ("liveness", "readiness") of this container instance fail (or
+        pass again). A restarted container is a new instance, healthy until marked."""
+        self._container(container_id)
+        if healthy:
+            self.unhealthy.pop((container_id, kind), None)
+        else:
+            self.unhealthy[(container_id, kind)] = None
+
+    def probe_healthy(self, container_id: str, kind: str) -> bool:
+        """What a probe of `kind` finds: the container is running and not marked unhealthy."""
+        c = self.containers.get(container_id)
+        return c is not None and c.state == ContainerState.CONTAINER_RUNNING and \
+            (container_id, kind) not in self.unhealthy
 
     def running(self) -> list[Container]:
         """The running containers, in creation order (a view for invariants)."""

@@ -1,0 +1,542 @@
+"""The kubelet as a sans-IO component: "kubelet/<node>", one per node.
+
+Theory of operation
+-------------------
+The kubelet reaches the cluster only through its `ApiClient` (token node-<node>-token, so the Node authorizer
+and NodeRestriction apply) and runs pods through the node's `ContainerRuntime`. Two informers feed it: the
+pods bound to this node (field selector spec.nodeName=<node>, served from the watch cache's node index) and
+its own Node (metadata.name=<node>).
+
+What it does, each piece in its own module:
+
+* registration and node status (node_status.py): on start it creates its Node (409 AlreadyExists is fine;
+  other failures retry after 100 ms doubling to 7 s), then posts status at once and every 10 s (GET the Node,
+  write nodes/status with fresh heartbeats);
+* the Lease (lease.py): renewed every 10 s from the start, created if missing;
+* pod workers (pod_worker.py): each pod (by uid) has a worker; a work item syncs one pod: run it (sandbox,
+  IP, containers, restarts with back-off, liveness kills), or, once termination is requested (deletion-
+  Timestamp, or gone from the API), stop it and release its IP. A pod is synced again when its object
+  changes, when a probe result changes, when a back-off ends, after a failed sync (10 s) and every 60 s;
+* probes (probes.py): one timer ("probe") drives every probe worker in logical time;
+* the status manager (status.py): a work item writes one pod's status (GET, merge, PUT pods/status only
+  when it differs); after a terminated pod's final status is written, the pod is deleted with
+  gracePeriodSeconds 0 (the kubelet's last word on a deleted pod);
+* static pods (static_pods.py): read from the manifest folder on every start and run without any API
+  server; a mirror pod is created once the Node is known and the pod list has synced, and recreated when
+  deleted; their status goes to the mirror pod;
+* housekeeping: once the pod list has synced, sandboxes of pods it does not know are stopped and removed.
+
+The loop event "work" runs one queued item (a pod sync, a status write or a cleanup), in FIFO order, so the
+explorer can interleave the kubelet's work with deliveries.
+
+Crash and restart. A crash forgets every worker, cache, probe state, back-off and queued write. What
+survives is the node: the runtime (running containers) and the CNI plugin's disk (host-local reservations).
+On start the kubelet re-reads its manifests, lists the API again, and each pod worker's first sync reads the
+runtime by pod uid and finds the sandbox and containers still running: it adopts them (same sandbox, same
+IP). A pod deleted from the API while the kubelet was cut off keeps running until the kubelet hears of it.
+
+Fault hooks for tests and the explorer (the caller tells the loop: loop.notify_work(kubelet.name)):
+`fail_probe(namespace, name, container, kind)`, `fail_container(namespace, name, container, exit_code)`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Optional, Sequence
+
+import attrs
+
+from kmodel.apiserver.events import make_event
+from kmodel.apiserver.wire import Response
+from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
+from kmodel.component import Component, Out
+from kmodel.kubelet import lease as lease_mod
+from kmodel.kubelet import node_status
+from kmodel.kubelet.agenda import Agenda
+from kmodel.kubelet.cni import BridgeCNI
+from kmodel.kubelet.config import KubeletConfig
+from kmodel.kubelet.pod_worker import (
+    PodWorker, RestartBackoff, kill_orphans, pod_view, remove_pod, sync_pod, terminate_pod,
+)
+from kmodel.kubelet.probes import FAILURE, LIVENESS, READINESS, SUCCESS, ProbeManager
+from kmodel.kubelet.runtime import ContainerRuntime, ContainerState
+from kmodel.kubelet.static_pods import (
+    CONFIG_MIRROR_ANNOTATION, is_mirror_of, is_mirror_pod, mirror_pod, static_pod,
+)
+from kmodel.kubelet.status import StatusManager, generate_status, merge_status
+from kmodel.network import Message
+from kmodel.objects import Pod
+from kmodel.objects.core import PodStatus
+
+REGISTER_TIMER = "register"
+LEASE_TIMER = "lease"
+NODE_STATUS_TIMER = "node-status"
+HOUSEKEEPING_TIMER = "housekeeping"
+REGISTER_BACKOFF_INITIAL_MS = 100
+REGISTER_BACKOFF_MAX_MS = 7_000
+HOUSEKEEPING_PERIOD_MS = 2_000
+STATUS_RETRY_MS = 10_000
+
+POD, STATUS, CLEANUP = "pod", "status", "cleanup"
+
+
+def kubelet_name(node: str) -> str:
+    return f"kubelet/{node}"
+
+
+class Kubelet(Component):
+    """The node agent of one node. See the module docstring."""
+
+    def __init__(self, config: KubeletConfig, apiservers: Sequence[str], token: str) -> None:
+        super().__init__(kubelet_name(config.node))
+        self.config = config
+        self.apiservers = tuple(apiservers)
+        self.token = token
+        # The node's disk and processes: they outlive the kubelet process.
+        self.cni_disk: dict[str, str] = {}
+        self.runtime = ContainerRuntime()
+        self.client = ApiClient(self.name, self.apiservers, token=token)
+        self.backoff = RestartBackoff(config.restart_backoff_initial_ms, config.restart_backoff_max_ms)
+        self._forget()
+
+    # -- memory ------------------------------------------------------------------------------------------
+
+    def _forget(self) -> None:
+        node = self.config.node
+        self.client.reset()
+        self.pods = Informer(self.client, "pods", field_selector=f"spec.nodeName={node}",
+                             on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted)
+        self.nodes = Informer(self.client, "nodes", field_selector=f"metadata.name={node}",
+                              on_add=self._node_changed, on_update=self._node_updated)
+        self.workers: dict[str, PodWorker] = {}
+        self.statics: dict[str, Pod] = {}  # uid -> static pod
+        self.queue: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self.resyncs = Agenda("pod-sync")
+        self.probe_ticks = Agenda("probe")
+        self.status_retries = Agenda("status-retry")
+        self.probes = ProbeManager()
+        self.status = StatusManager()
+        self.registered = False
+        self.node_uid = ""
+        self._register_failures = 0
+        self._node_status_in_flight = False
+        self._lease: Any = None
+        self._lease_in_flight = False
+        self._lease_failures = 0
+        self._mirror_in_flight: dict[str, None] = {}
+        self._cleaned = False
+
+    def crash(self) -> None:
+        self._forget()
+
+    # -- component protocol --------------------------------------------------------------------------------
+
+    def start(self, now: int, out: Out) -> None:
+        for manifest in self.config.static_pods:
+            pod = static_pod(manifest, self.config.node)
+            self.statics[pod.metadata.uid] = pod
+            self.workers[pod.metadata.uid] = PodWorker(pod, static=True)
+            self._enqueue(POD, pod.metadata.uid)
+        self.nodes.start(now, out)
+        self.pods.start(now, out)
+        self._register(now, out)
+        self._renew_lease(now, out)
+        out.set_timer(HOUSEKEEPING_TIMER, HOUSEKEEPING_PERIOD_MS)
+
+    def on_message(self, now: int, msg: Message, out: Out) -> None:
+        self.client.on_message(now, msg, out)
+
+    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
+        self.client.on_stream_closed(now, stream, out)
+
+    def on_timer(self, now: int, name: str, out: Out) -> None:
+        if self.client.on_timer(now, name, out):
+            return
+        if name == self.resyncs.timer:
+            for uid in self.resyncs.pop_due(now, out):
+                self._enqueue(POD, uid)
+        elif name == self.probe_ticks.timer:
+            self._probe(now, out)
+        elif name == self.status_retries.timer:
+            for uid in self.status_retries.pop_due(now, out):
+                self._enqueue(STATUS, uid)
+        elif name == REGISTER_TIMER:
+            self._register(now, out)
+        elif name == LEASE_TIMER:
+            self._renew_lease(now, out)
+        elif name == NODE_STATUS_TIMER:
+            out.set_timer(NODE_STATUS_TIMER, self.config.node_status_update_period_ms)
+            self._post_node_status(now, out)
+        elif name == HOUSEKEEPING_TIMER:
+            if not self._cleaned:
+                self._enqueue(CLEANUP, "")
+                out.set_timer(HOUSEKEEPING_TIMER, HOUSEKEEPING_PERIOD_MS)
+
+    def has_work(self) -> bool:
+        return bool(self.queue)
+
+    def work(self, now: int, out: Out) -> None:
+        (kind, uid), _ = self.queue.popitem(last=False)
+        if kind == POD:
+            self._sync(now, uid, out)
+        elif kind == STATUS:
+            self._sync_status(now, uid, out)
+        else:
+            self._cleanup(now, out)
+
+    def _enqueue(self, kind: str, uid: str) -> None:
+        self.queue[(kind, uid)] = None
+
+    # -- informer handlers -----------------------------------------------------------------------------------
+
+    def _pod_added(self, now: int, pod: Pod, out: Out) -> None:
+        self._pod_changed(pod)
+
+    def _pod_updated(self, now: int, old: Pod, pod: Pod, out: Out) -> None:
+        self._pod_changed(pod)
+
+    def _pod_changed(self, pod: Pod) -> None:
+        if is_mirror_pod(pod):
+            uid = pod.metadata.annotations.get(CONFIG_MIRROR_ANNOTATION, "")
+            if uid in self.statics:
+                self._enqueue(POD, uid)
+                self._enqueue(STATUS, uid)
+            return
+        uid = pod.metadata.uid
+        worker = self.workers.get(uid)
+        if worker is None:
+            worker = self.workers[uid] = PodWorker(pod)
+        else:
+            worker.pod = pod
+        self._enqueue(POD, uid)
+
+    def _pod_deleted(self, now: int, obj: Any, out: Out) -> None:
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        if pod is None:
+            return
+        if is_mirror_pod(pod):
+            uid = pod.metadata.annotations.get(CONFIG_MIRROR_ANNOTATION, "")
+            if uid in self.statics:
+                self._enqueue(POD, uid)
+            return
+        worker = self.workers.get(pod.metadata.uid)
+        if worker is not None:
+            worker.deleted = True
+            self._enqueue(POD, worker.uid)
+
+    def _node_changed(self, now: int, node: Any, out: Out) -> None:
+        self.node_uid = node.metadata.uid
+        cidrs = node_status.pod_cidrs(node)
+        if cidrs and self.runtime.cni is None:
+            # the runtime gets the pod CIDR (UpdateRuntimeConfig) and the network plugin is configured
+            self.runtime.cni = BridgeCNI(cidrs, self.cni_disk)
+        for uid in self.statics:
+            self._enqueue(POD, uid)
+
+    def _node_updated(self, now: int, old: Any, node: Any, out: Out) -> None:
+        self._node_changed(now, node, out)
+
+    # -- registration, node status, lease ----------------------------------------------------------------------
+
+    def _register(self, now: int, out: Out) -> None:
+        def done(t: int, response: Response, o: Out) -> None:
+            if response.ok or (response.code == 409 and getattr(response.body, "reason", "") == "AlreadyExists"):
+                self.registered = True
+                if response.ok:
+                    self.node_uid = response.body.metadata.uid
+                self._post_node_status(t, o)
+                o.set_timer(NODE_STATUS_TIMER, self.config.node_status_update_period_ms)
+                return
+            self._register_failures += 1
+            delay = min(REGISTER_BACKOFF_INITIAL_MS << min(self._register_failures - 1, 16), REGISTER_BACKOFF_MAX_MS)
+            o.set_timer(REGISTER_TIMER, delay)
+
+        self.client.create(now, out, "nodes", node_status.initial_node(self.config, now), on_done=done)
+
+    def _post_node_status(self, now: int, out: Out) -> None:
+        if not self.registered or self._node_status_in_flight:
+            return
+        self._node_status_in_flight = True
+
+        def wrote(t: int, response: Response, o: Out) -> None:
+            self._node_status_in_flight = False
+
+        def got(t: int, response: Response, o: Out) -> None:
+            if not response.ok:
+                self._node_status_in_flight = False
+                return
+            node = response.body
+            self.node_uid = node.metadata.uid
+            new = attrs.evolve(node, metadata=attrs.evolve(node.metadata, resource_version=""),
+                               status=node_status.status(self.config, t, node.status))
+            self.client.update_status(t, o, "nodes", new, on_done=wrote)
+
+        self.client.get(now, out, "nodes", self.config.node, on_done=got)
+
+    def _renew_lease(self, now: int, out: Out) -> None:
+        if self._lease_in_flight:
+            return
+        cfg = self.config
+        self._lease_in_flight = True
+
+        def finished(t: int, o: Out, ok: bool) -> None:
+            self._lease_in_flight = False
+            if ok:
+                self._lease_failures = 0
+                o.set_timer(LEASE_TIMER, cfg.lease_renew_interval_ms)
+            else:
+                self._lease_failures += 1
+                o.set_timer(LEASE_TIMER, lease_mod.retry_delay_ms(self._lease_failures))
+
+        def written(t: int, response: Response, o: Out) -> None:
+            if response.ok:
+                self._lease = response.body
+            else:
+                self._lease = None  # conflict, gone, or unknown: read it again next time
+            finished(t, o, response.ok)
+
+        def got(t: int, response: Response, o: Out) -> None:
+            if response.code == 404:
+                lease = lease_mod.new_lease(cfg.node, self.node_uid, t, cfg.lease_duration_seconds)
+                self.client.create(t, o, "leases", lease, on_done=written)
+            elif response.ok:
+                lease = lease_mod.renewed(response.body, cfg.node, self.node_uid, t, cfg.lease_duration_seconds)
+                self.client.update(t, o, "leases", lease, on_done=written)
+            else:
+                finished(t, o, False)
+
+        if self._lease is not None:
+            lease = lease_mod.renewed(self._lease, cfg.node, self.node_uid, now, cfg.lease_duration_seconds)
+            self.client.update(now, out, "leases", lease, on_done=written)
+        else:
+            self.client.get(now, out, "leases", cfg.node, namespace=lease_mod.NODE_LEASE_NAMESPACE, on_done=got)
+
+    # -- pod workers -------------------------------------------------------------------------------------------
+
+    @property
+    def network_ready(self) -> bool:
+        return self.runtime.cni is not None
+
+    def _liveness_failed(self, uid: str):
+        def failed(container: str, cid: str) -> bool:
+            return self.probes.result((uid, container, LIVENESS), cid) == FAILURE
+        return failed
+
+    def _ready(self, uid: str, pod: Pod):
+        specs = {c.name: c for c in pod.spec.containers}
+
+        def ready(container: str, cri) -> bool:
+            spec = specs.get(container)
+            if spec is None or spec.readiness_probe is None:
+                return True
+            return self.probes.result((uid, container, READINESS), cri.id) == SUCCESS
+        return ready
+
+    def _sync(self, now: int, uid: str, out: Out) -> None:
+        worker = self.workers.get(uid)
+        if worker is None:
+            return
+        pod = worker.pod
+        if worker.termination_requested and not worker.static:
+            if not worker.terminated:
+                terminate_pod(worker, self.runtime, now)
+                self.probes.remove_pod(uid)
+                self.resyncs.cancel(uid)
+            if worker.deleted:
+                remove_pod(self.runtime, uid, now)
+                self.status.forget(uid)
+                del self.workers[uid]
+                return
+            self._set_status(now, worker, finished=True)
+            return
+        result = sync_pod(worker, self.runtime, self.backoff, now, network_ready=self.network_ready,
+                          liveness_failed=self._liveness_failed(uid))
+        self._follow_probes(now, worker, out)
+        self._set_status(now, worker, finished=False)
+        for typ, reason, message in result.events:
+            self._event(now, out, pod, typ, reason, message)
+        if result.error:
+            delay = self.config.backoff_period_ms
+        elif result.requeue_ms is not None:
+            delay = max(result.requeue_ms, 1)
+        else:
+            delay = self.config.resync_interval_ms
+        if worker.static and not self._sync_mirror(now, worker, out):
+            delay = min(delay, self.config.backoff_period_ms)  # the API is not there yet: look again soon
+        self.resyncs.schedule(uid, now + delay, out)
+
+    def _follow_probes(self, now: int, worker: PodWorker, out: Out) -> None:
+        view = pod_view(self.runtime, worker.uid)
+        for spec in worker.pod.spec.containers:
+            newest = view.containers.get(spec.name, (None, None))[0]
+            running = newest is not None and newest.state == ContainerState.CONTAINER_RUNNING
+            for kind, probe in ((LIVENESS, spec.liveness_probe), (READINESS, spec.readiness_probe)):
+                if probe is None:
+                    continue
+                key = (worker.uid, spec.name, kind)
+                if not running:
+                    self.probes.stop(key)
+                    continue
+                due = self.probes.ensure(key, probe, newest.id, newest.started_at, now)
+                if due is not None:
+                    self.probe_ticks.schedule(key, due, out)
+
+    def _probe(self, now: int, out: Out) -> None:
+        for key in self.probe_ticks.pop_due(now, out):
+            worker = self.probes.workers.get(key)
+            if worker is None:
+                continue
+            healthy = self.runtime.probe_healthy(worker.container_id, worker.kind)
+            changed = worker.probe_once(now, healthy)
+            self.probe_ticks.schedule(key, worker.next_due, out)
+            if changed and key[0] in self.workers:
+                self._enqueue(POD, key[0])
+
+    def _set_status(self, now: int, worker: PodWorker, *, finished: bool) -> None:
+        pod = worker.pod
+        old = self.status.get(worker.uid) or pod.status or PodStatus()
+        status = generate_status(pod, pod_view(self.runtime, worker.uid), self._ready(worker.uid, pod),
+                                 worker.waiting, self.config.node_ip, now, old, finished)
+        if self.status.set_status(worker.uid, pod.metadata.namespace, pod.metadata.name, status):
+            self._enqueue(STATUS, worker.uid)
+
+    def _sync_mirror(self, now: int, worker: PodWorker, out: Out) -> bool:
+        """Create, or replace, the static pod's mirror pod. False while that cannot be decided yet (Node or pod
+        list not known) or a request for it is still out."""
+        uid = worker.uid
+        static = worker.pod
+        if not self.node_uid or not self.pods.has_synced or uid in self._mirror_in_flight:
+            return False
+        meta = static.metadata
+        mirror = self.pods.get(meta.namespace, meta.name)
+
+        def done(t: int, response: Response, o: Out) -> None:
+            self._mirror_in_flight.pop(uid, None)
+
+        if mirror is not None and (mirror.metadata.deletion_timestamp is not None or not is_mirror_of(mirror, static)):
+            self._mirror_in_flight[uid] = None
+            self.client.delete(now, out, "pods", meta.name, namespace=meta.namespace, grace_period_seconds=0,
+                               on_done=done)
+        elif mirror is None:
+            self._mirror_in_flight[uid] = None
+            self.client.create(now, out, "pods", mirror_pod(static, self.config.node, self.node_uid), on_done=done)
+        return True
+
+    # -- status manager ----------------------------------------------------------------------------------------
+
+    def _sync_status(self, now: int, uid: str, out: Out) -> None:
+        sm = self.status
+        status = sm.get(uid)
+        if status is None or uid in sm.in_flight:
+            return
+        namespace, name = sm.targets[uid]
+        sm.dirty.pop(uid, None)
+        sm.in_flight[uid] = None
+
+        def settle(t: int, ok: bool, o: Out) -> None:
+            sm.in_flight.pop(uid, None)
+            if not ok and sm.get(uid) is not None:
+                sm.dirty[uid] = None
+                self.status_retries.schedule(uid, t + STATUS_RETRY_MS, o)
+            elif uid in sm.dirty:
+                self._enqueue(STATUS, uid)
+
+        def wrote(t: int, response: Response, o: Out) -> None:
+            settle(t, response.ok, o)
+            if response.ok:
+                self._maybe_delete(t, uid, response.body, o)
+
+        def got(t: int, response: Response, o: Out) -> None:
+            if response.code == 404:
+                settle(t, True, o)  # no such pod (yet): a mirror pod's creation will queue the status again
+                return
+            if not response.ok:
+                settle(t, False, o)
+                return
+            api_pod = response.body
+            static = self.statics.get(uid)
+            if (static is not None and not is_mirror_of(api_pod, static)) or \
+                    (static is None and api_pod.metadata.uid != uid):
+                settle(t, True, o)  # deleted and recreated: not this pod any more
+                return
+            current = sm.get(uid)
+            if current is None:
+                settle(t, True, o)
+                return
+            merged = merge_status(api_pod.status, current)
+            if merged == api_pod.status:
+                settle(t, True, o)
+                self._maybe_delete(t, uid, api_pod, o)
+                return
+            body = attrs.evolve(api_pod, metadata=attrs.evolve(api_pod.metadata, resource_version=""), status=merged)
+            self.client.update_status(t, o, "pods", body, on_done=wrote)
+
+        self.client.get(now, out, "pods", name, namespace=namespace, on_done=got)
+
+    def _maybe_delete(self, now: int, uid: str, api_pod: Pod, out: Out) -> None:
+        """canBeDeleted: a terminated pod whose final status is written is deleted with grace 0."""
+        worker = self.workers.get(uid)
+        if worker is None or worker.static or not worker.terminated or api_pod.metadata.deletion_timestamp is None:
+            return
+        meta = api_pod.metadata
+        self.client.delete(now, out, "pods", meta.name, namespace=meta.namespace, grace_period_seconds=0)
+
+    # -- housekeeping ------------------------------------------------------------------------------------------
+
+    def _cleanup(self, now: int, out: Out) -> None:
+        if not self.pods.has_synced:
+            return
+        self._cleaned = True
+        kill_orphans(self.runtime, list(self.workers), now)
+
+    # -- events ------------------------------------------------------------------------------------------------
+
+    def _event(self, now: int, out: Out, pod: Pod, typ: str, reason: str, message: str) -> None:
+        event = make_event(pod, reason, message, type=typ, component="kubelet", host=self.config.node, now=now)
+        self.client.create(now, out, "events", event)
+
+    # -- fault hooks -------------------------------------------------------------------------------------------
+
+    def worker_of(self, namespace: str, name: str) -> Optional[PodWorker]:
+        for worker in self.workers.values():
+            meta = worker.pod.metadata
+            if meta.namespace == namespace and meta.name == name and not worker.deleted:
+                return worker
+        return None
+
+    def container_id(self, namespace: str, name: str, container: str) -> str:
+        """The CRI id of the newest instance of a container of a pod on this node ("" if none)."""
+        worker = self.worker_of(namespace, name)
+        if worker is None:
+            return ""
+        newest = pod_view(self.runtime, worker.uid).containers.get(container, (None, None))[0]
+        return newest.id if newest is not None else ""
+
+    def fail_probe(self, namespace: str, name: str, container: str, kind: str, healthy: bool = False) -> None:
+        """The current instance of the container answers its `kind` probes with failure (or success again)."""
+        self.runtime.set_probe_health(self.container_id(namespace, name, container), kind, healthy)
+
+    def fail_container(self, namespace: str, name: str, container: str, exit_code: int = 1, now: int = 0,
+                       reason: str = "Error") -> None:
+        """The container's process dies; the pod is queued for a sync (the PLEG's relist would see it)."""
+        self.runtime.fail_container(self.container_id(namespace, name, container), exit_code, reason, "", now)
+        worker = self.worker_of(namespace, name)
+        if worker is not None:
+            self._enqueue(POD, worker.uid)
+
+
+def make(ctx: Any) -> list[Component]:
+    """The cluster's factory: one kubelet per node of ctx.config."""
+    from kmodel.apiserver.authentication import node_token
+    from kmodel.cluster.config import node_ip
+
+    config = ctx.config
+    out: list[Component] = []
+    for node in config.node_names():
+        kc = KubeletConfig(
+            node=node, node_ip=node_ip(node), cpu=config.node_cpu, memory=config.node_memory,
+            max_pods=config.max_pods, node_status_update_period_ms=config.node_status_update_period_ms,
+            lease_duration_seconds=config.lease_duration_seconds,
+            lease_renew_interval_ms=config.lease_renew_interval_ms, static_pods=tuple(config.static_pods_of(node)))
+        out.append(Kubelet(kc, ctx.apiservers, node_token(node)))
+    return out

@@ -1,0 +1,96 @@
+"""The Node a kubelet registers and the status it posts (pkg/kubelet/kubelet_node_status.go, nodestatus/setters.go).
+
+Theory of operation
+-------------------
+On start the kubelet registers its Node (registerWithAPIServer → initialNode): labels kubernetes.io/hostname,
+kubernetes.io/os, kubernetes.io/arch; capacity and allocatable cpu, memory and pods from the KubeletConfig;
+addresses InternalIP (node_ip) and Hostname; the daemon endpoint 10250; and the conditions the setters
+produce, in their order: MemoryPressure, DiskPressure, PIDPressure (False, "has sufficient …") and Ready
+(True, KubeletReady, `kubelet is posting ready status`). A 409 AlreadyExists is fine (the Node is there from
+an earlier run). Then every nodeStatusUpdateFrequency (10 s) it recomputes the status from the Node it reads
+and writes it to nodes/status: lastHeartbeatTime = now for every condition, lastTransitionTime kept unless the
+condition's status changed (setters keep it).
+
+This module is pure: `initial_node` and `updated_status` build values, the component sends them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import attrs
+
+from kmodel.kubelet.config import KubeletConfig
+from kmodel.objects import Node, ObjectMeta, frozen_map, parse_quantity
+from kmodel.objects.core import (
+    DaemonEndpoint, NodeAddress, NodeCondition, NodeDaemonEndpoints, NodeSpec, NodeStatus, NodeSystemInfo,
+)
+
+KUBELET_PORT = 10250
+KUBELET_VERSION = "v1.31.0"
+
+# (type, status, reason, message), in the order nodestatus setters append them.
+CONDITIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+)
+
+
+def node_labels(node: str) -> dict:
+    return {"kubernetes.io/arch": "amd64", "kubernetes.io/hostname": node, "kubernetes.io/os": "linux"}
+
+
+def resources(config: KubeletConfig) -> dict:
+    return frozen_map({"cpu": parse_quantity(config.cpu), "memory": parse_quantity(config.memory),
+                       "pods": parse_quantity(str(config.max_pods))})
+
+
+def conditions(now: int, old: tuple = ()) -> tuple:
+    """The four conditions with heartbeat now; lastTransitionTime kept from `old` while the status is the same."""
+    previous = {c.type: c for c in old}
+    out = []
+    for typ, status, reason, message in CONDITIONS:
+        before = previous.get(typ)
+        transition = before.last_transition_time if before is not None and before.status == status else now
+        out.append(NodeCondition(type=typ, status=status, last_heartbeat_time=now, last_transition_time=transition,
+                                 reason=reason, message=message))
+    return tuple(out)
+
+
+def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None) -> NodeStatus:
+    """The status the kubelet posts (from the Node as last read, `old`)."""
+    node = config.node
+    res = resources(config)
+    base = old if old is not None else NodeStatus()
+    return attrs.evolve(
+        base,
+        capacity=res,
+        allocatable=res,
+        conditions=conditions(now, base.conditions),
+        addresses=(NodeAddress(type="InternalIP", address=config.node_ip), NodeAddress(type="Hostname", address=node)),
+        daemon_endpoints=NodeDaemonEndpoints(kubelet_endpoint=DaemonEndpoint(port=KUBELET_PORT)),
+        node_info=NodeSystemInfo(machine_id=node, system_uuid=node, boot_id=node, kernel_version="6.8.0",
+                                 os_image="Debian GNU/Linux 12 (bookworm)",
+                                 container_runtime_version="containerd://1.7.18",
+                                 kubelet_version=KUBELET_VERSION, kube_proxy_version="", operating_system="linux",
+                                 architecture="amd64"),
+    )
+
+
+def initial_node(config: KubeletConfig, now: int) -> Node:
+    """initialNode: what registration creates."""
+    node = config.node
+    return Node(metadata=ObjectMeta(name=node, labels=frozen_map(node_labels(node))), spec=NodeSpec(),
+                status=status(config, now))
+
+
+def pod_cidrs(node_obj: Optional[Node]) -> tuple[str, ...]:
+    """The node's podCIDRs (podCIDR alone when podCIDRs is empty)."""
+    if node_obj is None:
+        return ()
+    spec = node_obj.spec
+    if spec.pod_cidrs:
+        return tuple(spec.pod_cidrs)
+    return (spec.pod_cidr,) if spec.pod_cidr else ()
