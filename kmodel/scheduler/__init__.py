@@ -1,11 +1,15 @@
-"""kmodel.scheduler: the kube-scheduler's pure building blocks (NodeInfo, Filter and Score plugins, one cycle).
+"""kmodel.scheduler: kube-scheduler as the component "scheduler" (component.py) and its building blocks.
 
 - framework:    Status, Resource, HostPortInfo, NodeInfo (incremental: add_pod / remove_pod), FitError.
 - plugins:      NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (nodeSelector), NodePorts,
                 NodeResourcesFit (+ BalancedAllocation score); FILTERS in the default profile's order.
 - schedule_one: schedule_pod / schedule_one: filter, score, select a host, or a FitError with upstream's text.
 
-The scheduler component (queue, informers, bind) is built on these later; everything here is pure.
+- queue:        the scheduling queue (active, backoff, unschedulable; moves on cluster events).
+- cache:        NodeInfos kept from the informers plus assumed pods (a bound pod counts at once).
+- preemption:   the preemption plugin's message (no preemption is performed).
+- component:    `Scheduler`: informers on pods and nodes, one scheduling cycle per `work`, binding, the
+                PodScheduled=False condition and FailedScheduling/Scheduled events.
 """
 
 from kmodel.scheduler.framework import (

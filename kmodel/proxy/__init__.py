@@ -1,0 +1,9 @@
+"""kmodel.proxy: kube-proxy, one per node, as a sans-IO component.
+
+- rules:     Services + Endpoints -> the table {"<clusterIP>:<port>": ["<ip>:<port>", ...]} (pure).
+- component: the KubeProxy component (informers on services and endpoints) and the cluster's `make`.
+"""
+
+from kmodel.proxy.rules import endpoint_string, service_rules
+
+__all__ = ["endpoint_string", "service_rules"]
