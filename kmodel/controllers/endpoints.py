@@ -1,0 +1,172 @@
+"""The Endpoints controller (pkg/controller/endpoint/endpoints_controller.go).
+
+Theory of operation
+-------------------
+Informers on services, pods and endpoints; the work queue holds Service keys ("ns/name").
+
+* A Service event enqueues the Service.
+* A pod event enqueues the Services whose selector matches the pod (GetPodServiceMemberships); on an
+  update, only when podEndpointsChanged says the pod changed in a way endpoints see (deletionTimestamp,
+  readiness, pod IPs) or its labels/hostname changed (then the Services of the old and the new labels:
+  all of both if the pod also changed, else those it joined or left), as
+  GetServicesToUpdateOnPodChange. Keys are enqueued in sorted order.
+* An Endpoints deletion enqueues the Service of that name (to recreate them); during the informer's first
+  list every Endpoints enqueues its Service key (checkLeftoverEndpoints: Endpoints whose Service is gone
+  are deleted at start).
+
+syncService(key), level-driven from the caches (the base class waits until all three informers have
+synced, so a restarted controller never writes Endpoints from a half-listed pod cache):
+Service gone → DELETE the Endpoints (404 is fine); ExternalName or no selector → nothing; else the
+subsets from endpoints_logic.endpoint_subsets over the Service's namespace's pods matching the selector;
+if the cached Endpoints exist with equal subsets and labels, nothing is written; else CREATE (no cached
+Endpoints) or UPDATE (the cached one, with its resourceVersion). A failed write records a Warning event
+(FailedToCreateEndpoint / FailedToUpdateEndpoint) and the key is retried with the rate limiter.
+
+Differences from upstream: see endpoints_logic (port/subset order, no over-capacity truncation, no
+last-change-trigger-time annotation); EndpointSlices (and their mirroring) are not modelled. The
+leader-election annotation exception of checkLeftoverEndpoints is not modelled (no such Endpoints exist).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Iterable
+
+from kmodel.apiserver.wire import Response
+from kmodel.client import NAMESPACE_INDEX, index_by_namespace
+from kmodel.client.indexer import meta_namespace_key
+from kmodel.cluster.components import ClusterContext
+from kmodel.component import Out
+from kmodel.objects import Pod, Service
+
+from . import endpoints_logic as el
+from .base import Controller, Sync
+from .pod_state import is_pod_ready
+
+NAME = "controller/endpoints"
+EVENT_SOURCE = "endpoint-controller"
+
+
+def selector_matches(selector: Any, labels: Any) -> bool:
+    """labels.Set(selector).AsSelectorPreValidated().Matches(labels)."""
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def pod_endpoints_changed(old: Pod, new: Pod) -> tuple[bool, bool]:
+    """podEndpointsChanged: (changed for endpoints, labels or hostname/subdomain changed).
+
+    Upstream compares the deletionTimestamp *pointers*: two decoded objects never share one, so any pod
+    with a deletionTimestamp counts as changed."""
+    labels_changed = (dict(old.metadata.labels) != dict(new.metadata.labels)
+                      or old.spec.hostname != new.spec.hostname or old.spec.subdomain != new.spec.subdomain)
+    if old.metadata.deletion_timestamp is not None or new.metadata.deletion_timestamp is not None:
+        return True, labels_changed
+    if is_pod_ready(old) != is_pod_ready(new):
+        return True, labels_changed
+    if [p.ip for p in old.status.pod_ips] != [p.ip for p in new.status.pod_ips]:
+        return True, labels_changed
+    return False, labels_changed
+
+
+class EndpointsController(Controller):
+    """See the module docstring."""
+
+    event_source = EVENT_SOURCE
+
+    def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME) -> None:
+        super().__init__(name, endpoints)
+
+    def setup(self) -> None:
+        self.services = self.informer("services", indexers={NAMESPACE_INDEX: index_by_namespace})
+        self.pods = self.informer("pods", indexers={NAMESPACE_INDEX: index_by_namespace},
+                                  on_add=self._pod_added, on_update=self._pod_updated,
+                                  on_delete=self._pod_deleted)
+        self.endpoints = self.informer("endpoints", on_add=self._endpoints_listed, on_update=_ignore)
+        self.writes = 0  # Endpoints created, updated or deleted
+
+    # -- handlers --------------------------------------------------------------------------------------------
+
+    def _memberships(self, pod: Pod) -> set[str]:
+        """GetPodServiceMemberships: keys of the Services in the pod's namespace selecting it."""
+        keys = set()
+        for svc in self.services.by_index(NAMESPACE_INDEX, pod.metadata.namespace):
+            if svc.spec.selector and selector_matches(svc.spec.selector, pod.metadata.labels):
+                keys.add(meta_namespace_key(svc))
+        return keys
+
+    def _enqueue(self, keys: Iterable[str]) -> None:
+        for key in sorted(keys):
+            self.queue.add(key)
+
+    def _pod_added(self, now: int, pod: Pod, out: Out) -> None:
+        self._enqueue(self._memberships(pod))
+
+    def _pod_deleted(self, now: int, obj: Any, out: Out) -> None:
+        self._enqueue(self._memberships(getattr(obj, "obj", obj)))
+
+    def _pod_updated(self, now: int, old: Pod, new: Pod, out: Out) -> None:
+        if old.metadata.resource_version == new.metadata.resource_version:
+            return
+        changed, labels_changed = pod_endpoints_changed(old, new)
+        if not changed and not labels_changed:
+            return
+        services = self._memberships(new)
+        if labels_changed:
+            before = self._memberships(old)
+            services = (services | before) if changed else (services ^ before)
+        self._enqueue(services)
+
+    def _endpoints_listed(self, now: int, ep: Any, out: Out) -> None:
+        if not self.endpoints.has_synced:  # checkLeftoverEndpoints
+            self.queue.add(meta_namespace_key(ep))
+
+    # -- syncService -----------------------------------------------------------------------------------------
+
+    def sync(self, key: Hashable, sync: Sync, now: int, out: Out) -> None:
+        assert isinstance(key, str)
+        namespace, _, name = key.partition("/")
+        svc: Service | None = self.services.indexer.get_by_key(key)
+        if svc is None:
+            def deleted(t: int, response: Response, o: Out) -> bool:
+                if response.ok:
+                    self.writes += 1
+                return response.ok or response.code == 404
+
+            sync.delete(now, out, "endpoints", name, namespace=namespace, on_done=deleted)
+            return
+        if svc.spec.type == "ExternalName" or not svc.spec.selector:
+            return
+        pods = [p for p in self.pods.by_index(NAMESPACE_INDEX, namespace)
+                if selector_matches(svc.spec.selector, p.metadata.labels)]
+        current = self.endpoints.indexer.get_by_key(key)
+        subsets = el.endpoint_subsets(svc, pods)
+        if not el.endpoints_need_update(current, svc, subsets):
+            return
+        desired = el.desired_endpoints(svc, pods, current)
+        create = current is None or not current.metadata.resource_version
+
+        def written(t: int, response: Response, o: Out) -> bool:
+            if response.ok:
+                self.writes += 1
+                return True
+            message = getattr(response.body, "message", str(response.code))
+            if create:
+                self.event(t, o, desired, "Warning", "FailedToCreateEndpoint",
+                           f"Failed to create endpoint for service {namespace}/{name}: {message}")
+            else:
+                self.event(t, o, desired, "Warning", "FailedToUpdateEndpoint",
+                           f"Failed to update endpoint {namespace}/{name}: {message}")
+            return False
+
+        if create:
+            sync.create(now, out, "endpoints", desired, on_done=written)
+        else:
+            sync.update(now, out, "endpoints", desired, on_done=written)
+
+
+def _ignore(*args: Any) -> None:
+    return None
+
+
+def make(ctx: ClusterContext) -> list:
+    """The Endpoints controller."""
+    return [EndpointsController(ctx.apiservers)]

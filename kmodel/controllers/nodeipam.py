@@ -1,0 +1,186 @@
+"""The node IPAM controller with the range allocator (pkg/controller/nodeipam, ipam/range_allocator.go).
+
+Theory of operation
+-------------------
+The controller hands each Node one block of the cluster CIDR as its spec.podCIDR/podCIDRs, keeping the
+taken blocks in a `CidrSet` (kmodel/ipam/cidrset: upstream's allocation order, round robin with wrap).
+
+* Start (NewCIDRRangeAllocator with the node list that ipam.New reads first): before any work, one
+  consistent LIST of the nodes (no resourceVersion, so straight from etcd, not from a lagging cache);
+  every podCIDR found is occupied. A failed list is retried every 10 s (nodePollInterval). Only then does
+  `has_work` turn true, so a restarted controller never allocates before it knows every CIDR in use, even
+  if its informer's first list came from a lagging API server replica.
+* A node event enqueues the node (upstream: the add/update handlers feed the allocator's queue). syncNode:
+  gone from the cache → nothing; being deleted → release its CIDRs; else AllocateOrOccupyCIDR: a node with
+  podCIDRs has them occupied (idempotent); a node without gets `allocate_next()` and
+  updateCIDRsAllocation: the cache is read again (a node that now has CIDRs: the new block is released;
+  the same ones: nothing to do), then PatchNodeCIDRs `{"spec": {"podCIDR": c, "podCIDRs": [c]}}`, tried up
+  to 3 times (cidrUpdateRetries). After 3 failures: event CIDRAssignmentFailed and, unless the error was a
+  ServerTimeout, the block is released (upstream's choice; see Differences).
+* Exhaustion: event CIDRNotAvailable (`Node <name> status is now: CIDRNotAvailable`, type Normal, source
+  cidrAllocator) and the sync fails with `failed to allocate cidr from cluster cidr at idx:0: <error>`
+  (kept in `errors`), so the node is retried with the rate limiter and gets a block once one is free.
+* A node delete event releases the CIDRs of the last state seen (the DeleteFunc handler).
+
+A crash forgets the CidrSet; the restart lists again and re-occupies, as a restarted kube-controller-manager.
+
+Differences from upstream: one IP family (the config has one cluster CIDR); the allocator's own node
+informer and the controller's are the same here. Faithfully kept: after a patch whose answer never came
+(the client's timeout is not a ServerTimeout status) the block is released although the patch may have
+been applied; until the informer shows the node with that podCIDR (which occupies it again), another
+node can be handed the same block: upstream's known race.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Optional
+
+from kmodel.apiserver.wire import Response
+from kmodel.cluster.components import ClusterContext
+from kmodel.component import Out
+from kmodel.ipam.cidrset import CidrSet, CidrSetError
+from kmodel.objects import Node, ObjectReference
+
+from .base import Controller, Sync
+
+NAME = "controller/nodeipam"
+EVENT_SOURCE = "cidrAllocator"
+NODE_POLL_INTERVAL_MS = 10_000  # how often the startup list is retried
+CIDR_UPDATE_RETRIES = 3
+
+
+def node_reference(node: Node) -> ObjectReference:
+    """The reference RecordNodeStatusChange / RecordNodeEvent build for a Node."""
+    return ObjectReference(kind="Node", name=node.metadata.name, uid=node.metadata.uid, api_version="v1")
+
+
+def status_change_message(node_name: str, new_status: str) -> str:
+    """RecordNodeStatusChange's message."""
+    return f"Node {node_name} status is now: {new_status}"
+
+
+def node_cidrs(node: Node) -> tuple[str, ...]:
+    spec = node.spec
+    return tuple(spec.pod_cidrs) or ((spec.pod_cidr,) if spec.pod_cidr else ())
+
+
+class NodeIpamController(Controller):
+    """See the module docstring."""
+
+    event_source = EVENT_SOURCE
+
+    def __init__(self, endpoints: tuple[str, ...] | list[str], *, cluster_cidr: str = "10.244.0.0/16",
+                 node_mask_size: int = 24, name: str = NAME) -> None:
+        self.cluster_cidr = cluster_cidr
+        self.node_mask_size = node_mask_size
+        super().__init__(name, endpoints)
+
+    def setup(self) -> None:
+        self.cidrs = CidrSet(self.cluster_cidr, self.node_mask_size)
+        self.initial_listed = False
+        self.errors: list[str] = []  # the errors syncs returned (upstream logs them), oldest first
+        self.nodes = self.informer("nodes", on_delete=self._on_node_delete)
+
+    # -- start: occupy what is in use -----------------------------------------------------------------------
+
+    def on_started(self, now: int, out: Out) -> None:
+        self._list_nodes(now, out)
+
+    def _list_nodes(self, now: int, out: Out) -> None:
+        self.client.list(now, out, "nodes", on_done=self._on_listed)
+
+    def _on_listed(self, now: int, response: Response, out: Out) -> None:
+        if not response.ok:
+            self.client.call_later(now, out, NODE_POLL_INTERVAL_MS, self._list_nodes)
+            return
+        for node in response.body.items:
+            self._occupy(node)
+        self.initial_listed = True
+
+    def has_work(self) -> bool:
+        return self.initial_listed and super().has_work()
+
+    def _occupy(self, node: Node) -> Optional[str]:
+        for cidr in node_cidrs(node):
+            try:
+                self.cidrs.occupy(cidr)
+            except (CidrSetError, ValueError) as e:
+                return f"failed to mark cidr[{cidr}] at idx [0] as occupied for node: {node.metadata.name}: {e}"
+        return None
+
+    def _release(self, node: Node) -> None:
+        for cidr in node_cidrs(node):
+            try:
+                self.cidrs.release(cidr)
+            except (CidrSetError, ValueError) as e:
+                self.errors.append(f"failed to release cidr {cidr} for node {node.metadata.name}: {e}")
+
+    def _on_node_delete(self, now: int, obj: Any, out: Out) -> None:
+        node = getattr(obj, "obj", obj)  # DeletedFinalStateUnknown carries the last state seen
+        self._release(node)
+
+    # -- syncNode ----------------------------------------------------------------------------------------------
+
+    def sync(self, key: Hashable, sync: Sync, now: int, out: Out) -> None:
+        node = self.nodes.indexer.get_by_key(key)
+        if node is None:
+            return
+        if node.metadata.deletion_timestamp is not None:
+            self._release(node)
+            return
+        if node_cidrs(node):
+            error = self._occupy(node)
+            if error:
+                self._failed(sync, error)
+            return
+        try:
+            cidr = str(self.cidrs.allocate_next())
+        except CidrSetError as e:
+            self.event(now, out, node_reference(node), "Normal", "CIDRNotAvailable",
+                       status_change_message(node.metadata.name, "CIDRNotAvailable"))
+            self._failed(sync, f"failed to allocate cidr from cluster cidr at idx:0: {e}")
+            return
+        self._update_cidrs_allocation(now, out, sync, node.metadata.name, cidr)
+
+    def _failed(self, sync: Sync, error: str) -> None:
+        self.errors.append(error)
+        sync.fail()
+
+    def _update_cidrs_allocation(self, now: int, out: Out, sync: Sync, name: str, cidr: str) -> None:
+        node = self.nodes.indexer.get_by_key(name)
+        if node is None:
+            self.cidrs.release(cidr)  # upstream returns the lister's error and leaks it until a restart
+            self._failed(sync, f'node "{name}" not found')
+            return
+        current = node_cidrs(node)
+        if current == (cidr,):
+            return  # a patch that went through but whose answer was lost
+        if current:
+            self.cidrs.release(cidr)  # the node got CIDRs meanwhile: give the new one back
+            return
+        patch = {"spec": {"podCIDR": cidr, "podCIDRs": [cidr]}}
+
+        def attempt(t: int, o: Out, tries: int) -> None:
+            def done(t2: int, response: Response, o2: Out) -> bool:
+                if response.ok:
+                    return True
+                if tries < CIDR_UPDATE_RETRIES:
+                    attempt(t2, o2, tries + 1)
+                    return True
+                message = getattr(response.body, "message", str(response.code))
+                self.event(t2, o2, node_reference(node), "Normal", "CIDRAssignmentFailed",
+                           status_change_message(name, "CIDRAssignmentFailed"))
+                if getattr(response.body, "reason", "") != "ServerTimeout":
+                    self.cidrs.release(cidr)
+                self.errors.append(f"failed to patch node CIDR: {message}")
+                return False
+
+            sync.patch(t, o, "nodes", name, patch, on_done=done)
+
+        attempt(now, out, 1)
+
+
+def make(ctx: ClusterContext) -> list:
+    """The node IPAM controller over the cluster CIDR of the config."""
+    c = ctx.config
+    return [NodeIpamController(ctx.apiservers, cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size)]

@@ -1,0 +1,188 @@
+"""The taint eviction controller (pkg/controller/tainteviction/taint_eviction.go, "taint-eviction-controller").
+
+Theory of operation
+-------------------
+Informers on pods (indexed by node) and nodes. The work queue holds pod keys ("ns/name"):
+
+* a pod event enqueues the pod when it is new, gone, or its nodeName or tolerations changed (podUpdated);
+* a node event enqueues every pod on the node when the node's NoExecute taints changed (nodeUpdated /
+  handleNodeUpdate), or the node appeared or went.
+
+Syncing a pod key is handlePodUpdate/processPodOnNode over the pod's *scheduled eviction* (kept in
+`scheduled`, the TimedWorkerQueue's workers, forgotten on a crash as upstream's are):
+
+* pod gone, or its node has no NoExecute taint (or is gone) → the scheduled eviction, if any, is cancelled
+  with the event TaintManagerEviction `Cancelling deletion of Pod ns/name`;
+* otherwise taint_eviction_logic.process_pod_on_node decides: a taint not tolerated → evict now; else after
+  the smallest tolerationSeconds among the tolerations used, counted from when this controller first saw
+  the pod on the tainted node (never postponed by later updates); tolerated forever → cancelled.
+* A scheduled eviction not yet due asks for the key again at fire time (`sync.requeue_after`, logical
+  time). When due: event TaintManagerEviction `Marking for deletion Pod ns/name` (type Normal), then
+  addConditionAndDeletePod: GET the pod, add condition DisruptionTarget=True (reason
+  DeletionByTaintManager, `Taint manager: deleting due to NoExecute taint`) through pods/status, DELETE
+  it; the whole step is tried up to 5 times. Success or not, the worker is done (upstream's timed worker
+  does not retry either); a later pod or node change schedules again.
+
+Differences from upstream: the timed worker fires through the work queue (the key is re-queued at the
+fire time and synced by a work event), so the deletion happens at the fire time plus the time to get a
+worker; the eviction's start time is the time the pod key is synced rather than the node handler's
+`time.Now()`. The pod status change is an update with the GET's resourceVersion, not a patch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Optional
+
+import attrs
+
+from kmodel.apiserver.wire import Response
+from kmodel.client import NODE_NAME_INDEX, index_by_node_name
+from kmodel.client.indexer import meta_namespace_key
+from kmodel.component import Out
+from kmodel.objects import ObjectReference, Pod, PodCondition
+
+from . import taint_eviction_logic as te
+from .base import Controller, Sync
+
+NAME = "controller/tainteviction"
+EVENT_SOURCE = "taint-eviction-controller"
+DELETE_RETRIES = 5
+DISRUPTION_TARGET = "DisruptionTarget"
+DELETION_BY_TAINT_MANAGER = "DeletionByTaintManager"
+DELETION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
+
+
+def pod_reference(key: str) -> ObjectReference:
+    namespace, _, name = key.partition("/")
+    return ObjectReference(kind="Pod", namespace=namespace, name=name, api_version="v1")
+
+
+def with_disruption_target(pod: Pod, now: int) -> Optional[Pod]:
+    """UpdatePodCondition with DisruptionTarget=True; None when the pod already has exactly that."""
+    cond = PodCondition(type=DISRUPTION_TARGET, status="True", reason=DELETION_BY_TAINT_MANAGER,
+                        message=DELETION_MESSAGE, last_transition_time=now)
+    conds = pod.status.conditions
+    for i, c in enumerate(conds):
+        if c.type == DISRUPTION_TARGET:
+            if c.status == cond.status:
+                cond = attrs.evolve(cond, last_transition_time=c.last_transition_time)
+            if c == cond:
+                return None
+            conds = conds[:i] + (cond,) + conds[i + 1:]
+            break
+    else:
+        conds = conds + (cond,)
+    return attrs.evolve(pod, status=attrs.evolve(pod.status, conditions=conds))
+
+
+class TaintEvictionController(Controller):
+    """See the module docstring."""
+
+    event_source = EVENT_SOURCE
+
+    def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME) -> None:
+        super().__init__(name, endpoints)
+
+    def setup(self) -> None:
+        self.scheduled: dict[str, te.ScheduledEviction] = {}
+        self.evictions = 0  # pods whose deletion succeeded
+        self.pods = self.informer("pods", indexers={NODE_NAME_INDEX: index_by_node_name},
+                                  on_update=self._pod_updated)
+        self.nodes = self.informer("nodes", on_add=self._node_changed_to, on_update=self._node_updated,
+                                   on_delete=self._node_changed_to)
+
+    # -- handlers --------------------------------------------------------------------------------------------
+
+    def _pod_updated(self, now: int, old: Pod, new: Pod, out: Out) -> None:
+        if old.spec.node_name == new.spec.node_name and old.spec.tolerations == new.spec.tolerations:
+            return
+        self.queue.add(meta_namespace_key(new))
+
+    def _node_updated(self, now: int, old: Any, new: Any, out: Out) -> None:
+        if te.no_execute_taints(old.spec.taints) != te.no_execute_taints(new.spec.taints):
+            self._node_changed_to(now, new, out)
+
+    def _node_changed_to(self, now: int, node: Any, out: Out) -> None:
+        node = getattr(node, "obj", node)
+        for key in self.pods.indexer.index_keys(NODE_NAME_INDEX, node.metadata.name):
+            self.queue.add(key)
+
+    # -- sync ------------------------------------------------------------------------------------------------
+
+    def _cancel(self, now: int, out: Out, key: str) -> None:
+        if self.scheduled.pop(key, None) is not None:
+            self.event(now, out, pod_reference(key), "Normal", "TaintManagerEviction",
+                       f"Cancelling deletion of Pod {key}")
+
+    def sync(self, key: Hashable, sync: Sync, now: int, out: Out) -> None:
+        assert isinstance(key, str)
+        pod = self.pods.indexer.get_by_key(key)
+        if pod is None:
+            self._cancel(now, out, key)
+            return
+        node_name = pod.spec.node_name
+        if not node_name:
+            return
+        node = self.nodes.get("", node_name)
+        taints = te.no_execute_taints(node.spec.taints) if node is not None else ()
+        if not taints:
+            self._cancel(now, out, key)
+            return
+        existing = self.scheduled.get(key)
+        sched = te.process_pod_on_node(existing, pod.spec.tolerations, taints, now)
+        if sched is None:
+            self._cancel(now, out, key)
+            return
+        if existing is not None and sched != existing:
+            self._cancel(now, out, key)
+        self.scheduled[key] = sched
+        if te.eviction_due(sched, now):
+            self._evict(now, out, sync, key, pod)
+        else:
+            sync.requeue_after(sched.fire_at - now)
+
+    def _evict(self, now: int, out: Out, sync: Sync, key: str, pod: Pod) -> None:
+        """deletePodHandler: the event, then addConditionAndDeletePod up to 5 times."""
+        self.event(now, out, pod_reference(key), "Normal", "TaintManagerEviction", f"Marking for deletion Pod {key}")
+        namespace, name = pod.metadata.namespace, pod.metadata.name
+        sched = self.scheduled[key]
+
+        def finish(t: int, o: Out, ok: bool) -> bool:
+            if self.scheduled.get(key) is sched:
+                del self.scheduled[key]  # the worker is done, whatever the outcome
+            if ok:
+                self.evictions += 1
+            return True
+
+        def attempt(t: int, o: Out, tries: int) -> None:
+            def failed(t2: int, o2: Out) -> bool:
+                if tries < DELETE_RETRIES:
+                    attempt(t2, o2, tries + 1)
+                    return True
+                return finish(t2, o2, False)
+
+            def deleted(t2: int, response: Response, o2: Out) -> bool:
+                return finish(t2, o2, True) if response.ok else failed(t2, o2)
+
+            def delete(t2: int, o2: Out) -> None:
+                sync.delete(t2, o2, "pods", name, namespace=namespace, on_done=deleted)
+
+            def status_written(t2: int, response: Response, o2: Out) -> bool:
+                if not response.ok:
+                    return failed(t2, o2)
+                delete(t2, o2)
+                return True
+
+            def got(t2: int, response: Response, o2: Out) -> bool:
+                if not response.ok:
+                    return failed(t2, o2)
+                new = with_disruption_target(response.body, t2)
+                if new is None:
+                    delete(t2, o2)
+                else:
+                    sync.update_status(t2, o2, "pods", new, on_done=status_written)
+                return True
+
+            sync.request(t, o, "get", "pods", namespace=namespace, name=name, on_done=got)
+
+        attempt(now, out, 1)

@@ -1,0 +1,130 @@
+"""The Endpoints controller in a cluster: addresses, notReadyAddresses, ports, updates, deletion, restarts."""
+
+from __future__ import annotations
+
+import attrs
+
+from kmodel.cluster import ClusterConfig
+from kmodel.cluster.kubectl import Delete
+from kmodel.controllers.endpoints import NAME
+from kmodel.objects import (
+    Container, ContainerPort, ObjectMeta, Pod, PodCondition, PodIP, PodSpec, Service, ServicePort, ServiceSpec,
+    frozen_map,
+)
+
+from .status_writer import with_status_writer, write_status
+
+
+def pod(name: str, app: str = "web") -> Pod:
+    return Pod(metadata=ObjectMeta(name=name, namespace="default", labels=frozen_map({"app": app})),
+               spec=PodSpec(containers=(Container(name="c", image="img", ports=(
+                   ContainerPort(name="http", container_port=8080),)),)))
+
+
+def service(name: str = "web", target=8080) -> Service:
+    return Service(metadata=ObjectMeta(name=name, namespace="default", labels=frozen_map({"team": "a"})),
+                   spec=ServiceSpec(selector=frozen_map({"app": "web"}),
+                                    ports=(ServicePort(name="p", port=80, target_port=target),)))
+
+
+def status(c, writer, name: str, ip: str, ready: bool) -> None:
+    p = c.get("pods", "default", name)
+    cond = PodCondition(type="Ready", status="True" if ready else "False", last_transition_time=c.now)
+    write_status(c, writer, "pods", attrs.evolve(
+        p, metadata=attrs.evolve(p.metadata, resource_version=""),
+        status=attrs.evolve(p.status, phase="Running", pod_ip=ip, pod_ips=(PodIP(ip=ip),), conditions=(cond,))))
+
+
+def addresses(ep) -> tuple[list[str], list[str], list]:
+    ready = [a.ip for s in ep.subsets for a in s.addresses]
+    not_ready = [a.ip for s in ep.subsets for a in s.not_ready_addresses]
+    ports = sorted({(p.name, p.port, p.protocol) for s in ep.subsets for p in s.ports})
+    return ready, not_ready, ports
+
+
+def setup(target=8080):
+    c, writer = with_status_writer(ClusterConfig(components=("endpoints",)))
+    c.apply([pod("a"), pod("b"), pod("c"), pod("other", app="db"), service(target=target)])
+    c.run(1_000)
+    status(c, writer, "a", "10.244.0.5", True)
+    status(c, writer, "b", "10.244.1.7", False)
+    status(c, writer, "other", "10.244.0.9", True)
+    c.run(2_000)
+    return c, writer
+
+
+def test_ready_and_not_ready_addresses_and_ports():
+    c, _ = setup()
+    ep = c.get("endpoints", "default", "web")
+    assert addresses(ep) == (["10.244.0.5"], ["10.244.1.7"], [("p", 8080, "TCP")])  # c has no IP yet
+    assert dict(ep.metadata.labels) == {"team": "a"}
+    a = ep.subsets[0].addresses[0]
+    assert a.target_ref.kind == "Pod" and a.target_ref.name == "a"
+
+
+def test_named_target_port():
+    c, _ = setup(target="http")
+    assert addresses(c.get("endpoints", "default", "web"))[2] == [("p", 8080, "TCP")]
+
+
+def test_updates_when_a_pod_becomes_unready_or_terminating_and_skips_idle_writes():
+    c, writer = setup()
+    ctrl = c.loop.components[NAME]
+    writes = ctrl.writes
+    c.apply([pod("d", app="db")])  # a pod no Service selects: nothing to write
+    c.run(3_000)
+    assert ctrl.writes == writes
+    status(c, writer, "a", "10.244.0.5", False)
+    status(c, writer, "b", "10.244.1.7", True)
+    c.run(4_000)
+    assert addresses(c.get("endpoints", "default", "web"))[:2] == (["10.244.1.7"], ["10.244.0.5"])
+    c.submit(Delete("pods", "default", "b"))  # bound to no node: deleted at once
+    c.run(5_000)
+    assert addresses(c.get("endpoints", "default", "web"))[:2] == ([], ["10.244.0.5"])
+
+
+def test_terminating_pod_leaves_the_endpoints():
+    c, writer = setup()
+    # bind it so the delete is graceful: the pod stays, terminating
+    c.apply([attrs.evolve(pod("a2"), spec=attrs.evolve(pod("a2").spec, node_name="node-1"))])
+    c.run(3_000)
+    status(c, writer, "a2", "10.244.2.2", True)
+    c.run(4_000)
+    assert "10.244.2.2" in addresses(c.get("endpoints", "default", "web"))[0]
+    c.submit(Delete("pods", "default", "a2"))
+    c.run(5_000)
+    assert c.get("pods", "default", "a2").metadata.deletion_timestamp is not None
+    ready, not_ready, _ = addresses(c.get("endpoints", "default", "web"))
+    assert "10.244.2.2" not in ready + not_ready
+
+
+def test_deleted_with_the_service_and_recreated_when_deleted_alone():
+    c, _ = setup()
+    c.submit(Delete("endpoints", "default", "web"))
+    c.run(3_000)
+    assert c.get("endpoints", "default", "web") is not None  # recreated from the Service
+    c.submit(Delete("services", "default", "web"))
+    c.run(4_000)
+    assert c.get("endpoints", "default", "web") is None
+
+
+def test_restart_does_not_empty_the_endpoints():
+    c, _ = setup()
+    before = c.get("endpoints", "default", "web")
+    c.crash(NAME)
+    c.restart(NAME)
+    c.run(6_000)
+    after = c.get("endpoints", "default", "web")
+    assert after.metadata.resource_version == before.metadata.resource_version
+    assert addresses(after) == addresses(before)
+
+
+def test_leftover_endpoints_are_deleted_at_start():
+    c, _ = setup()
+    c.crash(NAME)
+    c.submit(Delete("services", "default", "web"))
+    c.run(3_000)
+    assert c.get("endpoints", "default", "web") is not None
+    c.restart(NAME)
+    c.run(5_000)
+    assert c.get("endpoints", "default", "web") is None

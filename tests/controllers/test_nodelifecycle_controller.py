@@ -1,0 +1,161 @@
+"""Node lifecycle and taint eviction in a cluster, with the admin standing in for the kubelets' heartbeats."""
+
+from __future__ import annotations
+
+import pytest
+
+from kmodel.cluster import ClusterConfig
+from kmodel.cluster.cluster import Cluster
+from kmodel.controllers.node_lifecycle_logic import TAINT_NODE_UNREACHABLE
+from kmodel.controllers.nodelifecycle import NAME, compute_zone_state
+import attrs
+
+from kmodel.objects import (
+    Container, Lease, LeaseSpec, Node, NodeCondition, NodeStatus, ObjectMeta, Pod, PodSpec, Toleration,
+)
+
+from .status_writer import with_status_writer, write_status
+
+GRACE, PERIOD = 40_000, 5_000
+NODES = ("node-1", "node-2", "node-3")
+
+
+def ready_node(name: str) -> Node:
+    cond = NodeCondition(type="Ready", status="True", last_heartbeat_time=0, last_transition_time=0)
+    return Node(metadata=ObjectMeta(name=name), status=NodeStatus(conditions=(cond,)))
+
+
+def bound_pod(name: str, node: str, tolerations=()) -> Pod:
+    return Pod(metadata=ObjectMeta(name=name, namespace="default"),
+               spec=PodSpec(node_name=node, containers=(Container(name="c", image="img"),), tolerations=tolerations))
+
+
+class Heartbeats:
+    """The admin renewing the Leases of the nodes still alive, every 10 s (as kubelets do)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.c = cluster
+        self.alive = set(NODES)
+        self.last: dict[str, int] = {}
+
+    def renew(self) -> None:
+        now = self.c.now
+        self.c.apply([Lease(metadata=ObjectMeta(name=n, namespace="kube-node-lease"),
+                            spec=LeaseSpec(holder_identity=n, lease_duration_seconds=40, renew_time=now))
+                      for n in sorted(self.alive)])
+        for n in self.alive:
+            self.last[n] = now
+
+    def run_until(self, t: int, watch=None) -> None:
+        while self.c.now < t:
+            self.renew()
+            step = min(t, (self.c.now // 10_000 + 1) * 10_000)
+            while self.c.now < step:
+                self.c.run(min(step, self.c.now + 1_000))
+                if watch:
+                    watch()
+
+
+def ready_status(c: Cluster, name: str) -> str:
+    node = c.get("nodes", "", name)
+    return next(x.status for x in node.status.conditions if x.type == "Ready")
+
+
+def taint(c: Cluster, name: str, key: str, effect: str = "NoExecute"):
+    return next((t for t in c.get("nodes", "", name).spec.taints if t.key == key and t.effect == effect), None)
+
+
+@pytest.fixture
+def cluster():
+    c, writer = with_status_writer(ClusterConfig(components=("nodelifecycle",)))
+    c.status_writer = writer
+    c.apply([ready_node(n) for n in NODES])
+    c.apply([bound_pod("p", "node-1"), bound_pod("stay", "node-2"),
+             bound_pod("q", "node-1", tolerations=(Toleration(key=TAINT_NODE_UNREACHABLE, operator="Exists",
+                                                              effect="NoExecute", toleration_seconds=60),))])
+    return c
+
+
+def test_silent_node_goes_unknown_is_tainted_and_its_pods_evicted_after_300s(cluster):
+    c = cluster
+    hb = Heartbeats(c)
+    seen = {}
+
+    def watch():
+        if "unknown" not in seen and ready_status(c, "node-1") == "Unknown":
+            seen["unknown"] = c.now
+
+    hb.run_until(20_000)
+    hb.alive.discard("node-1")
+    last = hb.last["node-1"]
+    hb.run_until(120_000, watch)
+    # never before the grace period; at most one period to observe the renewal and one to check
+    assert last + GRACE < seen["unknown"] <= last + GRACE + 2 * PERIOD + 1_000
+    node = c.get("nodes", "", "node-1")
+    ready = next(x for x in node.status.conditions if x.type == "Ready")
+    assert (ready.reason, ready.message) == ("NodeStatusUnknown", "Kubelet stopped posting node status.")
+    assert {x.type for x in node.status.conditions if x.status == "Unknown"} >= {"Ready", "MemoryPressure",
+                                                                                "DiskPressure", "PIDPressure"}
+    t = taint(c, "node-1", TAINT_NODE_UNREACHABLE)
+    assert t is not None and taint(c, "node-1", TAINT_NODE_UNREACHABLE, "NoSchedule") is not None
+    assert ready_status(c, "node-2") == "True" and not c.get("nodes", "", "node-2").spec.taints
+    events = [(e.reason, e.message) for e in c.objects("events")]
+    assert ("NodeNotReady", "Node node-1 status is now: NodeNotReady") in events
+    # the pod tolerating 60 s goes first; the default 300 s toleration holds p until then
+    hb.run_until(t.time_added + 55_000)
+    assert c.get("pods", "default", "q").metadata.deletion_timestamp is None
+    hb.run_until(t.time_added + 70_000)
+    assert c.get("pods", "default", "q").metadata.deletion_timestamp is not None
+    hb.run_until(t.time_added + 295_000)
+    assert c.get("pods", "default", "p").metadata.deletion_timestamp is None
+    hb.run_until(t.time_added + 320_000)
+    p = c.get("pods", "default", "p")
+    assert p.metadata.deletion_timestamp is not None
+    assert any(x.type == "DisruptionTarget" and x.reason == "DeletionByTaintManager" for x in p.status.conditions)
+    assert ("TaintManagerEviction", "Marking for deletion Pod default/p") in [
+        (e.reason, e.message) for e in c.objects("events")]
+    assert c.get("pods", "default", "stay").metadata.deletion_timestamp is None
+
+
+def test_node_back_before_the_toleration_runs_out_is_untainted_and_nothing_evicted(cluster):
+    c = cluster
+    hb = Heartbeats(c)
+    hb.run_until(20_000)
+    hb.alive.discard("node-1")
+    hb.run_until(90_000)
+    assert taint(c, "node-1", TAINT_NODE_UNREACHABLE) is not None
+    hb.alive.add("node-1")  # the Lease moves again, but Ready stays Unknown until the kubelet posts it
+    hb.run_until(200_000)
+    assert taint(c, "node-1", TAINT_NODE_UNREACHABLE) is not None
+    node = c.get("nodes", "", "node-1")
+    fresh = NodeCondition(type="Ready", status="True", last_heartbeat_time=c.now, last_transition_time=c.now)
+    write_status(c, c.status_writer, "nodes", attrs.evolve(
+        node, metadata=attrs.evolve(node.metadata, resource_version=""),
+        status=attrs.evolve(node.status, conditions=(fresh,))))
+    hb.run_until(230_000)
+    assert ready_status(c, "node-1") == "True"
+    assert not c.get("nodes", "", "node-1").spec.taints
+    hb.run_until(500_000)
+    assert c.get("pods", "default", "p").metadata.deletion_timestamp is None
+    assert ("TaintManagerEviction", "Cancelling deletion of Pod default/p") in [
+        (e.reason, e.message) for e in c.objects("events")]
+
+
+def test_all_nodes_silent_is_master_disruption_no_taints_no_evictions(cluster):
+    c = cluster
+    hb = Heartbeats(c)
+    hb.run_until(20_000)
+    hb.alive.clear()
+    hb.run_until(150_000)
+    assert all(ready_status(c, n) == "Unknown" for n in NODES)
+    assert all(taint(c, n, TAINT_NODE_UNREACHABLE) is None for n in NODES)
+    assert c.get("pods", "default", "q").metadata.deletion_timestamp is None
+    assert c.loop.components[NAME].zone_qps[""] == 0
+
+
+def test_zone_states():
+    t = NodeCondition(type="Ready", status="True")
+    u = NodeCondition(type="Ready", status="Unknown")
+    assert compute_zone_state([u, u]) == (2, "FullDisruption")
+    assert compute_zone_state([t, u, u, u]) == (3, "PartialDisruption")
+    assert compute_zone_state([t, t, u, u]) == (2, "Normal")
