@@ -32,14 +32,32 @@ def object_reference(obj: Any) -> ObjectReference:
 
 
 def make_event(involved: Any, reason: str, message: str, *, type: str = "Normal", component: str = "",
-               host: str = "", now: int = 0) -> Event:
-    """An Event about `involved` (an API object or an ObjectReference) at logical time `now` (ms)."""
+               host: str = "", now: int = 0, seq: int = 0) -> Event:
+    """An Event about `involved` (an API object or an ObjectReference) at logical time `now` (ms).
+
+    The name's nanoseconds are `now` plus `seq` ns: logical time has only milliseconds, and two events about
+    one object in one millisecond must not share a name (client-go's UnixNano() never repeats in practice).
+    """
     ref = involved if isinstance(involved, ObjectReference) else object_reference(involved)
-    nanos = _EPOCH_NS + now * 1_000_000
+    nanos = _EPOCH_NS + now * 1_000_000 + seq % 1_000_000
     meta = ObjectMeta(name=f"{ref.name}.{nanos:x}", namespace=ref.namespace or "default")
     return Event(metadata=meta, involved_object=ref, reason=reason, message=message,
                  source=EventSource(component=component, host=host), first_timestamp=now, last_timestamp=now,
                  count=1, type=type, reporting_component=component, reporting_instance=host)
+
+
+class EventRecorder:
+    """One component's recorder: numbers its events so that names stay unique within a millisecond."""
+
+    def __init__(self, component: str, host: str = "") -> None:
+        self.component = component
+        self.host = host
+        self._seq = 0
+
+    def event(self, involved: Any, reason: str, message: str, *, type: str = "Normal", now: int = 0) -> Event:
+        self._seq += 1
+        return make_event(involved, reason, message, type=type, component=self.component, host=self.host,
+                          now=now, seq=self._seq)
 
 
 def bump_event(event: Event, now: int) -> Event:

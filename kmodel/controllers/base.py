@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Optional, Sequence
 
-from kmodel.apiserver.events import make_event
+from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, WorkQueue
 from kmodel.client.indexer import meta_namespace_key
@@ -114,6 +114,7 @@ class Controller(Component):
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "controller-manager-token") -> None:
         super().__init__(name)
         self.client = ApiClient(name, endpoints, token=token)
+        self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late
         self._init_memory()
 
     def _init_memory(self) -> None:
@@ -159,8 +160,9 @@ class Controller(Component):
 
     def event(self, now: int, out: Out, obj: Any, type_: str, reason: str, message: str) -> None:
         """Record an Event about `obj` (fire and forget, as client-go's recorder)."""
-        ev = make_event(obj, reason, message, type=type_, component=self.event_source, host="", now=now)
-        self.client.create(now, out, "events", ev)
+        if self.recorder is None:
+            self.recorder = EventRecorder(self.event_source)
+        self.client.create(now, out, "events", self.recorder.event(obj, reason, message, type=type_, now=now))
 
     def synced(self) -> bool:
         return all(inf.has_synced for inf in self.informers)

@@ -46,7 +46,7 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
-from kmodel.apiserver.events import make_event
+from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
 from kmodel.component import Component, Out
@@ -96,6 +96,7 @@ class Kubelet(Component):
         self.cni_disk: dict[str, str] = {}
         self.runtime = ContainerRuntime()
         self.client = ApiClient(self.name, self.apiservers, token=token)
+        self.recorder = EventRecorder("kubelet", config.node)
         self.backoff = RestartBackoff(config.restart_backoff_initial_ms, config.restart_backoff_max_ms)
         self._forget()
 
@@ -492,8 +493,7 @@ class Kubelet(Component):
     # -- events ------------------------------------------------------------------------------------------------
 
     def _event(self, now: int, out: Out, pod: Pod, typ: str, reason: str, message: str) -> None:
-        event = make_event(pod, reason, message, type=typ, component="kubelet", host=self.config.node, now=now)
-        self.client.create(now, out, "events", event)
+        self.client.create(now, out, "events", self.recorder.event(pod, reason, message, type=typ, now=now))
 
     # -- fault hooks -------------------------------------------------------------------------------------------
 

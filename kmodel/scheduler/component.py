@@ -52,7 +52,7 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
-from kmodel.apiserver.events import make_event
+from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer
 from kmodel.client.indexer import DeletedFinalStateUnknown
@@ -139,6 +139,7 @@ class Scheduler(Component):
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN) -> None:
         super().__init__(name)
         self.client = ApiClient(name, endpoints, token=token)
+        self.recorder = EventRecorder(self.event_source)
         self._init_memory(0)
 
     def _init_memory(self, now: int) -> None:
@@ -270,8 +271,7 @@ class Scheduler(Component):
                               subresource="status")
 
     def event(self, now: int, out: Out, obj: Any, type_: str, reason: str, message: str) -> None:
-        ev = make_event(obj, reason, message, type=type_, component=self.event_source, host="", now=now)
-        self.client.create(now, out, "events", ev)
+        self.client.create(now, out, "events", self.recorder.event(obj, reason, message, type=type_, now=now))
 
     # -- the component protocol ------------------------------------------------------------------------------
 

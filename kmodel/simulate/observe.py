@@ -10,7 +10,7 @@
      "rejected": [{"code", "reason", "message", "object"}]}
 
 Everything is read from the store (as `kubectl get` would show it through a consistent read) and from each
-kube-proxy's rules table; lists come in a stable order (namespace, name; events by time, then name). A pod's
+kube-proxy's rules table; lists come in a stable order (namespace, name; events by time, then the order they were written). A pod's
 reason/message are its status' own, or else those of its first condition that is not True (the
 `Unschedulable` reason and `0/N nodes are available` message of a pod the scheduler could not place).
 """
@@ -99,7 +99,8 @@ def events(cluster: Cluster) -> list[dict]:
     for e in cluster.objects("events"):
         ref = e.involved_object
         time_ms = e.last_timestamp if e.last_timestamp is not None else e.event_time
-        found.append(((time_ms or 0, e.metadata.namespace, e.metadata.name), {
+        written = int(e.metadata.resource_version or 0)  # the order the API server took them in
+        found.append(((time_ms or 0, written, e.metadata.namespace, e.metadata.name), {
             "time": _seconds(time_ms),
             "type": e.type,
             "reason": e.reason,
