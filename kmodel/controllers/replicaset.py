@@ -1,0 +1,369 @@
+"""The ReplicaSet controller (pkg/controller/replicaset/replica_set.go) as a sans-IO component.
+
+Theory of operation
+-------------------
+Endpoint "controller/replicaset", token "controller-manager-token". Informers on replicasets and pods; the
+work queue holds ReplicaSet keys ("namespace/name"). The handlers are upstream's:
+
+* a ReplicaSet added/updated/deleted → its key (a deletion also forgets its expectations);
+* a pod added → if it has a controller ref to a ReplicaSet we know, `creation_observed` for that set and its
+  key; an orphan → the keys of every set whose (non-empty) selector matches it. A pod that arrives already
+  being deleted counts as a deletion;
+* a pod updated → its controller's key (and the old controller's when the ref changed; the matching sets'
+  for an orphan whose labels or ref changed; a second look after minReadySeconds + 1 s when it just became
+  ready); being deleted counts as a deletion;
+* a pod deleted → `deletion_observed` for its controller and the controller's key.
+
+`sync(key)` is syncReplicaSet, level-driven, reading the caches:
+
+1. the set gone from the cache: forget its expectations, done;
+2. `needs_sync` = the expectations are satisfied (every create and delete of the last manageReplicas has
+   been seen by the pod informer, or 5 minutes passed) — this is what keeps a stale cache from making the
+   controller create twice;
+3. claim the active pods of the namespace (controller_ref.py: adopt matching orphans after a live GET of
+   the set, release owned pods that no longer match);
+4. if `needs_sync` and the set is not being deleted, manageReplicas: too few pods → expect the creations
+   and create pods from the template (generateName "<rs>-", controller ref with blockOwnerDeletion) in slow
+   start batches 1, 2, 4, …, each batch's requests at once, stopping after the first batch with an error;
+   the creations never made are un-expected. Too many → pick victims by `get_pods_to_delete` (ranked with
+   the pods of the sets sharing our controller), expect their deletions, delete them at once. Both capped
+   at 500 per sync. Events: SuccessfulCreate "Created pod: <name>", FailedCreate "Error creating: <err>",
+   SuccessfulDelete "Deleted pod: <name>", FailedDelete "Error deleting: <err>";
+5. write the status (`calculate_status`) if it changed, from the pods as they were at step 3 (as upstream),
+   retrying once after a fresh GET when the update fails (statusUpdateRetries = 1); a manageReplicas error
+   fails the sync (rate-limited requeue) after the status is written; look again after minReadySeconds
+   when pods are ready but not yet available.
+
+Expectations live in memory (`self.expectations`, an immutable value reassigned on every change) and are
+lost on a crash, as upstream's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Optional, Sequence
+
+import attrs
+
+from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
+from kmodel.client import NAMESPACE_INDEX, OWNER_UID_INDEX, index_by_namespace, index_by_owner_uid
+from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
+from kmodel.component import Out
+from kmodel.objects import ObjectMeta, Pod, ReplicaSet
+
+from .base import Controller, Sync
+from .controller_ref import claim, controller_of, issue_claims, new_controller_ref
+from .expectations import Expectations
+from .pod_state import filter_active_pods, is_pod_ready
+from .replicaset_logic import (
+    BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, calculate_status, get_pods_to_delete, replicas_diff,
+)
+
+NAME = "controller/replicaset"
+STATUS_UPDATE_RETRIES = 1
+NAMESPACE_TERMINATING = "because it is being terminated"
+
+
+def _message(response: Any) -> str:
+    return getattr(response.body, "message", str(response.body))
+
+
+def pod_from_template(rs: ReplicaSet) -> Pod:
+    """controller.GetPodFromTemplate with the set's controller ref (generateName "<rs>-")."""
+    t = rs.spec.template
+    meta = ObjectMeta(generate_name=f"{rs.metadata.name}-", namespace=rs.metadata.namespace,
+                      labels=t.metadata.labels, annotations=t.metadata.annotations,
+                      finalizers=t.metadata.finalizers,
+                      owner_references=(new_controller_ref(rs, "apps/v1", "ReplicaSet"),))
+    return Pod(metadata=meta, spec=t.spec)
+
+
+def _replicas(rs: ReplicaSet) -> int:
+    return 1 if rs.spec.replicas is None else rs.spec.replicas
+
+
+class ReplicaSetController(Controller):
+    """See the module docstring."""
+
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS) -> None:
+        self.burst_replicas = burst_replicas
+        super().__init__(name, endpoints)
+
+    def _init_memory(self) -> None:
+        self.expectations = Expectations()
+        super()._init_memory()
+
+    def setup(self) -> None:
+        self.rs_informer = self.informer(
+            "replicasets", on_add=self._add_rs, on_update=self._update_rs, on_delete=self._delete_rs,
+            indexers={NAMESPACE_INDEX: index_by_namespace, OWNER_UID_INDEX: index_by_owner_uid})
+        self.pod_informer = self.informer(
+            "pods", on_add=self._add_pod, on_update=self._update_pod, on_delete=self._delete_pod,
+            indexers={NAMESPACE_INDEX: index_by_namespace})
+
+    # -- handlers ----------------------------------------------------------------------------------------
+
+    def _add_rs(self, now: int, rs: ReplicaSet, out: Out) -> None:
+        self.queue.add(meta_namespace_key(rs))
+
+    def _update_rs(self, now: int, old: ReplicaSet, cur: ReplicaSet, out: Out) -> None:
+        if cur.metadata.uid != old.metadata.uid:
+            self._delete_rs(now, old, out)
+        self.queue.add(meta_namespace_key(cur))
+
+    def _delete_rs(self, now: int, obj: Any, out: Out) -> None:
+        rs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        key = meta_namespace_key(rs)
+        self.expectations = self.expectations.delete(key)
+        self.queue.add(key)
+
+    def _resolve(self, namespace: str, ref: Any) -> Optional[ReplicaSet]:
+        """resolveControllerRef: the set the ref names, if the cache has it with that uid."""
+        if ref.kind != "ReplicaSet":
+            return None
+        rs = self.rs_informer.get(namespace, ref.name)
+        if rs is None or rs.metadata.uid != ref.uid:
+            return None
+        return rs
+
+    def _pod_replica_sets(self, pod: Pod) -> list[ReplicaSet]:
+        """GetPodReplicaSets: the sets whose non-empty selector matches the pod's labels."""
+        found = []
+        for rs in self.rs_informer.by_index(NAMESPACE_INDEX, pod.metadata.namespace):
+            try:
+                sel = label_selector_from_object(rs.spec.selector)
+            except SelectorError:
+                continue
+            if not sel.empty() and sel.matches(pod.metadata.labels):
+                found.append(rs)
+        return found
+
+    def _add_pod(self, now: int, pod: Pod, out: Out) -> None:
+        if pod.metadata.deletion_timestamp is not None:
+            self._delete_pod(now, pod, out)
+            return
+        ref = controller_of(pod)
+        if ref is not None:
+            rs = self._resolve(pod.metadata.namespace, ref)
+            if rs is None:
+                return
+            key = meta_namespace_key(rs)
+            self.expectations = self.expectations.creation_observed(key)
+            self.queue.add(key)
+            return
+        for rs in self._pod_replica_sets(pod):
+            self.queue.add(meta_namespace_key(rs))
+
+    def _update_pod(self, now: int, old: Pod, cur: Pod, out: Out) -> None:
+        if cur.metadata.resource_version == old.metadata.resource_version:
+            return  # a relist's replay of the same version
+        label_changed = cur.metadata.labels != old.metadata.labels
+        if cur.metadata.deletion_timestamp is not None:
+            self._delete_pod(now, cur, out)
+            if label_changed:
+                self._delete_pod(now, old, out)
+            return
+        cur_ref, old_ref = controller_of(cur), controller_of(old)
+        ref_changed = cur_ref != old_ref
+        if ref_changed and old_ref is not None:
+            rs = self._resolve(old.metadata.namespace, old_ref)
+            if rs is not None:
+                self.queue.add(meta_namespace_key(rs))
+        if cur_ref is not None:
+            rs = self._resolve(cur.metadata.namespace, cur_ref)
+            if rs is None:
+                return
+            key = meta_namespace_key(rs)
+            self.queue.add(key)
+            if not is_pod_ready(old) and is_pod_ready(cur) and rs.spec.min_ready_seconds > 0:
+                self.queue.add_after(now, out, key, rs.spec.min_ready_seconds * 1000 + 1000)
+            return
+        if label_changed or ref_changed:
+            for rs in self._pod_replica_sets(cur):
+                self.queue.add(meta_namespace_key(rs))
+
+    def _delete_pod(self, now: int, obj: Any, out: Out) -> None:
+        pod = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+        ref = controller_of(pod)
+        if ref is None:
+            return
+        rs = self._resolve(pod.metadata.namespace, ref)
+        if rs is None:
+            return
+        key = meta_namespace_key(rs)
+        self.expectations = self.expectations.deletion_observed(key, meta_namespace_key(pod))
+        self.queue.add(key)
+
+    # -- the sync ----------------------------------------------------------------------------------------
+
+    def sync(self, key: Hashable, sync: Sync, now: int, out: Out) -> None:
+        namespace, _, name = str(key).partition("/")
+        rs = self.rs_informer.get(namespace, name)
+        if rs is None:
+            self.expectations = self.expectations.delete(key)
+            return
+        needs_sync = self.expectations.satisfied(key, now)
+        try:
+            selector = label_selector_from_object(rs.spec.selector)
+        except SelectorError:
+            return  # upstream logs the bad selector and gives up on the key
+        active = filter_active_pods(self.pod_informer.by_index(NAMESPACE_INDEX, namespace))
+        claims = claim(rs, selector, active)
+
+        def claimed(t: int, o: Out, pods: list, error: Optional[str]) -> None:
+            if error is not None:
+                sync.fail()
+                return
+            if needs_sync and rs.metadata.deletion_timestamp is None:
+                self._manage(key, rs, pods, sync, t, o,
+                             lambda t2, o2, err: self._write_status(key, rs, pods, err, sync, t2, o2))
+            else:
+                self._write_status(key, rs, pods, None, sync, t, o)
+
+        issue_claims(sync, now, out, owner_resource="replicasets", owner=rs, dependent_resource="pods",
+                     dependent_kind="Pod", claims=claims,
+                     controller_ref=new_controller_ref(rs, "apps/v1", "ReplicaSet"), then=claimed)
+
+    # manageReplicas --------------------------------------------------------------------------------------
+
+    def _manage(self, key: str, rs: ReplicaSet, pods: list, sync: Sync, now: int, out: Out, then: Any) -> None:
+        d = replicas_diff(len(pods), _replicas(rs), self.burst_replicas)
+        if d.create:
+            self._create(key, rs, d.create, sync, now, out, then)
+        elif d.delete:
+            self._delete(key, rs, pods, d.delete, sync, now, out, then)
+        else:
+            then(now, out, None)
+
+    def _create(self, key: str, rs: ReplicaSet, count: int, sync: Sync, now: int, out: Out, then: Any) -> None:
+        self.expectations = self.expectations.expect_creations(key, count, now)
+        state = {"successes": 0, "remaining": count, "error": None}
+
+        def run_batch(t: int, o: Out, size: int) -> None:
+            batch = {"left": size, "errors": 0}
+
+            def created(t2: int, response: Any, o2: Out) -> Optional[bool]:
+                handled: Optional[bool] = True
+                if response.ok:
+                    self.event(t2, o2, rs, "Normal", "SuccessfulCreate", f"Created pod: {response.body.metadata.name}")
+                else:
+                    msg = _message(response)
+                    if not (response.code == 403 and NAMESPACE_TERMINATING in msg):
+                        self.event(t2, o2, rs, "Warning", "FailedCreate", f"Error creating: {msg}")
+                        batch["errors"] += 1
+                        if state["error"] is None:
+                            state["error"] = msg
+                        handled = None  # fails the sync: manageReplicas returns the error
+                batch["left"] -= 1
+                if batch["left"] == 0:
+                    batch_done(t2, o2, size, batch["errors"])
+                return handled
+
+            template = pod_from_template(rs)
+            for _ in range(size):
+                sync.create(t, o, "pods", template, on_done=created)
+
+        def batch_done(t: int, o: Out, size: int, errors: int) -> None:
+            state["successes"] += size - errors
+            state["remaining"] -= size
+            nxt = min(2 * size, state["remaining"])
+            if errors == 0 and nxt > 0:
+                run_batch(t, o, nxt)
+                return
+            skipped = count - state["successes"]
+            if skipped > 0:
+                self.expectations = self.expectations.lower(key, skipped, 0)
+            then(t, o, state["error"])
+
+        run_batch(now, out, min(count, SLOW_START_INITIAL_BATCH_SIZE))
+
+    def _related_pods(self, rs: ReplicaSet) -> list[Pod]:
+        """getIndirectlyRelatedPods: the pods of every set sharing our controller (or just ours)."""
+        ref = controller_of(rs)
+        if ref is None:
+            sets = [rs]
+        else:
+            sets = [r for r in self.rs_informer.by_index(OWNER_UID_INDEX, ref.uid)
+                    if (c := controller_of(r)) is not None and c.uid == ref.uid]
+        seen: set[str] = set()
+        related = []
+        pods_in_ns = self.pod_informer.by_index(NAMESPACE_INDEX, rs.metadata.namespace)
+        for r in sets:
+            try:
+                sel = label_selector_from_object(r.spec.selector)
+            except SelectorError:
+                continue
+            for p in pods_in_ns:
+                if sel.matches(p.metadata.labels) and p.metadata.uid not in seen:
+                    seen.add(p.metadata.uid)
+                    related.append(p)
+        return related
+
+    def _delete(self, key: str, rs: ReplicaSet, pods: list, count: int, sync: Sync, now: int, out: Out,
+                then: Any) -> None:
+        victims = get_pods_to_delete(pods, self._related_pods(rs), count, now)
+        self.expectations = self.expectations.expect_deletions(key, [meta_namespace_key(p) for p in victims], now)
+        state = {"left": len(victims), "error": None}
+        for pod in victims:
+            def deleted(t: int, response: Any, o: Out, pod: Pod = pod) -> Optional[bool]:
+                handled: Optional[bool] = True
+                if response.ok:
+                    self.event(t, o, rs, "Normal", "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
+                else:
+                    self.expectations = self.expectations.deletion_observed(key, meta_namespace_key(pod))
+                    if response.code != 404:
+                        msg = _message(response)
+                        self.event(t, o, rs, "Warning", "FailedDelete", f"Error deleting: {msg}")
+                        if state["error"] is None:
+                            state["error"] = f"unable to delete pods: {msg}"
+                        handled = None
+                state["left"] -= 1
+                if state["left"] == 0:
+                    then(t, o, state["error"])
+                return handled
+            sync.delete(now, out, "pods", pod.metadata.name, namespace=rs.metadata.namespace, on_done=deleted)
+
+    # status ------------------------------------------------------------------------------------------------
+
+    def _write_status(self, key: str, rs: ReplicaSet, pods: list, error: Optional[str], sync: Sync, now: int,
+                      out: Out) -> None:
+        status = calculate_status(rs, pods, error, now)
+        s = rs.status
+        if (s.replicas == status.replicas and s.fully_labeled_replicas == status.fully_labeled_replicas
+                and s.ready_replicas == status.ready_replicas and s.available_replicas == status.available_replicas
+                and rs.metadata.generation == s.observed_generation and s.conditions == status.conditions):
+            self._after_status(key, rs, error, sync)
+            return
+
+        def attempt(t: int, o: Out, current: ReplicaSet, tries: int) -> None:
+            def updated(t2: int, response: Any, o2: Out) -> Optional[bool]:
+                if response.ok:
+                    self._after_status(key, response.body, error, sync)
+                    return True
+                if tries >= STATUS_UPDATE_RETRIES:
+                    return None
+
+                def fetched(t3: int, r3: Any, o3: Out) -> Optional[bool]:
+                    if not r3.ok:
+                        return None
+                    attempt(t3, o3, r3.body, tries + 1)
+                    return True
+                sync.request(t2, o2, "get", "replicasets", namespace=rs.metadata.namespace, name=rs.metadata.name,
+                             on_done=fetched)
+                return True
+
+            sync.update_status(t, o, "replicasets", attrs.evolve(current, status=status), on_done=updated)
+
+        attempt(now, out, rs, 0)
+
+    def _after_status(self, key: str, rs: ReplicaSet, error: Optional[str], sync: Sync) -> None:
+        if error is not None:
+            sync.fail()
+            return
+        r = _replicas(rs)
+        if rs.spec.min_ready_seconds > 0 and rs.status.ready_replicas == r and rs.status.available_replicas != r:
+            sync.requeue_after(rs.spec.min_ready_seconds * 1000)
+
+
+def make(ctx: Any) -> list:
+    """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
+    return [ReplicaSetController(ctx.apiservers)]

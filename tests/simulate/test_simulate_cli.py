@@ -1,0 +1,88 @@
+"""`kmodel simulate` end to end: exit codes, the JSON report's shape, the readable tables, faults."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kmodel.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict]:
+    code = main(["simulate", *argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_accepted_manifests_exit_0_and_report_every_section(capsys):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--nodes", "3", "--until", "60")
+    assert code == 0
+    assert set(report) == {"time", "nodes", "pods", "services", "proxy", "events", "rejected"}
+    assert report["time"] == 60
+    assert [n["name"] for n in report["nodes"]] == ["node-1", "node-2", "node-3"]
+    assert all(n["conditions"]["Ready"] == "True" and n["podCIDR"] for n in report["nodes"])
+    pods = report["pods"]
+    assert len(pods) == 3
+    assert set(pods[0]) == {"namespace", "name", "phase", "node", "ip", "terminating", "conditions", "reason",
+                            "message"}
+    assert {p["phase"] for p in pods} == {"Running"}
+    [svc] = [s for s in report["services"] if s["name"] == "storefront"]
+    assert sorted(svc["endpoints"]) == sorted(f"{p['ip']}:80" for p in pods)
+    assert set(report["proxy"]) == {"node-1", "node-2", "node-3"}
+    assert all(sorted(rules[f"{svc['clusterIP']}:80"]) == sorted(svc["endpoints"])
+               for rules in report["proxy"].values())
+    assert {"time", "type", "reason", "object", "message"} == set(report["events"][0])
+    assert report["rejected"] == []
+
+
+def test_rejected_requests_exit_1_and_the_rest_still_runs(capsys):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "restricted-namespace.yaml"), "-f",
+                            str(EXAMPLES / "web-hostport.yaml"), "--nodes", "2", "--until", "30")
+    assert code == 1
+    [rejected] = report["rejected"]
+    assert rejected["code"] == 403 and rejected["reason"] == "Forbidden"
+    assert rejected["object"] == "pod/ledger-hostnet"
+    phases = sorted(p["phase"] for p in report["pods"])
+    assert phases == ["Pending", "Running", "Running"]
+    [pending] = [p for p in report["pods"] if p["phase"] == "Pending"]
+    assert pending["reason"] == "Unschedulable"
+    assert "didn't have free ports for the requested pod ports" in pending["message"]
+
+
+def test_rbac_decides_for_the_user_given_with_as(capsys, tmp_path):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "k-namespace-shop.yaml"), "--as", "alice")
+    assert code == 1
+    [rejected] = report["rejected"]
+    assert rejected["code"] == 403
+    assert 'User "alice" cannot' in rejected["message"]
+
+
+def test_a_partitioned_node_is_reported_unknown_with_its_taints(capsys):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--until", "200",
+                            "--fault", "partition:node-2@60")
+    assert code == 0
+    node2 = next(n for n in report["nodes"] if n["name"] == "node-2")
+    assert node2["conditions"]["Ready"] == "Unknown"
+    assert "node.kubernetes.io/unreachable:NoExecute" in node2["taints"]
+    assert any(e["reason"] == "NodeNotReady" and e["object"] == "node/node-2" for e in report["events"])
+
+
+def test_tables_without_json(capsys):
+    code = main(["simulate", "-f", str(EXAMPLES / "web-service.yaml"), "--until", "30"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for heading in ("NODES", "PODS", "SERVICES", "PROXY RULES", "EVENTS"):
+        assert f"\n{heading}\n" in out
+    assert "storefront" in out and "Running" in out
+
+
+def test_the_installed_command_runs_and_the_same_seed_prints_the_same_report(tmp_path):
+    argv = [sys.executable, "-m", "kmodel", "simulate", "-f", str(EXAMPLES / "web-service.yaml"), "--json",
+            "--until", "20"]
+    first = subprocess.run(argv, capture_output=True, text=True, env={"PYTHONHASHSEED": "1", "PATH": "/usr/bin"})
+    second = subprocess.run(argv, capture_output=True, text=True, env={"PYTHONHASHSEED": "2", "PATH": "/usr/bin"})
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
