@@ -1,0 +1,71 @@
+"""The invariant registry: one function per invariant, registered with its name, kind and principle.
+
+An invariant is a function that only reads. It is given the cluster under check and a scratch dict of its
+own (kept between checks of one run, so an invariant can be incremental: remember how far into the store's
+history or the audit trail it has looked, and look only at what is new), and yields one message per
+violation it finds (nothing when it holds):
+
+    @invariant("unique-pod-ips", kind=SAFETY, principle="network model")
+    def unique_pod_ips(cluster: Cluster, memo: dict) -> Iterator[str]:
+        '''No two pods that are not terminated have the same IP.'''
+        ...
+
+The docstring's first sentence is the invariant's guarantee, printed by `kmodel invariants` and in reports.
+Safety invariants are checked after every step; liveness invariants once faults have healed and the
+cluster has run fairly to quiescence (the checker's `settle`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator
+
+import attrs
+
+SAFETY = "safety"
+LIVENESS = "liveness"
+
+Check = Callable[[Any, dict], Iterable[str]]
+
+
+@attrs.frozen
+class Invariant:
+    name: str
+    kind: str
+    principle: str
+    guarantee: str
+    check: Check = attrs.field(eq=False, repr=False)
+
+
+REGISTRY: dict[str, Invariant] = {}
+
+
+def _first_sentence(doc: str | None) -> str:
+    text = " ".join((doc or "").split())
+    head, dot, _ = text.partition(". ")
+    return head + "." if dot else text
+
+
+def invariant(name: str, *, kind: str, principle: str) -> Callable[[Check], Check]:
+    """Register the decorated function as the invariant `name`."""
+    if kind not in (SAFETY, LIVENESS):
+        raise ValueError(f"invariant {name}: kind must be {SAFETY!r} or {LIVENESS!r}, not {kind!r}")
+
+    def register(fn: Check) -> Check:
+        if name in REGISTRY:
+            raise ValueError(f"invariant {name!r} is registered twice")
+        guarantee = _first_sentence(fn.__doc__)
+        if not guarantee:
+            raise ValueError(f"invariant {name!r} needs a docstring whose first sentence is its guarantee")
+        REGISTRY[name] = Invariant(name, kind, principle, guarantee, fn)
+        return fn
+
+    return register
+
+
+def registered(kind: str | None = None) -> list[Invariant]:
+    """The registered invariants (of one kind, if given), by name."""
+    return [inv for name, inv in sorted(REGISTRY.items()) if kind is None or inv.kind == kind]
+
+
+def violations(inv: Invariant, cluster: Any, memo: dict) -> Iterator[str]:
+    yield from inv.check(cluster, memo)
