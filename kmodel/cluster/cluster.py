@@ -6,7 +6,7 @@ Theory of operation
 
 1. the store, booted the way kube-apiserver's bootstrap controllers leave a new cluster: the bootstrap
    RBAC policy, the namespaces default, kube-system, kube-public and kube-node-lease, and the `kubernetes`
-   Service (10.96.0.1 in the default service CIDR). These writes go through the request pipeline as the
+   Service (10.96.0.1 in the default service CIDR) with Endpoints naming the replicas (172.18.1.x:6443). These writes go through the request pipeline as the
    cluster admin at time 0, so they carry uids, timestamps and resourceVersions like everything else;
 2. the network, the etcd endpoint and `config.apiservers` replicas ("apiserver-0", ...), each with its own
    watch cache, all sharing one audit trail and one ClusterIP allocator (upstream keeps the allocator in
@@ -42,7 +42,10 @@ from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
 from kmodel.loop import Loop
 from kmodel.loop.events import AdvanceTime, Crash, Heal, Partition, Restart
 from kmodel.network import Network
-from kmodel.objects import Namespace, ObjectMeta, Service, ServicePort, ServiceSpec, frozen_map
+from kmodel.objects import (
+    EndpointAddress, EndpointPort, Endpoints, EndpointSubset, Namespace, ObjectMeta, Service, ServicePort,
+    ServiceSpec, frozen_map,
+)
 from kmodel.store import Store, prefix_end
 
 BOOT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -57,13 +60,27 @@ class ClusterError(ValueError):
     """A request the cluster's outside-world helpers cannot carry out (unknown target, ...)."""
 
 
-def boot_objects(service_cidr: str) -> list:
+def apiserver_ip(name: str) -> str:
+    """The address of API server replica `apiserver-i`: 172.18.1.(i+1), beside the nodes' 172.18.0.x."""
+    return f"172.18.1.{int(name.rpartition('-')[2]) + 1}"
+
+
+def boot_objects(service_cidr: str, apiservers: list[str]) -> list:
+    """What a new cluster holds before anyone acts: RBAC bootstrap policy, the four namespaces, and the
+    `kubernetes` Service with its Endpoints (kube-apiserver's endpoint reconciler keeps them in a real cluster;
+    here the replicas are fixed, so they are written once)."""
+    endpoints = Endpoints(
+        metadata=ObjectMeta(name="kubernetes", namespace="default",
+                            labels=frozen_map({"endpointslice.kubernetes.io/skip-mirror": "true"})),
+        subsets=(EndpointSubset(addresses=tuple(EndpointAddress(ip=apiserver_ip(a)) for a in apiservers),
+                                ports=(EndpointPort(name="https", port=6443, protocol="TCP"),)),))
     kubernetes = Service(
         metadata=ObjectMeta(name="kubernetes", namespace="default",
                             labels=frozen_map({"component": "apiserver", "provider": "kubernetes"})),
         spec=ServiceSpec(cluster_ip=str(kubernetes_service_ip(service_cidr)),
                          ports=(ServicePort(name="https", port=443, protocol="TCP", target_port=6443),)))
-    return [*bootstrap_policy(), *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes]
+    return [*bootstrap_policy(), *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes,
+            endpoints]
 
 
 class Cluster:
@@ -95,7 +112,7 @@ class Cluster:
         self.etcd.poke()
 
     def _boot(self, pipeline: Pipeline) -> None:
-        for i, obj in enumerate(boot_objects(self.config.service_cidr)):
+        for i, obj in enumerate(boot_objects(self.config.service_cidr, self.config.apiserver_names())):
             res = resource_of(obj)
             request = Request(-(i + 1), "create", res.name, obj.metadata.namespace, body=obj, token="admin-token")
             response = pipeline.handle(request, now=0, replica="bootstrap")
