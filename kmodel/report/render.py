@@ -1,0 +1,522 @@
+"""report.md and report.html from one view of a check's results.
+
+Both files are rendered from the same `ReportView`, so they show the same things in the same order: the
+summary, the invariants table, the rules table, then each violation (its invariant and message, the steps as
+a numbered list, the Mermaid sequence diagram, the replay command). The renderers are pure functions of the
+report dict and the stories: no clock, no environment, so the same inputs give byte-identical files.
+
+Markdown escaping: free text goes through `md_inline` (backslash before Markdown punctuation, one line), code
+through `md_code` / `md_fence` (a fence longer than any backtick run inside). HTML escaping: everything
+through `html.escape`. The HTML loads nothing it needs: the CSS is inline, fonts are the system's, and the
+Mermaid script only upgrades the diagram text, which reads as plain text without it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any, Optional, Sequence
+
+import attrs
+
+from kmodel.report.mermaid import sequence_diagram
+from kmodel.report.story import ViolationStory
+
+#: Where the HTML report loads Mermaid from when it is online. Pinned to a major version.
+MERMAID_URL = "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs"
+
+
+# --------------------------------------------------------------------------------------------- the view
+
+
+@attrs.frozen
+class InvariantRow:
+    name: str
+    kind: str
+    checks: str
+    violations: str
+    principle: str
+    guarantee: str
+    violated: bool
+    unchecked: bool
+
+
+@attrs.frozen
+class RuleRow:
+    name: str
+    fired: str
+    never: bool
+
+
+@attrs.frozen
+class ViolationView:
+    number: int
+    invariant: str
+    message: str
+    trace_path: str
+    steps: tuple[str, ...]
+    step_messages: tuple[int, ...]      # messages delivered during each step
+    before: int                         # messages delivered before step 1
+    after: int                          # messages delivered after the last step
+    diagram: Optional[str]              # None when no story was given for this violation
+    arrows_shown: int                   # arrows drawn in the diagram
+    messages_left_out: int              # delivered messages the diagram leaves out (no story: the step count)
+    replay_command: str
+
+
+@attrs.frozen
+class ReportView:
+    failed: bool
+    headline: str
+    summary: tuple[tuple[str, str, bool], ...]   # (label, value, value is code)
+    invariants: tuple[InvariantRow, ...]
+    invariants_note: str
+    has_principle: bool
+    has_guarantee: bool
+    rules: tuple[RuleRow, ...]
+    rules_note: str
+    violations: tuple[ViolationView, ...]
+
+
+def _count(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return "–" if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _plural(n: int, word: str, plural: Optional[str] = None) -> str:
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
+
+
+def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: int = 60) -> ReportView:
+    """Everything both files show, computed once."""
+    raw_violations = list(report.get("violations") or [])
+    views: list[ViolationView] = []
+    story_traces = {story.trace_path for story in stories}
+    for story in stories:
+        n = len(story.steps)
+        per_step = [0] * n
+        before = after = 0
+        for step, *_ in story.messages:
+            if step < 0:
+                before += 1
+            elif step >= n:
+                after += 1
+            else:
+                per_step[step] += 1
+        diagram, shown, left_out = sequence_diagram(
+            story.steps, story.messages, story.invariant, story.message, max_arrows=max_arrows)
+        views.append(ViolationView(
+            number=len(views) + 1, invariant=story.invariant, message=story.message,
+            trace_path=story.trace_path, steps=story.steps, step_messages=tuple(per_step), before=before,
+            after=after, diagram=diagram, arrows_shown=shown, messages_left_out=left_out,
+            replay_command=story.replay_command))
+    for entry in raw_violations:
+        # A violation the checker recorded but could not tell as a story: show what report.json knows.
+        trace = str(entry.get("trace", ""))
+        if trace and trace in story_traces:
+            continue
+        if not trace and any(v.invariant == entry.get("invariant") for v in views):
+            continue
+        count = _as_int(entry.get("steps"))
+        views.append(ViolationView(
+            number=len(views) + 1, invariant=str(entry.get("invariant", "?")),
+            message=str(entry.get("message", "")), trace_path=trace, steps=(), step_messages=(),
+            before=0, after=0, diagram=None, arrows_shown=0, messages_left_out=count,
+            replay_command=f"kmodel replay {trace}" if trace else ""))
+
+    failed = bool(views)
+    violated_names = []
+    for v in views:
+        if v.invariant not in violated_names:
+            violated_names.append(v.invariant)
+    if failed:
+        headline = f"FAIL: {_plural(len(views), 'violation')} ({', '.join(violated_names)})"
+    else:
+        headline = "PASS: no invariant violated"
+
+    summary: list[tuple[str, str, bool]] = [("Verdict", headline, False)]
+    for key, label, code in (("seed", "Seed", True), ("examples", "Examples", False), ("steps", "Steps", False),
+                             ("trace_digest", "Trace digest", True), ("variant", "Variant", True),
+                             ("profile", "Profile", True)):
+        if key in report and report[key] is not None:
+            summary.append((label, _count(report[key]), code))
+    if report.get("duration_s") is not None:
+        duration = report["duration_s"]
+        text = f"{duration:.1f} s" if isinstance(duration, (int, float)) else str(duration)
+        summary.append(("Duration", text, False))
+    if report.get("kmodel") is not None:
+        summary.append(("kmodel", str(report["kmodel"]), True))
+    if report.get("config") is not None:
+        config = report["config"]
+        text = json.dumps(config, sort_keys=True, ensure_ascii=False) if isinstance(config, (dict, list)) \
+            else str(config)
+        summary.append(("Configuration", text, True))
+
+    rows = []
+    for inv in report.get("invariants") or []:
+        checks, violations = inv.get("checks"), inv.get("violations")
+        rows.append(InvariantRow(
+            name=str(inv.get("name", "?")), kind=str(inv.get("kind", "")), checks=_count(checks),
+            violations=_count(violations), principle=str(inv.get("principle") or ""),
+            guarantee=str(inv.get("guarantee") or ""),
+            violated=_as_int(violations) > 0 or str(inv.get("name")) in violated_names,
+            unchecked=checks is not None and _as_int(checks) == 0))
+    n_violated = sum(r.violated for r in rows)
+    n_unchecked = sum(r.unchecked for r in rows)
+    invariants_note = f"{_plural(len(rows), 'invariant')}: {n_violated:,} violated"
+    if n_unchecked:
+        invariants_note += f", {n_unchecked:,} never checked"
+    invariants_note += "."
+
+    rules = [RuleRow(name=str(name), fired=_count(times), never=_as_int(times) == 0)
+             for name, times in sorted((report.get("rules") or {}).items(), key=lambda kv: str(kv[0]))]
+    n_never = sum(r.never for r in rules)
+    rules_note = f"{_plural(len(rules), 'rule')}: " + (
+        f"{n_never:,} never fired." if n_never else "every one fired.")
+
+    return ReportView(
+        failed=failed, headline=headline, summary=tuple(summary), invariants=tuple(rows),
+        invariants_note=invariants_note, has_principle=any(r.principle for r in rows),
+        has_guarantee=any(r.guarantee for r in rows), rules=tuple(rules), rules_note=rules_note,
+        violations=tuple(views))
+
+
+def _diagram_note(v: ViolationView) -> str:
+    total = v.before + v.after + sum(v.step_messages)
+    text = "Components left to right as a request travels; a note marks each step."
+    if v.messages_left_out:
+        text += (f" {_plural(v.messages_left_out, 'message')} of {total:,} left out to keep it readable"
+                 f" ({_plural(v.arrows_shown, 'arrow')} drawn); the numbered steps above are complete.")
+    return text
+
+
+def _step_suffix(count: int) -> str:
+    return f" — {_plural(count, 'message')}" if count else ""
+
+
+# --------------------------------------------------------------------------------------------- Markdown
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
+
+
+def md_inline(text: str) -> str:
+    """Free text for Markdown: one line, Markdown punctuation backslash-escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def md_code(text: str) -> str:
+    """An inline code span holding `text` exactly (on one line), whatever backticks it contains."""
+    line = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") or not line.strip() else ""
+    return f"{fence}{pad}{line}{pad}{fence}"
+
+
+def md_fence(text: str, info: str = "") -> list[str]:
+    """A fenced code block holding `text` exactly."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, *text.split("\n"), fence]
+
+
+def _cell(text: str) -> str:
+    # In a GFM table a "|" ends the cell even inside a code span unless it is backslash-escaped.
+    return text.replace("|", "\\|") if "`" in text else text
+
+
+def render_markdown(view: ReportView) -> str:
+    out: list[str] = []
+    add = out.append
+    add(f"# kmodel check: {'FAIL' if view.failed else 'PASS'}")
+    add("")
+    add("## Summary")
+    add("")
+    add("| | |")
+    add("|---|---|")
+    for label, value, code in view.summary:
+        shown = md_code(value) if code else md_inline(value)
+        if label == "Verdict":
+            shown = f"**{shown}**"
+        add(f"| {label} | {_cell(shown)} |")
+    add("")
+
+    add("## Invariants")
+    add("")
+    add(md_inline(view.invariants_note))
+    add("")
+    if view.invariants:
+        head = ["Status", "Invariant", "Kind", "Checks", "Violations"]
+        align = ["---", "---", "---", "---:", "---:"]
+        if view.has_principle:
+            head.append("Principle"); align.append("---")
+        if view.has_guarantee:
+            head.append("Guarantee"); align.append("---")
+        add("| " + " | ".join(head) + " |")
+        add("|" + "|".join(align) + "|")
+        for r in view.invariants:
+            status = "**VIOLATED**" if r.violated else ("not checked" if r.unchecked else "ok")
+            name = f"**{md_code(r.name)}**" if r.violated else md_code(r.name)
+            violations = f"**{md_inline(r.violations)}**" if r.violated else md_inline(r.violations)
+            checks = f"**{md_inline(r.checks)}**" if r.unchecked else md_inline(r.checks)
+            cells = [status, name, md_inline(r.kind), checks, violations]
+            if view.has_principle:
+                cells.append(md_inline(r.principle))
+            if view.has_guarantee:
+                cells.append(md_inline(r.guarantee))
+            add("| " + " | ".join(_cell(c) for c in cells) + " |")
+        add("")
+
+    add("## Rules")
+    add("")
+    add(md_inline(view.rules_note))
+    add("")
+    if view.rules:
+        add("| Status | Rule | Times fired |")
+        add("|---|---|---:|")
+        for r in view.rules:
+            status = "**NEVER FIRED**" if r.never else "ok"
+            fired = f"**{md_inline(r.fired)}**" if r.never else md_inline(r.fired)
+            add(f"| {status} | {_cell(md_code(r.name))} | {fired} |")
+        add("")
+
+    add("## Violations")
+    add("")
+    if not view.violations:
+        add("None: every invariant held in every example.")
+        add("")
+    for v in view.violations:
+        add(f"### {v.number}. {md_inline(v.invariant)}")
+        add("")
+        add(f"Invariant {md_code(v.invariant)} was violated:")
+        add("")
+        out.extend(md_fence(v.message or "(no message)", "text"))
+        add("")
+        if v.trace_path:
+            add(f"Trace: {md_code(v.trace_path)}" + (f", {_plural(len(v.steps), 'step')}." if v.steps else "."))
+            add("")
+        if v.diagram is None:
+            add(md_inline(f"No replay story was recorded for this violation ({_plural(v.messages_left_out, 'step')}"
+                          " in the trace); replay the trace to see it step by step."))
+            add("")
+        else:
+            add("#### Steps")
+            add("")
+            if v.before:
+                add(f"Before step 1: {_plural(v.before, 'message')}.")
+                add("")
+            for i, (step, count) in enumerate(zip(v.steps, v.step_messages), start=1):
+                add(f"{i}. {md_inline(step)}{_step_suffix(count)}")
+            if not v.steps:
+                add("(The trace has no steps.)")
+            add("")
+            if v.after:
+                add(f"After step {len(v.steps)}: {_plural(v.after, 'message')}.")
+                add("")
+            add(f"Then {md_code(v.invariant)} was violated.")
+            add("")
+            add("#### Sequence diagram")
+            add("")
+            add(md_inline(_diagram_note(v)))
+            add("")
+            out.extend(md_fence(v.diagram, "mermaid"))
+            add("")
+        if v.replay_command:
+            add("#### Replay")
+            add("")
+            out.extend(md_fence(v.replay_command, "sh"))
+            add("")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------------------------- HTML
+
+_CSS = """
+:root { color-scheme: light; --fg: #1f2328; --muted: #59636e; --line: #d1d9e0; --bg-soft: #f6f8fa;
+  --bad: #b42318; --bad-bg: #fdecea; --warn: #8a5a00; --warn-bg: #fff4d6; --ok: #1a7f37; --ok-bg: #e6f4ea; }
+* { box-sizing: border-box; }
+body { margin: 0; color: var(--fg); background: #fff; line-height: 1.5;
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 64px; }
+h1 { font-size: 26px; margin: 0 0 4px; display: flex; gap: 12px; align-items: center; }
+h2 { font-size: 20px; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+h3 { font-size: 17px; margin: 0 0 8px; }
+h4 { font-size: 14px; margin: 20px 0 6px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px; }
+code { overflow-wrap: anywhere; }
+td code.name { white-space: nowrap; }
+.verdict { font-size: 14px; font-weight: 700; padding: 2px 10px; border-radius: 12px; }
+.verdict.fail { color: #fff; background: var(--bad); }
+.verdict.pass { color: #fff; background: var(--ok); }
+.headline { margin: 0 0 8px; color: var(--muted); }
+.note { color: var(--muted); margin: 4px 0 10px; }
+table { border-collapse: collapse; width: 100%; margin: 6px 0; }
+th, td { border: 1px solid var(--line); padding: 5px 9px; text-align: left; vertical-align: top; }
+th { background: var(--bg-soft); font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.summary { width: auto; min-width: 50%; }
+table.summary th { width: 11em; }
+tr.bad td { background: var(--bad-bg); }
+tr.bad td.status, tr.bad td.hot { color: var(--bad); font-weight: 700; }
+tr.warn td { background: var(--warn-bg); }
+tr.warn td.status, tr.warn td.hot { color: var(--warn); font-weight: 700; }
+td.status { white-space: nowrap; font-size: 12px; }
+td.status.ok { color: var(--ok); }
+.violation { border: 1px solid var(--line); border-left: 5px solid var(--bad); border-radius: 6px;
+  padding: 14px 18px; margin: 16px 0 24px; }
+pre { background: var(--bg-soft); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px;
+  overflow-x: auto; white-space: pre; margin: 6px 0; }
+pre.message { background: var(--bad-bg); border-color: #f3c4bf; white-space: pre-wrap; }
+pre.mermaid { background: #fff; font-size: 12px; line-height: 1.35; }
+ol.steps { margin: 4px 0; padding-left: 3.2em; }
+ol.steps li { padding: 1px 0; }
+ol.steps .count { color: var(--muted); font-size: 13px; }
+p.then { margin: 6px 0 0; color: var(--bad); font-weight: 600; }
+""".strip()
+
+_MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in <pre class="mermaid"> blocks, readable as plain text.
+     When the page is online this script loads Mermaid from a CDN and draws them; offline the import
+     fails quietly and the text stays as it is. Nothing else on the page is loaded from outside. -->
+<script type="module">
+import mermaid from "{MERMAID_URL}";
+mermaid.initialize({{ startOnLoad: true, securityLevel: "strict", sequence: {{ wrap: true }} }});
+</script>"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def render_html(view: ReportView) -> str:
+    verdict = "FAIL" if view.failed else "PASS"
+    out: list[str] = []
+    add = out.append
+    add("<!DOCTYPE html>")
+    add('<html lang="en">')
+    add("<head>")
+    add('<meta charset="utf-8">')
+    add('<meta name="viewport" content="width=device-width, initial-scale=1">')
+    add(f"<title>kmodel check: {_e(view.headline)}</title>")
+    add(f"<style>\n{_CSS}\n</style>")
+    add("</head>")
+    add("<body>")
+    add("<main>")
+    add(f'<h1>kmodel check <span class="verdict {verdict.lower()}">{verdict}</span></h1>')
+    add(f'<p class="headline">{_e(view.headline)}</p>')
+
+    add('<section id="summary">')
+    add("<h2>Summary</h2>")
+    add('<table class="summary">')
+    for label, value, code in view.summary:
+        shown = f"<code>{_e(value)}</code>" if code else _e(value)
+        if label == "Verdict":
+            shown = f"<strong>{shown}</strong>"
+        add(f"<tr><th>{_e(label)}</th><td>{shown}</td></tr>")
+    add("</table>")
+    add("</section>")
+
+    add('<section id="invariants">')
+    add("<h2>Invariants</h2>")
+    add(f'<p class="note">{_e(view.invariants_note)}</p>')
+    if view.invariants:
+        add("<table>")
+        head = '<tr><th>Status</th><th>Invariant</th><th>Kind</th><th class="num">Checks</th>' \
+               '<th class="num">Violations</th>'
+        if view.has_principle:
+            head += "<th>Principle</th>"
+        if view.has_guarantee:
+            head += "<th>Guarantee</th>"
+        add("<thead>" + head + "</tr></thead>")
+        add("<tbody>")
+        for r in view.invariants:
+            cls, status = ("bad", "VIOLATED") if r.violated else (("warn", "not checked") if r.unchecked else ("", "ok"))
+            row = f'<tr class="{cls}">' if cls else "<tr>"
+            row += f'<td class="status{"" if cls else " ok"}">{status}</td><td><code class="name">{_e(r.name)}</code></td>'
+            row += f"<td>{_e(r.kind)}</td>"
+            row += f'<td class="num{" hot" if r.unchecked else ""}">{_e(r.checks)}</td>'
+            row += f'<td class="num{" hot" if r.violated else ""}">{_e(r.violations)}</td>'
+            if view.has_principle:
+                row += f"<td>{_e(r.principle)}</td>"
+            if view.has_guarantee:
+                row += f"<td>{_e(r.guarantee)}</td>"
+            add(row + "</tr>")
+        add("</tbody>")
+        add("</table>")
+    add("</section>")
+
+    add('<section id="rules">')
+    add("<h2>Rules</h2>")
+    add(f'<p class="note">{_e(view.rules_note)}</p>')
+    if view.rules:
+        add("<table>")
+        add('<thead><tr><th>Status</th><th>Rule</th><th class="num">Times fired</th></tr></thead>')
+        add("<tbody>")
+        for r in view.rules:
+            if r.never:
+                add(f'<tr class="warn"><td class="status">NEVER FIRED</td><td><code>{_e(r.name)}</code></td>'
+                    f'<td class="num hot">{_e(r.fired)}</td></tr>')
+            else:
+                add(f'<tr><td class="status ok">ok</td><td><code>{_e(r.name)}</code></td>'
+                    f'<td class="num">{_e(r.fired)}</td></tr>')
+        add("</tbody>")
+        add("</table>")
+    add("</section>")
+
+    add('<section id="violations">')
+    add("<h2>Violations</h2>")
+    if not view.violations:
+        add('<p class="note">None: every invariant held in every example.</p>')
+    for v in view.violations:
+        add(f'<article class="violation" id="violation-{v.number}">')
+        add(f"<h3>{v.number}. {_e(v.invariant)}</h3>")
+        add(f"<p>Invariant <code>{_e(v.invariant)}</code> was violated:</p>")
+        add(f'<pre class="message">{_e(v.message or "(no message)")}</pre>')
+        if v.trace_path:
+            steps = f", {_e(_plural(len(v.steps), 'step'))}." if v.steps else "."
+            add(f"<p>Trace: <code>{_e(v.trace_path)}</code>{steps}</p>")
+        if v.diagram is None:
+            add(f'<p class="note">No replay story was recorded for this violation '
+                f'({_e(_plural(v.messages_left_out, "step"))} in the trace); replay the trace to see it step by '
+                f'step.</p>')
+        else:
+            add("<h4>Steps</h4>")
+            if v.before:
+                add(f'<p class="note">Before step 1: {_e(_plural(v.before, "message"))}.</p>')
+            if v.steps:
+                add('<ol class="steps">')
+                for step, count in zip(v.steps, v.step_messages):
+                    suffix = f' <span class="count">{_e(_step_suffix(count).strip())}</span>' if count else ""
+                    add(f"<li>{_e(step)}{suffix}</li>")
+                add("</ol>")
+            else:
+                add('<p class="note">(The trace has no steps.)</p>')
+            if v.after:
+                add(f'<p class="note">After step {len(v.steps)}: {_e(_plural(v.after, "message"))}.</p>')
+            add(f'<p class="then">Then <code>{_e(v.invariant)}</code> was violated.</p>')
+            add("<h4>Sequence diagram</h4>")
+            add(f'<p class="note">{_e(_diagram_note(v))}</p>')
+            add(f'<pre class="mermaid">\n{_e(v.diagram)}\n</pre>')
+        if v.replay_command:
+            add("<h4>Replay</h4>")
+            add(f'<pre class="cmd"><code>{_e(v.replay_command)}</code></pre>')
+        add("</article>")
+    add("</section>")
+    add("</main>")
+    if any(v.diagram for v in view.violations):
+        add(_MERMAID_SCRIPT)
+    add("</body>")
+    add("</html>")
+    return "\n".join(out) + "\n"
