@@ -56,7 +56,7 @@ def _rule(verbs: Iterable[str], resources: Iterable[str], groups: Iterable[str] 
 _READ = ("get", "list", "watch")
 
 # bootstrappolicy.NodeRules(), reduced to the resources the model serves.
-NODE_RULES: tuple = (
+NODE_RULES: tuple = (  # no rule names resources (Authorizer.allows relies on it)
     _rule(_READ, ("services", "endpoints", "namespaces")),
     _rule(("create", "get", "list", "watch", "update", "patch"), ("nodes",)),
     _rule(("update", "patch"), ("nodes/status",)),
@@ -117,15 +117,74 @@ def forbidden_message(user: UserInfo, a: Attributes) -> str:
     return f'User "{user.name}" cannot {a.verb} resource "{resource}" in API group "{a.api_group}" at the cluster scope'
 
 
+# Where RBAC's inputs live: a write under any of these may change an RBAC decision.
+RBAC_PREFIXES = ("/registry/clusterrolebindings/", "/registry/rolebindings/", "/registry/clusterroles/",
+                 "/registry/roles/")
+_ALLOWED_CACHE_MAX = 65_536
+
+
 class Authorizer:
-    """Node,RBAC authorization over one store. `node_authorizer=False` leaves nodes to RBAC alone."""
+    """Node,RBAC authorization over one store. `node_authorizer=False` leaves nodes to RBAC alone.
+
+    Allowed decisions are cached by (user, attributes): the Node authorizer is a pure function of them, and
+    RBAC's answer a function of them and of the RBAC objects, so the cache is dropped whenever the store's
+    tracker of the RBAC prefixes moves. Denials are not cached (they are rare, and carry a message built
+    from the objects). With or without the cache, every answer is the same."""
 
     def __init__(self, store: Store, *, node_authorizer: bool = True) -> None:
         self.store = store
         self.node_authorizer = node_authorizer
+        self._rbac_changes = store.track(RBAC_PREFIXES)
+        self._allowed: dict[tuple, None] = {}  # membership only
+        self._allowed_at = self._rbac_changes.revision
+        self._node_rules_allow: dict[tuple, bool] = {}
+        self._names_matter: Optional[bool] = None  # does any RBAC rule name resources? (None: not known yet)
+
+    def _any_resource_names(self) -> bool:
+        for prefix in ("/registry/clusterroles/", "/registry/roles/"):
+            for kv in current_prefix(self.store, prefix):
+                if any(rule.resource_names for rule in kv.value.rules):
+                    return True
+        return False
+
+    def allows(self, user: UserInfo, verb: str, resource: str, namespace: str, name: str, subresource: str,
+               api_group: str) -> None:
+        """`authorize` for a request's parts; builds the Attributes only when the cache cannot answer."""
+        if MASTERS in user.groups:
+            return
+        if self.node_authorizer and resource != "leases" and user.is_node():
+            # the Node authorizer's static rules: a pure function of these four (no rule names resources)
+            node_key = (verb, resource, subresource, api_group)
+            allowed = self._node_rules_allow.get(node_key)
+            if allowed is None:
+                allowed = self._node_rules_allow[node_key] = rules_allow(
+                    Attributes(verb, resource, namespace, name, subresource, api_group), NODE_RULES)
+            if allowed:
+                return
+        revision = self._rbac_changes.revision
+        if revision != self._allowed_at:
+            self._allowed = {}
+            self._allowed_at = revision
+            self._names_matter = None
+        names_matter = self._names_matter
+        if names_matter is None:
+            names_matter = self._names_matter = self._any_resource_names()
+        # the name is part of the question only for leases (Node authorizer) and RBAC rules with resourceNames
+        # the user by its parts: hashing the frozen attrs UserInfo runs Python code on every request
+        key = (user.name, user.groups, verb, resource, namespace,
+               name if names_matter or resource == "leases" else "", subresource, api_group)
+        if key in self._allowed:
+            return
+        self._decide(user, Attributes(verb, resource, namespace, name, subresource, api_group))
+        if len(self._allowed) >= _ALLOWED_CACHE_MAX:
+            self._allowed = {}
+        self._allowed[key] = None
 
     def authorize(self, user: UserInfo, a: Attributes) -> None:
         """Return when allowed; raise APIError(403) with upstream's message otherwise."""
+        self.allows(user, a.verb, a.resource, a.namespace, a.name, a.subresource, a.api_group)
+
+    def _decide(self, user: UserInfo, a: Attributes) -> None:
         if MASTERS in user.groups:
             return
         reasons: list[str] = []

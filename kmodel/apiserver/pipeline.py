@@ -47,6 +47,7 @@ from kmodel.objects.core import PodCondition
 from kmodel.store import Store
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
+_new = tuple.__new__  # builds a NamedTuple (AuditRecord) from its fields without the Python-level __new__
 MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateName create attempts
 DEFAULT_GRACE_SECONDS = 30
 # resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
@@ -98,8 +99,9 @@ class Pipeline:
             response = Response(request.id, code, body)
         except errors.APIError as e:
             response = Response(request.id, e.status.code, e.status)
-        self.audit.record(AuditRecord(now, replica, user_name, request.verb, request.resource, request.namespace,
-                                      request.name, request.subresource, response.code, self.store.revision))
+        self.audit.record(_new(AuditRecord, (now, replica, user_name, request.verb, request.resource,
+                                             request.namespace, request.name, request.subresource, response.code,
+                                             self.store.revision)))
         return response
 
     def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:
@@ -115,8 +117,7 @@ class Pipeline:
             raise errors.APIError(Status(404, "NotFound", _NOT_FOUND_RESOURCE))
         user = self.authenticator.authenticate(request.token)
         name = request.name if (request.verb != "create" or request.subresource) else ""
-        self.authorizer.authorize(user, Attributes(request.verb, res.name, request.namespace, name,
-                                                   request.subresource, res.group))
+        self.authorizer.allows(user, request.verb, res.name, request.namespace, name, request.subresource, res.group)
         return res, user
 
     def _rng(self, replica: str) -> random.Random:
@@ -160,13 +161,15 @@ class Pipeline:
         if res.name == "services":
             obj, taken = clusterip.allocate_for_create(res, obj, self.service_ips)
         try:
-            return 201, self._create_prepared(res, obj, user, now, replica)
+            return 201, self._create_prepared(res, obj, user, now, replica, a)
         except BaseException:
             for ip in taken:
                 self.service_ips.release(ip)
             raise
 
-    def _create_prepared(self, res: Resource, obj: Any, user: UserInfo, now: int, replica: str) -> Any:
+    def _create_prepared(self, res: Resource, obj: Any, user: UserInfo, now: int, replica: str,
+                         a: Optional[AdmissionAttributes] = None) -> Any:
+        """`a`: the mutating stage's attributes, reused (re-aimed at the prepared object) for validation."""
         rng = self._rng(replica)
         meta = obj.metadata
         for attempt in range(MAX_UPDATE_ATTEMPTS):
@@ -174,8 +177,11 @@ class Pipeline:
             ready = strategy.prepare_for_create(res, obj, now=now, rng=rng,
                                                 revision=self.registry.next_revision(), name=name)
             validation.check_create(res, ready)
-            run_validating(AdmissionAttributes(CREATE, res, "", meta.namespace, name, ready, None, user, now,
-                                               self.store))
+            if a is None:
+                a = AdmissionAttributes(CREATE, res, "", meta.namespace, name, ready, None, user, now, self.store)
+            else:
+                a.namespace, a.name, a.obj = meta.namespace, name, ready
+            run_validating(a)
             if meta.resource_version:
                 raise errors.internal_error("resourceVersion should not be set on objects to be created")
             try:

@@ -19,13 +19,14 @@ GuaranteedUpdate skips.
 
 from __future__ import annotations
 
+import operator
 import random
-import uuid
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
 from kmodel.apiserver.resources import Resource
+from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, IdentityMemo
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
 GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -42,7 +43,15 @@ def generated_name(base: str, rng: random.Random) -> str:
 
 
 def new_uid(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    """str(uuid.UUID(int=rng.getrandbits(128), version=4)), without building the UUID object."""
+    n = (rng.getrandbits(128) & _UUID_KEEP) | _UUID_SET
+    h = "%032x" % n
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+# uuid.UUID(version=4): variant RFC 4122 (bits 62-63 of the low half = 10), version 4 (bits 76-79 = 0100)
+_UUID_KEEP = ~((0xC000 << 48) | (0xF000 << 64)) & ((1 << 128) - 1)
+_UUID_SET = (0x8000 << 48) | (4 << 76)
 
 
 def has_spec(obj: Any) -> bool:
@@ -50,7 +59,11 @@ def has_spec(obj: Any) -> bool:
 
 
 def qos_class(spec: Any) -> str:
-    """v1qos.GetPodQOS, for cpu and memory."""
+    """v1qos.GetPodQOS, for cpu and memory (memoised per spec object: pods of one template share it)."""
+    return _qos_class_memo(spec)
+
+
+def _qos_class(spec: Any) -> str:
     requests: dict = {}
     limits: dict = {}
     is_guaranteed = True
@@ -73,6 +86,9 @@ def qos_class(spec: Any) -> str:
     return "Burstable"
 
 
+_qos_class_memo = IdentityMemo(_qos_class, maxsize=POD_SPEC_MEMO_SIZE)
+
+
 def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random, revision: int, name: str) -> Any:
     meta = obj.metadata
     changes: dict[str, Any] = {
@@ -90,13 +106,23 @@ def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random,
     new_meta = _evolve(meta, **changes)
     kind = res.name
     if kind == "pods":
-        status = type(obj.status)(phase="Pending", qos_class=qos_class(obj.spec))
-        return _evolve(obj, metadata=new_meta, status=status)
+        return _evolve(obj, metadata=new_meta, status=_pending_status(type(obj.status), qos_class(obj.spec)))
     if kind == "namespaces":
         return _evolve(obj, metadata=new_meta, status=_evolve(obj.status, phase="Active"))
     if res.has_status and kind != "nodes":
         return _evolve(obj, metadata=new_meta, status=type(obj.status)())
     return _evolve(obj, metadata=new_meta)
+
+
+_PENDING: dict[tuple[type, str], Any] = {}
+
+
+def _pending_status(cls: type, qos: str) -> Any:
+    """A new pod's status, phase Pending and its QoS class: an immutable value, so one per class is shared."""
+    status = _PENDING.get((cls, qos))
+    if status is None:
+        status = _PENDING[(cls, qos)] = cls(phase="Pending", qos_class=qos)
+    return status
 
 
 def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, revision: int) -> Any:
@@ -107,7 +133,7 @@ def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, r
         return _evolve(old, metadata=_evolve(old_meta, resource_version=str(revision)), status=new.status)
     meta = new.metadata
     generation = old_meta.generation
-    if has_spec(new) and generation and new.spec != old.spec:
+    if has_spec(new) and generation and new.spec is not old.spec and new.spec != old.spec:
         generation += 1
     new_meta = _evolve(
         meta,
@@ -127,15 +153,27 @@ def same_but_version(a: Any, b: Any) -> bool:
     """Whether two objects of one kind are equal apart from metadata.resourceVersion."""
     if a is b:
         return True
-    for f in attrs.fields(type(a)):
-        name = f.name
-        if name == "metadata":
-            am, bm = a.metadata, b.metadata
-            if am is bm:
-                continue
-            for mf in _META_FIELDS:
-                if getattr(am, mf) != getattr(bm, mf):
-                    return False
-        elif getattr(a, name) != getattr(b, name):
-            return False
+    getters = _GETTERS.get(type(a))
+    if getters is None:
+        getters = _GETTERS[type(a)] = _getters(type(a))
+    others, has_meta = getters
+    # tuples of fields compare element by element, shared parts by identity first (a status update keeps
+    # the stored spec object)
+    if others(a) != others(b):
+        return False
+    if has_meta:
+        am, bm = a.metadata, b.metadata
+        return am is bm or _META_GETTER(am) == _META_GETTER(bm)
     return True
+
+
+def _getters(cls: type) -> tuple[Callable[[Any], tuple], bool]:
+    names = tuple(f.name for f in attrs.fields(cls))
+    others = tuple(n for n in names if n != "metadata")
+    # attrgetter of one name returns the value, not a 1-tuple: fine, it is compared the same way
+    return (operator.attrgetter(*others) if others else (lambda obj: ())), "metadata" in names
+
+
+_GETTERS: dict[type, tuple[Callable[[Any], tuple], bool]] = {}
+_META_GETTER = operator.attrgetter(*_META_FIELDS)
+

@@ -54,7 +54,7 @@ import attrs
 
 from kmodel.apiserver.resources import RESOURCES, Resource, list_prefix
 from kmodel.apiserver.wire import Response, Status, WatchEvent
-from kmodel.component import Out
+from kmodel.component import Out, Send
 from kmodel.objects.meta import ObjectMeta
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
@@ -156,6 +156,8 @@ class ResourceCache:
         self.evicted = False  # an event was dropped from the window since the last list
         self.list_rv = 0
         self.all_watchers: dict[str, CacheWatcher] = {}  # stream -> watcher
+        self._untriggered: Optional[list[CacheWatcher]] = None  # all_watchers' values, rebuilt after a change
+        self._broadcast = False  # (with _untriggered) all of them take every event unfiltered
         self.trigger_watchers: dict[str, dict[str, CacheWatcher]] = {}
 
     # -- objects ------------------------------------------------------------------------------------------
@@ -251,6 +253,7 @@ class ResourceCache:
             self.trigger_watchers.setdefault(w.trigger, {})[w.stream] = w
         else:
             self.all_watchers[w.stream] = w
+            self._untriggered = None
 
     def remove_watcher(self, w: CacheWatcher) -> None:
         if w.trigger is not None:
@@ -260,44 +263,69 @@ class ResourceCache:
                 del self.trigger_watchers[w.trigger]
         else:
             del self.all_watchers[w.stream]
+            self._untriggered = None
 
     def dispatch(self, event: tuple, out: Out) -> None:
-        """Send `event` to the watchers that select it (see the module docstring)."""
-        watchers = list(self.all_watchers.values()) if self.all_watchers else []
+        """Send `event` to the watchers that select it (see the module docstring): the untriggered ones in
+        the order they started, then those of the object's trigger value, then those of its previous one."""
+        untriggered = self._untriggered
+        if untriggered is None:
+            untriggered = self._untriggered = list(self.all_watchers.values())
+            whole = list_prefix(self.resource)
+            # the common case: every untriggered watcher takes every event of the resource unfiltered
+            self._broadcast = all(w.everything and w.prefix == whole for w in untriggered)
+        triggered: Optional[list[CacheWatcher]] = None
         if self.trigger_watchers:
             trigger_of = self.trigger_of
             value = trigger_of(event[_OBJ])
             group = self.trigger_watchers.get(value)
             if group:
-                watchers.extend(group.values())
+                triggered = list(group.values())
             prev = event[_PREV]
             if prev is not None:
                 old = trigger_of(prev)
                 if old != value:
                     group = self.trigger_watchers.get(old)
                     if group:
-                        watchers.extend(group.values())
-        if not watchers:
+                        triggered = (triggered or []) + list(group.values())
+        if not untriggered and not triggered:
             return
-        rv, typ, key = event[_RV], event[_TYPE], event[_KEY]
+        rv = event[_RV]
+        # Sends go straight on out.effects (as out.send would put them), without a method call per watcher.
+        effects = out.effects
         shared: Optional[WatchEvent] = None
         made: dict = {}
-        send = out.send
-        for w in watchers:
-            if rv <= w.rv or not key.startswith(w.prefix):
-                continue
-            if w.everything:
-                if shared is None:
-                    shared = WatchEvent(typ, event[_OBJ])
-                send(w.client, shared, w.stream)
-                continue
-            seen = w.convert(event)
-            if seen is None:
-                continue
-            wev = made.get(seen[0])
-            if wev is None:
-                wev = made[seen[0]] = WatchEvent(seen[0], seen[1])
-            send(w.client, wev, w.stream)
+        if untriggered:
+            if self._broadcast:
+                shared = WatchEvent(event[_TYPE], event[_OBJ])
+                effects.extend([Send(w.client, shared, w.stream) for w in untriggered if rv > w.rv])
+            else:
+                shared = _send_each(untriggered, event, effects, shared, made)
+        if triggered:
+            _send_each(triggered, event, effects, shared, made)
+
+
+def _send_each(watchers: list[CacheWatcher], event: tuple, effects: list, shared: Optional[WatchEvent],
+               made: dict) -> Optional[WatchEvent]:
+    """Append a Send of `event` for each of `watchers` that selects it; `shared` is the one unfiltered
+    WatchEvent of this event (made here if needed, and returned), `made` the filtered ones by type."""
+    rv, key = event[_RV], event[_KEY]
+    for w in watchers:
+        if rv <= w.rv or not key.startswith(w.prefix):
+            continue
+        if w.everything:
+            if shared is None:
+                shared = WatchEvent(event[_TYPE], event[_OBJ])
+            effects.append(Send(w.client, shared, w.stream))
+            continue
+        seen = w.convert(event)
+        if seen is None:
+            continue
+        wev = made.get(seen[0])
+        if wev is None:
+            wev = made[seen[0]] = WatchEvent(seen[0], seen[1])
+        effects.append(Send(w.client, wev, w.stream))
+    return shared
 
 
 class WatchCache:

@@ -19,7 +19,8 @@ from .core import (
     PodSecurityContext, PodSpec, Probe, Service, ServicePort,
 )
 from .frozendict import FrozenDict
-from .memo import IdentityMemo
+from .fastevolve import evolve as fast_evolve
+from .memo import POD_SPEC_MEMO_SIZE, IdentityMemo
 from .rbac import GROUP as RBAC_GROUP, ClusterRoleBinding, RoleBinding, Subject
 
 evolve = attrs.evolve
@@ -105,11 +106,14 @@ def pod_spec_defaults(spec: PodSpec, *, requests_from_limits: bool = False) -> P
 
 def _pod_spec_defaults(spec: PodSpec, requests_from_limits: bool) -> PodSpec:
     hn = spec.host_network
-    changes: dict[str, Any] = {
-        "containers": tuple(_container(c, hn, requests_from_limits) for c in spec.containers),
-    }
+    changes: dict[str, Any] = {}
+    containers = tuple(_container(c, hn, requests_from_limits) for c in spec.containers)
+    if any(new is not old for new, old in zip(containers, spec.containers)):
+        changes["containers"] = containers
     if spec.init_containers:
-        changes["init_containers"] = tuple(_container(c, hn, requests_from_limits) for c in spec.init_containers)
+        init = tuple(_container(c, hn, requests_from_limits) for c in spec.init_containers)
+        if any(new is not old for new, old in zip(init, spec.init_containers)):
+            changes["init_containers"] = init
     if not spec.dns_policy:
         changes["dns_policy"] = "ClusterFirst"
     if not spec.restart_policy:
@@ -120,10 +124,12 @@ def _pod_spec_defaults(spec: PodSpec, requests_from_limits: bool) -> PodSpec:
         changes["security_context"] = PodSecurityContext()
     if not spec.scheduler_name:
         changes["scheduler_name"] = "default-scheduler"
-    return evolve(spec, **changes)
+    # an already defaulted spec (one read back from the store) comes back as itself, so the memos keyed
+    # on it (validation's) still hit
+    return evolve(spec, **changes) if changes else spec
 
 
-_pod_spec_defaults_memo = IdentityMemo(_pod_spec_defaults)
+_pod_spec_defaults_memo = IdentityMemo(_pod_spec_defaults, maxsize=POD_SPEC_MEMO_SIZE)
 
 
 def _pod_spec(spec: PodSpec) -> PodSpec:
@@ -134,11 +140,12 @@ def _pod_spec(spec: PodSpec) -> PodSpec:
 
 
 # pods of one template share one spec object, and so share one defaulted spec (validation memoises on it)
-_pod_spec_memo = IdentityMemo(_pod_spec)
+_pod_spec_memo = IdentityMemo(_pod_spec, maxsize=POD_SPEC_MEMO_SIZE)
 
 
 def _pod(pod: Pod) -> Pod:
-    return evolve(pod, spec=_pod_spec_memo(pod.spec))
+    spec = _pod_spec_memo(pod.spec)
+    return pod if spec is pod.spec else fast_evolve(pod, spec=spec)
 
 
 def _template(t: Any) -> Any:

@@ -15,6 +15,10 @@ from typing import Any, Callable, Generic, TypeVar
 
 R = TypeVar("R")
 
+# The pod-spec memos (defaulting, validation, default tolerations) hold one entry per distinct spec object
+# in use: one per template normally, one per pod when every pod was built on its own.
+POD_SPEC_MEMO_SIZE = 65_536
+
 
 class IdentityMemo(Generic[R]):
     """`memo(obj, *extra)` is `fn(obj, *extra)`, computed once per (object, extra) while the entry lives."""

@@ -64,7 +64,8 @@ from .watch import WatchIndex, Watcher
 _new = tuple.__new__  # builds a NamedTuple from a tuple of its fields, skipping the Python-level __new__
 
 WATCH_BATCH_MAX_REVISIONS = 1000  # etcd's watchBatchMaxRevs: revisions per replayed response
-_REFUSED_WATCH_ID = -1  # the id etcd gives a watch it refuses at creation
+_REFUSED_WATCH_ID = -1
+_REVISION_FIELDS = {"MOD": 3, "CREATE": 2, "VERSION": 4}  # Compare target -> KeyValue field (0 when missing)  # the id etcd gives a watch it refuses at creation
 
 
 class _Write:
@@ -76,6 +77,16 @@ class _Write:
         self.rev = rev
         self.changes: list[KeyValue] = []
         self.before: dict[str, Optional[KeyValue]] = {}
+
+
+class ChangeTracker:
+    """See `Store.track`."""
+
+    __slots__ = ("prefixes", "revision")
+
+    def __init__(self, prefixes: tuple[str, ...]) -> None:
+        self.prefixes = prefixes
+        self.revision = 0
 
 
 class Store:
@@ -93,6 +104,7 @@ class Store:
         self._index = WatchIndex()
         self._next_watch_id = 0
         self._refused: list[WatchResponse] = []
+        self._trackers: dict[tuple[str, ...], ChangeTracker] = {}
         self.history: list[tuple[Any, Any]] = []
 
     # --- state ------------------------------------------------------------------------
@@ -170,6 +182,8 @@ class Store:
             keys.touched[key] = None
         self._rev = rev
         self._log.append((kv,))
+        if self._trackers:
+            self._track(key, rev)
         watchers = self._index.matching(key)
         if watchers:
             plain = with_prev = None
@@ -200,7 +214,11 @@ class Store:
         return response
 
     def txn(self, compare: Sequence[Compare], success: Sequence[Any], failure: Sequence[Any]) -> TxnResponse:
-        request = TxnRequest(tuple(compare), tuple(success), tuple(failure))
+        request = _new(TxnRequest, (tuple(compare), tuple(success), tuple(failure)))
+        if len(request.compare) == 1 and len(request.success) == 1 and len(request.failure) <= 1:
+            fast = self._txn_one(request)
+            if fast is not None:
+                return fast
         try:
             check_txn_request(request.compare, request.success, request.failure)
         except StoreError as error:
@@ -232,6 +250,52 @@ class Store:
                 responses.append(self._range(op, view_rev, past))
         self._commit(write)
         response = _new(TxnResponse, (self._rev, succeeded, responses))
+        self.history.append((request, response))
+        return response
+
+    def _txn_one(self, request: TxnRequest) -> Optional[TxnResponse]:
+        """The API server's txn (one compare on one key, one put, else nothing or a read at the current
+        revision) without the general machinery; None when the request is not exactly that shape (the
+        general path then handles it). Same checks, answer, history and watch events as the general path."""
+        c = request.compare[0]
+        op = request.success[0]
+        if type(op) is not PutOp or c.range_end or not c.key or not op.key:
+            return None
+        otherwise = request.failure[0] if request.failure else None
+        if otherwise is not None and (type(otherwise) is not RangeOp or not otherwise.key or otherwise.revision):
+            return None
+        # check_txn_request has nothing to refuse here: keys are set and a single put cannot be a duplicate
+        keys = self._keys
+        current = keys.latest.get(c.key)
+        if c.result == "EQUAL" and c.target in _REVISION_FIELDS:
+            # the registry's compares (create_revision == 0, mod_revision == read), inlined
+            holds = (current[_REVISION_FIELDS[c.target]] if current is not None else 0) == c.value
+        else:
+            holds = compare_holds(c, [current] if current is not None else [])
+        if not holds:
+            responses = [self._range(otherwise, self._rev, 0)] if otherwise is not None else []
+            response = _new(TxnResponse, (self._rev, False, responses))
+            self.history.append((request, response))
+            return response
+        key = op.key
+        rev = self._rev + 1
+        old = keys.latest.get(key)
+        if old is None:
+            kv = _new(KeyValue, (key, op.value, rev, rev, 1, 0))
+            keys.record_put(kv, True)
+        else:
+            kv = _new(KeyValue, (key, op.value, old.create_revision, rev, old.version + 1, 0))
+            keys.latest[key] = kv
+            keys.versions[key].append(kv)
+            keys.touched[key] = None
+        self._rev = rev
+        self._log.append((kv,))
+        if self._trackers:
+            self._track(key, rev)
+        watchers = self._index.matching(key)
+        if watchers:
+            self._notify_one(watchers, kv, old, rev)
+        response = _new(TxnResponse, (rev, True, [_new(PutResponse, (rev, old if op.prev_kv else None))]))
         self.history.append((request, response))
         return response
 
@@ -267,7 +331,29 @@ class Store:
             return
         self._rev = write.rev
         self._log.append(tuple(write.changes))
+        if self._trackers:
+            for kv in write.changes:
+                self._track(kv.key, write.rev)
         self._notify(write)
+
+    # --- change trackers ----------------------------------------------------------------
+
+    def track(self, prefixes: tuple[str, ...]) -> ChangeTracker:
+        """A tracker whose ``revision`` is the last revision that changed a key starting with one of
+        ``prefixes`` (0: none since tracking began). One tracker per distinct tuple of prefixes.
+
+        For caches of answers computed from a few prefixes (the API server's RBAC decisions): an answer
+        computed at tracker revision r holds while the revision is still r. Not an etcd feature, and
+        nothing in etcd's API or history changes with it."""
+        tracker = self._trackers.get(prefixes)
+        if tracker is None:
+            tracker = self._trackers[prefixes] = ChangeTracker(prefixes)
+        return tracker
+
+    def _track(self, key: str, rev: int) -> None:
+        for tracker in self._trackers.values():
+            if key.startswith(tracker.prefixes):
+                tracker.revision = rev
 
     def compact(self, revision: int) -> CompactResponse:
         request = _new(CompactRequest, (revision,))
@@ -288,8 +374,32 @@ class Store:
 
     # --- watch fan-out ----------------------------------------------------------------
 
+    def _notify_one(self, watchers: list, kv: KeyValue, prev: Optional[KeyValue], rev: int) -> None:
+        """_notify for a write that changed one key (``prev``: its state before), to the watchers matching
+        its key: one response with one event each."""
+        kind = "PUT" if kv.version else "DELETE"
+        plain = with_prev = None
+        for w in watchers:
+            if rev < w.min_revision:
+                continue
+            if w.prev_kv:
+                if with_prev is None:
+                    with_prev = _new(Event, (kind, kv, prev))
+                event = with_prev
+            else:
+                if plain is None:
+                    plain = _new(Event, (kind, kv, None))
+                event = plain
+            w.pending.append(_new(WatchResponse, (w.id, rev, [event], 0, False, "")))
+
     def _notify(self, write: _Write) -> None:
         rev = write.rev
+        if len(write.changes) == 1:
+            kv = write.changes[0]
+            watchers = self._index.matching(kv.key)
+            if watchers:
+                self._notify_one(watchers, kv, write.before[kv.key], rev)
+            return
         matching = self._index.matching
         batches: dict[int, tuple[Watcher, list[Event]]] = {}
         for kv in write.changes:

@@ -22,7 +22,7 @@ pass (and an empty range behaves like a missing key).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from . import errors
 from .types import Compare, DeleteOp, KeyValue, PutOp
@@ -46,7 +46,9 @@ def check_txn_request(compare: tuple, success: tuple, failure: tuple) -> None:
     _check_intervals(failure)
 
 
-def _check_intervals(ops: Iterable) -> None:
+def _check_intervals(ops: tuple) -> None:
+    if len(ops) < 2:
+        return  # one op cannot collide with another
     deletes = [(op.key, op.range_end) for op in ops if isinstance(op, DeleteOp)]
     puts: set[str] = set()  # membership only; never iterated
     for op in ops:

@@ -75,7 +75,7 @@ def test_every_node_follows_services_and_endpoints():
 
     cluster.apply([_service_manifest()])
     cluster.run(1_000)
-    assert all(p.rules == {KUBERNETES: [], "10.96.0.50:80": []} for p in proxies)
+    assert all(p.rules == {KUBERNETES: ["172.18.1.1:6443"], "10.96.0.50:80": []} for p in proxies)
 
     cluster.apply([_endpoints_manifest(["10.244.1.5", "10.244.0.7"], not_ready=["10.244.2.2"])])
     cluster.run_for(1_000)
@@ -88,7 +88,7 @@ def test_every_node_follows_services_and_endpoints():
 
     cluster.submit(Delete("services", "default", "web"))
     cluster.run_for(1_000)
-    assert all(p.rules == {KUBERNETES: []} for p in proxies)
+    assert all(p.rules == {KUBERNETES: ["172.18.1.1:6443"]} for p in proxies)
     assert all(r.user == "system:kube-proxy" and r.verb in ("list", "watch")
                for r in cluster.audit if r.user == "system:kube-proxy")
 

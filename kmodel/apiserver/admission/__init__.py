@@ -51,8 +51,7 @@ Plugin = Callable[[AdmissionAttributes], Any]
 
 def run_mutating(a: AdmissionAttributes) -> Any:
     """Run the mutating chain; returns the (possibly new) object."""
-    from kmodel.apiserver.admission import namespace_lifecycle, node_restriction, tolerations
-
+    namespace_lifecycle, node_restriction, tolerations, _ = _plugins()
     namespace_lifecycle.admit(a)
     node_restriction.admit(a)
     a.obj = tolerations.admit(a)
@@ -60,6 +59,18 @@ def run_mutating(a: AdmissionAttributes) -> Any:
 
 
 def run_validating(a: AdmissionAttributes) -> None:
-    from kmodel.apiserver.admission import pod_security
+    _plugins()[3].validate(a)
 
-    pod_security.validate(a)
+
+_PLUGINS: tuple = ()
+
+
+def _plugins() -> tuple:
+    """The plugin modules, imported on first use (they import this module's names); a function-level
+    import on every request costs more than the plugins that do nothing."""
+    global _PLUGINS
+    if not _PLUGINS:
+        from kmodel.apiserver.admission import namespace_lifecycle, node_restriction, pod_security, tolerations
+
+        _PLUGINS = (namespace_lifecycle, node_restriction, tolerations, pod_security)
+    return _PLUGINS

@@ -61,7 +61,7 @@ def validate(a: AdmissionAttributes) -> None:
     if a.resource.name != "pods" or a.subresource or a.operation not in (CREATE, UPDATE):
         return
     pod = a.obj
-    if a.operation == UPDATE and a.old is not None and a.old.spec == pod.spec:
+    if a.operation == UPDATE and a.old is not None and (a.old.spec is pod.spec or a.old.spec == pod.spec):
         return
     ns = current_value(a.store, "/registry/namespaces/" + a.namespace)
     if ns is None:

@@ -12,7 +12,7 @@ from typing import Any
 from kmodel.apiserver.admission import CREATE, AdmissionAttributes
 from kmodel.apiserver.fastevolve import evolve
 from kmodel.objects.core import Toleration
-from kmodel.objects.memo import IdentityMemo
+from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, IdentityMemo
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -42,7 +42,7 @@ def with_default_tolerations(spec: Any) -> Any:
 
 
 # pods of one template share their spec object: so do their admitted specs (and validation memoises on them)
-_with_default_tolerations = IdentityMemo(with_default_tolerations)
+_with_default_tolerations = IdentityMemo(with_default_tolerations, maxsize=POD_SPEC_MEMO_SIZE)
 
 
 def admit(a: AdmissionAttributes) -> Any:

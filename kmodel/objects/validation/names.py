@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import Callable
 
 DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 DNS1123_LABEL_ERR = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
@@ -52,6 +53,32 @@ def regex_error(msg: str, fmt: str, *examples: str) -> str:
     return msg + f"regex used for validation is '{fmt}')"
 
 
+def _memo_by_value(fn: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """Memoise a check of one string (a pure function of its value): names, label keys and values repeat
+    across objects. Each call still returns a new list, as the check itself does."""
+    answers: dict[str, tuple[str, ...]] = {}
+
+    def memoised(value: str) -> list[str]:
+        found = answers.get(value) if type(value) is str else None
+        if found is None:
+            result = fn(value)
+            if type(value) is str:
+                if len(answers) >= _MEMO_MAX:
+                    answers.clear()
+                answers[value] = tuple(result)
+            return result
+        return list(found)
+
+    memoised.__doc__ = fn.__doc__
+    memoised.__name__ = fn.__name__
+    memoised.__wrapped__ = fn  # type: ignore[attr-defined]
+    return memoised
+
+
+_MEMO_MAX = 65_536
+
+
+@_memo_by_value
 def is_dns1123_label(value: str) -> list[str]:
     errs = []
     if len(value) > 63:
@@ -64,6 +91,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_memo_by_value
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = []
     if len(value) > 253:
@@ -82,6 +110,7 @@ def is_dns1035_label(value: str) -> list[str]:
     return errs
 
 
+@_memo_by_value
 def is_qualified_name(value: str) -> list[str]:
     errs: list[str] = []
     parts = value.split("/")
@@ -107,6 +136,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@_memo_by_value
 def is_valid_label_value(value: str) -> list[str]:
     errs = []
     if len(value) > 63:

@@ -6,7 +6,7 @@ from ..core import Container, Pod, PodSpec, PodTemplateSpec, Probe, ResourceRequ
 from ..field_errors import (
     FieldError, duplicate, forbidden, go_quote, invalid, not_supported, required,
 )
-from ..memo import IdentityMemo
+from ..memo import POD_SPEC_MEMO_SIZE, IdentityMemo
 from ..quantity import Quantity
 from .common import (
     NEGATIVE, dns1123_label, nonnegative, port_num_or_name, protocol, validate_labels, validate_object_meta,
@@ -47,7 +47,7 @@ def _validate_pod_spec(spec: PodSpec, path: str) -> tuple[FieldError, ...]:
     return tuple(_validate_pod_spec_uncached(spec, path))
 
 
-_validate_pod_spec_memo = IdentityMemo(_validate_pod_spec)
+_validate_pod_spec_memo = IdentityMemo(_validate_pod_spec, maxsize=POD_SPEC_MEMO_SIZE)
 
 
 def _validate_pod_spec_uncached(spec: PodSpec, path: str) -> list[FieldError]:
@@ -278,6 +278,8 @@ def validate_pod_update(new: Pod, old: Pod) -> list[FieldError]:
     errs += validate_pod_spec(new.spec, "spec")
     old_spec = old.spec
     new_spec = new.spec
+    if new_spec is old_spec:
+        return errs  # the spec did not move (a status or metadata update): nothing below can object
     if len(new_spec.containers) != len(old_spec.containers) or len(new_spec.init_containers) != len(old_spec.init_containers):
         errs.append(forbidden("spec", f"pod updates may not change fields other than {POD_UPDATE_FIELDS}"))
         return errs
