@@ -1,5 +1,5 @@
 import sys
 
-from kmodel.cli import main
+from kmodel.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())

@@ -14,6 +14,7 @@ import sys
 from typing import Sequence
 
 from kmodel import __version__
+from kmodel.runtime import tune_gc
 
 
 class KmodelUsageError(Exception):
@@ -55,5 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
 
 
+def console_main() -> int:
+    """The `kmodel` command: `main` in a process of its own, whose GC is tuned for a model run (a model
+    run only grows its heap: see kmodel/runtime.py). Tests call `main` and leave their process alone."""
+    tune_gc()
+    return main()
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console_main())
