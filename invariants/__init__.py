@@ -1,0 +1,18 @@
+"""kmodel's invariants, one function per invariant, grouped by area; importing this package registers them all.
+
+    network.py     unique-pod-ips, pod-ip-in-node-cidr, node-cidrs-disjoint, api-single-contract
+    storage.py     occ-no-lost-update, resource-version-monotonic
+    watch.py       watch-ordered, watch-unique, watch-reliable, watch-atomic, informer-no-time-travel
+    scheduling.py  no-overcommit, host-ports-unique, binding-immutable
+    contract.py    admission-enforced, rbac-enforced
+    lifecycle.py   eviction-timing
+    liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
+                   no-ip-leak, no-cidr-leak, settles
+
+See registry.py for the contract every invariant follows.
+"""
+
+from invariants import contract, lifecycle, liveness, network, scheduling, storage, watch  # noqa: F401
+from invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
+
+__all__ = ["LIVENESS", "REGISTRY", "SAFETY", "Invariant", "invariant", "registered", "violations"]

@@ -161,7 +161,7 @@ class EtcdServer(Component):
 class EtcdHandle:
     """A replica's synchronous connection to etcd: the `Store` API, failing when etcd is unreachable."""
 
-    __slots__ = ("server", "store", "replica", "calls", "timeouts", "_counts")
+    __slots__ = ("server", "store", "replica", "calls", "timeouts", "written", "_counts")
 
     def __init__(self, server: EtcdServer, replica: str) -> None:
         self.server = server
@@ -169,6 +169,9 @@ class EtcdHandle:
         self.replica = replica
         self.calls = 0
         self.timeouts = 0  # calls that failed because etcd was unreachable
+        # the store revisions this handle's writes created (for invariants: a write that bypassed every API
+        # server's handle shows as a revision no handle wrote)
+        self.written: list[int] = []
         # The network counts messages only when they are sent; a synchronous call is counted here on the same
         # table so the communication graph shows apiserver-i -> etcd. (Network has no public hook for it.)
         self._counts = getattr(server.network, "_counts", None)
@@ -191,19 +194,28 @@ class EtcdHandle:
 
     def put(self, key: str, value: Any, *, prev_kv: bool = False):
         self._call()
+        before = self.store.revision
         response = self.store.put(key, value, prev_kv=prev_kv)
+        if self.store.revision != before:
+            self.written.append(self.store.revision)
         self.server.poke()
         return response
 
     def delete_range(self, key: str, range_end: Optional[str] = None, *, prev_kv: bool = False):
         self._call()
+        before = self.store.revision
         response = self.store.delete_range(key, range_end, prev_kv=prev_kv)
+        if self.store.revision != before:
+            self.written.append(self.store.revision)
         self.server.poke()
         return response
 
     def txn(self, compare, success, failure):
         self._call()
+        before = self.store.revision
         response = self.store.txn(compare, success, failure)
+        if self.store.revision != before:
+            self.written.append(self.store.revision)
         self.server.poke()
         return response
 

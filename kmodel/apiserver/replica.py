@@ -96,6 +96,9 @@ class APIServerReplica(Component):
         self.fresh_wait_ms = fresh_wait_ms
         self.etcd_retry_ms = etcd_retry_ms
         self.etcd_name = etcd_name
+        # What this replica's watch cache received from etcd, for the watch invariants (survives a crash):
+        # (stream, start_revision) when a watch is opened, (stream, WatchResponse) for each response applied.
+        self.etcd_received: list[tuple] = []
         self._forget()
 
     def _forget(self) -> None:
@@ -159,6 +162,7 @@ class APIServerReplica(Component):
             response = self.etcd.range(REGISTRY_PREFIX, prefix_end(REGISTRY_PREFIX))
             self.cache.replace(response.kvs, response.header_revision, out)
             self.etcd_stream = self.etcd.watch(response.header_revision + 1)
+            self.etcd_received.append((self.etcd_stream, response.header_revision + 1))
         except StoreError:
             self.etcd_stream = None
             out.set_timer(TIMER_ETCD_RETRY, self.etcd_retry_ms)
@@ -169,6 +173,7 @@ class APIServerReplica(Component):
     def _rewatch(self, now: int, out: Out) -> None:
         try:
             self.etcd_stream = self.etcd.watch(self.cache.resource_version + 1)
+            self.etcd_received.append((self.etcd_stream, self.cache.resource_version + 1))
         except StoreError:
             self.etcd_stream = None
             out.set_timer(TIMER_ETCD_RETRY, self.etcd_retry_ms)
@@ -177,6 +182,7 @@ class APIServerReplica(Component):
         if msg.stream != self.etcd_stream:
             return  # from a watch this replica has already replaced
         response = msg.payload
+        self.etcd_received.append((msg.stream, response))
         if response.canceled:
             out.close_stream(msg.stream)
             self.etcd_stream = None

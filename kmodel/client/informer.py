@@ -66,10 +66,15 @@ class Informer:
         self.on_add = on_add
         self.on_update = on_update
         self.on_delete = on_delete
+        # every resourceVersion this informer exposed to its handlers (a list's, then each event's), in order;
+        # 0 marks a reset (the owner crashed: a new process starts from nothing). Read by invariants.
+        self.exposed: list[int] = []
         self.reset()
 
     def reset(self) -> None:
         """Forget everything (the owning component crashed)."""
+        if self.exposed:
+            self.exposed.append(0)
         self.indexer = Indexer(self._indexers)
         self.last_rv = 0
         self.has_synced = False
@@ -122,6 +127,7 @@ class Informer:
                 self.refused_lists += 1  # an older state than one already seen: never expose it
                 self._later(now, out, self._list)
                 return
+            self.exposed.append(rv)
             self._replace(now, result.items, out)
             self.last_rv = rv
             self.rv_unavailable = False
@@ -184,6 +190,7 @@ class Informer:
             self.dropped_stale += 1
             return
         self._events_on_watch += 1
+        self.exposed.append(rv)
         self.last_rv = rv
         if typ == "DELETED":
             old = self.indexer.delete_key(meta_namespace_key(obj))

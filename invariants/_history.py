@@ -1,0 +1,163 @@
+"""Reading the store's history incrementally: what each request changed, and small mirrors of the keyspace.
+
+Invariants only read. Each one that needs the store's changes keeps a `HistoryReader` in its memo and calls
+`read(store)` after every step: it walks only the `store.history` records appended since the last call and
+returns one `Change` per key a write request changed, in the order the store made them. The reader keeps a
+mirror of the live keys (value, mod_revision, version), so a change knows what it replaced (a deletion of a
+range is expanded to the keys the mirror has in it) and so invariants can look objects up without a scan.
+
+The mirror is built from the history alone (never from the store's internals), so it is an independent
+account of the store: a store whose state disagreed with its own history would show.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, NamedTuple, Optional
+
+from kmodel.store.types import (
+    DeleteOp,
+    DeleteRangeResponse,
+    PutOp,
+    PutResponse,
+    TxnRequest,
+    TxnResponse,
+)
+
+
+class Change(NamedTuple):
+    rev: int  # the revision the write created
+    key: str
+    value: Any  # None for a deletion
+    prev: Any  # the value replaced (None: the key did not exist)
+    prev_mod: int  # the mod_revision of the value replaced (0: the key did not exist)
+    index: int  # the position of the request in store.history
+    request: Any
+    response: Any
+
+
+def _in_range(key: str, start: str, end: Optional[str]) -> bool:
+    if end is None:
+        return key == start
+    if end == "\0":
+        return key >= start
+    return start <= key < end
+
+
+class HistoryReader:
+    """See the module docstring. `prefixes`: keep in the mirror (and report) only keys under these."""
+
+    __slots__ = ("pos", "live", "prefixes", "last_write_rev")
+
+    def __init__(self, prefixes: tuple[str, ...] = ("",)) -> None:
+        self.pos = 0
+        # key -> (value, mod_revision, version) of every live key (under the prefixes)
+        self.live: dict[str, tuple[Any, int, int]] = {}
+        self.prefixes = prefixes
+        self.last_write_rev = 1
+
+    def value(self, key: str) -> Any:
+        entry = self.live.get(key)
+        return None if entry is None else entry[0]
+
+    def read(self, store: Any) -> list[Change]:
+        history = store.history
+        start, end = self.pos, len(history)
+        if start == end:
+            return []
+        self.pos = end
+        changes: list[Change] = []
+        for i in range(start, end):
+            request, response = history[i]
+            rtype = type(request)
+            if rtype is TxnRequest:
+                if type(response) is not TxnResponse:
+                    continue
+                ops = request.success if response.succeeded else request.failure
+                if not any(type(op) is not _RANGE for op in ops):
+                    continue
+                self._apply(changes, ops, response.header_revision, response.responses, i, request, response)
+            elif rtype is PutOp:
+                if type(response) is PutResponse:
+                    self._apply(changes, (request,), response.header_revision, (response,), i, request, response)
+            elif rtype is DeleteOp:
+                if type(response) is DeleteRangeResponse and response.deleted:
+                    self._apply(changes, (request,), response.header_revision, (response,), i, request, response)
+        return changes
+
+    def _apply(self, changes: list, ops: Iterable, rev: int, responses: Any, index: int, request: Any,
+               response: Any) -> None:
+        live = self.live
+        prefixes = self.prefixes
+        for op, res in zip(ops, responses):
+            t = type(op)
+            if t is PutOp:
+                self.last_write_rev = rev
+                old = live.get(op.key)
+                if not op.key.startswith(prefixes):
+                    continue
+                if old is None:
+                    live[op.key] = (op.value, rev, 1)
+                    changes.append(Change(rev, op.key, op.value, None, 0, index, request, response))
+                else:
+                    live[op.key] = (op.value, rev, old[2] + 1)
+                    changes.append(Change(rev, op.key, op.value, old[0], old[1], index, request, response))
+            elif t is DeleteOp:
+                if not getattr(res, "deleted", 0):
+                    continue
+                self.last_write_rev = rev
+                if op.range_end is None:
+                    doomed = [op.key] if op.key in live else []
+                else:
+                    doomed = sorted(k for k in live if _in_range(k, op.key, op.range_end))
+                for key in doomed:
+                    old = live.pop(key)
+                    changes.append(Change(rev, key, None, old[0], old[1], index, request, response))
+
+
+from kmodel.store.types import RangeOp as _RANGE  # noqa: E402  (after the class, to keep the reader on top)
+
+
+# -- object helpers ----------------------------------------------------------------------------------------
+
+PODS = "/registry/pods/"
+NODES = "/registry/minions/"
+NAMESPACES = "/registry/namespaces/"
+LEASES = "/registry/leases/"
+
+
+def node_key(name: str) -> str:
+    return NODES + name
+
+
+def pod_ips(pod: Any) -> tuple[str, ...]:
+    status = pod.status
+    ips = tuple(p.ip for p in status.pod_ips if p.ip)
+    if not ips and status.pod_ip:
+        ips = (status.pod_ip,)
+    return ips
+
+
+def is_terminal(pod: Any) -> bool:
+    return pod.status.phase in ("Succeeded", "Failed")
+
+
+def node_cidrs(node: Any) -> tuple[str, ...]:
+    spec = node.spec
+    return tuple(spec.pod_cidrs) or ((spec.pod_cidr,) if spec.pod_cidr else ())
+
+
+def condition(obj: Any, kind: str) -> Any:
+    for c in obj.status.conditions:
+        if c.type == kind:
+            return c
+    return None
+
+
+def name_of(key: str) -> str:
+    """"/registry/pods/default/web-1" -> "default/web-1"; "/registry/minions/node-1" -> "node-1"."""
+    parts = key.split("/")
+    if len(parts) == 5:
+        return f"{parts[3]}/{parts[4]}"
+    if len(parts) == 4:
+        return parts[3]
+    return key

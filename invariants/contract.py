@@ -1,0 +1,200 @@
+"""Contract invariants: everything stored went through admission, everything accepted was authorized.
+
+Both are written independently of the pipeline's own code (they re-derive the rule from the objects), so a
+pipeline that skipped a stage, or an authorizer that said yes too easily, shows here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+from invariants._history import NAMESPACES, HistoryReader, name_of
+from invariants.registry import SAFETY, invariant
+from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
+from kmodel.apiserver.authorization import (
+    NODE_LEASE_NAMESPACE,
+    NODE_RULES,
+    RBAC_PREFIXES,
+    attributes_for,
+    rules_allow,
+    subject_applies,
+)
+from kmodel.store import prefix_end
+
+ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
+NOT_READY = "node.kubernetes.io/not-ready"
+UNREACHABLE = "node.kubernetes.io/unreachable"
+
+
+def baseline_violations(spec: Any) -> list[str]:
+    """Pod Security baseline's host checks, re-derived: host namespaces, host ports, privileged containers."""
+    found = []
+    for field in ("host_network", "host_pid", "host_ipc"):
+        if getattr(spec, field, False):
+            found.append(field.replace("_network", "Network").replace("_pid", "PID").replace("_ipc", "IPC"))
+    for c in tuple(spec.containers) + tuple(spec.init_containers):
+        if any(p.host_port for p in c.ports):
+            found.append(f"hostPort in container {c.name}")
+        sc = getattr(c, "security_context", None)
+        if sc is not None and getattr(sc, "privileged", None):
+            found.append(f"privileged container {c.name}")
+    return found
+
+
+def _tolerates(tolerations: tuple, key: str) -> bool:
+    return any((t.key == key or (not t.key and t.operator == "Exists")) and t.effect in ("NoExecute", "")
+               for t in tolerations)
+
+
+@invariant("admission-enforced", kind=SAFETY, principle="the API as the single contract")
+def admission_enforced(cluster: Any, memo: dict) -> Iterator[str]:
+    """Every stored object went through the API server's admission: it has a uid and a creationTimestamp,
+    every pod tolerates node.kubernetes.io/not-ready and unreachable (DefaultTolerationSeconds), and no pod
+    in a namespace enforcing Pod Security baseline uses host namespaces, host ports or privileged containers.
+
+    Checked on each object when it is created (and on each pod write), from the store's history."""
+    reader = memo.get("reader")
+    if reader is None:
+        reader = memo["reader"] = HistoryReader(("/registry/",))
+        memo["bad"] = []
+    bad: list = memo["bad"]
+    for ch in reader.read(cluster.store):
+        obj = ch.value
+        if obj is None:
+            continue
+        meta = getattr(obj, "metadata", None)
+        if meta is None:
+            continue
+        what = f"{ch.key} (revision {ch.rev})"
+        if ch.prev is None:
+            if not meta.uid:
+                bad.append(f"{what} has no uid: it was stored without going through the API server")
+            if meta.creation_timestamp is None:
+                bad.append(f"{what} has no creationTimestamp: it was stored without going through the API server")
+        if not ch.key.startswith("/registry/pods/") or ch.prev is not None:
+            continue
+        spec = obj.spec
+        missing = [k for k in (NOT_READY, UNREACHABLE) if not _tolerates(spec.tolerations, k)]
+        if missing:
+            bad.append(f"pod {name_of(ch.key)} does not tolerate {', '.join(missing)}: DefaultTolerationSeconds "
+                       f"admission did not run")
+        ns = reader.value(NAMESPACES + meta.namespace)
+        if ns is not None and ns.metadata.labels.get(ENFORCE_LABEL) in ("baseline", "restricted"):
+            violations = baseline_violations(spec)
+            if violations:
+                bad.append(f"pod {name_of(ch.key)} in namespace {meta.namespace} (enforce="
+                           f"{ns.metadata.labels.get(ENFORCE_LABEL)}) violates Pod Security baseline: "
+                           f"{', '.join(violations)}")
+    yield from bad
+
+
+# -- RBAC -------------------------------------------------------------------------------------------------
+
+
+class _RbacView:
+    """The RBAC objects as of one revision, read without touching the store's request history."""
+
+    def __init__(self, store: Any, revision: Optional[int]) -> None:
+        keys = store._keys  # noqa: SLF001 (a read that must not go on the store's history)
+        self.kvs: dict[str, list] = {}
+        for prefix in RBAC_PREFIXES:
+            if revision is None:
+                self.kvs[prefix] = keys.current(prefix, prefix_end(prefix))[0]
+            else:
+                self.kvs[prefix] = keys.past(prefix, prefix_end(prefix), revision)
+        self.by_key = {kv.key: kv.value for kvs in self.kvs.values() for kv in kvs}
+
+    def allowed(self, who: UserInfo, a: Any) -> bool:
+        for kv in self.kvs["/registry/clusterrolebindings/"]:
+            if self._binding_allows(kv.value, who, a, ""):
+                return True
+        if a.namespace:
+            for kv in self.kvs["/registry/rolebindings/"]:
+                if kv.key.startswith(f"/registry/rolebindings/{a.namespace}/") and \
+                        self._binding_allows(kv.value, who, a, a.namespace):
+                    return True
+        return False
+
+    def _binding_allows(self, binding: Any, who: UserInfo, a: Any, namespace: str) -> bool:
+        if not any(subject_applies(s, who, namespace) for s in binding.subjects):
+            return False
+        ref = binding.role_ref
+        if ref.kind == "ClusterRole":
+            role = self.by_key.get(f"/registry/clusterroles/{ref.name}")
+        elif ref.kind == "Role" and namespace:
+            role = self.by_key.get(f"/registry/roles/{namespace}/{ref.name}")
+        else:
+            role = None
+        return role is not None and rules_allow(a, role.rules)
+
+
+def _node_allows(who: UserInfo, a: Any) -> bool:
+    node = who.name[len(NODE_PREFIX):]
+    if a.resource == "leases" and a.api_group == "coordination.k8s.io":
+        return (a.verb in ("get", "create", "update", "patch", "delete") and a.namespace == NODE_LEASE_NAMESPACE
+                and (a.verb == "create" or a.name == node))
+    return rules_allow(a, NODE_RULES)
+
+
+def _users(cluster: Any) -> dict[str, UserInfo]:
+    tokens = getattr(cluster.replicas[0].pipeline.authenticator, "tokens", {}) if cluster.replicas else {}
+    return {u.name: u for u in tokens.values()}
+
+
+@invariant("rbac-enforced", kind=SAFETY, principle="the API as the single contract")
+def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
+    """Every request the API servers accepted (the audit trail's records that got past authorization) was
+    allowed for its user by the Node authorizer or by RBAC as the RBAC objects stood when it was handled.
+
+    Reads the audit trail incrementally; RBAC is re-derived from the stored roles and bindings."""
+    bad: list = memo.setdefault("bad", [])
+    records = cluster.audit.records
+    start = memo.get("pos", 0)
+    if start == len(records):
+        yield from bad
+        return
+    memo["pos"] = len(records)
+    users = memo.get("users")
+    if users is None or len(users) != len(_users(cluster)):
+        users = memo["users"] = _users(cluster)
+    store = cluster.store
+    tracker = getattr(store, "_trackers", {}).get(RBAC_PREFIXES)
+    views: dict = memo.setdefault("views", {})
+    prev_revision = records[start - 1].revision if start else 0
+    for r in records[start:]:
+        written = r.revision != prev_revision
+        prev_revision = r.revision
+        if not r.user or r.code in (401, 403):
+            continue
+        who = users.get(r.user)
+        if who is None:
+            if r.user.startswith(NODE_PREFIX):
+                who = user(r.user, NODES)
+            elif r.user == ANONYMOUS:
+                who = ANONYMOUS_USER
+            else:
+                who = user(r.user)
+        if MASTERS in who.groups:
+            continue
+        name = r.name if (r.verb != "create" or r.subresource) else ""
+        a = attributes_for(r.verb, r.resource, r.namespace, name, r.subresource)
+        if who.is_node() and _node_allows(who, a):
+            continue
+        # RBAC as it stood before the request (its own write, if any, is at r.revision)
+        at = r.revision - 1 if written else r.revision
+        if tracker is not None and tracker.revision <= at:
+            view_key = ("current", tracker.revision)
+            revision = None
+        else:
+            view_key = ("past", at)
+            revision = at
+        view = views.get(view_key)
+        if view is None:
+            if len(views) > 64:
+                views.clear()
+            view = views[view_key] = _RbacView(store, revision)
+        if not view.allowed(who, a):
+            target = "/".join(p for p in (r.namespace, r.resource, r.name, r.subresource) if p)
+            bad.append(f"{r.replica} accepted {r.verb} {target} (code {r.code}) at {r.time} ms from {r.user}, "
+                       f"whom neither the Node authorizer nor RBAC allows it")
+    yield from bad

@@ -1,0 +1,209 @@
+"""Liveness invariants: checked once faults have healed and the cluster has run fairly to quiescence.
+
+Each reads the settled state in full (they run once per settle, not per step), straight from the store and
+the components' observable state (kube-proxy's rules, the nodes' CNI disks, the node IPAM allocator).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from invariants._history import condition, is_terminal, node_cidrs, pod_ips
+from invariants.registry import LIVENESS, invariant
+from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update
+from kmodel.loop.events import Deliver, Work
+from kmodel.proxy.rules import service_rules
+
+NODE_TAINTS = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
+PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name"
+HEADLESS_LABEL = "service.kubernetes.io/headless"
+
+
+def _unschedulable(pod: Any) -> bool:
+    c = condition(pod, "PodScheduled")
+    return not pod.spec.node_name and c is not None and c.status == "False" and c.reason == "Unschedulable"
+
+
+def _ready(pod: Any) -> bool:
+    c = condition(pod, "Ready")
+    return c is not None and c.status == "True"
+
+
+def _owned_by(pod: Any, uid: str) -> bool:
+    return any(ref.controller and ref.uid == uid for ref in pod.metadata.owner_references)
+
+
+def _namespaces(cluster: Any) -> list[str]:
+    return [ns.metadata.name for ns in cluster.objects("namespaces")]
+
+
+@invariant("converges-replicas", kind=LIVENESS, principle="level-driven reconciliation")
+def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
+    """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
+    says so; each Deployment's status reports spec.replicas updated, ready pods (given capacity) for its
+    current generation."""
+    for ns in _namespaces(cluster):
+        pods = [p for p in cluster.objects("pods", ns) if not is_terminal(p) and p.metadata.deletion_timestamp is None]
+        for rs in cluster.objects("replicasets", ns):
+            if rs.metadata.deletion_timestamp is not None:
+                continue
+            want = rs.spec.replicas if rs.spec.replicas is not None else 1
+            mine = [p for p in pods if _owned_by(p, rs.metadata.uid)]
+            stuck = sum(1 for p in mine if _unschedulable(p))
+            ready = sum(1 for p in mine if _ready(p))
+            name = f"replicaset {ns}/{rs.metadata.name}"
+            if len(mine) != want:
+                yield f"{name} wants {want} replicas but has {len(mine)} live pods"
+            elif ready != want - stuck:
+                yield f"{name} has {ready} ready pods of {want} ({stuck} unschedulable)"
+            st = rs.status
+            if st.replicas != len(mine) or st.ready_replicas != ready or \
+                    st.observed_generation != rs.metadata.generation:
+                yield (f"{name} status says replicas={st.replicas} ready={st.ready_replicas} "
+                       f"observedGeneration={st.observed_generation}, but it has {len(mine)} pods, {ready} ready, "
+                       f"generation {rs.metadata.generation}")
+        for d in cluster.objects("deployments", ns):
+            if d.metadata.deletion_timestamp is not None:
+                continue
+            want = d.spec.replicas if d.spec.replicas is not None else 1
+            st = d.status
+            name = f"deployment {ns}/{d.metadata.name}"
+            owned_rs = [rs.metadata.uid for rs in cluster.objects("replicasets", ns) if _owned_by(rs, d.metadata.uid)]
+            mine = [p for p in pods if any(_owned_by(p, uid) for uid in owned_rs)]
+            stuck = sum(1 for p in mine if _unschedulable(p))
+            if st.observed_generation != d.metadata.generation:
+                yield f"{name} status is for generation {st.observed_generation}, not {d.metadata.generation}"
+            if st.replicas != want or st.updated_replicas != want or st.ready_replicas != want - stuck:
+                yield (f"{name} wants {want} replicas ({stuck} unschedulable) but its status says "
+                       f"replicas={st.replicas} updated={st.updated_replicas} ready={st.ready_replicas}")
+
+
+@invariant("converges-endpoints", kind=LIVENESS, principle="level-driven reconciliation")
+def converges_endpoints(cluster: Any, memo: dict) -> Iterator[str]:
+    """Each Service with a selector has Endpoints whose subsets are exactly what its live pods imply (ready pods
+    in addresses, the others in notReadyAddresses)."""
+    for ns in _namespaces(cluster):
+        pods = cluster.objects("pods", ns)
+        endpoints = {e.metadata.name: e for e in cluster.objects("endpoints", ns)}
+        for svc in cluster.objects("services", ns):
+            if svc.spec.type == "ExternalName" or not svc.spec.selector:
+                continue
+            selected = [p for p in pods
+                        if all(p.metadata.labels.get(k) == v for k, v in svc.spec.selector.items())]
+            current = endpoints.get(svc.metadata.name)
+            if endpoints_need_update(current, svc, endpoint_subsets(svc, selected)):
+                have = "no Endpoints" if current is None else f"Endpoints {current.subsets}"
+                yield (f"service {ns}/{svc.metadata.name} has {have}, not what its "
+                       f"{len(selected)} selected pods imply")
+
+
+def _labels_ok(obj: Any, *excluded: str) -> bool:
+    return not any(k in obj.metadata.labels for k in excluded)
+
+
+@invariant("converges-proxy-rules", kind=LIVENESS, principle="level-driven reconciliation")
+def converges_proxy_rules(cluster: Any, memo: dict) -> Iterator[str]:
+    """Every running kube-proxy's rules are exactly what the Services and their Endpoints imply."""
+    want: dict[str, list[str]] = {}
+    for ns in _namespaces(cluster):
+        endpoints = {e.metadata.name: e for e in cluster.objects("endpoints", ns)
+                     if _labels_ok(e, PROXY_NAME_LABEL, HEADLESS_LABEL)}
+        for svc in cluster.objects("services", ns):
+            if _labels_ok(svc, PROXY_NAME_LABEL, HEADLESS_LABEL):
+                want.update(service_rules(svc, endpoints.get(svc.metadata.name)))
+    want = {k: sorted(v) for k, v in sorted(want.items())}
+    for name, comp in sorted(cluster.loop.components.items()):
+        if not name.startswith("proxy/") or not cluster.loop.is_up(name):
+            continue
+        have = {k: sorted(v) for k, v in comp.rules.items()}
+        if have != want:
+            diff = sorted(set(have.items()) ^ set(want.items())) if False else \
+                sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+            details = "; ".join(f"{k}: has {have.get(k)}, should be {want.get(k)}" for k in diff[:5])
+            yield f"{name}'s rules differ from the Services and Endpoints: {details}"
+
+
+@invariant("converges-node-status", kind=LIVENESS, principle="node lifecycle")
+def converges_node_status(cluster: Any, memo: dict) -> Iterator[str]:
+    """Every node's kubelet is up and reaches an API server, every node is Ready=True, and no node carries the
+    unreachable or not-ready taint."""
+    apiservers = [r.name for r in cluster.replicas]
+    nodes = {n.metadata.name: n for n in cluster.objects("nodes")}
+    for node_name in cluster.config.node_names():
+        kubelet = f"kubelet/{node_name}"
+        if kubelet in cluster.loop.components:
+            if not cluster.loop.is_up(kubelet):
+                yield f"{kubelet} is down"
+            elif not any(cluster.network.can_reach(kubelet, a) for a in apiservers):
+                yield f"{kubelet} cannot reach any API server"
+        node = nodes.get(node_name)
+        if node is None:
+            yield f"node {node_name} is not registered"
+            continue
+        ready = condition(node, "Ready")
+        if ready is None or ready.status != "True":
+            yield f"node {node_name} is not Ready (Ready={ready.status if ready else 'missing'})"
+        taints = [t.key for t in node.spec.taints if t.key in NODE_TAINTS]
+        if taints:
+            yield f"node {node_name} still has the taints {', '.join(taints)}"
+
+
+@invariant("no-ip-leak", kind=LIVENESS, principle="network model")
+def no_ip_leak(cluster: Any, memo: dict) -> Iterator[str]:
+    """Each node's host-local reservations are exactly the IPs of the live pods (not hostNetwork) running there."""
+    pods = [p for p in cluster.objects("pods") if p.spec.node_name and not p.spec.host_network
+            and not is_terminal(p)]
+    for name, comp in sorted(cluster.loop.components.items()):
+        if not name.startswith("kubelet/"):
+            continue
+        node = name[len("kubelet/"):]
+        reserved = {f for f in comp.cni_disk if not f.startswith("last_reserved_ip.")}
+        reserved = {f.rsplit("/", 1)[-1] for f in reserved}
+        expected = {ip for p in pods if p.spec.node_name == node for ip in pod_ips(p)}
+        leaked, missing = sorted(reserved - expected), sorted(expected - reserved)
+        if leaked:
+            yield f"node {node} still reserves {', '.join(leaked)}, which no live pod there holds"
+        if missing:
+            yield f"node {node} has pods with IPs {', '.join(missing)} that its host-local IPAM does not reserve"
+
+
+@invariant("no-cidr-leak", kind=LIVENESS, principle="network model")
+def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
+    """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes."""
+    comp = cluster.loop.components.get("controller/nodeipam")
+    if comp is None or not cluster.loop.is_up("controller/nodeipam"):
+        return
+    used = {str(b) for b in comp.cidrs.used_blocks()}
+    assigned = {c for n in cluster.objects("nodes") for c in node_cidrs(n)}
+    for c in sorted(used - assigned):
+        yield f"node IPAM holds {c}, which no node has"
+    for c in sorted(assigned - used):
+        yield f"node IPAM does not hold {c}, which a node has"
+
+
+@invariant("settles", kind=LIVENESS, principle="level-driven reconciliation")
+def settles(cluster: Any, memo: dict) -> Iterator[str]:
+    """The cluster is quiescent: no message in flight, no component with work queued, and no pod pending that
+    could run (unbound without being marked Unschedulable, or bound to a Ready node and not started)."""
+    in_flight = cluster.network.in_flight_count()
+    if in_flight:
+        yield f"{in_flight} message(s) still in flight"
+    busy = sorted({e.component for e in cluster.loop.enabled_events() if isinstance(e, Work)})
+    if busy:
+        yield f"components with work queued: {', '.join(busy)}"
+    deliverable = [e for e in cluster.loop.enabled_events() if isinstance(e, Deliver)]
+    if deliverable and not in_flight:
+        yield f"{len(deliverable)} deliveries still enabled"
+    nodes = {n.metadata.name: n for n in cluster.objects("nodes")}
+    for p in cluster.objects("pods"):
+        if p.status.phase != "Pending" or p.metadata.deletion_timestamp is not None:
+            continue
+        name = f"{p.metadata.namespace}/{p.metadata.name}"
+        if not p.spec.node_name:
+            if not _unschedulable(p):
+                yield f"pod {name} is pending, unbound, and not marked Unschedulable"
+        else:
+            node = nodes.get(p.spec.node_name)
+            ready = condition(node, "Ready") if node is not None else None
+            if ready is not None and ready.status == "True":
+                yield f"pod {name} is bound to Ready node {p.spec.node_name} but still Pending"

@@ -1,0 +1,195 @@
+"""Network invariants: pod IPs, node CIDRs, and who may talk to whom.
+
+Each reads the store's history incrementally (`_history.HistoryReader`): after every step it looks only at
+the pods and nodes the step changed, so a check costs what the step wrote, not the size of the cluster.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any, Iterator
+
+from invariants._history import NODES, PODS, HistoryReader, is_terminal, name_of, node_cidrs, node_key, pod_ips
+from invariants.registry import SAFETY, invariant
+
+ETCD = "etcd"
+
+
+def _ip_holder(pod: Any) -> bool:
+    """A pod that holds its own pod-network IP: not hostNetwork, not terminated."""
+    return pod is not None and not pod.spec.host_network and not is_terminal(pod)
+
+
+@invariant("unique-pod-ips", kind=SAFETY, principle="network model")
+def unique_pod_ips(cluster: Any, memo: dict) -> Iterator[str]:
+    """No two live pods (not hostNetwork, not Succeeded or Failed) have the same IP.
+
+    Incremental: an index IP -> pods holding it is kept up to date from the pod writes of each step."""
+    reader = memo.get("reader")
+    if reader is None:
+        reader = memo["reader"] = HistoryReader((PODS,))
+        memo["owners"] = {}
+        memo["bad"] = set()
+    owners: dict[str, dict[str, None]] = memo["owners"]
+    bad: set = memo["bad"]
+    for ch in reader.read(cluster.store):
+        if _ip_holder(ch.prev):
+            for ip in pod_ips(ch.prev):
+                group = owners.get(ip)
+                if group is not None:
+                    group.pop(ch.key, None)
+                    if len(group) < 2:
+                        bad.discard(ip)
+                    if not group:
+                        del owners[ip]
+        if _ip_holder(ch.value):
+            for ip in pod_ips(ch.value):
+                group = owners.setdefault(ip, {})
+                group[ch.key] = None
+                if len(group) > 1:
+                    bad.add(ip)
+    for ip in sorted(bad):
+        holders = ", ".join(name_of(k) for k in sorted(owners[ip]))
+        yield f"pod IP {ip} is held by {len(owners[ip])} live pods: {holders}"
+
+
+def _in_any(ip: str, cidrs: tuple[str, ...]) -> bool:
+    addr = ipaddress.ip_address(ip)
+    for c in cidrs:
+        net = ipaddress.ip_network(c, strict=False)
+        if net.version == addr.version and addr in net:
+            return True
+    return False
+
+
+@invariant("pod-ip-in-node-cidr", kind=SAFETY, principle="network model")
+def pod_ip_in_node_cidr(cluster: Any, memo: dict) -> Iterator[str]:
+    """Every IP of a live pod that is not hostNetwork lies in one of its node's podCIDRs.
+
+    Incremental: a pod is checked when it changes, and the pods of a node when the node's CIDRs change."""
+    reader = memo.get("reader")
+    if reader is None:
+        reader = memo["reader"] = HistoryReader((PODS, NODES))
+        memo["on_node"] = {}  # node name -> {pod key}
+        memo["bad"] = {}  # pod key -> message
+    on_node: dict[str, dict[str, None]] = memo["on_node"]
+    bad: dict[str, str] = memo["bad"]
+    recheck: dict[str, None] = {}
+    for ch in reader.read(cluster.store):
+        if ch.key.startswith(NODES):
+            old = node_cidrs(ch.prev) if ch.prev is not None else ()
+            new = node_cidrs(ch.value) if ch.value is not None else ()
+            if old != new:
+                recheck.update(on_node.get(ch.key[len(NODES):], {}))
+            continue
+        if ch.prev is not None and ch.prev.spec.node_name:
+            group = on_node.get(ch.prev.spec.node_name)
+            if group is not None:
+                group.pop(ch.key, None)
+        if ch.value is not None and ch.value.spec.node_name:
+            on_node.setdefault(ch.value.spec.node_name, {})[ch.key] = None
+        recheck[ch.key] = None
+    for key in recheck:
+        bad.pop(key, None)
+        pod = reader.value(key)
+        if not _ip_holder(pod) or not pod.spec.node_name:
+            continue
+        ips = pod_ips(pod)
+        if not ips:
+            continue
+        node = reader.value(node_key(pod.spec.node_name))
+        cidrs = node_cidrs(node) if node is not None else ()
+        outside = [ip for ip in ips if not _in_any(ip, cidrs)]
+        if outside:
+            where = f"podCIDRs {', '.join(cidrs)}" if cidrs else ("no podCIDR" if node is not None else "no Node object")
+            bad[key] = (f"pod {name_of(key)} on {pod.spec.node_name} has IP {', '.join(outside)}, outside its "
+                        f"node's {where}")
+    for key in sorted(bad):
+        yield bad[key]
+
+
+@invariant("node-cidrs-disjoint", kind=SAFETY, principle="network model")
+def node_cidrs_disjoint(cluster: Any, memo: dict) -> Iterator[str]:
+    """No two nodes have overlapping podCIDRs.
+
+    Incremental: only a node whose CIDRs changed is compared with the others."""
+    reader = memo.get("reader")
+    if reader is None:
+        reader = memo["reader"] = HistoryReader((NODES,))
+        memo["cidrs"] = {}  # node name -> tuple of ip_network
+        memo["bad"] = {}  # (a, b) -> message
+    cidrs: dict[str, tuple] = memo["cidrs"]
+    bad: dict[tuple[str, str], str] = memo["bad"]
+    for ch in reader.read(cluster.store):
+        name = ch.key[len(NODES):]
+        old = node_cidrs(ch.prev) if ch.prev is not None else ()
+        new = node_cidrs(ch.value) if ch.value is not None else ()
+        if old == new:
+            continue
+        for pair in [p for p in bad if name in p]:
+            del bad[pair]
+        nets = tuple(ipaddress.ip_network(c, strict=False) for c in new)
+        if nets:
+            cidrs[name] = nets
+        else:
+            cidrs.pop(name, None)
+        for other, other_nets in cidrs.items():
+            if other == name:
+                continue
+            for a in nets:
+                for b in other_nets:
+                    if a.version == b.version and a.overlaps(b):
+                        pair = (min(name, other), max(name, other))
+                        bad[pair] = f"nodes {pair[0]} and {pair[1]} have overlapping podCIDRs {a} and {b}"
+    for pair in sorted(bad):
+        yield bad[pair]
+
+
+@invariant("api-single-contract", kind=SAFETY, principle="the API as the single contract")
+def api_single_contract(cluster: Any, memo: dict) -> Iterator[str]:
+    """Components meet only in the API: every message on the communication graph has an API server at one end,
+    only API servers talk to etcd, and every store write was made through an API server's etcd handle.
+
+    The graph is the network's `communication_graph()` (networkx), rebuilt only when a new pair of endpoints
+    has talked; the writes are the store history's revisions, matched against the revisions the replicas'
+    `EtcdHandle`s recorded."""
+    apiservers = {r.name for r in cluster.replicas}
+    network = cluster.network
+    counts = getattr(network, "_counts", None)  # the live table (sorting it every step would cost O(links))
+    pairs = len(counts) if counts is not None else len(network.communication_counts())
+    bad_edges: dict = memo.setdefault("bad_edges", {})
+    if pairs != memo.get("edges", -1):
+        memo["edges"] = pairs
+        graph = cluster.network.communication_graph()
+        for src, dst in graph.edges:
+            if (src, dst) in bad_edges:
+                continue
+            n = graph.edges[src, dst].get("messages", 1)
+            if ETCD in (src, dst) and not ({src, dst} - {ETCD}) <= apiservers:
+                bad_edges[(src, dst)] = f"{src} sent {n} message(s) to {dst}: only API servers talk to etcd"
+            elif src not in apiservers and dst not in apiservers:
+                bad_edges[(src, dst)] = (f"{src} sent {n} message(s) straight to {dst}: every message must have "
+                                         f"an API server at one end")
+    for edge in sorted(bad_edges):
+        yield bad_edges[edge]
+    # every write in the store's history was made by some replica's handle
+    written: set = memo.setdefault("written", set())
+    positions: dict = memo.setdefault("positions", {})
+    for replica in cluster.replicas:
+        handle = replica.etcd
+        done = positions.get(id(handle), 0)
+        log = getattr(handle, "written", ())
+        if len(log) > done:
+            written.update(log[done:])
+            positions[id(handle)] = len(log)
+    reader = memo.get("reader")
+    if reader is None:
+        reader = memo["reader"] = HistoryReader()
+        memo["bypassed"] = {}
+    bypassed: dict = memo["bypassed"]
+    for ch in reader.read(cluster.store):
+        if ch.rev not in written and ch.rev not in bypassed:
+            bypassed[ch.rev] = (f"store revision {ch.rev} ({'put' if ch.value is not None else 'delete'} "
+                                f"{ch.key}) was written straight into etcd, not through an API server")
+    for rev in sorted(bypassed):
+        yield bypassed[rev]

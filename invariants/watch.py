@@ -1,0 +1,225 @@
+"""Watch invariants: etcd's four watch guarantees, and informers that never travel back in time.
+
+The watch guarantees are checked the way etcd's robustness tests check them (tests/robustness/validate),
+on what each API server replica's watch cache actually received from etcd (`APIServerReplica.etcd_received`:
+the start revision of each watch it opened and every response it applied), against the store's history.
+Within a watch stream: events come in revision order (and, within a revision, in the order the txn made
+them); no event comes twice; every revision from the watch's start to the newest one received is there
+(inside the history window: a watch that started at the compaction revision may miss that revision's
+deletions); and all the events of one revision come in one response.
+
+One `_WatchState` (in the memo shared by the four guarantees' checks through `_progress`) reads the history
+and the received responses incrementally; each guarantee keeps its own list of violations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from invariants._history import HistoryReader
+from invariants.registry import SAFETY, invariant
+
+REGISTRY = "/registry/"
+GUARANTEES = ("ordered", "unique", "reliable", "atomic")
+
+
+class _Stream:
+    __slots__ = ("start", "next_rev", "last", "seen", "revisions", "floor", "ended")
+
+    def __init__(self, start: int, floor: int) -> None:
+        self.start = start
+        self.next_rev = start  # the oldest revision not received yet
+        self.last = (0, -1)  # (revision, position within it) of the last event received
+        self.seen: set = set()  # (revision, key) received (only revisions >= next_rev - window are kept)
+        self.revisions: set = set()  # revisions received (in earlier responses)
+        self.floor = floor  # the compaction revision when the watch was first seen
+        self.ended = False
+
+
+class _WatchState:
+    """Shared per check-memo: the store's changes per revision (under /registry/) and each stream's progress."""
+
+    def __init__(self) -> None:
+        self.reader = HistoryReader((REGISTRY,))
+        self.revs: dict[int, list[tuple[str, bool]]] = {}  # revision -> [(key, is_delete)] in store order
+        self.positions: dict[str, int] = {}  # replica -> entries of etcd_received read
+        self.streams: dict[tuple[str, str], _Stream] = {}
+        self.bad: dict[str, list[str]] = {g: [] for g in GUARANTEES}
+
+    def update(self, cluster: Any) -> None:
+        if self.reader.pos == len(cluster.store.history) and all(
+                self.positions.get(r.name, 0) == len(getattr(r, "etcd_received", ())) for r in cluster.replicas):
+            return
+        revs = self.revs
+        for ch in self.reader.read(cluster.store):
+            revs.setdefault(ch.rev, []).append((ch.key, ch.value is None))
+        for replica in cluster.replicas:
+            log = getattr(replica, "etcd_received", None)
+            if log is None:
+                continue
+            start = self.positions.get(replica.name, 0)
+            if start == len(log):
+                continue
+            self.positions[replica.name] = len(log)
+            for stream_id, item in log[start:]:
+                if isinstance(item, int):
+                    self.streams[(replica.name, stream_id)] = _Stream(item, cluster.store.compact_revision)
+                    continue
+                s = self.streams.get((replica.name, stream_id))
+                if s is not None:
+                    self._response(replica.name, stream_id, s, item)
+
+    def _response(self, replica: str, stream_id: str, s: _Stream, response: Any) -> None:
+        where = f"{replica} (etcd watch {stream_id}, from revision {s.start})"
+        bad = self.bad
+        if response.canceled:
+            s.ended = True
+            return
+        events = response.events
+        if not events:
+            return  # a progress notification
+        by_rev: dict[int, list[str]] = {}
+        for ev in events:
+            rev, key = ev.kv.mod_revision, ev.kv.key
+            expected = self.revs.get(rev, [])
+            position = next((i for i, (k, _) in enumerate(expected) if k == key), -1)
+            if (rev, position) <= s.last:
+                bad["ordered"].append(f"{where}: event {key}@{rev} came after {s.last[0]} "
+                                      f"(position {s.last[1]} in its revision)")
+            if (rev, key) in s.seen:
+                bad["unique"].append(f"{where}: event {key}@{rev} was delivered twice")
+            s.seen.add((rev, key))
+            if position < 0:
+                bad["reliable"].append(f"{where}: event {key}@{rev} does not match any change the store made")
+            s.last = max(s.last, (rev, position))
+            by_rev.setdefault(rev, []).append(key)
+        for rev, keys in by_rev.items():
+            expected = [k for k, _ in self.revs.get(rev, [])]
+            if rev in s.revisions:
+                bad["atomic"].append(f"{where}: the events of revision {rev} were split over responses")
+            elif sorted(keys) != sorted(expected) and rev > s.floor:
+                missing = sorted(set(expected) - set(keys))
+                if missing:
+                    bad["atomic"].append(f"{where}: revision {rev} came without {', '.join(missing)} in its "
+                                         f"response (etcd sends a revision's events together)")
+            s.revisions.add(rev)
+            # reliable: every revision between the last one received and this one
+            if rev >= s.next_rev:
+                for gap in range(s.next_rev, rev):
+                    changes = self.revs.get(gap)
+                    if not changes:
+                        continue
+                    if gap < s.floor or (gap == s.floor and all(d for _, d in changes)):
+                        continue  # outside the history window
+                    bad["reliable"].append(f"{where}: revision {gap} ({', '.join(k for k, _ in changes)}) was "
+                                           f"never delivered, though revision {rev} was")
+                s.next_rev = rev + 1
+        # forget `seen` entries that can no longer repeat legitimately (keep it small)
+        if len(s.seen) > 4096:
+            floor = s.next_rev - 1024
+            s.seen = {x for x in s.seen if x[0] >= floor}
+            s.revisions = {r for r in s.revisions if r >= floor}
+
+
+def _state(cluster: Any, memo: dict) -> _WatchState:
+    # The four guarantees each have their own memo; each builds its own state (they are cheap and independent).
+    state = memo.get("state")
+    if state is None:
+        state = memo["state"] = _WatchState()
+    state.update(cluster)
+    return state
+
+
+@invariant("watch-ordered", kind=SAFETY, principle="watch, not poll")
+def watch_ordered(cluster: Any, memo: dict) -> Iterator[str]:
+    """Each API server's etcd watch receives events in revision order, and a revision's events in the order
+    the store made them (etcd's Ordered guarantee)."""
+    yield from _state(cluster, memo).bad["ordered"]
+
+
+@invariant("watch-unique", kind=SAFETY, principle="watch, not poll")
+def watch_unique(cluster: Any, memo: dict) -> Iterator[str]:
+    """No event reaches an API server's etcd watch twice (etcd's Unique guarantee)."""
+    yield from _state(cluster, memo).bad["unique"]
+
+
+@invariant("watch-reliable", kind=SAFETY, principle="watch, not poll")
+def watch_reliable(cluster: Any, memo: dict) -> Iterator[str]:
+    """An API server's etcd watch never misses a revision between its start and the newest revision it received,
+    inside the history window, and every event it receives is a change the store made (etcd's Reliable
+    guarantee)."""
+    yield from _state(cluster, memo).bad["reliable"]
+
+
+@invariant("watch-atomic", kind=SAFETY, principle="watch, not poll")
+def watch_atomic(cluster: Any, memo: dict) -> Iterator[str]:
+    """All the events of one revision reach an API server's etcd watch in one response (etcd's Atomic
+    guarantee)."""
+    yield from _state(cluster, memo).bad["atomic"]
+
+
+def informer_slots(component: Any) -> list[tuple[str, int]]:
+    """Where a component keeps its informers: (attribute, -1) for an Informer attribute, (attribute, n) for a
+    list attribute holding n informers (a controller's `informers`)."""
+    from kmodel.client.informer import Informer
+
+    slots = []
+    for attr, value in vars(component).items():
+        if isinstance(value, Informer):
+            slots.append((attr, -1))
+        elif isinstance(value, list) and value and isinstance(value[0], Informer):
+            slots.append((attr, len(value)))
+    return slots
+
+
+def informers_of(component: Any) -> list:
+    """The informers a component holds (in attributes, or in a list attribute such as `informers`)."""
+    found: dict[int, Any] = {}
+    for attr, n in informer_slots(component):
+        value = getattr(component, attr)
+        for inf in (value if n >= 0 else (value,)):
+            found[id(inf)] = inf
+    return list(found.values())
+
+
+@invariant("informer-no-time-travel", kind=SAFETY, principle="watch, not poll")
+def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
+    """No informer ever exposes to its handlers a resourceVersion older than one it exposed before (within one
+    life of its process).
+
+    Reads each informer's `exposed` record from where the last check stopped."""
+    bad: list = memo.setdefault("bad", [])
+    loop = cluster.loop
+    # Where the informers are changes only when a component crashes or restarts (it builds new ones) or a
+    # component is added; the flat list is rebuilt then, and every 256 checks in case a component builds
+    # informers some other time.
+    signature = (len(loop.components), tuple(getattr(loop, "_down", ())))
+    tick = memo.get("tick", 0)
+    memo["tick"] = tick + 1
+    flat = memo.get("flat")
+    if flat is None or memo.get("signature") != signature or tick % 256 == 0:
+        memo["signature"] = signature
+        old = {id(entry[0]): entry for entry in flat or ()}
+        flat = []
+        for name, component in loop.components.items():
+            for inf in informers_of(component):
+                entry = old.get(id(inf))
+                if entry is None or entry[0] is not inf:
+                    entry = [inf, 0, 0, name]
+                flat.append(entry)
+        memo["flat"] = flat
+    for entry in flat:
+        inf = entry[0]
+        exposed = inf.exposed
+        if entry[1] == len(exposed):
+            continue
+        newest = entry[2]
+        for rv in exposed[entry[1]:]:
+            if rv == 0:
+                newest = 0  # the process restarted
+            elif rv < newest:
+                bad.append(f"{entry[3]}'s {inf.resource} informer exposed resourceVersion {rv} after {newest}")
+            else:
+                newest = rv
+        entry[1], entry[2] = len(exposed), newest
+    yield from bad

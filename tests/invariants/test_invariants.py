@@ -1,0 +1,472 @@
+"""Each invariant holds on a real cluster run, and catches a state that really breaks it (a write that bypasses
+the API server, a blind put, a duplicate IP set through pods/status, a message sent around the API, ...)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import pytest
+
+import invariants
+from invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
+from kmodel.apiserver.wire import Request, Response, WatchEvent
+from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.cluster.kubectl import Delete
+from kmodel.loop.events import Deliver, DropHead, Work
+from kmodel.objects import load_yaml
+from kmodel.store import Compare, PutOp
+from kmodel.store.types import Event, KeyValue, WatchResponse
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+S = 1000
+
+EXPECTED = {
+    "unique-pod-ips": SAFETY, "pod-ip-in-node-cidr": SAFETY, "node-cidrs-disjoint": SAFETY,
+    "occ-no-lost-update": SAFETY, "resource-version-monotonic": SAFETY, "watch-ordered": SAFETY,
+    "watch-unique": SAFETY, "watch-reliable": SAFETY, "watch-atomic": SAFETY, "informer-no-time-travel": SAFETY,
+    "no-overcommit": SAFETY, "host-ports-unique": SAFETY, "binding-immutable": SAFETY,
+    "api-single-contract": SAFETY, "admission-enforced": SAFETY, "rbac-enforced": SAFETY,
+    "eviction-timing": SAFETY, "converges-replicas": LIVENESS, "converges-endpoints": LIVENESS,
+    "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
+    "no-cidr-leak": LIVENESS, "settles": LIVENESS,
+}
+
+
+def manifest(name: str) -> list:
+    return load_yaml((EXAMPLES / name).read_text())
+
+
+def check(cluster: Cluster, name: str, memo: dict | None = None) -> list[str]:
+    return list(REGISTRY[name].check(cluster, {} if memo is None else memo))
+
+
+def web_cluster(nodes: int = 3, **config) -> Cluster:
+    cluster = Cluster(ClusterConfig(nodes=nodes, **config))
+    cluster.apply(manifest("web-service.yaml"))
+    cluster.run(60 * S)
+    return cluster
+
+
+def pods(cluster: Cluster) -> list:
+    return [p for p in cluster.objects("pods", "default") if p.metadata.name.startswith("storefront-")]
+
+
+_request_ids = iter(range(10**6, 10**7))
+
+
+def call(cluster: Cluster, verb: str, resource: str, namespace: str = "", name: str = "", *, body=None,
+         subresource: str = "", token: str = "admin-token") -> Response:
+    """A request handled by apiserver-0's pipeline (the real path: authn, authz, admission, the etcd handle)."""
+    replica = cluster.replicas[0]
+    request = Request(next(_request_ids), verb, resource, namespace, name, subresource, body, token)
+    response = replica.pipeline.handle(request, now=cluster.now, replica=replica.name)
+    cluster.etcd.poke()
+    return response
+
+
+def cas_put(cluster: Cluster, key: str, value) -> None:
+    """A conditional write straight into etcd (the txn an API server makes, but made by no API server)."""
+    kv = cluster.store.range(key).kvs[0]
+    assert cluster.store.txn([Compare(key, "MOD", "EQUAL", kv.mod_revision)], [PutOp(key, value)], []).succeeded
+
+
+@pytest.fixture(scope="module")
+def settled() -> tuple[Cluster, dict]:
+    """A 3-node cluster running the web-service example, every safety invariant checked after every event."""
+    cluster = Cluster(ClusterConfig(nodes=3))
+    cluster.apply(manifest("web-service.yaml"))
+    memos = {inv.name: {} for inv in registered()}
+    found = []
+    while cluster.now < 60 * S:
+        events = cluster.loop.enabled_events()
+        cluster.loop.step(events[0])
+        for inv in registered(SAFETY):
+            found += [(inv.name, m) for m in inv.check(cluster, memos[inv.name])]
+    return cluster, {"memos": memos, "found": found}
+
+
+# -- the registry --------------------------------------------------------------------------------------------
+
+
+def test_every_invariant_is_registered_with_its_kind_principle_and_guarantee():
+    names = {inv.name: inv.kind for inv in registered()}
+    assert names == EXPECTED
+    for inv in registered():
+        assert inv.principle and inv.guarantee.endswith(".")
+
+
+# -- holding on a real run -----------------------------------------------------------------------------------
+
+
+def test_every_safety_invariant_holds_after_every_event_of_a_real_run(settled):
+    cluster, state = settled
+    assert state["found"] == []
+    assert len(cluster.audit.records) > 100 and len(pods(cluster)) == 3
+
+
+def test_every_liveness_invariant_holds_once_the_cluster_settled(settled):
+    cluster, _ = settled
+    for inv in registered(LIVENESS):
+        assert list(inv.check(cluster, {})) == [], inv.name
+
+
+def test_safety_invariants_hold_through_a_partition_an_eviction_and_a_heal():
+    cluster = web_cluster()
+    memos = {inv.name: {} for inv in registered(SAFETY)}
+    cluster.partition("node-2")
+    for until in range(60, 600, 30):
+        cluster.run(until * S)
+        for inv in registered(SAFETY):
+            assert list(inv.check(cluster, memos[inv.name])) == [], inv.name
+    evicted = [r for r in cluster.audit.records if r.verb == "delete" and r.resource == "pods"
+               and r.user == "system:kube-controller-manager"]
+    assert evicted  # the taint eviction really happened, and eviction-timing found it on time
+    cluster.heal("node-2")
+    cluster.run(cluster.now + 120 * S)
+    for inv in registered():
+        assert list(inv.check(cluster, memos.get(inv.name, {}))) == [], inv.name
+
+
+# -- network ------------------------------------------------------------------------------------------------
+
+
+def test_unique_pod_ips_catches_a_duplicate_ip_set_through_pods_status():
+    cluster = web_cluster()
+    memo: dict = {}
+    assert check(cluster, "unique-pod-ips", memo) == []
+    a, b = pods(cluster)[:2]
+    status = attrs.evolve(b.status, pod_ip=a.status.pod_ip, pod_ips=a.status.pod_ips)
+    assert call(cluster, "update", "pods", "default", b.metadata.name, subresource="status",
+                body=attrs.evolve(b, status=status)).code == 200
+    [message] = check(cluster, "unique-pod-ips", memo)
+    assert a.status.pod_ip in message and a.metadata.name in message and b.metadata.name in message
+
+
+def test_pod_ip_in_node_cidr_catches_an_ip_outside_the_nodes_cidr():
+    cluster = web_cluster()
+    memo: dict = {}
+    assert check(cluster, "pod-ip-in-node-cidr", memo) == []
+    pod = pods(cluster)[0]
+    status = attrs.evolve(pod.status, pod_ip="10.99.0.7", pod_ips=())
+    assert call(cluster, "update", "pods", "default", pod.metadata.name, subresource="status",
+                body=attrs.evolve(pod, status=status)).code == 200
+    [message] = check(cluster, "pod-ip-in-node-cidr", memo)
+    assert "10.99.0.7" in message and pod.spec.node_name in message
+
+
+def test_node_cidrs_disjoint_catches_two_nodes_with_the_same_cidr():
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.run(15 * S)
+    memo: dict = {}
+    assert check(cluster, "node-cidrs-disjoint", memo) == []
+    node2 = cluster.get("nodes", "", "node-2")
+    cidr = cluster.get("nodes", "", "node-1").spec.pod_cidr
+    cas_put(cluster, "/registry/minions/node-2",
+            attrs.evolve(node2, spec=attrs.evolve(node2.spec, pod_cidr=cidr, pod_cidrs=(cidr,))))
+    [message] = check(cluster, "node-cidrs-disjoint", memo)
+    assert "node-1" in message and "node-2" in message and cidr in message
+
+
+def test_api_single_contract_catches_a_message_around_the_api_and_a_write_around_the_api_server():
+    cluster = web_cluster(nodes=2)
+    memo: dict = {}
+    assert check(cluster, "api-single-contract", memo) == []
+    cluster.network.send("kubelet/node-1", "scheduler", "psst")
+    [message] = check(cluster, "api-single-contract", memo)
+    assert "kubelet/node-1" in message and "scheduler" in message
+    cas_put(cluster, "/registry/namespaces/default", cluster.get("namespaces", "", "default"))
+    messages = check(cluster, "api-single-contract", memo)
+    assert any("/registry/namespaces/default" in m and "not through an API server" in m for m in messages)
+    cluster.network.send("kubelet/node-2", "etcd", "put")
+    assert any("only API servers talk to etcd" in m for m in check(cluster, "api-single-contract", memo))
+
+
+# -- storage ------------------------------------------------------------------------------------------------
+
+
+def test_occ_no_lost_update_catches_a_blind_put_over_an_existing_key():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "occ-no-lost-update", memo) == []
+    ns = cluster.get("namespaces", "", "default")
+    cluster.store.put("/registry/namespaces/default", ns)
+    [message] = check(cluster, "occ-no-lost-update", memo)
+    assert "blind put of /registry/namespaces/default" in message
+
+
+def test_resource_version_monotonic_catches_a_wrong_resource_version_and_a_cache_going_back():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "resource-version-monotonic", memo) == []
+    ns = cluster.get("namespaces", "", "default")
+    cas_put(cluster, "/registry/namespaces/default", ns)  # still says its old resourceVersion
+    [message] = check(cluster, "resource-version-monotonic", memo)
+    assert f"says resourceVersion {ns.metadata.resource_version}" in message
+    cluster.replicas[0].cache.resource_version -= 5
+    assert any("watch cache went back" in m for m in check(cluster, "resource-version-monotonic", memo))
+
+
+# -- watch ----------------------------------------------------------------------------------------------------
+
+
+def _deliver_etcd(cluster: Cluster, *responses) -> None:
+    replica = cluster.replicas[0]
+    for response in responses:
+        cluster.network.send("etcd", replica.name, response, replica.etcd_stream)
+        cluster.loop.step(Deliver("etcd", replica.name))
+
+
+def _watch_memos() -> dict:
+    return {name: {} for name in ("watch-ordered", "watch-unique", "watch-reliable", "watch-atomic")}
+
+
+def _watch_check(cluster: Cluster, memos: dict) -> dict:
+    return {name: check(cluster, name, memo) for name, memo in memos.items()}
+
+
+def test_watch_guarantees_hold_on_a_real_run_with_two_replicas_and_a_broken_stream():
+    cluster = web_cluster(apiservers=2)
+    memos = _watch_memos()
+    assert _watch_check(cluster, memos) == {n: [] for n in memos}
+    assert all(len(r.etcd_received) > 5 for r in cluster.replicas)
+
+
+def test_watch_ordered_and_unique_catch_an_old_event_delivered_again():
+    cluster = web_cluster(nodes=1)
+    memos = _watch_memos()
+    assert _watch_check(cluster, memos)["watch-ordered"] == []
+    stream, old = next((s, r) for s, r in cluster.replicas[0].etcd_received
+                       if isinstance(r, WatchResponse) and r.events)
+    _deliver_etcd(cluster, old)
+    found = _watch_check(cluster, memos)
+    assert found["watch-ordered"] and "came after" in found["watch-ordered"][0]
+    assert found["watch-unique"] and "delivered twice" in found["watch-unique"][0]
+
+
+def test_watch_reliable_catches_a_response_dropped_from_the_etcd_stream():
+    cluster = web_cluster(nodes=1)
+    memos = _watch_memos()
+    _watch_check(cluster, memos)
+    ns = cluster.get("namespaces", "", "kube-public")
+    cas_put(cluster, "/registry/namespaces/kube-public", ns)
+    cluster.etcd.poke()
+    cluster.loop.step(Work("etcd"))  # etcd sends the response on apiserver-0's watch stream ...
+    cluster.loop.step(DropHead("etcd", "apiserver-0"))  # ... and the network loses it
+    cluster.run_for(15 * S)  # later writes (heartbeats, ...) do arrive
+    found = _watch_check(cluster, memos)
+    assert any("/registry/namespaces/kube-public" in m and "never delivered" in m for m in found["watch-reliable"])
+
+
+class _Out:
+    """Sends straight onto the network (to push etcd's outbox by hand)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def send(self, dst, payload, stream=None) -> None:
+        self.cluster.network.send("etcd", dst, payload, stream)
+
+
+def test_watch_atomic_catches_a_revision_split_over_two_responses():
+    cluster = web_cluster(nodes=1)
+    memos = _watch_memos()
+    _watch_check(cluster, memos)
+    store = cluster.store
+    a, b = "/registry/configmaps/default/a", "/registry/configmaps/default/b"
+    replica = cluster.replicas[0]
+    etcd_watch = cluster.etcd._watches[replica.name]
+    store.txn([], [PutOp(a, "x"), PutOp(b, "y")], [])
+    [response] = store.take_watch_responses(etcd_watch.watch_id)
+    first, second = response.events
+    _deliver_etcd(cluster, response._replace(events=[first]), response._replace(events=[second]))
+    found = _watch_check(cluster, memos)
+    assert any(f"revision {response.header_revision}" in m for m in found["watch-atomic"])
+
+
+def test_informer_no_time_travel_catches_an_informer_that_lost_its_last_resource_version():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "informer-no-time-travel", memo) == []
+    scheduler = cluster.loop.components["scheduler"]
+    informer = scheduler.nodes
+    old = informer.list()[0]
+    old = attrs.evolve(old, metadata=attrs.evolve(old.metadata, resource_version="3"))
+    informer.last_rv = 0  # a reflector that forgot where it was, then hears an old event
+    informer._on_event(cluster.now, informer.watch_stream, WatchEvent("MODIFIED", old), _Out(cluster))
+    [message] = check(cluster, "informer-no-time-travel", memo)
+    assert "scheduler" in message and "resourceVersion 3" in message
+
+
+# -- scheduling ------------------------------------------------------------------------------------------------
+
+
+def _pod(name: str, node: str, *, cpu: str = "100m", host_port: int = 0) -> dict:
+    port = {"containerPort": 80, **({"hostPort": host_port} if host_port else {})}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "nginx", "ports": [port],
+                                                       "resources": {"requests": {"cpu": cpu}}}]}}
+
+
+def test_no_overcommit_catches_a_pod_bound_around_the_scheduler():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "no-overcommit", memo) == []
+    assert call(cluster, "create", "pods", "default", body=_pod("big", "node-1", cpu="10")).code == 201
+    [message] = check(cluster, "no-overcommit", memo)
+    assert "node-1" in message and "cpu requests" in message
+
+
+def test_host_ports_unique_catches_two_pods_on_one_host_port():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "host-ports-unique", memo) == []
+    for name in ("hp-1", "hp-2"):
+        assert call(cluster, "create", "pods", "default", body=_pod(name, "node-1", host_port=8080)).code == 201
+    [message] = check(cluster, "host-ports-unique", memo)
+    assert "hp-1" in message and "hp-2" in message and "8080" in message
+
+
+def test_binding_immutable_catches_a_pod_moved_to_another_node():
+    cluster = web_cluster(nodes=2)
+    memo: dict = {}
+    assert check(cluster, "binding-immutable", memo) == []
+    pod = pods(cluster)[0]
+    other = "node-2" if pod.spec.node_name == "node-1" else "node-1"
+    cas_put(cluster, f"/registry/pods/default/{pod.metadata.name}",
+            attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=other)))
+    [message] = check(cluster, "binding-immutable", memo)
+    assert pod.metadata.name in message and f"moved to {other}" in message
+
+
+# -- contract ------------------------------------------------------------------------------------------------
+
+
+def test_admission_enforced_catches_objects_written_without_admission():
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.apply(manifest("restricted-namespace.yaml"))
+    cluster.run(10 * S)
+    memo: dict = {}
+    assert check(cluster, "admission-enforced", memo) == []
+    [namespace, pod] = cluster.kubectl.results
+    assert pod.response.code == 403  # admission said no; now write it straight into etcd
+    rejected = pod.command.obj
+    rejected = attrs.evolve(rejected, metadata=attrs.evolve(rejected.metadata, uid="u-1", creation_timestamp=0))
+    key = f"/registry/pods/{rejected.metadata.namespace}/{rejected.metadata.name}"
+    cluster.store.txn([Compare(key, "CREATE", "EQUAL", 0)], [PutOp(key, rejected)], [])
+    messages = check(cluster, "admission-enforced", memo)
+    assert any("violates Pod Security baseline" in m and "hostNetwork" in m for m in messages)
+    assert any("does not tolerate" in m for m in messages)
+    bare = "/registry/namespaces/bare"
+    from kmodel.objects import Namespace, ObjectMeta
+    cluster.store.txn([Compare(bare, "CREATE", "EQUAL", 0)], [PutOp(bare, Namespace(metadata=ObjectMeta(
+        name="bare")))], [])
+    assert any(bare in m and "no uid" in m for m in check(cluster, "admission-enforced", memo))
+
+
+def test_rbac_enforced_catches_an_authorizer_that_allows_everyone():
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(5 * S)
+    memo: dict = {}
+    assert check(cluster, "rbac-enforced", memo) == []
+    assert call(cluster, "create", "pods", "default", body=_pod("p", ""), token="alice-token").code == 403
+    assert check(cluster, "rbac-enforced", memo) == []
+    cluster.replicas[0].pipeline.authorizer.allows = lambda *args, **kwargs: None  # the anti-pattern
+    assert call(cluster, "create", "pods", "default", body=_pod("p", ""), token="alice-token").code == 201
+    [message] = check(cluster, "rbac-enforced", memo)
+    assert "alice" in message and "create default/pods" in message
+
+
+# -- lifecycle ---------------------------------------------------------------------------------------------------
+
+
+def test_eviction_timing_catches_an_eviction_before_the_toleration_ran_out():
+    cluster = web_cluster()
+    memo: dict = {}
+    cluster.partition("node-2")
+    cluster.run(cluster.now + 60 * S)  # Unknown and tainted, 5 minutes from eviction
+    assert check(cluster, "eviction-timing", memo) == []
+    victim = next(p for p in pods(cluster) if p.spec.node_name == "node-2")
+    from kmodel.objects import PodCondition
+    marked = attrs.evolve(victim, status=attrs.evolve(victim.status, conditions=victim.status.conditions + (
+        PodCondition(type="DisruptionTarget", status="True", reason="DeletionByTaintManager"),)))
+    token = "controller-manager-token"
+    assert call(cluster, "update", "pods", "default", victim.metadata.name, subresource="status", body=marked,
+                token=token).code == 200
+    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=token).code == 200
+    [message] = check(cluster, "eviction-timing", memo)
+    assert victim.metadata.name in message and "before its toleration" in message
+
+
+def test_eviction_timing_catches_a_node_marked_unknown_while_it_heartbeats():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "eviction-timing", memo) == []
+    node = cluster.get("nodes", "", "node-1")
+    conditions = tuple(attrs.evolve(c, status="Unknown", reason="NodeStatusUnknown", last_transition_time=cluster.now)
+                       if c.type == "Ready" else c for c in node.status.conditions)
+    assert call(cluster, "update", "nodes", "", "node-1", subresource="status",
+                body=attrs.evolve(node, status=attrs.evolve(node.status, conditions=conditions)),
+                token="controller-manager-token").code == 200
+    [message] = check(cluster, "eviction-timing", memo)
+    assert "node-1 was marked Ready=Unknown" in message
+
+
+# -- liveness ------------------------------------------------------------------------------------------------------
+
+
+def test_converges_replicas_fails_without_a_replicaset_controller():
+    components = tuple(c for c in ClusterConfig().components if c != "replicaset")
+    cluster = web_cluster(nodes=1, components=components)
+    messages = check(cluster, "converges-replicas")
+    assert any("replicaset default/storefront-" in m and "0 live pods" in m for m in messages)
+
+
+def test_converges_endpoints_fails_without_an_endpoints_controller():
+    components = tuple(c for c in ClusterConfig().components if c != "endpoints")
+    cluster = web_cluster(nodes=1, components=components)
+    [message] = check(cluster, "converges-endpoints")
+    assert "service default/storefront has no Endpoints" in message
+
+
+def test_converges_proxy_rules_fails_for_a_proxy_cut_off_from_the_api():
+    cluster = web_cluster(nodes=2)
+    cluster.partition("proxy/node-1")
+    cluster.submit(Delete("pods", "default", pods(cluster)[0].metadata.name))
+    cluster.run(cluster.now + 30 * S)
+    [message] = check(cluster, "converges-proxy-rules")
+    assert message.startswith("proxy/node-1's rules differ")
+
+
+def test_converges_node_status_fails_while_a_node_is_cut_off():
+    cluster = web_cluster(nodes=2)
+    cluster.partition("node-2")
+    cluster.run(cluster.now + 60 * S)
+    messages = check(cluster, "converges-node-status")
+    assert "kubelet/node-2 cannot reach any API server" in messages
+    assert any("node node-2 is not Ready" in m for m in messages)
+    assert any("node-2 still has the taints node.kubernetes.io/unreachable" in m for m in messages)
+
+
+def test_no_ip_leak_catches_a_reservation_no_pod_holds():
+    cluster = web_cluster(nodes=1)
+    disk = cluster.loop.components["kubelet/node-1"].cni_disk
+    sample = next(k for k in disk if not k.startswith("last_reserved_ip."))
+    stray = sample.rsplit(".", 1)[0] + ".200"
+    disk[stray] = "leaked-container\r\neth0"
+    [message] = check(cluster, "no-ip-leak")
+    assert stray.rsplit("/", 1)[-1] in message and "node-1" in message
+
+
+def test_no_cidr_leak_catches_a_block_no_node_has():
+    cluster = web_cluster(nodes=1)
+    cluster.loop.components["controller/nodeipam"].cidrs.occupy("10.244.9.0/24")
+    assert check(cluster, "no-cidr-leak") == ["node IPAM holds 10.244.9.0/24, which no node has"]
+
+
+def test_settles_fails_while_work_is_in_flight():
+    cluster = web_cluster(nodes=1)
+    cluster.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "late"}}])
+    assert any("work queued" in m for m in check(cluster, "settles"))
+    cluster.run(cluster.now + 5 * S)
+    assert check(cluster, "settles") == []
