@@ -125,10 +125,27 @@ def _pending_status(cls: type, qos: str) -> Any:
     return status
 
 
+#: kinds whose status updates take the new metadata (upstream's status strategies reset only the spec); every
+#: other kind keeps the stored metadata, as ResetObjectMetaForStatus does (a simplification for pods, nodes and
+#: services, whose writers in the model send whole objects where upstream's send status patches)
+STATUS_UPDATES_KEEP_METADATA = frozenset({"deployments", "replicasets"})
+
+
 def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, revision: int) -> Any:
     """The object to store for an update of `old` by `new` (see the module docstring)."""
     old_meta = old.metadata
     if subresource == "status":
+        if res.name in STATUS_UPDATES_KEEP_METADATA:
+            # upstream's deployment/replicaset status strategies reset only spec (and a Deployment's labels):
+            # the controller records its revision annotation through the status update
+            meta = new.metadata
+            if res.name == "deployments":
+                meta = _evolve(meta, labels=old_meta.labels)
+            return _evolve(old, metadata=_evolve(
+                meta, uid=old_meta.uid, creation_timestamp=old_meta.creation_timestamp,
+                deletion_timestamp=old_meta.deletion_timestamp,
+                deletion_grace_period_seconds=old_meta.deletion_grace_period_seconds,
+                generation=old_meta.generation, resource_version=str(revision)), status=new.status)
         # only the status moves; metadata and spec stay as stored (ResetObjectMetaForStatus)
         return _evolve(old, metadata=_evolve(old_meta, resource_version=str(revision)), status=new.status)
     meta = new.metadata
