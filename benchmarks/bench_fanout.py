@@ -19,6 +19,7 @@ CLI runs).
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 
@@ -207,10 +208,16 @@ def main() -> None:
     n = int(args[0]) if args else 20_000
     print(f"{n:,} requests, pods {'with distinct specs' if DISTINCT_SPECS else 'sharing a template spec'}")
     for label, tuned in (("default GC", False), ("kmodel.runtime.tune_gc()", True)):
+        # Each figure starts from a heap without the previous figure's garbage (its store, replica and
+        # loop form cycles): otherwise freeing them lands in the next figure's timing (default GC), or
+        # tune_gc's freeze() keeps them forever.
+        gc.collect()
         previous = tune_gc() if tuned else None
         print(f"-- {label}")
         print(f"replica + watch cache, fan-out to {WATCHERS} watchers: {bench_replica(n):,.0f} requests/s")
+        gc.collect()
         print(f"watch cache alone (apply + fan-out to {WATCHERS}):       {bench_cache(n):,.0f} events/s")
+        gc.collect()
         print(f"through the loop, {WATCHERS} watchers receiving:       {bench_loop(n):,.0f} requests/s")
         if previous is not None:
             restore_gc(previous)

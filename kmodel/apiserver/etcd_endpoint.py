@@ -126,7 +126,10 @@ class EtcdServer(Component):
         for w in self._watches.values():
             taken = take(w.watch_id)
             if taken:
-                w.outbox.extend(taken)
+                if w.outbox:
+                    w.outbox.extend(taken)
+                else:
+                    w.outbox = taken  # a fresh list the store handed over: no copy
             if w.outbox:
                 pending = True
         return pending
@@ -161,7 +164,8 @@ class EtcdServer(Component):
 class EtcdHandle:
     """A replica's synchronous connection to etcd: the `Store` API, failing when etcd is unreachable."""
 
-    __slots__ = ("server", "store", "replica", "calls", "timeouts", "written", "_counts")
+    __slots__ = ("server", "store", "replica", "calls", "timeouts", "written", "_counts", "_count_key", "_down",
+                 "_reach")
 
     def __init__(self, server: EtcdServer, replica: str) -> None:
         self.server = server
@@ -175,16 +179,22 @@ class EtcdHandle:
         # The network counts messages only when they are sent; a synchronous call is counted here on the same
         # table so the communication graph shows apiserver-i -> etcd. (Network has no public hook for it.)
         self._counts = getattr(server.network, "_counts", None)
+        self._count_key = (replica, server.name)
+        # For the per-call fast path: with no endpoint down and no partition, every call reaches etcd (the
+        # network's own tables, read, never written; otherwise the full `reachable_from` check).
+        self._down = getattr(server.network, "_down", None)
+        self._reach = getattr(getattr(server.network, "reachability", None), "_side", None)
 
     def _call(self) -> None:
         self.calls += 1
         counts = self._counts
         if counts is not None:
-            key = (self.replica, self.server.name)
+            key = self._count_key
             counts[key] = counts.get(key, 0) + 1
-        if not self.server.reachable_from(self.replica):
-            self.timeouts += 1
-            raise request_timed_out()
+        if self._down or self._reach or self._down is None or self._reach is None:
+            if not self.server.reachable_from(self.replica):
+                self.timeouts += 1
+                raise request_timed_out()
 
     # -- the KV API ---------------------------------------------------------------------------------------
 
@@ -212,10 +222,12 @@ class EtcdHandle:
 
     def txn(self, compare, success, failure):
         self._call()
-        before = self.store.revision
-        response = self.store.txn(compare, success, failure)
-        if self.store.revision != before:
-            self.written.append(self.store.revision)
+        store = self.store
+        before = store.revision
+        response = store.txn(compare, success, failure)
+        after = store.revision
+        if after != before:
+            self.written.append(after)
         self.server.poke()
         return response
 

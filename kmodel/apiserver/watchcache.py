@@ -158,6 +158,8 @@ class ResourceCache:
         self.all_watchers: dict[str, CacheWatcher] = {}  # stream -> watcher
         self._untriggered: Optional[list[CacheWatcher]] = None  # all_watchers' values, rebuilt after a change
         self._broadcast = False  # (with _untriggered) all of them take every event unfiltered
+        self._broadcast_to: list[tuple[str, str]] = []  # (with _untriggered) their (client, stream)s
+        self._broadcast_rv = 0  # (with _untriggered) the highest rv among them
         self.trigger_watchers: dict[str, dict[str, CacheWatcher]] = {}
 
     # -- objects ------------------------------------------------------------------------------------------
@@ -274,6 +276,9 @@ class ResourceCache:
             whole = list_prefix(self.resource)
             # the common case: every untriggered watcher takes every event of the resource unfiltered
             self._broadcast = all(w.everything and w.prefix == whole for w in untriggered)
+            # a watcher's rv is fixed before it is added, so an event newer than all of them goes to all
+            self._broadcast_to = [(w.client, w.stream) for w in untriggered]
+            self._broadcast_rv = max((w.rv for w in untriggered), default=0)
         triggered: Optional[list[CacheWatcher]] = None
         if self.trigger_watchers:
             trigger_of = self.trigger_of
@@ -298,7 +303,10 @@ class ResourceCache:
         if untriggered:
             if self._broadcast:
                 shared = WatchEvent(event[_TYPE], event[_OBJ])
-                effects.extend([Send(w.client, shared, w.stream) for w in untriggered if rv > w.rv])
+                if rv > self._broadcast_rv:
+                    effects.extend([Send(client, shared, stream) for client, stream in self._broadcast_to])
+                else:
+                    effects.extend([Send(w.client, shared, w.stream) for w in untriggered if rv > w.rv])
             else:
                 shared = _send_each(untriggered, event, effects, shared, made)
         if triggered:
