@@ -28,9 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kmodel {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from kmodel.checker import command as checker_command
     from kmodel.simulate import command as simulate_command
 
     simulate_command.register(subparsers)
+    checker_command.register(subparsers)
     return parser
 
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 import random
 from typing import Any, Iterable, Optional
 
+import attrs
+
 from kmodel.apiserver.audit import AuditLog
 from kmodel.apiserver.authentication import default_tokens, user
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy
@@ -36,7 +38,7 @@ from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
 from kmodel.apiserver.wire import Request
 from kmodel.cluster.components import ClusterContext, factory
 from kmodel.cluster.config import ClusterConfig
-from kmodel.cluster.kubectl import Apply, Command, Kubectl
+from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl
 from kmodel.component import Component
 from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
 from kmodel.loop import Loop
@@ -108,6 +110,10 @@ class Cluster:
         self.components: list[Component] = [c for name in config.components for c in factory(name)(ctx)]
         self.components.extend(extra)
         self.loop = Loop(self.network, components=[self.etcd, *self.replicas, self.kubectl, *self.components])
+        #: the nodes whose machines are in the cluster now (config's, plus added, minus removed ones)
+        self.nodes: list[str] = config.node_names()
+        #: nodes taken out by `remove_node`: their components stay down (the explorer never restarts them)
+        self.removed_nodes: list[str] = []
         self.etcd.attach(self.loop)
         self.etcd.poke()
 
@@ -178,6 +184,33 @@ class Cluster:
         for name in self.endpoints_of(target):
             if not self.loop.is_up(name):
                 self.loop.step(Restart(name))
+
+    # -- machines ------------------------------------------------------------------------------------------
+
+    def add_node(self) -> str:
+        """A new machine joins: node-(N+1)'s kubelet and kube-proxy start now (the kubelet registers its Node
+        through the API, as on a real join). Returns the node's name."""
+        number = len(self.nodes) + len(self.removed_nodes) + 1
+        node = f"node-{number}"
+        ctx = ClusterContext(attrs.evolve(self.config, nodes=number), tuple(self.config.apiserver_names()))
+        for name in ("kubelet", "proxy"):
+            if name in self.config.components:
+                for component in factory(name)(ctx):
+                    if component.name.endswith("/" + node):
+                        self.components.append(component)
+                        self.loop.add_component(component)
+        self.nodes.append(node)
+        return node
+
+    def remove_node(self, node: str) -> None:
+        """A machine leaves for good: its components stop (crash, never restarted) and `kubectl delete node`
+        is queued, as an operator decommissions a node."""
+        if node not in self.nodes:
+            raise ClusterError(f"no node {node!r} in the cluster ({', '.join(self.nodes)})")
+        self.nodes.remove(node)
+        self.removed_nodes.append(node)
+        self.crash(node)
+        self.submit(Delete("nodes", "", node))
 
     # -- observing ------------------------------------------------------------------------------------------
 

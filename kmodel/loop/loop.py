@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
@@ -67,7 +67,7 @@ from kmodel.loop.events import (
     Restart,
     Work,
 )
-from kmodel.network import REFUSED, Network
+from kmodel.network import REFUSED, Message, Network
 
 
 #: How many stream-closed handlers may run within one step before the loop calls it a livelock.
@@ -98,6 +98,7 @@ class Loop:
         self._hash = hashlib.blake2b(digest_size=16)
         self.events_applied = 0
         self._out = Out()
+        self._tap: Optional[Callable[[Message], None]] = None
         self._deliver_cache: dict[tuple[str, str], tuple[Deliver, bytes]] = {}
         self._timer_cache: dict[tuple[str, str], tuple[FireTimer, bytes]] = {}
         self._work_cache: dict[str, tuple[Work, bytes]] = {}
@@ -330,6 +331,35 @@ class Loop:
             component.on_message(self.clock.now, msg, out)
         except BaseException:
             out.effects = []  # the shared Out must not carry a failed handler's effects
+            raise
+        if out.effects:
+            self._apply(key[1], out.take())
+        if self._has_work_queue[key[1]]:
+            self._check_work(key[1], component)
+
+    # -- an optional tap on deliveries (replays that draw sequence diagrams) ------------------------------
+
+    def set_delivery_tap(self, tap: Optional[Callable[[Message], None]]) -> None:
+        """Call `tap(message)` for every message delivered from now on; None removes the tap. The tapped
+        deliver replaces `_deliver` on this instance only, so a loop without a tap runs the untouched hot
+        path (no test per delivery)."""
+        if tap is None:
+            self.__dict__.pop("_deliver", None)
+            self._tap = None
+            return
+        self._tap = tap
+        self._deliver = self._deliver_tapped  # type: ignore[method-assign]
+
+    def _deliver_tapped(self, key: tuple[str, str]) -> None:
+        self._record(self._deliver_entry(key)[1])
+        msg = self.network.deliver(key[0], key[1])
+        self._tap(msg)
+        component = self.components[key[1]]
+        out = self._out
+        try:
+            component.on_message(self.clock.now, msg, out)
+        except BaseException:
+            out.effects = []
             raise
         if out.effects:
             self._apply(key[1], out.take())

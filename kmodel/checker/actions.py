@@ -1,0 +1,345 @@
+"""Actions: every choice the checker makes, as a small attrs value with a readable name and a JSON form.
+
+Theory of operation
+-------------------
+The state machine (machine.py) draws numbers; it turns them into one *concrete* action against the cluster
+as it is now (index 3 of the enabled events becomes ``deliver scheduler -> apiserver-0``), and hands the
+action to a `Session` (session.py) that applies it. So a trace is a list of concrete actions, readable
+without the machine, and replaying it is applying the same actions again: no Hypothesis, no indices.
+
+Every action has
+
+* `kind`: its stable name in a trace (``"apply-deployment"``), the ``"name"`` key of its JSON;
+* `name`: one readable line (``kubectl apply deployment web (2 replicas)``), also its ``str()``;
+* `to_json()` / `action_from_json()`: plain JSON values and back; `stable_json()` is the canonical text the
+  session's digest hashes;
+* `apply(cluster)`: what it does. Only `Settle` needs more (a callback saying whether liveness holds yet).
+
+The user's objects are built from a few parameters (apps ``web`` and ``api``; replicas; a CPU request; a
+host port), sent as the manifests a user would type, through kubectl. Faults and interleavings are the
+loop's own events, wrapped (`Fire`, `Fault`), so they replay through `Loop.step`, which refuses an event
+that is not enabled: a replay that diverges stops at once instead of drifting.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, ClassVar, Optional
+
+import attrs
+
+from kmodel.cluster import Cluster, Delete, Scale
+from kmodel.cluster.kubectl import Apply
+from kmodel.loop.events import Event, event_from_json
+
+#: the user's applications: a Deployment and a Service of each name may exist
+APPS: tuple[str, ...] = ("web", "api")
+IMAGE = "nginx:1.25"
+HOST_PORT = 8080
+
+
+class Action:
+    """Base of all checker actions."""
+
+    kind: ClassVar[str] = ""
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.name
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.kind}
+        for field in attrs.fields(type(self)):
+            value = getattr(self, field.name)
+            if isinstance(value, Event):
+                value = value.to_json()
+            elif isinstance(value, tuple):
+                value = [v.to_json() if isinstance(v, Event) else v for v in value]
+            d[field.name] = value
+        return d
+
+    def stable_json(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+    def apply(self, cluster: Cluster) -> None:
+        raise NotImplementedError
+
+
+# -- the user ---------------------------------------------------------------------------------------------
+
+def deployment_manifest(app: str, replicas: int, cpu_millis: int, host_port: bool) -> dict:
+    container: dict[str, Any] = {"name": "app", "image": IMAGE, "ports": [{"containerPort": 80}]}
+    if host_port:
+        container["ports"][0]["hostPort"] = HOST_PORT
+    if cpu_millis:
+        container["resources"] = {"requests": {"cpu": f"{cpu_millis}m"}}
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": app, "namespace": "default", "labels": {"app": app}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": app}},
+            "template": {"metadata": {"labels": {"app": app}}, "spec": {"containers": [container]}},
+        },
+    }
+
+
+def service_manifest(app: str) -> dict:
+    return {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": app, "namespace": "default"},
+        "spec": {"selector": {"app": app}, "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP"}]},
+    }
+
+
+@attrs.frozen
+class ApplyDeployment(Action):
+    """kubectl apply a Deployment of `app`."""
+
+    kind: ClassVar[str] = "apply-deployment"
+    app: str
+    replicas: int
+    cpu_millis: int = 0
+    host_port: bool = False
+
+    @property
+    def name(self) -> str:
+        extra = (f", {self.cpu_millis}m CPU" if self.cpu_millis else "") + (
+            f", hostPort {HOST_PORT}" if self.host_port else "")
+        return f"kubectl apply deployment {self.app} ({self.replicas} replicas{extra})"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(deployment_manifest(self.app, self.replicas, self.cpu_millis, self.host_port)))
+
+
+@attrs.frozen
+class ScaleDeployment(Action):
+    kind: ClassVar[str] = "scale-deployment"
+    app: str
+    replicas: int
+
+    @property
+    def name(self) -> str:
+        return f"kubectl scale deployment {self.app} --replicas={self.replicas}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Scale("deployments", "default", self.app, self.replicas))
+
+
+@attrs.frozen
+class ApplyService(Action):
+    kind: ClassVar[str] = "apply-service"
+    app: str
+
+    @property
+    def name(self) -> str:
+        return f"kubectl apply service {self.app}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(service_manifest(self.app)))
+
+
+@attrs.frozen
+class DeleteObject(Action):
+    """kubectl delete a namespaced object of the default namespace (deployments or services)."""
+
+    kind: ClassVar[str] = "delete"
+    resource: str
+    object: str
+
+    @property
+    def name(self) -> str:
+        return f"kubectl delete {self.resource} {self.object}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Delete(self.resource, "default", self.object))
+
+
+@attrs.frozen
+class AddNode(Action):
+    kind: ClassVar[str] = "add-node"
+
+    @property
+    def name(self) -> str:
+        return "a new node joins"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.add_node()
+
+
+@attrs.frozen
+class RemoveNode(Action):
+    kind: ClassVar[str] = "remove-node"
+    node: str
+
+    @property
+    def name(self) -> str:
+        return f"remove {self.node} (stop its machine, kubectl delete node)"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.remove_node(self.node)
+
+
+# -- the loop's own events ----------------------------------------------------------------------------------
+
+def _events(value: Any) -> tuple[Event, ...]:
+    return tuple(v if isinstance(v, Event) else event_from_json(v) for v in value)
+
+
+@attrs.frozen
+class Fire(Action):
+    """A short burst of enabled progress events, in order (an interleaving chosen by the checker)."""
+
+    kind: ClassVar[str] = "fire"
+    events: tuple[Event, ...] = attrs.field(converter=_events)
+
+    @property
+    def name(self) -> str:
+        return "; ".join(e.name for e in self.events)
+
+    def apply(self, cluster: Cluster) -> None:
+        step = cluster.loop.step
+        for event in self.events:
+            step(event)
+
+
+def _event(value: Any) -> Event:
+    return value if isinstance(value, Event) else event_from_json(value)
+
+
+@attrs.frozen
+class Fault(Action):
+    """One fault event of the loop: partition, heal, drop, delay, break a stream, crash, restart."""
+
+    kind: ClassVar[str] = "fault"
+    event: Event = attrs.field(converter=_event)
+
+    @property
+    def name(self) -> str:
+        return self.event.name
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.loop.step(self.event)
+
+
+# -- other faults -------------------------------------------------------------------------------------------
+
+@attrs.frozen
+class Compact(Action):
+    """Compact the store at `revision` (kube-apiserver compacts etcd every five minutes): watches and lists
+    from older revisions get 410 Gone and must relist."""
+
+    kind: ClassVar[str] = "compact"
+    revision: int
+
+    @property
+    def name(self) -> str:
+        return f"compact the store at revision {self.revision}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.store.compact(self.revision)
+
+
+@attrs.frozen
+class FailContainer(Action):
+    """A container's process dies on its node (exit code 1); the kubelet finds out and restarts it."""
+
+    kind: ClassVar[str] = "fail-container"
+    node: str
+    pod: str
+    container: str
+
+    @property
+    def name(self) -> str:
+        return f"container {self.container} of pod {self.pod} dies on {self.node}"
+
+    def apply(self, cluster: Cluster) -> None:
+        kubelet = cluster.loop.components[f"kubelet/{self.node}"]
+        kubelet.fail_container("default", self.pod, self.container, now=cluster.now)  # type: ignore[attr-defined]
+        cluster.loop.notify_work(kubelet.name)
+
+
+# -- time ---------------------------------------------------------------------------------------------------
+
+#: bound on the events of one fair run: a model that never falls quiet within this many is livelocked
+MAX_FAIR_EVENTS = 200_000
+
+
+@attrs.frozen
+class RunFair(Action):
+    """Let `ms` of logical time pass, delivering everything fairly."""
+
+    kind: ClassVar[str] = "run"
+    ms: int
+
+    @property
+    def name(self) -> str:
+        return f"run fairly for {self.ms / 1000:g} s"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.run_for(self.ms, max_events=MAX_FAIR_EVENTS)
+
+
+class NotSettled(Exception):
+    """`Settle` ran out of time with liveness still failing (the session turns it into a violation)."""
+
+
+@attrs.frozen
+class Settle(Action):
+    """Heal every partition, restart everything down (except removed nodes), then run fairly until liveness
+    holds, at most `bound_ms`. Liveness is asked after `first_ms`, then after chunks that double each time
+    (5, 10, 20, 40 ... s), so a cluster that converges at once costs one check and one that never does costs
+    a handful, not one per chunk."""
+
+    kind: ClassVar[str] = "settle"
+    bound_ms: int = 600_000
+    first_ms: int = 5_000
+
+    @property
+    def name(self) -> str:
+        return f"settle: heal all, restart what is down, run fairly (at most {self.bound_ms / 1000:g} s)"
+
+    def apply(self, cluster: Cluster, converged: Optional[Callable[[], bool]] = None) -> None:
+        loop = cluster.loop
+        from kmodel.loop.events import HealAll, Restart
+
+        if loop.network.partitioned:
+            loop.step(HealAll())
+        removed = {f"{kind}/{node}" for node in cluster.removed_nodes for kind in ("kubelet", "proxy")}
+        for name in sorted(loop.components):
+            if not loop.is_up(name) and name not in removed:
+                loop.step(Restart(name))
+        start = cluster.now
+        chunk = self.first_ms
+        while True:
+            chunk = min(chunk, start + self.bound_ms - cluster.now)
+            cluster.run_for(chunk, max_events=MAX_FAIR_EVENTS)
+            if converged is None or converged():
+                return
+            if cluster.now - start >= self.bound_ms:
+                raise NotSettled(f"liveness still fails {self.bound_ms / 1000:g} s after the faults healed")
+            chunk *= 2
+
+
+ACTIONS: dict[str, type[Action]] = {
+    cls.kind: cls
+    for cls in (ApplyDeployment, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, Fire, Fault,
+                Compact, FailContainer, RunFair, Settle)
+}
+
+
+def action_from_json(data: Any) -> Action:
+    """Rebuild an action from its `to_json()` form; ValueError if it is not one."""
+    if not isinstance(data, dict):
+        raise ValueError(f"an action is a JSON object, not {type(data).__name__}")
+    fields = {k: v for k, v in data.items() if k not in ("name", "say")}
+    cls = ACTIONS.get(data.get("name"))  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"unknown action {data.get('name')!r}; known: {', '.join(sorted(ACTIONS))}")
+    try:
+        return cls(**fields)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise ValueError(f"bad {cls.kind} action {data}: {exc}") from None

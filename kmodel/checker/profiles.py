@@ -1,0 +1,43 @@
+"""Hypothesis profiles for the checker: dev, ci and campaign.
+
+    dev       quick local runs: 30 examples of up to 30 steps
+    ci        the same budget, derandomized (the seed comes from the test itself), so CI is reproducible
+    campaign  long runs: 1,000 examples of up to 100 steps
+
+Every profile turns off the example database (a run depends only on its seed and options, never on what an
+earlier run left on disk), the deadline (an example's time depends on the cluster's size, not a bug) and the
+health checks about slow generation (a whole cluster per example is slow by Hypothesis' standards), and
+reports one bug per run (the shrunk one). They are registered with Hypothesis as kmodel-dev, kmodel-ci and
+kmodel-campaign, so a pytest run can also pick them with --hypothesis-profile.
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, settings
+
+PROFILES: tuple[str, ...] = ("dev", "ci", "campaign")
+
+_COMMON = dict(
+    database=None,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    report_multiple_bugs=False,
+    print_blob=False,
+)
+
+_SETTINGS: dict[str, settings] = {
+    "dev": settings(max_examples=30, stateful_step_count=30, derandomize=False, **_COMMON),
+    "ci": settings(max_examples=30, stateful_step_count=30, derandomize=True, **_COMMON),
+    "campaign": settings(max_examples=1000, stateful_step_count=100, derandomize=False, **_COMMON),
+}
+
+for _name, _settings in _SETTINGS.items():
+    settings.register_profile(f"kmodel-{_name}", _settings)
+
+
+def profile(name: str) -> settings:
+    """The settings of a profile; ValueError naming the profiles if there is no such one."""
+    try:
+        return _SETTINGS[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}; profiles: {', '.join(PROFILES)}") from None

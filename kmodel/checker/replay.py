@@ -1,0 +1,54 @@
+"""Replay: apply a trace's actions again, without Hypothesis, and say what happened.
+
+`replay(trace)` builds the trace's cluster, executes its actions one by one through a `Session` (so the same
+invariants are checked the same way as during the search) and returns a `ReplayResult`: the steps executed,
+the violation (or None), the messages delivered at each step (recorded by a tap on the loop, for the report's
+sequence diagram) and the session's digest. `on_step(index, action)` is called before each step, which is how
+`kmodel replay` prints as it goes. A trace whose moves the model no longer makes raises `TraceDiverged`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional
+
+import attrs
+
+from kmodel.checker.actions import Action
+from kmodel.checker.session import InvariantViolation, Session, all_invariants
+from kmodel.checker.trace import Trace
+from invariants.registry import Invariant
+
+
+@attrs.frozen
+class ReplayResult:
+    steps: tuple[str, ...]  # readable names of the actions executed
+    violation: Optional[InvariantViolation]
+    messages: tuple[tuple[int, str, str, str], ...]
+    digest: str
+
+    @property
+    def passed(self) -> bool:
+        return self.violation is None
+
+
+def replay(
+    trace: Trace,
+    *,
+    variant: Optional[str] = None,
+    invariants: Optional[Iterable[Invariant]] = None,
+    record_messages: bool = True,
+    on_step: Optional[Callable[[int, Action], None]] = None,
+) -> ReplayResult:
+    session = Session(trace.config, all_invariants() if invariants is None else invariants,
+                      variant=variant or trace.variant, record_messages=record_messages)
+    violation = None
+    for i, action in enumerate(trace.actions):
+        if on_step is not None:
+            on_step(i, action)
+        try:
+            session.execute(action)
+        except InvariantViolation as exc:
+            violation = exc
+            break
+    return ReplayResult(tuple(a.name for a in session.actions), violation, tuple(session.messages),
+                        session.digest())

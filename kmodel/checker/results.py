@@ -1,0 +1,110 @@
+"""What `kmodel check` leaves in its report folder: report.json, the shrunk traces, and the human reports.
+
+`write_results(result, folder)` writes, in this order:
+
+1. each failing trace as ``traces/<invariant>.json`` (kmodel-trace/1, expecting that invariant to fail);
+2. report.json: the seed and budget, the campaign's trace digest, every invariant with how often it was
+   checked and violated, how often each rule fired, and the violations (invariant, message, trace path,
+   number of actions), plus figures (examples and steps run, model events, seconds);
+3. report.md and report.html through `kmodel.report.write_reports`, given one `ViolationStory` per
+   violation: the trace replayed once more without Hypothesis, with the messages delivered at each step.
+
+Every file is written to a temporary name and renamed, so a reader never sees half a report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+from kmodel.checker.replay import replay
+from kmodel.checker.run import CampaignResult
+from kmodel.checker.session import all_invariants
+from kmodel.checker.trace import write_trace
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dict[str, Any]:
+    stats = result.stats
+    invariants = [
+        {"name": inv.name, "kind": inv.kind, "principle": inv.principle, "guarantee": inv.guarantee,
+         "checks": stats.checks.get(inv.name, 0), "violations": stats.violations.get(inv.name, 0)}
+        for inv in all_invariants()
+    ]
+    options = result.options
+    return {
+        "seed": options.seed,
+        "examples": result.examples,
+        "steps": result.steps,
+        "profile": options.profile,
+        "variant": options.variant,
+        "config": {"nodes": options.nodes, "apiservers": options.apiservers},
+        "trace_digest": stats.trace_digest(),
+        "invariants": invariants,
+        "rules": dict(sorted(stats.rules.items())),
+        "violations": violations,
+        "figures": {
+            "examples_run": stats.examples,
+            "steps_run": stats.steps,
+            "rule_steps": stats.rule_steps,
+            "model_events": stats.events,
+            "seconds": round(result.seconds, 3),
+            "invariant_seconds": round(stats.invariant_seconds, 3),
+        },
+    }
+
+
+def write_results(result: CampaignResult, folder: Path, *, trace_command: str = "kmodel replay") -> dict[str, Any]:
+    """Write the report folder; returns report.json's content."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    violations: list[dict[str, Any]] = []
+    stories: list[Any] = []
+    trace = result.failure
+    if trace is not None:
+        assert trace.violation is not None
+        path = write_trace(trace, folder / "traces" / f"{trace.violation.invariant}.json")
+        replayed = replay(trace)
+        violations.append({
+            "invariant": trace.violation.invariant,
+            "message": trace.violation.message,
+            "trace": str(path),
+            "steps": len(trace.actions),
+            "reproduced": replayed.violation is not None
+            and replayed.violation.invariant == trace.violation.invariant,
+        })
+        stories.append(_story(trace, replayed, str(path), f"{trace_command} {path}"))
+    report = report_json(result, violations)
+    atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
+    _write_human_reports(report, stories, folder)
+    return report
+
+
+def _story(trace: Any, replayed: Any, path: str, command: str) -> Any:
+    from kmodel.report.story import ViolationStory
+
+    return ViolationStory(trace.violation.invariant, trace.violation.message, path, replayed.steps,
+                          replayed.messages, command)
+
+
+def _write_human_reports(report: dict, stories: list, folder: Path) -> Optional[list[Path]]:
+    try:
+        from kmodel.report import write_reports
+    except ImportError:  # the report writers have not landed: report.json alone
+        return None
+    return write_reports(report, stories, folder)

@@ -1,0 +1,132 @@
+"""Running a checking campaign: the machine under Hypothesis, with a seed, a profile and a budget.
+
+`run_campaign(options)` builds a subclass of the machine bound to this campaign (its cluster configuration,
+variant, a fresh `Stats` and a sink for failing sessions), seeds it (`hypothesis.seed`: the same seed and
+options explore the same examples in the same order, in any process), and runs it with
+`run_state_machine_as_test` under the profile's settings, with `--examples` and `--steps` overriding the
+profile's budget. Hypothesis shrinks a failure and runs the shrunk example last, so the last session the
+sink received is the minimal one; it becomes a `Trace` expecting that invariant to fail.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
+
+import attrs
+from hypothesis import seed as hypothesis_seed
+from hypothesis import settings as Settings
+from hypothesis.reporting import with_reporter
+from hypothesis.stateful import run_state_machine_as_test
+
+from kmodel.checker.machine import KmodelMachine
+from kmodel.checker.profiles import profile
+from kmodel.checker.session import VARIANTS, InvariantViolation, Session
+from kmodel.checker.stats import Stats
+from kmodel.checker.trace import Trace, Violation
+from kmodel.cluster import ClusterConfig
+
+
+@attrs.frozen
+class CheckOptions:
+    examples: Optional[int] = None  # None: the profile's
+    steps: Optional[int] = None  # None: the profile's
+    seed: int = 0
+    nodes: int = 3
+    apiservers: int = 2  # two replicas, so one can lag behind the other (stale reads)
+    variant: str = "default"
+    profile: str = "dev"
+
+    def __attrs_post_init__(self) -> None:
+        profile(self.profile)  # ValueError for an unknown one
+        if self.variant not in VARIANTS:
+            raise ValueError(f"unknown variant {self.variant!r}; variants: {', '.join(VARIANTS)}")
+        for name in ("examples", "steps"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"--{name} must be at least 1")
+        if not 1 <= self.nodes <= 200:
+            raise ValueError("--nodes must be between 1 and 200")
+        if not 1 <= self.apiservers <= 9:
+            raise ValueError("--apiservers must be between 1 and 9")
+
+    def config(self) -> ClusterConfig:
+        return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed)
+
+    def settings(self) -> Settings:
+        base = profile(self.profile)
+        overrides = {}
+        if self.examples is not None:
+            overrides["max_examples"] = self.examples
+        if self.steps is not None:
+            overrides["stateful_step_count"] = self.steps
+        return Settings(base, **overrides)
+
+
+@attrs.define
+class CampaignResult:
+    options: CheckOptions
+    stats: Stats
+    seconds: float
+    failure: Optional[Trace] = None  # the shrunk failing trace
+
+    @property
+    def examples(self) -> int:
+        return self.options.settings().max_examples
+
+    @property
+    def steps(self) -> int:
+        return self.options.settings().stateful_step_count
+
+
+def trace_of(session: Session) -> Trace:
+    v = session.violation
+    assert v is not None
+    return Trace(session.config, tuple(session.actions), session.variant, {"fail": v.invariant},
+                 Violation(v.invariant, v.message, v.step))
+
+
+#: successful shrinks before Hypothesis stops shrinking (its own default is 500; each attempt replays a
+#: whole example with a cluster, so the checker keeps the budget smaller). A count, not a time: the shrunk
+#: trace stays a function of the seed.
+MAX_SHRINKS = 25
+
+
+@contextmanager
+def _shrink_budget(limit: int) -> Iterator[None]:
+    from hypothesis.internal.conjecture import engine  # private, hence guarded
+
+    old = getattr(engine, "MAX_SHRINKS", None)
+    if old is None:
+        yield
+        return
+    engine.MAX_SHRINKS = limit
+    try:
+        yield
+    finally:
+        engine.MAX_SHRINKS = old
+
+
+def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = KmodelMachine,
+                 on_example: Optional[Callable[[Stats], None]] = None) -> CampaignResult:
+    stats = Stats()
+    stats.on_example = on_example
+    failed: list[Session] = []
+    bound = type("CheckMachine", (machine,), {
+        "config": options.config(), "variant": options.variant, "stats": stats,
+        "sink": staticmethod(failed.append),
+    })
+    bound = hypothesis_seed(options.seed)(bound)
+    started = time.perf_counter()
+    result = CampaignResult(options, stats, 0.0)
+    try:
+        with with_reporter(lambda text: None), _shrink_budget(MAX_SHRINKS):
+            # our own replay tells the story; Hypothesis stays quiet
+            run_state_machine_as_test(bound, settings=options.settings())
+    except InvariantViolation:
+        if not failed:
+            raise
+        result.failure = trace_of(failed[-1])
+    result.seconds = time.perf_counter() - started
+    return result

@@ -1,0 +1,241 @@
+"""A session: one cluster, the actions executed on it, the invariants checked after each, and its digest.
+
+Theory of operation
+-------------------
+The state machine and the replayer both drive a cluster through a `Session`; the machine decides which
+action comes next, the replayer reads it from a trace, and the session does the rest the same way for both:
+
+1. append the action to `actions` and feed its stable JSON to a running blake2b (`digest()` adds the loop's
+   own digest of every model event applied, so two sessions that agree on the digest executed the same
+   actions *and* the model made the same moves);
+2. apply it to the cluster;
+3. check every safety invariant, each with its own memo dict kept for the session (so invariants can be
+   incremental). A `Settle` action also asks, after each chunk of fair running, whether every liveness
+   invariant holds, and fails with the ones that still do not when its bound is reached.
+
+A violation raises `InvariantViolation` (an AssertionError, so Hypothesis shrinks it) naming the invariant.
+An exception from the model itself (a handler that raised) is reported the same way under the name
+``model-error``: the trace reproduces it like any violation. A replayed event that is not enabled any more
+raises `TraceDiverged` instead: the trace does not fit this model.
+
+Optionally (`record_messages=True`, replays only) a tap on the loop records each delivered message as
+(step index, src, dst, short label) for the report's sequence diagram; off, the loop's hot path is untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from kmodel.checker.actions import Action, Fire, NotSettled, Settle
+from kmodel.checker.stats import Stats
+from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.loop import Event, EventNotEnabled
+from invariants.registry import LIVENESS, SAFETY, Invariant
+
+MODEL_ERROR = "model-error"
+VARIANTS: tuple[str, ...] = ("default",)
+
+
+def all_invariants() -> list[Invariant]:
+    """Every registered invariant, by name, after importing every module of the `invariants` package."""
+    import importlib
+    import pkgutil
+
+    import invariants
+    from invariants.registry import registered
+
+    for module in sorted(m.name for m in pkgutil.iter_modules(invariants.__path__)):
+        if not module.startswith("_"):
+            importlib.import_module(f"invariants.{module}")
+    return registered()
+
+
+class InvariantViolation(AssertionError):
+    """An invariant failed after step `step` (0-based index into the session's actions)."""
+
+    def __init__(self, invariant: str, message: str, step: int) -> None:
+        super().__init__(f"{invariant}: {message} (after step {step})")
+        self.invariant = invariant
+        self.message = message
+        self.step = step
+
+
+class TraceDiverged(Exception):
+    """A replayed action could not be applied: the model no longer makes the moves the trace recorded."""
+
+
+def message_label(payload: Any) -> str:
+    """A short label for a delivered message: 'create pods', '200', 'WatchEvent ADDED pods/web-x'."""
+    t = type(payload).__name__
+    if t == "Request":
+        sub = f"/{payload.subresource}" if payload.subresource else ""
+        name = f" {payload.name}" if payload.name else ""
+        return f"{payload.verb} {payload.resource}{sub}{name}"
+    if t == "Response":
+        reason = getattr(payload.body, "reason", "") if payload.code >= 400 else ""
+        return f"{payload.code} {reason}".strip()
+    if t == "WatchEvent":
+        obj = payload.object
+        meta = getattr(obj, "metadata", None)
+        if meta is None or payload.type in ("BOOKMARK", "ERROR"):
+            return f"WatchEvent {payload.type}"
+        return f"WatchEvent {payload.type} {type(obj).__name__.lower()}s/{meta.name}"
+    if t == "WatchResponse":
+        return f"etcd watch: {len(payload.events)} events"
+    return t
+
+
+class Session:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        invariants: Iterable[Invariant],
+        *,
+        variant: str = "default",
+        extra_components: Iterable[Any] = (),
+        stats: Optional[Stats] = None,
+        record_messages: bool = False,
+    ) -> None:
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
+        self.config = config
+        self.variant = variant
+        self.cluster = Cluster(config, extra=extra_components)
+        invs = list(invariants)
+        self.safety = [inv for inv in invs if inv.kind == SAFETY]
+        self.liveness = [inv for inv in invs if inv.kind == LIVENESS]
+        self.memos: dict[str, dict] = {inv.name: {} for inv in invs}
+        self.stats = stats if stats is not None else Stats()
+        self.actions: list[Action] = []
+        self.violation: Optional[InvariantViolation] = None
+        self._hash = hashlib.blake2b(digest_size=16)
+        self.messages: list[tuple[int, str, str, str]] = []
+        if record_messages:
+            self.cluster.loop.set_delivery_tap(self._tap)
+
+    def _tap(self, msg: Any) -> None:
+        self.messages.append((len(self.actions) - 1, msg.src, msg.dst, message_label(msg.payload)))
+
+    # -- executing ---------------------------------------------------------------------------------------
+
+    def execute(self, action: Action) -> None:
+        """Apply one action and check the safety invariants; raise InvariantViolation on a violation."""
+        self._execute(action, None)
+
+    def execute_burst(self, picks: Sequence[int]) -> Optional[Fire]:
+        """Fire a burst of enabled progress events, the i-th chosen as `picks[i]` modulo the events enabled
+        after the ones before it (so each choice sees the state the previous one left). The burst is
+        recorded as one `Fire` of the events chosen, so a replay applies exactly them. None if nothing was
+        enabled."""
+        loop = self.cluster.loop
+        first = loop.enabled_events()
+        if not first:
+            return None
+        chosen: list[Event] = []
+
+        def burst() -> None:
+            enabled = first
+            for i in picks:
+                if not enabled:
+                    return
+                event = enabled[i % len(enabled)]
+                chosen.append(event)
+                loop.step(event)
+                enabled = loop.enabled_events()
+
+        action = self._execute(None, burst, lambda: Fire(tuple(chosen)))
+        return action  # type: ignore[return-value]
+
+    def _execute(self, action: Optional[Action], run: Optional[Callable[[], None]] = None,
+                 record: Optional[Callable[[], Action]] = None) -> Action:
+        if self.violation is not None:
+            raise RuntimeError("the session already failed; start a new one")
+        step = len(self.actions)
+        if action is not None:
+            self._record(action)
+        stats = self.stats
+        stats.steps += 1
+        started = time.perf_counter()
+        try:
+            if run is not None:
+                try:
+                    run()
+                finally:
+                    action = record()  # type: ignore[misc]
+                    self._record(action)
+            elif isinstance(action, Settle):
+                action.apply(self.cluster, converged=self._liveness_holds)
+            else:
+                action.apply(self.cluster)  # type: ignore[union-attr]
+        except InvariantViolation as exc:
+            self._fail(exc)
+        except NotSettled as exc:
+            failing = self._liveness_failures()
+            if failing:
+                name, message = failing[0]
+                self._fail(InvariantViolation(name, f"{message} ({exc})", step))
+            self._fail(InvariantViolation("settles", str(exc), step))
+        except EventNotEnabled as exc:
+            raise TraceDiverged(f"step {step} ({action.name}): {exc}") from None
+        except Exception as exc:
+            self._fail(InvariantViolation(MODEL_ERROR, f"{type(exc).__name__}: {exc}", step), cause=exc)
+        finally:
+            stats.action_seconds += time.perf_counter() - started
+        self.check_safety(step)
+        return action  # type: ignore[return-value]
+
+    def _record(self, action: Action) -> None:
+        self.actions.append(action)
+        self._hash.update(action.stable_json().encode() + b"\n")
+
+    def _fail(self, violation: InvariantViolation, cause: Optional[BaseException] = None) -> None:
+        self.violation = violation
+        self.stats.violations[violation.invariant] = self.stats.violations.get(violation.invariant, 0) + 1
+        raise violation from cause
+
+    def check_safety(self, step: int) -> None:
+        stats = self.stats
+        checks = stats.checks
+        started = time.perf_counter()
+        try:
+            cluster, memos = self.cluster, self.memos
+            for inv in self.safety:
+                checks[inv.name] = checks.get(inv.name, 0) + 1
+                for message in inv.check(cluster, memos[inv.name]):
+                    self._fail(InvariantViolation(inv.name, message, step))
+        finally:
+            stats.invariant_seconds += time.perf_counter() - started
+
+    def _liveness_failures(self) -> list[tuple[str, str]]:
+        stats = self.stats
+        started = time.perf_counter()
+        failing: list[tuple[str, str]] = []
+        try:
+            for inv in self.liveness:
+                stats.checks[inv.name] = stats.checks.get(inv.name, 0) + 1
+                for message in inv.check(self.cluster, self.memos[inv.name]):
+                    failing.append((inv.name, message))
+                    break
+        finally:
+            stats.invariant_seconds += time.perf_counter() - started
+        return failing
+
+    def _liveness_holds(self) -> bool:
+        self.check_safety(len(self.actions) - 1)
+        return not self._liveness_failures()
+
+    # -- results -----------------------------------------------------------------------------------------
+
+    def digest(self) -> str:
+        """blake2b over every executed action's stable JSON, then the loop's digest of its events."""
+        h = self._hash.copy()
+        h.update(self.cluster.loop.digest().encode())
+        return h.hexdigest()
+
+    @property
+    def events_applied(self) -> int:
+        return self.cluster.loop.events_applied

@@ -1,0 +1,54 @@
+"""What a checking campaign counts: rules fired, invariant checks and violations, examples, events, time.
+
+One `Stats` value lives for a whole campaign (every example Hypothesis runs, shrinking included) and is
+filled by the sessions and the machine; `run.py` turns it into report.json. The campaign's trace digest is
+a blake2b over each finished example's own digest, in order, so two campaigns that executed the same
+actions in the same order have the same digest. Times (`perf_counter`) are figures for people, never
+inputs to a decision.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Optional
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.rules: dict[str, int] = {}
+        self.checks: dict[str, int] = {}
+        self.violations: dict[str, int] = {}
+        self.examples = 0
+        self.steps = 0  # actions executed
+        self.rule_steps = 0  # Hypothesis steps (rules run, including those that found nothing to do)
+        self.events = 0  # model events applied by the loop
+        self.invariant_seconds = 0.0
+        self.action_seconds = 0.0
+        self._hash = hashlib.blake2b(digest_size=16)
+        #: examples run when the first violation was seen (None: none yet); shrinking budgets count from it
+        self.first_failure_at: Optional[int] = None
+        #: called with this Stats after each example starts (the progress bar)
+        self.on_example: Optional[Callable[["Stats"], None]] = None
+
+    def fired(self, rule: str) -> None:
+        self.rules[rule] = self.rules.get(rule, 0) + 1
+
+    def example_started(self) -> None:
+        self.examples += 1
+        if self.on_example is not None:
+            self.on_example(self)
+
+    def failed(self) -> None:
+        if self.first_failure_at is None:
+            self.first_failure_at = self.examples
+
+    def shrinking_examples(self) -> int:
+        """Examples started since the first violation (0 before one)."""
+        return 0 if self.first_failure_at is None else self.examples - self.first_failure_at
+
+    def example_finished(self, digest: str, events: int) -> None:
+        self._hash.update(digest.encode() + b"\n")
+        self.events += events
+
+    def trace_digest(self) -> str:
+        return self._hash.hexdigest()

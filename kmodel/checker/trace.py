@@ -1,0 +1,159 @@
+"""The trace file: a run's configuration and its actions, as JSON a person can read and `kmodel replay` runs.
+
+    {"format": "kmodel-trace/1", "kmodel": "0.1.0",
+     "config": {ClusterConfig's fields}, "variant": "default",
+     "actions": [{"name": "run", "ms": 15000, "say": "run fairly for 15 s"}, ...],
+     "expect": "pass" | {"fail": "<invariant>"},
+     "violation": {"invariant": ..., "message": ..., "step": ...} | null}
+
+Each action is its `to_json()` plus a "say" key holding its readable line (ignored when read back). `expect`
+says what a replay must show: a regression seed under tests/regressions either must pass, or must fail with
+the named invariant. Files are written to a temporary name and renamed, so a reader never sees half a
+trace; `read_trace` raises `TraceError` with one line for anything unreadable, truncated or of another
+format version.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import attrs
+
+from kmodel import __version__
+from kmodel.checker.actions import Action, action_from_json
+from kmodel.cluster import ClusterConfig
+
+FORMAT = "kmodel-trace/1"
+PASS = "pass"
+Expect = Union[str, dict]
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be used (one line: what is wrong)."""
+
+
+def config_to_json(config: ClusterConfig) -> dict[str, Any]:
+    if config.static_pods:
+        raise ValueError("traces do not record static pods yet")
+    out: dict[str, Any] = {}
+    for field in attrs.fields(ClusterConfig):
+        value = getattr(config, field.name)
+        out[field.name] = list(value) if isinstance(value, tuple) else value
+    out.pop("static_pods")
+    return out
+
+
+def config_from_json(data: Any) -> ClusterConfig:
+    if not isinstance(data, dict):
+        raise TraceError("'config' must be an object of ClusterConfig fields")
+    names = {f.name: f for f in attrs.fields(ClusterConfig)}
+    unknown = sorted(set(data) - set(names))
+    if unknown:
+        raise TraceError(f"'config' has unknown fields {unknown}")
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    try:
+        return ClusterConfig(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise TraceError(f"'config' is not a cluster configuration: {exc}") from None
+
+
+@attrs.frozen
+class Violation:
+    invariant: str
+    message: str
+    step: int
+
+
+@attrs.frozen
+class Trace:
+    config: ClusterConfig
+    actions: tuple[Action, ...]
+    variant: str = "default"
+    expect: Expect = PASS
+    violation: Optional[Violation] = None
+    kmodel: str = __version__
+
+    @property
+    def expected_invariant(self) -> Optional[str]:
+        """The invariant this trace must fail with, or None if it must pass."""
+        return self.expect["fail"] if isinstance(self.expect, dict) else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "kmodel": self.kmodel,
+            "config": config_to_json(self.config),
+            "variant": self.variant,
+            "actions": [{**a.to_json(), "say": a.name} for a in self.actions],
+            "expect": self.expect,
+            "violation": attrs.asdict(self.violation) if self.violation is not None else None,
+        }
+
+
+def write_trace(trace: Trace, path: Path) -> Path:
+    """Write atomically (temporary file in the same folder, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(trace.to_json(), indent=1, sort_keys=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def trace_from_json(data: Any) -> Trace:
+    if not isinstance(data, dict):
+        raise TraceError("not a kmodel trace: the file holds no JSON object")
+    fmt = data.get("format")
+    if fmt != FORMAT:
+        raise TraceError(f"unsupported trace format {fmt!r}: this kmodel reads {FORMAT!r}")
+    for key in ("config", "actions", "expect"):
+        if key not in data:
+            raise TraceError(f"the trace has no {key!r}")
+    if not isinstance(data["actions"], list):
+        raise TraceError("'actions' must be a list")
+    actions = []
+    for i, item in enumerate(data["actions"]):
+        try:
+            actions.append(action_from_json(item))
+        except ValueError as exc:
+            raise TraceError(f"action {i}: {exc}") from None
+    expect = data["expect"]
+    if not (expect == PASS or (isinstance(expect, dict) and set(expect) == {"fail"}
+                               and isinstance(expect["fail"], str))):
+        raise TraceError('\'expect\' must be "pass" or {"fail": "<invariant>"}')
+    raw = data.get("violation")
+    violation = None
+    if raw is not None:
+        try:
+            violation = Violation(str(raw["invariant"]), str(raw["message"]), int(raw["step"]))
+        except (KeyError, TypeError, ValueError):
+            raise TraceError("'violation' must be null or {invariant, message, step}") from None
+    return Trace(config_from_json(data["config"]), tuple(actions), str(data.get("variant", "default")),
+                 expect, violation, str(data.get("kmodel", "")))
+
+
+def read_trace(path: Path) -> Trace:
+    """Read a trace file; TraceError (one line) if it is missing, not JSON, truncated or another format."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TraceError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        what = "truncated" if exc.pos >= len(text.rstrip()) else "not valid JSON"
+        raise TraceError(f"{path} is {what} (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    try:
+        return trace_from_json(data)
+    except TraceError as exc:
+        raise TraceError(f"{path}: {exc}") from None

@@ -1,0 +1,49 @@
+"""The trace file: written atomically, read back equal, and refused with one clear line when unusable."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kmodel.checker.actions import ApplyDeployment, RunFair, Settle
+from kmodel.checker.trace import FORMAT, Trace, TraceError, Violation, read_trace, write_trace
+from kmodel.cli import main
+from kmodel.cluster import ClusterConfig
+
+TRACE = Trace(ClusterConfig(nodes=2, apiservers=2), (RunFair(15_000), ApplyDeployment("web", 1), Settle(60_000)),
+              expect={"fail": "x"}, violation=Violation("x", "boom", 1))
+
+
+def test_round_trip(tmp_path):
+    path = write_trace(TRACE, tmp_path / "t.json")
+    data = json.loads(path.read_text())
+    assert data["format"] == FORMAT and data["actions"][1]["say"].startswith("kubectl apply")
+    assert read_trace(path) == TRACE
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # no temporary file left behind
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "truncated"),
+    ('{"format": "kmodel-trace/1", "actions": [', "truncated"),
+    ("not json at all", "not valid JSON"),
+    ('{"format": "kmodel-trace/9", "config": {}, "actions": [], "expect": "pass"}', "unsupported trace format"),
+    ('{"format": "kmodel-trace/1", "config": {"nodez": 1}, "actions": [], "expect": "pass"}', "unknown fields"),
+    ('{"format": "kmodel-trace/1", "config": {}, "actions": [{"name": "x"}], "expect": "pass"}', "action 0"),
+    ('{"format": "kmodel-trace/1", "config": {}, "actions": [], "expect": "maybe"}', "'expect'"),
+])
+def test_unusable_files(tmp_path, text, words):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(TraceError, match=words):
+        read_trace(path)
+
+
+def test_replay_exit_2_one_line(tmp_path, capsys):
+    path = tmp_path / "bad.json"
+    path.write_text('{"format": "kmodel-trace/1", "actions": [')
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "truncated" in err and "Traceback" not in err
+    assert main(["replay", str(tmp_path / "missing.json")]) == 2
+    assert main(["replay", "--variant", "nope", str(path)]) == 2
