@@ -129,7 +129,8 @@ def converges_node_status(cluster: Any, memo: dict) -> Iterator[str]:
     unreachable or not-ready taint."""
     apiservers = [r.name for r in cluster.replicas]
     nodes = {n.metadata.name: n for n in cluster.objects("nodes")}
-    for node_name in cluster.config.node_names():
+    # the machines in the cluster now: the config's, plus added ones, minus those taken out for good
+    for node_name in getattr(cluster, "nodes", None) or cluster.config.node_names():
         kubelet = f"kubelet/{node_name}"
         if kubelet in cluster.loop.components:
             if not cluster.loop.is_up(kubelet):

@@ -81,8 +81,8 @@ class KmodelMachine(RuleBasedStateMachine):
     warmup_ms: ClassVar[int] = 15_000
     burst: ClassVar[int] = 8
     max_added_nodes: ClassVar[int] = 2
-    #: remove_node is off until liveness invariants read `cluster.nodes` (converges-node-status reads
-    #: config.node_names(), so a removed node's kubelet, down for good, reads as a failure to converge)
+    #: remove_node is off until the model has a PodGC controller: upstream's podgc force-deletes the pods of
+    #: a deleted node; without it they stay, and the ReplicaSets never replace them
     node_removal: ClassVar[bool] = False
     settle_bound_ms: ClassVar[int] = 600_000
     #: the campaign's statistics (a fresh Stats per class unless run.py sets one)

@@ -329,7 +329,13 @@ class _Run:
     def rollout_rolling(self, t: int, o: Out) -> None:
         def have(t2: int, o2: Out, new_rs: Optional[ReplicaSet], old_rss: list) -> None:
             all_rss = list(old_rss) + [new_rs]
-            result = rollout_rolling(self.d, new_rs, old_rss)
+            try:
+                result = rollout_rolling(self.d, new_rs, old_rss)
+            except ValueError:
+                # cleanupUnhealthyReplicas' "invalid request to scale down" (a stale status shows more
+                # available than wanted): upstream returns it as the sync's error and requeues the key
+                self.sync.fail()
+                return
 
             def written(t3: int, o3: Out) -> None:
                 if result.scaled:
