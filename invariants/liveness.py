@@ -40,8 +40,8 @@ def _namespaces(cluster: Any) -> list[str]:
 @invariant("converges-replicas", kind=LIVENESS, principle="level-driven reconciliation")
 def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
-    says so; each Deployment's status reports spec.replicas updated, ready pods (given capacity) for its
-    current generation."""
+    says so; each Deployment's status reports spec.replicas updated, ready pods for its current generation
+    (or, when some of its pods fit no node, which stalls a rollout for good, the pods it has)."""
     for ns in _namespaces(cluster):
         pods = [p for p in cluster.objects("pods", ns) if not is_terminal(p) and p.metadata.deletion_timestamp is None]
         for rs in cluster.objects("replicasets", ns):
@@ -73,8 +73,14 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
             stuck = sum(1 for p in mine if _unschedulable(p))
             if st.observed_generation != d.metadata.generation:
                 yield f"{name} status is for generation {st.observed_generation}, not {d.metadata.generation}"
-            if st.replicas != want or st.updated_replicas != want or st.ready_replicas != want - stuck:
-                yield (f"{name} wants {want} replicas ({stuck} unschedulable) but its status says "
+            if stuck:
+                # new pods no node has room for stall a rolling update for good (upstream reports
+                # ProgressDeadlineExceeded and waits): the status must still say what is
+                if st.replicas != len(mine):
+                    yield (f"{name} has {len(mine)} pods ({stuck} unschedulable) but its status says "
+                           f"replicas={st.replicas}")
+            elif st.replicas != want or st.updated_replicas != want or st.ready_replicas != want:
+                yield (f"{name} wants {want} replicas but its status says "
                        f"replicas={st.replicas} updated={st.updated_replicas} ready={st.ready_replicas}")
 
 
