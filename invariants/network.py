@@ -64,7 +64,7 @@ def _in_any(ip: str, cidrs: tuple[str, ...]) -> bool:
 
 @invariant("pod-ip-in-node-cidr", kind=SAFETY, principle="network model")
 def pod_ip_in_node_cidr(cluster: Any, memo: dict) -> Iterator[str]:
-    """Every IP of a live pod that is not hostNetwork lies in one of its node's podCIDRs.
+    """Every IP of a live pod that is not hostNetwork lies in one of its node's podCIDRs (while that node exists).
 
     Incremental: a pod is checked when it changes, and the pods of a node when the node's CIDRs change."""
     reader = memo.get("reader")
@@ -98,10 +98,12 @@ def pod_ip_in_node_cidr(cluster: Any, memo: dict) -> Iterator[str]:
         if not ips:
             continue
         node = reader.value(node_key(pod.spec.node_name))
-        cidrs = node_cidrs(node) if node is not None else ()
+        if node is None:
+            continue  # its node is gone (PodGC will remove the pod): there is no CIDR left to hold it to
+        cidrs = node_cidrs(node)
         outside = [ip for ip in ips if not _in_any(ip, cidrs)]
         if outside:
-            where = f"podCIDRs {', '.join(cidrs)}" if cidrs else ("no podCIDR" if node is not None else "no Node object")
+            where = f"podCIDRs {', '.join(cidrs)}" if cidrs else "no podCIDR"
             bad[key] = (f"pod {name_of(key)} on {pod.spec.node_name} has IP {', '.join(outside)}, outside its "
                         f"node's {where}")
     for key in sorted(bad):

@@ -18,6 +18,7 @@ FACTORIES: dict[str, str] = {
     "deployment": "kmodel.controllers.deployment:make",
     "replicaset": "kmodel.controllers.replicaset:make",
     "garbagecollector": "kmodel.controllers.garbagecollector:make",
+    "podgc": "kmodel.controllers.podgc:make",
     "nodeipam": "kmodel.controllers.nodeipam:make",
     "nodelifecycle": "kmodel.controllers.nodelifecycle:make",
     "endpoints": "kmodel.controllers.endpoints:make",

@@ -10,7 +10,7 @@ import attrs
 
 #: the components a default cluster runs, by the name `kmodel.cluster.components` knows them
 DEFAULT_COMPONENTS: tuple[str, ...] = (
-    "deployment", "replicaset", "garbagecollector", "nodeipam", "nodelifecycle", "endpoints",
+    "deployment", "replicaset", "garbagecollector", "podgc", "nodeipam", "nodelifecycle", "endpoints",
     "scheduler", "kubelet", "proxy",
 )
 
