@@ -23,14 +23,13 @@ that is not enabled: a replay that diverges stops at once instead of drifting.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, ClassVar, Optional
 
 import attrs
 
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
-from kmodel.loop.events import Event, event_from_json
+from kmodel.loop.events import Event, Record, event_from_json
 
 #: the user's applications: a Deployment and a Service of each name may exist
 APPS: tuple[str, ...] = ("web", "api")
@@ -38,17 +37,8 @@ IMAGE = "nginx:1.25"
 HOST_PORT = 8080
 
 
-class Action:
+class Action(Record):
     """Base of all checker actions."""
-
-    kind: ClassVar[str] = ""
-
-    @property
-    def name(self) -> str:
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.name
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.kind}
@@ -60,9 +50,6 @@ class Action:
                 value = [v.to_json() if isinstance(v, Event) else v for v in value]
             d[field.name] = value
         return d
-
-    def stable_json(self) -> str:
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
 
     def apply(self, cluster: Cluster) -> None:
         raise NotImplementedError

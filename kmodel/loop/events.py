@@ -31,8 +31,9 @@ def _sorted_names(endpoints: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(endpoints)))
 
 
-class Event:
-    """Base of all loop events."""
+class Record:
+    """A value with one readable line (`name`, also its str()) and a JSON form whose canonical text
+    (`stable_json`: sorted keys, no spaces) is what digests hash. Loop events and checker actions are Records."""
 
     kind: ClassVar[str] = ""
 
@@ -44,14 +45,21 @@ class Event:
         return self.name
 
     def to_json(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def stable_json(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+
+
+class Event(Record):
+    """Base of all loop events."""
+
+    def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind}
         for field in attrs.fields(type(self)):
             value = getattr(self, field.name)
             d[field.name] = list(value) if isinstance(value, tuple) else value
         return d
-
-    def stable_json(self) -> str:
-        return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> "Event":
