@@ -30,9 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     from kmodel.checker import command as checker_command
     from kmodel.simulate import command as simulate_command
+    from kmodel.variants import command as variants_command
 
     simulate_command.register(subparsers)
     checker_command.register(subparsers)
+    variants_command.register(subparsers)
     return parser
 
 

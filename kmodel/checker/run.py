@@ -52,7 +52,7 @@ class CheckOptions:
             raise ValueError("--apiservers must be between 1 and 9")
 
     def config(self) -> ClusterConfig:
-        return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed)
+        return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed, variant=self.variant)
 
     def settings(self) -> Settings:
         base = profile(self.profile)

@@ -28,14 +28,17 @@ import hashlib
 import time
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+import attrs
+
 from kmodel.checker.actions import Action, Fire, NotSettled, Settle
 from kmodel.checker.stats import Stats
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import Event, EventNotEnabled
+from kmodel.variants import NAMES
 from invariants.registry import LIVENESS, SAFETY, Invariant
 
 MODEL_ERROR = "model-error"
-VARIANTS: tuple[str, ...] = ("default",)
+VARIANTS: tuple[str, ...] = NAMES
 
 
 def all_invariants() -> list[Invariant]:
@@ -102,6 +105,7 @@ class Session:
     ) -> None:
         if variant not in VARIANTS:
             raise ValueError(f"unknown variant {variant!r}; variants: {', '.join(VARIANTS)}")
+        config = attrs.evolve(config, variant=variant)
         self.config = config
         self.variant = variant
         self.cluster = Cluster(config, extra=extra_components)

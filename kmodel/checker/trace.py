@@ -44,6 +44,7 @@ def config_to_json(config: ClusterConfig) -> dict[str, Any]:
         value = getattr(config, field.name)
         out[field.name] = list(value) if isinstance(value, tuple) else value
     out.pop("static_pods")
+    out.pop("variant")  # the trace's own "variant" field says it
     return out
 
 
@@ -51,7 +52,7 @@ def config_from_json(data: Any) -> ClusterConfig:
     if not isinstance(data, dict):
         raise TraceError("'config' must be an object of ClusterConfig fields")
     names = {f.name: f for f in attrs.fields(ClusterConfig)}
-    unknown = sorted(set(data) - set(names))
+    unknown = sorted(set(data) - set(names) | ({"variant"} & set(data)))
     if unknown:
         raise TraceError(f"'config' has unknown fields {unknown}")
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
@@ -138,8 +139,9 @@ def trace_from_json(data: Any) -> Trace:
             violation = Violation(str(raw["invariant"]), str(raw["message"]), int(raw["step"]))
         except (KeyError, TypeError, ValueError):
             raise TraceError("'violation' must be null or {invariant, message, step}") from None
-    return Trace(config_from_json(data["config"]), tuple(actions), str(data.get("variant", "default")),
-                 expect, violation, str(data.get("kmodel", "")))
+    variant = str(data.get("variant", "default"))
+    config = attrs.evolve(config_from_json(data["config"]), variant=variant)
+    return Trace(config, tuple(actions), variant, expect, violation, str(data.get("kmodel", "")))
 
 
 def read_trace(path: Path) -> Trace:

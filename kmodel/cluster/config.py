@@ -41,6 +41,8 @@ class ClusterConfig:
     node_startup_grace_period_ms: int = 60_000
     # static pods per node: node name -> tuple of Pod objects (the kubelet's manifest folder)
     static_pods: tuple[tuple[str, tuple], ...] = ()
+    # the anti-pattern variant the model runs (kmodel.variants); "default" is Kubernetes as it is built
+    variant: str = "default"
 
     def node_names(self) -> list[str]:
         return [f"node-{i}" for i in range(1, self.nodes + 1)]

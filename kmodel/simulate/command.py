@@ -10,6 +10,14 @@ from typing import Any
 from kmodel.simulate.inputs import InputError, parse_fault, read_manifests
 from kmodel.simulate.render import render
 from kmodel.simulate.run import simulate
+from kmodel.variants import variant as known_variant
+
+
+def check_variant(name: str) -> None:
+    try:
+        known_variant(name)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 HELP = "apply manifests to a fresh model cluster, run it, and show what a user would see"
 EPILOG = """exit codes: 0 every request was accepted; 1 some were rejected (the run goes on with the rest, as
@@ -30,6 +38,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--as", dest="as_user", default=None, metavar="USER",
                    help="send the requests as this user (default: the cluster admin)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
+    p.add_argument("--variant", default="default", metavar="NAME",
+                   help="model variant (default: default; see kmodel variants)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.set_defaults(handler=run)
 
@@ -38,12 +48,13 @@ def run(args: argparse.Namespace) -> int:
     from kmodel.cli import KmodelUsageError
 
     try:
+        check_variant(args.variant)
         faults = [parse_fault(spec) for spec in args.faults]
         manifests = read_manifests(args.files)
         if args.until != args.until or args.until in (float("inf"), float("-inf")):
             raise InputError("--until must be a finite number of seconds")
         _, report = simulate(manifests, nodes=args.nodes, until_ms=round(args.until * 1000), faults=faults,
-                             as_user=args.as_user, seed=args.seed)
+                             as_user=args.as_user, seed=args.seed, variant=args.variant)
     except InputError as exc:
         raise KmodelUsageError(str(exc)) from None
     if args.json:
