@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate_command.register(subparsers)
     checker_command.register(subparsers)
     variants_command.register(subparsers)
+    variants_command.register_principles(subparsers)
     return parser
 
 

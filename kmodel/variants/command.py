@@ -31,3 +31,81 @@ def variants_command(args: argparse.Namespace) -> int:
             print(f"{indent}where:   {v.where}")
         print(f"{indent}expect:  {expect}")
     return 0
+
+
+PRINCIPLES_HELP = "regenerate reports/principles.md: each anti-pattern variant against 5 seeds, and watch vs polling"
+
+
+def register_principles(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "principles", help=PRINCIPLES_HELP, description=PRINCIPLES_HELP,
+        epilog="exit codes: 0 every anti-pattern caught on at least 4 seeds and the default passing; 1 otherwise; "
+               "2 bad usage")
+    p.add_argument("--seeds", default="1,2,3,4,5", metavar="S,S,…", help="seeds (default 1,2,3,4,5)")
+    p.add_argument("--variants", default=None, metavar="NAME,…", help="only these variants (default: all)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="runs at once (default 1: each run timed alone)")
+    p.add_argument("--out", default="reports/principles.md", metavar="FILE", help="the page (default %(default)s)")
+    p.add_argument("--cost-nodes", default="10,100,1000", metavar="N,N,…",
+                   help="cluster sizes for watch vs polling (default 10,100,1000; 'none' to skip)")
+    p.set_defaults(handler=principles_command)
+
+
+def _ints(text: str, option: str) -> list[int]:
+    from kmodel.cli import KmodelUsageError
+
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise KmodelUsageError(f"{option} must be comma-separated whole numbers, e.g. 1,2,3 (got {text!r})") from None
+    if not values or min(values) < 0:
+        raise KmodelUsageError(f"{option} needs at least one number >= 0 (got {text!r})")
+    return values
+
+
+def principles_command(args: Any) -> int:
+    import sys
+    from pathlib import Path
+
+    from kmodel.cli import KmodelUsageError
+    from kmodel.variants import variant
+    from kmodel.variants.principles import run_all, write_page
+
+    seeds = _ints(args.seeds, "--seeds")
+    try:
+        chosen = VARIANTS if args.variants is None else tuple(
+            variant(n.strip()) for n in args.variants.split(",") if n.strip())
+    except ValueError as exc:
+        raise KmodelUsageError(str(exc)) from None
+    if args.jobs < 1:
+        raise KmodelUsageError("--jobs must be at least 1")
+    cost_nodes = [] if args.cost_nodes.strip().lower() == "none" else _ints(args.cost_nodes, "--cost-nodes")
+    out = Path(args.out)
+    work = out.parent / "principles-runs"
+
+    def progress(run: Any) -> None:
+        what = run.invariant or run.error or "no violation"
+        print(f"  {run.variant:20s} seed {run.seed}: {what} ({run.seconds:.1f} s"
+              f"{f', {run.actions} actions' if run.actions else ''})", flush=True)
+
+    print(f"kmodel principles: {len(chosen)} variants x {len(seeds)} seeds")
+    runs = run_all(chosen, seeds, work, jobs=args.jobs, on_run=progress)
+    costs_md, plot_line = "Not measured (--cost-nodes none).\n", ""
+    if cost_nodes:
+        from kmodel.variants import costs
+
+        print(f"  watch vs polling at {', '.join(map(str, cost_nodes))} nodes …", flush=True)
+        rows = costs.measure(cost_nodes)
+        costs_md = costs.table_markdown(rows)
+        png = out.parent / "principles" / "watch-vs-polling.png"
+        png.parent.mkdir(parents=True, exist_ok=True)
+        plotted = costs.plot_png(rows, png)
+        if plotted is True:
+            plot_line = f"![watch versus polling](principles/{png.name})\n"
+        else:
+            plot_line = f"(No plot: {plotted}. Install the optional extra: pip install 'kmodel[plot]'.)\n"
+    problems = write_page(out, runs, costs_md, plot_line, seeds)
+    print(f"wrote {out}")
+    for p in problems:
+        print(f"PROBLEM {p}", file=sys.stderr)
+    return 1 if problems else 0

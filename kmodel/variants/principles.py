@@ -1,0 +1,183 @@
+"""`kmodel principles`: each of the seeds' principles shown by contrast, measured, in reports/principles.md.
+
+Theory of operation
+-------------------
+For every variant (kmodel.variants) and every seed in `seeds` (1..5 by default), the real `kmodel check
+--variant NAME --seed S` runs in a process of its own (so each run is timed alone, with the command's own GC
+settings, and one run's heap never slows the next), writing its report folder under `work/`. A run *catches*
+its variant when it ends with a violation of one of the variant's expected invariants, shrunk, and reproduced by
+the replayer (report.json's `reproduced`). The default model runs the same seeds and must pass them all.
+
+The page then has one row per anti-pattern: the principle, what the seeds say, the variant, the invariant it
+broke, how many seeds caught it, the median wall time of a run that caught it (search, shrink and replay
+included), the shortest shrunk trace and the command that replays it (the trace is copied beside the page, in
+reports/principles/). `polling` breaks nothing; its row says so, and the page ends with the watch-versus-polling
+cost table and plot (kmodel.variants.costs).
+
+Everything the page shows comes from these runs: rerun `kmodel principles` to regenerate it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import attrs
+
+from kmodel.variants import DEFAULT, POLLING, VARIANTS, Variant
+
+#: a run slower than this counts as not caught (the issue's bound)
+TIME_LIMIT_S = 60.0
+#: a run is stopped after this long (a campaign that cannot end is reported, not waited for)
+HARD_TIMEOUT_S = 600.0
+
+
+@attrs.frozen
+class Run:
+    variant: str
+    seed: int
+    seconds: float
+    exit_code: int
+    invariant: Optional[str] = None  # the violated invariant, if any
+    message: str = ""
+    trace: Optional[str] = None  # the shrunk trace's path
+    actions: int = 0  # its length
+    reproduced: bool = False
+    error: str = ""  # stderr's last line when the command failed to run (exit 2/3, timeout)
+
+    def caught(self, variant: Variant) -> bool:
+        return (self.invariant in variant.expect and self.reproduced and self.seconds <= TIME_LIMIT_S)
+
+
+def run_check(variant: str, seed: int, folder: Path, *, extra: Sequence[str] = ()) -> Run:
+    """Run `kmodel check --variant VARIANT --seed SEED --report FOLDER` in a fresh process and read its report."""
+    command = [sys.executable, "-m", "kmodel", "check", "--variant", variant, "--seed", str(seed),
+               "--report", str(folder), *extra]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=HARD_TIMEOUT_S,
+                              env={**os.environ, "PYTHONHASHSEED": "0"})
+    except subprocess.TimeoutExpired:
+        return Run(variant, seed, HARD_TIMEOUT_S, -1, error=f"stopped after {HARD_TIMEOUT_S:.0f} s")
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return Run(variant, seed, seconds, done.returncode, error=last)
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    if not report["violations"]:
+        return Run(variant, seed, seconds, done.returncode)
+    v = report["violations"][0]
+    return Run(variant, seed, seconds, done.returncode, v["invariant"], v["message"], v["trace"], int(v["steps"]),
+               bool(v.get("reproduced")))
+
+
+def run_all(variants: Sequence[Variant], seeds: Sequence[int], work: Path, *, jobs: int = 1,
+            on_run: Optional[Callable[[Run], None]] = None) -> list[Run]:
+    """Every (variant, seed) run, in a stable order whatever the number of parallel jobs."""
+    plan = [(v.name, s) for v in variants for s in seeds]
+
+    def one(item: tuple[str, int]) -> Run:
+        name, seed = item
+        folder = work / f"{name}-seed{seed}"
+        shutil.rmtree(folder, ignore_errors=True)
+        run = run_check(name, seed, folder)
+        if on_run is not None:
+            on_run(run)
+        return run
+
+    if jobs <= 1:
+        return [one(item) for item in plan]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, plan))
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} s" if values else "-"
+
+
+def principles_table(runs: list[Run], out_dir: Path, page_dir: Path) -> tuple[str, list[str]]:
+    """The Markdown table of principles and the list of problems (a variant not caught, the default failing)."""
+    by_variant: dict[str, list[Run]] = {}
+    for r in runs:
+        by_variant.setdefault(r.variant, []).append(r)
+    problems: list[str] = []
+    lines = [
+        "| Principle | What the seeds say | Variant | Invariant | Caught | Median time to catch | Shrunk trace "
+        "| Replay |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for v in VARIANTS:
+        vruns = by_variant.get(v.name)
+        if not vruns:
+            continue
+        seeds = len(vruns)
+        if v.name == DEFAULT or v.name == POLLING:
+            passed = [r for r in vruns if r.exit_code == 0]
+            what = "passes" if v.name == DEFAULT else "passes (it costs more: see below)"
+            lines.append(f"| {v.principle} | {v.seeds_say} | `{v.name}` | none violated | {what}: "
+                         f"{len(passed)}/{seeds} seeds | {_median([r.seconds for r in passed])} per run | - | - |")
+            for r in vruns:
+                if r.exit_code != 0:
+                    problems.append(f"{v.name} seed {r.seed}: {r.invariant or r.error or 'exit ' + str(r.exit_code)}"
+                                    f" {r.message}".rstrip())
+            continue
+        caught = [r for r in vruns if r.caught(v)]
+        found = sorted({r.invariant for r in caught if r.invariant})
+        if len(caught) < 4:
+            problems.append(f"{v.name}: caught on {len(caught)}/{seeds} seeds (" + "; ".join(
+                f"seed {r.seed}: {r.invariant or r.error or 'no violation'} in {r.seconds:.0f} s" for r in vruns) + ")")
+        shortest = min(caught, key=lambda r: (r.actions, r.seed), default=None)
+        replay = "-"
+        length = "-"
+        if shortest is not None and shortest.trace:
+            page_dir.mkdir(parents=True, exist_ok=True)
+            target = page_dir / f"{v.name}.json"
+            shutil.copyfile(shortest.trace, target)
+            replay = f"`kmodel replay {target}`"
+            length = f"{shortest.actions} actions (seed {shortest.seed})"
+        lines.append(f"| {v.principle} | {v.seeds_say} | `{v.name}` | {', '.join(found) or ', '.join(v.expect)} "
+                     f"| {'yes' if len(caught) >= 4 else 'NO'}: {len(caught)}/{seeds} seeds "
+                     f"| {_median([r.seconds for r in caught])} | {length} | {replay} |")
+    return "\n".join(lines) + "\n", problems
+
+
+def runs_table(runs: list[Run]) -> str:
+    lines = ["| Variant | Seed | Exit | Invariant | Seconds | Shrunk actions | Reproduced |", "|---|---|---|---|---|---|---|"]
+    for r in runs:
+        lines.append(f"| `{r.variant}` | {r.seed} | {r.exit_code} | {r.invariant or r.error or '-'} | "
+                     f"{r.seconds:.1f} | {r.actions or '-'} | {'yes' if r.reproduced else '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_page(path: Path, runs: list[Run], costs_md: str, plot_line: str, seeds: Sequence[int]) -> list[str]:
+    """Write reports/principles.md (atomically); returns the problems found."""
+    from kmodel.checker.results import atomic_write_text
+
+    page_dir = path.parent / "principles"
+    table, problems = principles_table(runs, path, page_dir)
+    seeds_text = ", ".join(str(s) for s in seeds)
+    text = [
+        "# The seeds' principles, shown by contrast",
+        "",
+        "Generated by `kmodel principles`; do not edit by hand. Each anti-pattern is a variant of the model "
+        "(`kmodel variants`) that changes one behaviour at one place. For each variant and each seed "
+        f"({seeds_text}), `kmodel check --variant NAME --seed S` ran in a process of its own on this machine "
+        f"({os.cpu_count()} cores). A variant is caught on a seed when the run ends with one of its expected "
+        "invariants violated, shrunk and reproduced by `kmodel replay`, within "
+        f"{TIME_LIMIT_S:.0f} s. Times are wall seconds of the whole command (search, shrinking, replay, reports).",
+        "",
+        table,
+        "Problems: " + ("none." if not problems else ""),
+    ]
+    text += [f"- {p}" for p in problems]
+    text += ["", "## Every run", "", runs_table(runs), "## Watch versus polling", "", costs_md, plot_line, ""]
+    atomic_write_text(path, "\n".join(text))
+    return problems
