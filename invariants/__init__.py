@@ -8,11 +8,12 @@
     lifecycle.py   eviction-timing
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
                    no-ip-leak, no-cidr-leak, settles
+    traffic.py     service-reachability
 
 See registry.py for the contract every invariant follows.
 """
 
-from invariants import contract, lifecycle, liveness, network, scheduling, storage, watch  # noqa: F401
+from invariants import contract, lifecycle, liveness, network, scheduling, storage, traffic, watch  # noqa: F401
 from invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
 
 __all__ = ["LIVENESS", "REGISTRY", "SAFETY", "Invariant", "invariant", "registered", "violations"]

@@ -28,11 +28,19 @@ the work is still found the next time the loop asks the server.
 
 Crash: etcd's data is its disk (the `Store` survives); its watches are memory and are cancelled. A crashed
 etcd refuses every call (timed out) until it restarts.
+
+Other clients. Real etcd has no idea who is calling: anyone who reaches its port with a client certificate
+(etcdctl, an operator's script) gets the same KV API. Such a client sends an `EtcdCall` as a message to
+"etcd" and gets an `EtcdReply` back (`on_message`); the call is served on the store like a replica's, and
+nothing records it in any replica's handle (so a write made this way shows as one no API server made). Only
+the `bypass-apiserver` variant's etcdctl (kmodel/variants/etcdctl.py) calls etcd this way.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Optional
+
+import attrs
 
 from kmodel.component import Component, Out
 from kmodel.network import Network
@@ -55,16 +63,40 @@ def is_request_timed_out(error: BaseException) -> bool:
 
 
 class _ReplicaWatch:
-    """The one etcd watch of one replica: store watch id, the stream its responses travel on, and the
-    responses taken from the store but not yet sent."""
+    """The one etcd watch of one replica: store watch id, the stream its responses travel on, the
+    responses taken from the store but not yet sent, and the store's queue of responses not yet taken
+    (read, to skip a take when it is empty)."""
 
-    __slots__ = ("replica", "watch_id", "stream", "outbox")
+    __slots__ = ("replica", "watch_id", "stream", "outbox", "queued")
 
-    def __init__(self, replica: str, watch_id: int, stream: str) -> None:
+    def __init__(self, replica: str, watch_id: int, stream: str, queued: Any) -> None:
         self.replica = replica
         self.watch_id = watch_id
         self.stream = stream
         self.outbox: list = []
+        self.queued = queued
+
+
+@attrs.frozen
+class EtcdCall:
+    """A unary KV call sent to etcd as a message by a client other than an API server (see the module
+    docstring): `method` is "range", "put", "delete_range" or "txn", with the `Store` method's arguments."""
+
+    id: int
+    method: str
+    args: tuple = ()
+
+
+@attrs.frozen
+class EtcdReply:
+    """etcd's answer to an `EtcdCall`: the store's response, or the `StoreError` it refused the call with."""
+
+    id: int
+    response: Any = None
+    error: Optional[StoreError] = None
+
+
+ETCD_CALLS = ("range", "put", "delete_range", "txn")
 
 
 class EtcdServer(Component):
@@ -102,7 +134,10 @@ class EtcdServer(Component):
             REGISTRY_PREFIX, prefix_end(REGISTRY_PREFIX), start_revision=start_revision, prev_kv=True,
             progress_notify=True,
         )
-        w = _ReplicaWatch(replica, watch_id, stream)
+        w = _ReplicaWatch(replica, watch_id, stream, self.store.watcher(watch_id))
+        # the stream exists from now on, not from its first event: if etcd crashes before sending anything,
+        # the replica must still learn its watch is gone (and re-watch), as a gRPC client does
+        self.network.open_stream(stream, self.name, replica)
         self._watches[replica] = w
         self._by_stream[stream] = w
         self.poke()
@@ -124,6 +159,11 @@ class EtcdServer(Component):
         pending = False
         take = self.store.take_watch_responses
         for w in self._watches.values():
+            queued = w.queued
+            if queued is not None and not queued.pending:
+                if w.outbox:
+                    pending = True
+                continue  # nothing queued: a take would hand back nothing
             taken = take(w.watch_id)
             if taken:
                 if w.outbox:
@@ -147,6 +187,18 @@ class EtcdServer(Component):
                     out.send(w.replica, response, w.stream)
                 w.outbox = []
 
+    def on_message(self, now: int, msg: Any, out: Out) -> None:
+        """A unary call from any other client (an `EtcdCall`): served on the store, answered to the sender."""
+        call = msg.payload
+        if type(call) is not EtcdCall or call.method not in ETCD_CALLS:
+            return
+        try:
+            reply = EtcdReply(call.id, getattr(self.store, call.method)(*call.args))
+        except StoreError as error:
+            reply = EtcdReply(call.id, error=error)
+        self.poke()
+        out.send(msg.src, reply)
+
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         w = self._by_stream.get(stream)
         if w is not None:
@@ -165,11 +217,14 @@ class EtcdHandle:
     """A replica's synchronous connection to etcd: the `Store` API, failing when etcd is unreachable."""
 
     __slots__ = ("server", "store", "replica", "calls", "timeouts", "written", "_counts", "_count_key", "_down",
-                 "_reach")
+                 "_reach", "_keys")
 
     def __init__(self, server: EtcdServer, replica: str) -> None:
         self.server = server
         self.store = server.store
+        # the store's keyspace, for storeview's reads (what __getattr__ would forward, without its cost on
+        # every admission and authorization read; a Store never replaces its keyspace)
+        self._keys = server.store._keys  # noqa: SLF001
         self.replica = replica
         self.calls = 0
         self.timeouts = 0  # calls that failed because etcd was unreachable
@@ -221,11 +276,20 @@ class EtcdHandle:
         return response
 
     def txn(self, compare, success, failure):
-        self._call()
+        # _call, inlined (every API write comes this way)
+        self.calls += 1
+        counts = self._counts
+        if counts is not None:
+            key = self._count_key
+            counts[key] = counts.get(key, 0) + 1
+        if self._down or self._reach or self._down is None or self._reach is None:
+            if not self.server.reachable_from(self.replica):
+                self.timeouts += 1
+                raise request_timed_out()
         store = self.store
-        before = store.revision
+        before = store._rev  # noqa: SLF001 (the revision property, without its call: this is the write path)
         response = store.txn(compare, success, failure)
-        after = store.revision
+        after = store._rev  # noqa: SLF001
         if after != before:
             self.written.append(after)
         self.server.poke()

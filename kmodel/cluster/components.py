@@ -2,17 +2,20 @@
 
 Each factory is `make(ctx: ClusterContext) -> list[Component]`, found by import path so that the cluster
 layer names components without importing every one of them up front (and a cluster can run a subset, as a
-test of one controller does).
+test of one controller does). `wire(cluster)` finishes the wiring once the loop exists: a variant's extra
+components (VARIANT_COMPONENTS: the bypass-apiserver variant's etcdctl) and the data plane handed to the
+traffic client.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 
 from kmodel.cluster.config import ClusterConfig
+from kmodel.variants import BYPASS_APISERVER
 
 FACTORIES: dict[str, str] = {
     "deployment": "kmodel.controllers.deployment:make",
@@ -25,6 +28,14 @@ FACTORIES: dict[str, str] = {
     "scheduler": "kmodel.scheduler.component:make",
     "kubelet": "kmodel.kubelet.component:make",
     "proxy": "kmodel.proxy.component:make",
+    "traffic": "kmodel.traffic.client:make",
+    # only as a variant's extra component (VARIANT_COMPONENTS)
+    "etcdctl": "kmodel.variants.etcdctl:make",
+}
+
+#: the components a variant adds to the cluster, when the variant's one place is a component of its own
+VARIANT_COMPONENTS: dict[str, tuple[str, ...]] = {
+    BYPASS_APISERVER: ("etcdctl",),
 }
 
 
@@ -43,3 +54,28 @@ def factory(name: str) -> Callable:
         raise ValueError(f"unknown component {name!r}; known: {', '.join(sorted(FACTORIES))}") from None
     module, _, attr = path.partition(":")
     return getattr(importlib.import_module(module), attr)
+
+
+def wire(cluster: Any) -> None:
+    """The wiring that needs the whole cluster, done once at the end of `Cluster.__init__`:
+
+    * the variant's extra components (VARIANT_COMPONENTS), built by their factories and started now;
+    * one `DataPlane` (kmodel.traffic.dataplane) over the loop's live table of components and the cluster's
+      removed nodes, handed to every component that sends application traffic (`attach_dataplane`). It is
+      the nodes' kernels and the pod network: read, never a message.
+    """
+    ctx = ClusterContext(cluster.config, tuple(cluster.config.apiserver_names()))
+    for name in VARIANT_COMPONENTS.get(cluster.config.variant, ()):
+        for component in factory(name)(ctx):
+            cluster.components.append(component)
+            cluster.loop.add_component(component)
+    dataplane = None
+    for component in cluster.components:
+        attach = getattr(component, "attach_dataplane", None)
+        if attach is None:
+            continue
+        if dataplane is None:
+            from kmodel.traffic.dataplane import DataPlane
+
+            dataplane = DataPlane(cluster.loop.components, cluster.removed_nodes)
+        attach(dataplane)

@@ -11,7 +11,7 @@ import attrs
 #: the components a default cluster runs, by the name `kmodel.cluster.components` knows them
 DEFAULT_COMPONENTS: tuple[str, ...] = (
     "deployment", "replicaset", "garbagecollector", "podgc", "nodeipam", "nodelifecycle", "endpoints",
-    "scheduler", "kubelet", "proxy",
+    "scheduler", "kubelet", "proxy", "traffic",
 )
 
 
@@ -58,8 +58,13 @@ class ClusterConfig:
 
 
 def node_ip(node: str) -> str:
-    """The InternalIP of a model node: node-N is 172.18.0.(N+1), as kind numbers its node containers."""
+    """The InternalIP of a model node: node-N is 172.18.0.(N+1), as kind numbers its node containers; beyond
+    node-250 (172.18.1.x holds the API servers), node-(250+k) is 172.19.(k // 256).(k % 256)."""
     prefix, _, number = node.rpartition("-")
-    if prefix != "node" or not number.isdigit() or not 1 <= int(number) <= 250:
-        raise ValueError(f"no model IP for node {node!r}: model nodes are named node-1 … node-250")
-    return f"172.18.0.{int(number) + 1}"
+    if prefix != "node" or not number.isdigit() or not 1 <= int(number) <= 250 + 65_534:
+        raise ValueError(f"no model IP for node {node!r}: model nodes are named node-1 … node-65784")
+    n = int(number)
+    if n <= 250:
+        return f"172.18.0.{n + 1}"
+    k = n - 250
+    return f"172.19.{k // 256}.{k % 256}"

@@ -35,6 +35,9 @@ On start the kubelet re-reads its manifests, lists the API again, and each pod w
 runtime by pod uid and finds the sandbox and containers still running: it adopts them (same sandbox, same
 IP). A pod deleted from the API while the kubelet was cut off keeps running until the kubelet hears of it.
 
+Direct runs: a `Pod` delivered as a message (not through the API) is run as if the informer had brought it
+(`_run_as_told`); only the direct-calls variant's scheduler sends one.
+
 Fault hooks for tests and the explorer (the caller tells the loop: loop.notify_work(kubelet.name)):
 `fail_probe(namespace, name, container, kind)`, `fail_container(namespace, name, container, exit_code)`.
 """
@@ -145,7 +148,17 @@ class Kubelet(Component):
         out.set_timer(HOUSEKEEPING_TIMER, HOUSEKEEPING_PERIOD_MS)
 
     def on_message(self, now: int, msg: Message, out: Out) -> None:
+        if type(msg.payload) is Pod:
+            self._run_as_told(msg.payload)
+            return
         self.client.on_message(now, msg, out)
+
+    def _run_as_told(self, pod: Pod) -> None:
+        """Only under the direct-calls variant (kmodel.variants), where the scheduler sends the pod to run
+        straight to this kubelet instead of writing a Binding (no other component sends a kubelet a Pod): the
+        pod gets a worker and is synced like a pod the informer brought. The API never tells this kubelet about
+        it (it is not bound there), so nothing but a crash of this kubelet stops it."""
+        self._pod_changed(pod)
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         self.client.on_stream_closed(now, stream, out)
@@ -399,6 +412,12 @@ class Kubelet(Component):
         status = generate_status(pod, pod_view(self.runtime, worker.uid), self._ready(worker.uid, pod),
                                  worker.waiting, self.config.node_ip, now, old, finished)
         if self.status.set_status(worker.uid, pod.metadata.namespace, pod.metadata.name, status):
+            self._enqueue(STATUS, worker.uid)
+        elif not worker.static and merge_status(pod.status, status) != pod.status:
+            # needsReconcile (status_manager.go): the API's pod differs from what the kubelet set on the fields it
+            # owns, because another writer changed them (the node lifecycle controller's MarkPodsNotReady sets
+            # Ready=False): write it again (upstream finds these in its periodic syncBatch; found by the checker)
+            self.status.dirty[worker.uid] = None
             self._enqueue(STATUS, worker.uid)
 
     def _sync_mirror(self, now: int, worker: PodWorker, out: Out) -> bool:

@@ -30,6 +30,10 @@ if gone, bound, being deleted or already assumed), run schedule_pod over the cac
 Time: the queue's 1 s and 30 s flush loops run on a grid that starts when the scheduler (re)starts; one timer
 ("scheduler/flush") is armed for the next tick that moves a pod (see kmodel.scheduler.queue).
 
+Variant direct-calls (kmodel.variants; the switch is `direct_calls`, set by `make` from the cluster's variant,
+read in `_bind` only): instead of POSTing the Binding, the scheduler sends the assumed pod (spec.nodeName set)
+straight to kubelet/<node>, a message that has no API server at either end.
+
 Crash: everything in memory is lost (queue, cache, assumptions); on restart the informers list again and
 every pending pod is queued anew, as a restarted kube-scheduler does. A binding sent before the crash may
 still land; the new process sees it in its list.
@@ -136,8 +140,11 @@ class Scheduler(Component):
 
     event_source = DEFAULT_SCHEDULER_NAME
 
-    def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN) -> None:
+    def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN,
+                 direct_calls: bool = False) -> None:
         super().__init__(name)
+        #: the direct-calls variant (kmodel.variants): bind by telling the kubelet, not by writing the Binding
+        self.direct_calls = direct_calls
         self.client = ApiClient(name, endpoints, token=token)
         self.recorder = EventRecorder(self.event_source)
         self._init_memory(0)
@@ -242,6 +249,12 @@ class Scheduler(Component):
         assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=host))
         self.cache.assume(assumed, host)
         m = pod.metadata
+        if self.direct_calls:
+            # Variant direct-calls, the anti-pattern: the scheduler calls the chosen node's kubelet ("kubelet/<node>",
+            # named here since no component imports another) with the pod to run. No Binding is written: the
+            # store keeps the pod unbound, and the pod stays assumed here for good.
+            out.send(f"kubelet/{host}", assumed)
+            return
 
         def answered(t: int, response: Response, o: Out) -> None:
             if response.ok:
@@ -304,4 +317,6 @@ class Scheduler(Component):
 
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-scheduler."""
-    return [Scheduler("scheduler", ctx.apiservers)]
+    from kmodel.variants import DIRECT_CALLS
+
+    return [Scheduler("scheduler", ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS)]

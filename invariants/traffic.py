@@ -1,0 +1,83 @@
+"""Traffic invariants: what an in-cluster client's requests reach (kmodel.traffic).
+
+service-reachability is a liveness invariant: it is asked once faults have healed and the cluster has run
+fairly to quiescence (the checker's settle), and it judges the *next* request each client would send, against
+the state the cluster has settled in, rather than requests already sent: a request sent while the cluster was
+still converging may rightly have gone nowhere, the one sent now may not. Every address the next request may
+be sent to is judged (each backend of the node's rule, since iptables may pick any of them; or the one
+address a client keeps), so the verdict does not depend on which backend a random pick would have chosen.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from invariants._history import condition, is_terminal
+from invariants.registry import LIVENESS, invariant
+
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a mirror pod's: the uid of the static pod the node runs
+
+
+def _ready_pods_of(cluster: Any, service: Any) -> dict[str, Any]:
+    """uid -> pod, for the Service's selected pods that are ready, live and not being deleted (from the store).
+    A mirror pod is keyed by its static pod's uid too: that is the uid the node's sandbox carries."""
+    selector = service.spec.selector
+    if not selector:
+        return {}
+    ready = {}
+    for pod in cluster.objects("pods", service.metadata.namespace):
+        if is_terminal(pod) or pod.metadata.deletion_timestamp is not None:
+            continue
+        if any(pod.metadata.labels.get(k) != v for k, v in selector.items()):
+            continue
+        c = condition(pod, "Ready")
+        if c is not None and c.status == "True":
+            ready[pod.metadata.uid] = pod
+            static_uid = pod.metadata.annotations.get(MIRROR_ANNOTATION)
+            if static_uid:
+                ready[static_uid] = pod
+    return ready
+
+
+def _clients(cluster: Any) -> list:
+    """The traffic clients that are up, on nodes still in the cluster, by name."""
+    loop = cluster.loop
+    removed = set(getattr(cluster, "removed_nodes", ()))
+    return [c for name, c in sorted(loop.components.items())
+            if hasattr(c, "route") and hasattr(c, "targets") and loop.is_up(name)
+            and getattr(c, "node", None) not in removed]
+
+
+@invariant("service-reachability", kind=LIVENESS, principle="network model")
+def service_reachability(cluster: Any, memo: dict) -> Iterator[str]:
+    """Every request an in-cluster client sends to a Service that has ready pods reaches a ready pod of that
+    Service.
+
+    Judged on each client's next request to each of its target Services (`TrafficClient.route`: every address
+    it may go to), against the settled state: the pod the data plane delivers it to (`DataPlane.pod_at`) must
+    be one of the Service's selected pods that the store shows Ready and not being deleted."""
+    for client in _clients(cluster):
+        for target in client.targets:
+            namespace, _, name = target.partition("/")
+            service = cluster.get("services", namespace, name)
+            if service is None:
+                continue
+            ready = _ready_pods_of(cluster, service)
+            if not ready:
+                continue
+            route = client.route(target)
+            who = f"{client.name}'s request to service {target}"
+            if not route.destinations:
+                names = sorted({p.metadata.name for p in ready.values()})
+                yield f"{who} goes nowhere ({route.error}), though {len(names)} of its pods are ready: {', '.join(names)}"
+                continue
+            for destination in route.destinations:
+                reached = client.deliver(destination)
+                if reached is None:
+                    count = len({id(p) for p in ready.values()})
+                    yield (f"{who} goes to {destination} (via {route.via}), where no running pod answers, though "
+                           f"{count} of its pods are ready")
+                elif reached.uid not in ready or reached.namespace != namespace:
+                    yield (f"{who} goes to {destination} (via {route.via}) and reaches {reached}, which is not a "
+                           f"ready pod of the service")
