@@ -1,11 +1,15 @@
-"""Storage invariants: optimistic concurrency and resourceVersions, read from the store's own history."""
+"""Storage invariants: optimistic concurrency and resourceVersions, read from the store's own history (and, for
+lost updates at the API, the clients' record of their accepted updates and the audit trail)."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
+
+import attrs
 
 from invariants._history import HistoryReader
 from invariants.registry import SAFETY, invariant
+from kmodel.apiserver.resources import RESOURCES, object_key
 from kmodel.store.types import TxnRequest
 
 
@@ -22,17 +26,42 @@ def _conditional_on(request: Any, key: str, mod_revision: int) -> bool:
 
 @invariant("occ-no-lost-update", kind=SAFETY, principle="optimistic concurrency")
 def occ_no_lost_update(cluster: Any, memo: dict) -> Iterator[str]:
-    """Every store write that replaced or deleted an existing value was conditional on the mod_revision it
-    replaced (a txn comparing that key's mod_revision, taking its success branch); a blind put or delete
-    over an existing key can lose an update.
+    """No write loses an update: every store write that replaced or deleted a value compared the mod_revision
+    it replaced, and no update an API server accepted overwrote a change made after the resourceVersion its
+    body was read at.
 
-    Reads `store.history` incrementally."""
+    Two levels, both read incrementally:
+
+    * the store (`store.history`): a write over an existing key must be a txn comparing that key's
+      mod_revision to the one it replaced, taking its success branch (kube-apiserver's GuaranteedUpdate always
+      is, even for an unconditional update; a blind put or delete is not);
+    * the API: an update carries the resourceVersion R its body was read at, and Kubernetes refuses it with
+      409 unless the object is still at R. The clients' own record of each accepted update (`ApiClient.updates`:
+      R, and the resourceVersion N of the object that came back; an observer's instrumentation, since a
+      client of the `blind-writes` variant strips R from the body) is matched with the store write that made
+      N (the audit trail names the request that made each revision: an update of the same object, handled
+      between the send and the answer). If that write replaced a version M newer than R, the versions
+      R < v <= M were never seen by the writer, and any part of the object (a metadata field, or a field of
+      spec or status) that they changed and this write changed again is a lost update (the change overwritten
+      may be the writer's own earlier one, seen through a cache that lagged behind it: Kubernetes' 409 would
+      have made it read again all the same). A status write after a spec change loses nothing (the server
+      keeps the stored spec) and is not flagged. An update whose body carried no resourceVersion is
+      unconditional by the writer's choice (Kubernetes allows it for the resources the model serves) and is
+      not judged."""
     reader = memo.get("reader")
     if reader is None:
         reader = memo["reader"] = HistoryReader()
         memo["bad"] = []
+        memo["versions"] = {}  # (key, revision) -> the Change that made that version
+        memo["makers"] = {}  # revision -> the audit record of the request that made it
+        memo["audit_pos"] = 0
+        memo["audit_rev"] = 0
+        memo["client_pos"] = {}
     bad: list = memo["bad"]
+    versions: dict = memo["versions"]
     for ch in reader.read(cluster.store):
+        if ch.value is not None:
+            versions[(ch.key, ch.rev)] = ch
         if ch.prev is None:
             continue  # a create: nothing to lose
         request = ch.request
@@ -45,7 +74,106 @@ def occ_no_lost_update(cluster: Any, memo: dict) -> Iterator[str]:
                else f"a plain {type(request).__name__}")
         bad.append(f"revision {ch.rev}: blind {what} of {ch.key} over mod_revision {ch.prev_mod} ({how}); "
                    f"an update made in between would be lost")
+    _read_makers(cluster, memo)
+    for name, client in _clients(cluster):
+        records = client.updates
+        pos = memo["client_pos"].get(name, 0)
+        if pos < len(records):
+            memo["client_pos"][name] = len(records)
+            for record in records[pos:]:
+                found = _lost_update(name, record, versions, memo["makers"])
+                if found:
+                    bad.append(found)
     yield from bad
+
+
+def _read_makers(cluster: Any, memo: dict) -> None:
+    """The audit record of the request that made each store revision: a record whose revision (the store's,
+    after the request) is newer than every record's before it made that write."""
+    records = cluster.audit.records
+    makers = memo["makers"]
+    last = memo["audit_rev"]
+    for i in range(memo["audit_pos"], len(records)):
+        r = records[i]
+        if r.revision > last:
+            makers[r.revision] = r
+            last = r.revision
+    memo["audit_pos"] = len(records)
+    memo["audit_rev"] = last
+
+
+def _clients(cluster: Any) -> list:
+    found = []
+    for name, component in sorted(cluster.loop.components.items()):
+        client = getattr(component, "client", None)
+        if client is not None and getattr(client, "updates", None) is not None:
+            found.append((name, client))
+    return found
+
+
+_UNJUDGED_META = ("resource_version", "generation", "managed_fields")
+
+
+def _parts(obj: Any) -> dict[str, Any]:
+    """The parts a lost update is judged by: each metadata field but the server's bookkeeping, each field of
+    spec and status (or a top-level field that is not a structure)."""
+    parts: dict[str, Any] = {}
+    for f in attrs.fields(type(obj)):
+        value = getattr(obj, f.name)
+        if attrs.has(type(value)):
+            for sub in attrs.fields(type(value)):
+                if f.name == "metadata" and sub.name in _UNJUDGED_META:
+                    continue
+                parts[f"{f.name}.{sub.name}"] = getattr(value, sub.name)
+        else:
+            parts[f.name] = value
+    return parts
+
+
+def _who(makers: dict, revision: int) -> str:
+    r = makers.get(revision)
+    return f"{r.verb} by {r.user or '?'}" if r is not None else "a write outside the audit trail"
+
+
+def _lost_update(client: str, record: Any, versions: dict, makers: dict) -> Optional[str]:
+    res = RESOURCES.get(record.resource)
+    if res is None:
+        return None
+    key = object_key(res, record.namespace, record.name)
+    change = versions.get((key, record.written_rv))
+    maker = makers.get(record.written_rv)
+    if change is None or maker is None or maker.verb != "update" or (
+            maker.resource, maker.namespace, maker.name, maker.subresource) != (
+            record.resource, record.namespace, record.name, record.subresource) or \
+            not record.sent <= maker.time <= record.answered:
+        return None  # no write of this update made that version (e.g. it changed nothing)
+    replaced = change.prev_mod
+    if change.prev is None or record.read_rv >= replaced:
+        return None
+    target = "/".join(p for p in (record.resource, record.namespace, record.name, record.subresource) if p)
+    head = (f"revision {change.rev}: {client} ({maker.user or '?'}) updated {target} from a body read at "
+            f"resourceVersion {record.read_rv}, over resourceVersion {replaced}")
+    # the versions the writer never saw, newest first: (revision, value, revision before it)
+    unseen = []
+    rev = replaced
+    while rev > record.read_rv:
+        ch = versions.get((key, rev))
+        if ch is None:
+            break
+        unseen.append(ch)
+        rev = ch.prev_mod
+    if rev != record.read_rv or not unseen:
+        return f"{head}; the object it read was deleted and made again since: its writes were lost"
+    before, current, written = _parts(unseen[-1].prev), _parts(change.prev), _parts(change.value)
+    lost = [p for p in current if before.get(p) != current[p] and written.get(p) != current[p]]
+    if not lost:
+        return None  # the changes it never saw are all still there (e.g. a status write after a spec change)
+    details = []
+    for part in lost:
+        by = [f"{ch.rev} ({_who(makers, ch.rev)})" for ch in reversed(unseen)
+              if _parts(ch.prev).get(part) != _parts(ch.value).get(part)]
+        details.append(f"{part} changed at revision {', '.join(by)}")
+    return f"{head}, and overwrote changes it never saw: {'; '.join(details)}"
 
 
 @invariant("resource-version-monotonic", kind=SAFETY, principle="optimistic concurrency")

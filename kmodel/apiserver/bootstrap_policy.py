@@ -68,6 +68,9 @@ KUBE_CONTROLLER_MANAGER = _role(
     _r(_READ + _WRITE, ("deployments", "replicasets"), ("apps",)),
     _r(("update", "patch"), ("deployments/status", "replicasets/status"), ("apps",)),
     _r(_READ, ("leases",), ("coordination.k8s.io",)),
+    # not upstream's: the lock Leases of the pessimistic-locking variant (kmodel/variants/pessimistic_locking.py)
+    # are released by deleting them; nothing deletes a Lease in the model as Kubernetes builds it
+    _r(("delete",), ("leases",), ("coordination.k8s.io",)),
 )
 
 NODE_PROXIER = _role(

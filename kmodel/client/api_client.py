@@ -25,18 +25,37 @@ out)``. A broken stream also fails the client over to the next endpoint. `stop_w
 
 `call_later(now, out, delay_ms, fn)` runs ``fn(now, out)`` after a delay, on one more client timer
 (``<prefix>later``); informers and retry loops use it for their backoffs.
+
+Updates. Every update carries the resourceVersion its body was read at (metadata.resourceVersion), the
+precondition the API server checks. An observer's instrumentation, not part of client-go: for each update
+the server accepted (an object came back), the client appends an `UpdateRecord` to `updates` (which survives
+`reset`): what it wrote, the resourceVersion its body was read at, and the one the answer carries. The
+`occ-no-lost-update` invariant reads it (an answer that never arrives leaves no record).
+
+Variants (kmodel.variants; `variant` is set on every component's client by the cluster from
+`ClusterConfig.variant`). The update path of `request` is the one place two of them switch:
+
+* ``blind-writes``: the client strips metadata.resourceVersion from every update body, so the API server
+  takes the update unconditionally (Kubernetes allows that for every resource the model serves) and the
+  last writer wins. The record above still says which version the body was read at.
+* ``pessimistic-locking``: the controller manager's writers take a lock around each update
+  (kmodel/variants/pessimistic_locking.py: a Lease without expiry, created before the update and deleted
+  after its answer; a writer that finds it taken waits and tries again).
 """
 
 from __future__ import annotations
 
 import heapq
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional, Sequence
+
+import attrs
 
 from kmodel.apiserver.wire import Request, Response, Status, WatchEvent
 from kmodel.component import Out
 from kmodel.network import Message
 from kmodel.objects.core import Binding
 from kmodel.objects.meta import ObjectMeta, ObjectReference
+from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
 
 Done = Callable[[int, Response, Out], None]
 OnEvent = Callable[[int, str, WatchEvent, Out], None]
@@ -53,12 +72,37 @@ def client_timeout(request: Request, endpoint: str) -> Response:
                         f'(Client.Timeout exceeded while awaiting headers)'))
 
 
+class UpdateRecord(NamedTuple):
+    """An update the API server accepted, as the client that sent it saw it (see the module docstring)."""
+
+    resource: str
+    namespace: str
+    name: str
+    subresource: str
+    read_rv: int  # the resourceVersion the body was read at (what the client had before stripping it)
+    written_rv: int  # the resourceVersion of the object that came back
+    sent: int  # logical ms
+    answered: int
+
+
+def _read_rv(body: Any) -> str:
+    meta = getattr(body, "metadata", None)
+    return getattr(meta, "resource_version", "") or ""
+
+
+def without_resource_version(body: Any) -> Any:
+    """The body with no metadata.resourceVersion: an unconditional update (the `blind-writes` variant)."""
+    return attrs.evolve(body, metadata=attrs.evolve(body.metadata, resource_version=""))
+
+
 class _Pending:
-    __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint")
+    __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint", "read_rv", "sent")
 
     def __init__(self, request: Request, on_done: Optional[Done], deadline: int, attempts: int, endpoint: str):
         self.request, self.on_done, self.deadline, self.attempts, self.endpoint = (
             request, on_done, deadline, attempts, endpoint)
+        self.read_rv = ""  # an update's: the resourceVersion its body was read at
+        self.sent = 0
 
 
 class _Watch:
@@ -85,10 +129,17 @@ class ApiClient:
         self._next_id = 0  # survives reset (see the module docstring)
         self._watch_seq = 0
         self._later_seq = 0
+        #: the anti-pattern variant this client runs (kmodel.variants); set by the cluster
+        self.variant = DEFAULT
+        #: the updates the API server accepted (an observer's record, survives reset; see the module docstring)
+        self.updates: list[UpdateRecord] = []
+        #: how many times this client's process started (a crash starts a new one)
+        self.incarnation = 0
         self.reset()
 
     def reset(self) -> None:
         """Forget everything in flight (the owning component crashed)."""
+        self.incarnation += 1
         self._current = 0
         self._pending: dict[int, _Pending] = {}
         self._deadlines: list[tuple[int, int]] = []
@@ -119,10 +170,36 @@ class ApiClient:
                 on_done: Optional[Done] = None) -> int:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
         `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own)."""
+        read_rv = ""
+        if verb == "update":
+            read_rv = _read_rv(body)
+            variant = self.variant
+            if variant != DEFAULT:
+                if variant == BLIND_WRITES and read_rv:
+                    body = without_resource_version(body)
+                elif variant == PESSIMISTIC_LOCKING and resource != "leases":
+                    from kmodel.variants.pessimistic_locking import locked_update, takes_locks
+
+                    if takes_locks(self):
+                        return locked_update(self, now, out, lambda t, o, done: self._send_request(
+                            t, o, verb, resource, namespace, name, subresource, body, resource_version, read_rv,
+                            on_done=done),
+                            resource=resource, namespace=namespace, name=name, on_done=on_done)
+        return self._send_request(now, out, verb, resource, namespace, name, subresource, body, resource_version,
+                                  read_rv, label_selector=label_selector, field_selector=field_selector,
+                                  grace_period_seconds=grace_period_seconds, on_done=on_done)
+
+    def _send_request(self, now: int, out: Out, verb: str, resource: str, namespace: str, name: str,
+                      subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",
+                      field_selector: str = "", grace_period_seconds: Optional[int] = None,
+                      on_done: Optional[Done] = None) -> int:
         self._next_id += 1
         req = Request(self._next_id, verb, resource, namespace, name, subresource, body, self.token,
                       resource_version, label_selector, field_selector, grace_period_seconds=grace_period_seconds)
         self._send(now, out, req, on_done, 1)
+        if read_rv:
+            p = self._pending[req.id]
+            p.read_rv, p.sent = read_rv, now
         return req.id
 
     def _send(self, now: int, out: Out, req: Request, on_done: Optional[Done], attempts: int) -> None:
@@ -217,6 +294,8 @@ class ApiClient:
                 self._deadline_armed = None
                 self._deadlines.clear()
                 out.cancel_timer(self.deadline_timer)
+            if p.read_rv and payload.code < 300:
+                self._record_update(now, p, payload)
             if p.on_done is not None:
                 p.on_done(now, payload, out)
             return True
@@ -230,6 +309,13 @@ class ApiClient:
             out.close_stream(stream)
             w.on_closed(now, stream, payload, out)
         return True
+
+    def _record_update(self, now: int, p: _Pending, response: Response) -> None:
+        written = _read_rv(response.body)
+        if written:
+            r = p.request
+            self.updates.append(UpdateRecord(r.resource, r.namespace, r.name, r.subresource, int(p.read_rv),
+                                             int(written), p.sent, now))
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> bool:
         w = self._watches.pop(stream, None)

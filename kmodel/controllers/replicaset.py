@@ -36,6 +36,16 @@ work queue holds ReplicaSet keys ("namespace/name"). The handlers are upstream's
 
 Expectations live in memory (`self.expectations`, an immutable value reassigned on every change) and are
 lost on a crash, as upstream's.
+
+The `edge-triggered` variant (kmodel.variants; the constructor's `variant`, from `ClusterConfig.variant`)
+changes one thing: how many active pods manageReplicas believes a set has (`desired_diff` in
+replicaset_logic.py picks). Kubernetes re-reads the pods the set owns at every sync (step 3). The variant
+instead keeps `self.counts`, a running count per set moved by the changes it is told about: +1 when one of
+its creates is answered 201, -1 when a pod event shows an active pod of the set stop being active or go away
+(`count_delta`), and never looks at the pods to decide. The count lives in memory like the expectations, so
+a restarted process counts from zero while the pods it made before are still there; a create whose answer
+is lost (dropped, or the process crashed first) made a pod nobody counted. Everything else (claims,
+expectations, which pods to delete, the status) stays level-driven, so the status shows the drift.
 """
 
 from __future__ import annotations
@@ -49,13 +59,14 @@ from kmodel.client import NAMESPACE_INDEX, OWNER_UID_INDEX, index_by_namespace, 
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
 from kmodel.component import Out
 from kmodel.objects import ObjectMeta, Pod, ReplicaSet
+from kmodel.variants import DEFAULT, EDGE_TRIGGERED
 
 from .base import Controller, Sync
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref
 from .expectations import Expectations
 from .pod_state import filter_active_pods, is_pod_ready
 from .replicaset_logic import (
-    BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, calculate_status, get_pods_to_delete, replicas_diff,
+    BURST_REPLICAS, SLOW_START_INITIAL_BATCH_SIZE, calculate_status, count_delta, desired_diff, get_pods_to_delete,
 )
 
 NAME = "controller/replicaset"
@@ -84,20 +95,28 @@ def _replicas(rs: ReplicaSet) -> int:
 class ReplicaSetController(Controller):
     """See the module docstring."""
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS) -> None:
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS,
+                 variant: str = DEFAULT) -> None:
         self.burst_replicas = burst_replicas
+        # the one place that reads the `edge-triggered` variant (see the module docstring)
+        self.edge_triggered = variant == EDGE_TRIGGERED
         super().__init__(name, endpoints)
 
     def _init_memory(self) -> None:
         self.expectations = Expectations()
+        #: the edge-triggered variant's running count of active pods per set key (empty otherwise)
+        self.counts: dict[str, int] = {}
         super()._init_memory()
 
     def setup(self) -> None:
         self.rs_informer = self.informer(
             "replicasets", on_add=self._add_rs, on_update=self._update_rs, on_delete=self._delete_rs,
             indexers={NAMESPACE_INDEX: index_by_namespace, OWNER_UID_INDEX: index_by_owner_uid})
+        on_update, on_delete = self._update_pod, self._delete_pod
+        if self.edge_triggered:
+            on_update, on_delete = self._counting(on_update, on_delete)
         self.pod_informer = self.informer(
-            "pods", on_add=self._add_pod, on_update=self._update_pod, on_delete=self._delete_pod,
+            "pods", on_add=self._add_pod, on_update=on_update, on_delete=on_delete,
             indexers={NAMESPACE_INDEX: index_by_namespace})
 
     # -- handlers ----------------------------------------------------------------------------------------
@@ -114,6 +133,7 @@ class ReplicaSetController(Controller):
         rs = obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
         key = meta_namespace_key(rs)
         self.expectations = self.expectations.delete(key)
+        self.counts.pop(key, None)
         self.queue.add(key)
 
     def _resolve(self, namespace: str, ref: Any) -> Optional[ReplicaSet]:
@@ -193,6 +213,33 @@ class ReplicaSetController(Controller):
         self.expectations = self.expectations.deletion_observed(key, meta_namespace_key(pod))
         self.queue.add(key)
 
+    # -- the edge-triggered variant's count -----------------------------------------------------------------
+
+    def _counting(self, on_update: Any, on_delete: Any) -> tuple:
+        """The pod handlers that can report a pod going away, each first moving the running count."""
+        def updated(now: int, old: Pod, cur: Pod, out: Out) -> None:
+            self._count(old, cur)
+            on_update(now, old, cur, out)
+
+        def deleted(now: int, obj: Any, out: Out) -> None:
+            self._count(obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj, None)
+            on_delete(now, obj, out)
+
+        return updated, deleted
+
+    def _counted_key(self, pod: Optional[Pod]) -> Optional[str]:
+        if pod is None:
+            return None
+        ref = controller_of(pod)
+        rs = None if ref is None else self._resolve(pod.metadata.namespace, ref)
+        return None if rs is None else meta_namespace_key(rs)
+
+    def _count(self, old: Optional[Pod], new: Optional[Pod]) -> None:
+        delta = count_delta(old, new)
+        key = self._counted_key(old) if delta else None
+        if key is not None:
+            self.counts[key] = self.counts.get(key, 0) + delta
+
     # -- the sync ----------------------------------------------------------------------------------------
 
     def sync(self, key: Hashable, sync: Sync, now: int, out: Out) -> None:
@@ -226,7 +273,8 @@ class ReplicaSetController(Controller):
     # manageReplicas --------------------------------------------------------------------------------------
 
     def _manage(self, key: str, rs: ReplicaSet, pods: list, sync: Sync, now: int, out: Out, then: Any) -> None:
-        d = replicas_diff(len(pods), _replicas(rs), self.burst_replicas)
+        d = desired_diff(len(pods), self.counts.get(key, 0), _replicas(rs), edge_triggered=self.edge_triggered,
+                         burst_replicas=self.burst_replicas)
         if d.create:
             self._create(key, rs, d.create, sync, now, out, then)
         elif d.delete:
@@ -244,6 +292,8 @@ class ReplicaSetController(Controller):
             def created(t2: int, response: Any, o2: Out) -> Optional[bool]:
                 handled: Optional[bool] = True
                 if response.ok:
+                    if self.edge_triggered:
+                        self.counts[key] = self.counts.get(key, 0) + 1  # the change its own create reports
                     self.event(t2, o2, rs, "Normal", "SuccessfulCreate", f"Created pod: {response.body.metadata.name}")
                 else:
                     msg = _message(response)
@@ -301,6 +351,9 @@ class ReplicaSetController(Controller):
     def _delete(self, key: str, rs: ReplicaSet, pods: list, count: int, sync: Sync, now: int, out: Out,
                 then: Any) -> None:
         victims = get_pods_to_delete(pods, self._related_pods(rs), count, now)
+        if not victims:  # only an edge-triggered count can ask to delete pods the set does not have
+            then(now, out, None)
+            return
         self.expectations = self.expectations.expect_deletions(key, [meta_namespace_key(p) for p in victims], now)
         state = {"left": len(victims), "error": None}
         for pod in victims:
@@ -366,4 +419,4 @@ class ReplicaSetController(Controller):
 
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
-    return [ReplicaSetController(ctx.apiservers)]
+    return [ReplicaSetController(ctx.apiservers, variant=ctx.config.variant)]

@@ -15,6 +15,12 @@ its expectations are satisfied, calls manageReplicas:
 - `calculate_status`: replicas, fullyLabeledReplicas (pod labels include the template's labels),
   readyReplicas, availableReplicas (ready for minReadySeconds) and the ReplicaFailure condition.
 
+The `edge-triggered` variant (kmodel.variants) changes one input of manageReplicas: `desired_diff` takes
+the number of active pods either from the pods the sync just listed (the model as Kubernetes builds it) or
+from a running count the controller keeps from the changes it is told about: +1 for each pod its own create
+made (the answer says so), and `count_delta` for each pod event (-1 when it shows an active pod stop being
+active or go away).
+
 The ranking (`less`) is upstream's Less with the LogarithmicScaleDown and PodDeletionCost gates on (their
 defaults): 1 unassigned < assigned; 2 Pending < Unknown < Running (anything else first); 3 not ready <
 ready; 4 lower pod-deletion-cost; 5 higher rank (more pods of the set on the node); 6 both ready: ready
@@ -46,6 +52,7 @@ REPLICA_FAILURE = "ReplicaFailure"
 
 __all__ = [
     "BURST_REPLICAS", "SLOW_START_INITIAL_BATCH_SIZE", "ReplicasDiff", "SlowStartResult", "replicas_diff",
+    "desired_diff", "count_delta",
     "slow_start_batch", "less", "rank_pods_on_same_node", "sort_for_deletion", "get_pods_to_delete",
     "calculate_status", "filter_active_pods", "template_labels_match",
 ]
@@ -67,6 +74,22 @@ def replicas_diff(active_pods: int, replicas: int, burst_replicas: int = BURST_R
     if diff > 0:
         return ReplicasDiff(delete=min(diff, burst_replicas))
     return ReplicasDiff()
+
+
+def desired_diff(listed_active: int, counted_active: int, replicas: int, *, edge_triggered: bool,
+                 burst_replicas: int = BURST_REPLICAS) -> ReplicasDiff:
+    """What manageReplicas creates or deletes. Level-driven (Kubernetes): from `listed_active`, the active
+    pods the sync has just read from the cache. `edge_triggered` (the anti-pattern): from `counted_active`,
+    the running count of changes the pod events reported, which nothing ever checks against the pods."""
+    return replicas_diff(counted_active if edge_triggered else listed_active, replicas, burst_replicas)
+
+
+def count_delta(old: Pod | None, new: Pod | None) -> int:
+    """How one pod event moves an edge-triggered count of active pods: `old` is the pod before the event
+    (None: it appeared), `new` after it (None: it went away). -1 when an active pod stopped being active
+    (deletionTimestamp set, Succeeded/Failed, or gone), 0 otherwise: a pod appearing is not counted here,
+    because the controller counted it when its own create was answered."""
+    return -1 if old is not None and is_pod_active(old) and (new is None or not is_pod_active(new)) else 0
 
 
 @attrs.frozen
