@@ -27,21 +27,44 @@ successful list (client-go's NewExponentialBackoffManager(800ms, 30s, ...), with
 After a relist every object still present is passed to ``on_update(old, new)`` (client-go's Replaced
 deltas), and an object gone is passed to ``on_delete`` as `DeletedFinalStateUnknown`.
 
+Polling (the `polling` variant, kmodel.variants)
+-----------------------------------------------
+When the informer's client runs the variant ``polling`` (`ApiClient.variant`, which the cluster sets on every
+component's client from `ClusterConfig.variant`), the informer never opens a watch. It lists every
+`POLL_PERIOD_MS` (10 s: the period of the kubelet's node status and lease renewals, and of a typical
+hand-written poll loop) at a phase of its own, a stable hash of its owner, resource and selectors (processes
+do not poll in lock-step; in lock-step every hop of a chain of pollers would cost exactly one period): after
+a successful list the next poll is due at the next time of that phase. A poll lists with the informer's
+selectors and the relist's resourceVersion rule (NotOlderThan `last_rv`, so it never goes back in time
+either) and diffs the answer against the cache: a new key is an add, a key whose resourceVersion changed an
+update, a key gone a delete (as `DeletedFinalStateUnknown`: the poller never saw the deletion), and an
+unchanged object raises nothing, so a quiet cluster gives its controllers no work. Failed lists back off as
+above. The poll is a timer, like the kubelet's lease renewal, so it is not unfinished work: the `settles`
+invariant looks at messages in flight and queued work, never at timers.
+
+What a poller cannot see: the states an object went through between two polls. A handler that acts on
+"the last state seen" of a deleted object (nodeipam releases the podCIDRs of the Node its DeleteFunc gets)
+then acts on an older state than the last one written, which a watch would have delivered.
+
 Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, the
 "very short watch" check.
 """
 
 from __future__ import annotations
 
+import zlib
 from typing import Any, Callable, Optional
 
 from kmodel.apiserver.wire import Response, WatchEvent
 from kmodel.client.api_client import ApiClient
 from kmodel.client.indexer import DeletedFinalStateUnknown, IndexFunc, Indexer, meta_namespace_key
 from kmodel.component import Out
+from kmodel.variants import POLLING
 
 BACKOFF_INITIAL_MS = 800
 BACKOFF_MAX_MS = 30_000
+#: the `polling` variant's period between two lists of one informer (see the module docstring)
+POLL_PERIOD_MS = 10_000
 
 Handler = Optional[Callable[..., None]]
 
@@ -69,6 +92,9 @@ class Informer:
         # every resourceVersion this informer exposed to its handlers (a list's, then each event's), in order;
         # 0 marks a reset (the owner crashed: a new process starts from nothing). Read by invariants.
         self.exposed: list[int] = []
+        #: None: list then watch (the model as Kubernetes builds it); a period: list every period, never watch
+        self.poll_period_ms: Optional[int] = None
+        self._generation = 0
         self.reset()
 
     def reset(self) -> None:
@@ -87,11 +113,14 @@ class Informer:
         self._events_on_watch = 0
         self._failures = 0
         self._started = False
+        self._generation += 1  # a poll scheduled before the reset is dropped when its timer fires
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 
     def start(self, now: int, out: Out) -> None:
         self._started = True
+        # The one place that reads the `polling` variant (kmodel.variants).
+        self.poll_period_ms = POLL_PERIOD_MS if self.client.variant == POLLING else None
         self._list(now, out)
 
     def relist_resource_version(self) -> str:
@@ -127,13 +156,18 @@ class Informer:
                 self.refused_lists += 1  # an older state than one already seen: never expose it
                 self._later(now, out, self._list)
                 return
-            self.exposed.append(rv)
-            self._replace(now, result.items, out)
+            polling = self.poll_period_ms is not None
+            if not polling or not self.exposed or self.exposed[-1] != rv:
+                self.exposed.append(rv)
+            self._replace(now, result.items, out, changed_only=polling)
             self.last_rv = rv
             self.rv_unavailable = False
             self.has_synced = True
             self._failures = 0
-            self._watch(now, out)
+            if polling:
+                self._schedule_poll(now, out)
+            else:
+                self._watch(now, out)
             return
         if response.code == 410 or _is_too_large_rv(response):
             if not self.rv_unavailable:
@@ -144,20 +178,41 @@ class Informer:
             self.client.failover()
         self._later(now, out, self._list)
 
-    def _replace(self, now: int, items: tuple, out: Out) -> None:
+    def _replace(self, now: int, items: tuple, out: Out, *, changed_only: bool = False) -> None:
+        """Make the cache hold exactly `items`, telling the handlers. `changed_only` (a poll's diff): an
+        object whose resourceVersion the cache already holds raises nothing."""
         indexer = self.indexer
         fresh = {meta_namespace_key(obj): obj for obj in items}
         for key in [k for k in indexer.items if k not in fresh]:
             old = indexer.delete_key(key)
             if self.on_delete is not None:
                 self.on_delete(now, DeletedFinalStateUnknown(key, old), out)
+        cached = indexer.items
         for obj in items:
+            if changed_only:
+                held = cached.get(meta_namespace_key(obj))
+                if held is not None and held.metadata.resource_version == obj.metadata.resource_version:
+                    continue
             old = indexer.upsert(obj)
             if old is None:
                 if self.on_add is not None:
                     self.on_add(now, obj, out)
             elif self.on_update is not None:
                 self.on_update(now, old, obj, out)
+
+    # -- poll (the `polling` variant) ---------------------------------------------------------------------------
+
+    def _schedule_poll(self, now: int, out: Out) -> None:
+        generation = self._generation
+        period: int = self.poll_period_ms  # type: ignore[assignment]
+        phase = zlib.crc32(f"{self.client.owner}|{self.resource}|{self.namespace}|{self.label_selector}|"
+                           f"{self.field_selector}".encode()) % period
+
+        def poll(t: int, o: Out) -> None:
+            if generation == self._generation and not self._listing:
+                self._list(t, o)
+
+        self.client.call_later(now, out, (phase - now) % period or period, poll)
 
     # -- watch ------------------------------------------------------------------------------------------------
 
