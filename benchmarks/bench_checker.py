@@ -2,10 +2,13 @@
 (Hypothesis' own floor), model events applied per second during exploration, and the share of time spent
 in invariant checks.
 
-Run: python benchmarks/bench_checker.py [--examples N] [--steps N] [--seed S] [--nodes N]
+Run: python benchmarks/bench_checker.py [--examples N] [--steps N] [--seed S] [--nodes N] [--repeat N]
 
 Only Hypothesis' generation phase runs (no shrinking): a violation ends that measurement early and is
-printed. Figures are measured here, never asserted in tests.
+printed. Both machines run as `kmodel check` runs the checker (its garbage-collector thresholds,
+`kmodel.checker.run.campaign_gc`). The checker is the real one, every invariant on, examples started from the
+campaign's warmed-up snapshot as in `kmodel check`. Every checker rule does something when it runs (none is
+a no-op), so steps/s and actions/s are close. Figures are measured here, never asserted in tests.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from kmodel.checker.machine import KmodelMachine  # noqa: E402
 from kmodel.checker.profiles import profile  # noqa: E402
+from kmodel.checker.run import campaign_gc  # noqa: E402
 from kmodel.checker.session import InvariantViolation  # noqa: E402
 from kmodel.checker.stats import Stats  # noqa: E402
 from kmodel.cluster import ClusterConfig  # noqa: E402
@@ -47,7 +51,7 @@ def run(machine, examples: int, steps: int, s: int) -> float:
     started = time.perf_counter()
     cfg = settings(profile("dev"), max_examples=examples, stateful_step_count=steps, phases=[Phase.generate])
     try:
-        with with_reporter(lambda text: None):
+        with with_reporter(lambda text: None), campaign_gc():  # as `kmodel check` runs (both machines alike)
             run_state_machine_as_test(seed(s)(machine), settings=cfg)
     except InvariantViolation as exc:
         print(f"  (stopped by a violation: {exc})")
@@ -60,22 +64,36 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run both machines this many times, alternating, and keep each one's fastest run (the "
+                             "runs are deterministic: the same work each time, so the fastest is the least disturbed "
+                             "by other load on the machine)")
     args = parser.parse_args()
 
-    Empty.steps = 0
-    empty_seconds = run(Empty, args.examples, args.steps, args.seed)
-    empty_rate = Empty.steps / empty_seconds
-    print(f"empty RuleBasedStateMachine: {Empty.steps} steps in {empty_seconds:.2f} s = {empty_rate:,.0f} steps/s")
+    best_empty = best_checker = None
+    for _ in range(max(1, args.repeat)):
+        Empty.steps = 0
+        empty_seconds = run(Empty, args.examples, args.steps, args.seed)
+        if best_empty is None or empty_seconds < best_empty[0]:
+            best_empty = (empty_seconds, Empty.steps)
+        stats = Stats()
+        checker = type("BenchMachine", (KmodelMachine,), {
+            "config": ClusterConfig(nodes=args.nodes, apiservers=2, seed=args.seed), "stats": stats})
+        seconds = run(checker, args.examples, args.steps, args.seed)
+        if best_checker is None or seconds < best_checker[0]:
+            best_checker = (seconds, stats)
 
-    stats = Stats()
-    checker = type("BenchMachine", (KmodelMachine,), {
-        "config": ClusterConfig(nodes=args.nodes, apiservers=2, seed=args.seed), "stats": stats})
-    seconds = run(checker, args.examples, args.steps, args.seed)
+    empty_seconds, empty_steps = best_empty
+    empty_rate = empty_steps / empty_seconds
+    print(f"empty RuleBasedStateMachine: {empty_steps} steps in {empty_seconds:.2f} s = {empty_rate:,.0f} steps/s")
+    seconds, stats = best_checker
     rate = stats.rule_steps / seconds
     print(f"checker, all invariants on:  {stats.rule_steps} steps ({stats.steps} actions) in {seconds:.2f} s = "
           f"{rate:,.0f} steps/s ({rate / empty_rate:.0%} of the empty machine's) over {stats.examples} examples")
+    print(f"actions executed: {stats.steps} = {stats.steps / seconds:,.0f} actions/s (warmups and teardown settles "
+          f"included)")
     print(f"model events during exploration: {stats.events:,} in {seconds:.2f} s = {stats.events / seconds:,.0f} "
-          f"events/s")
+          f"events/s (the snapshot's warmup events counted once)")
     print(f"time in invariant checks: {stats.invariant_seconds:.2f} s = {stats.invariant_seconds / seconds:.0%} "
           f"of the run; in actions (model, incl. liveness inside settle): {stats.action_seconds:.2f} s")
     print("rules fired: " + ", ".join(f"{k} {v}" for k, v in sorted(stats.rules.items())))

@@ -116,6 +116,51 @@ class HistoryReader:
 
 from kmodel.store.types import RangeOp as _RANGE  # noqa: E402  (after the class, to keep the reader on top)
 
+_WRITE_RESPONSES = (PutResponse, DeleteRangeResponse, TxnResponse)
+
+
+class WriteReader:
+    """The revisions the store's writes created, read incrementally from `store.history`: (revision, request,
+    response) for each request that made a new revision, in order. No mirror of the keyspace (for an invariant that
+    needs only which revisions exist, not what they changed): the store's revision grows by one per write,
+    so a write is a put, delete or txn response whose header revision is newer than every earlier one."""
+
+    __slots__ = ("pos", "last")
+
+    def __init__(self) -> None:
+        self.pos = 0
+        self.last = 1  # a new store is at revision 1
+
+    def read(self, store: Any) -> list[tuple[int, Any, Any]]:
+        history = store.history
+        start, end = self.pos, len(history)
+        if start == end:
+            return []
+        self.pos = end
+        found = []
+        last = self.last
+        for i in range(start, end):
+            request, response = history[i]
+            if type(response) in _WRITE_RESPONSES and response.header_revision > last:
+                last = response.header_revision
+                found.append((last, request, response))
+        self.last = last
+        return found
+
+
+def describe_write(request: Any, response: Any) -> str:
+    """'put <key>' or 'delete <key>' for the first write a put, delete or txn request made (for messages)."""
+    if type(request) is TxnRequest:
+        ops = request.success if response.succeeded else request.failure
+    else:
+        ops = (request,)
+    for op in ops:
+        if type(op) is PutOp:
+            return f"put {op.key}"
+        if type(op) is DeleteOp:
+            return f"delete {op.key}"
+    return type(request).__name__
+
 
 # -- object helpers ----------------------------------------------------------------------------------------
 

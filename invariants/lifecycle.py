@@ -9,6 +9,7 @@ from invariants.registry import SAFETY, invariant
 
 NODE_LEASES = LEASES + "kube-node-lease/"
 TAINT_MANAGER_REASON = "DeletionByTaintManager"
+WRITE_VERBS = ("create", "update", "patch")
 
 
 def _no_execute(node: Any) -> list:
@@ -54,10 +55,27 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         reader = memo["reader"] = HistoryReader((NODES, NODE_LEASES))
         memo["bad"] = []
         memo["tainted_since"] = {}
+        memo["renewed"] = {}
     bad: list = memo["bad"]
     tainted_since: dict[str, int] = memo["tainted_since"]
+    records = cluster.audit.records
+    start = memo.get("pos", 0)
+    memo["pos"] = len(records)
+    new_records = records[start:]
+    # when each lease write was committed (writes are synchronous calls to etcd: the audit time is the commit's)
+    committed_at = {r.revision: r.time for r in new_records
+                    if r.resource == "leases" and r.code < 300 and r.verb in WRITE_VERBS}
+    # node name -> (renewTime, commit time) of its Lease as of the change being read. A renewal counts as a
+    # heartbeat only once it is committed before the mark: one held on the wire past the grace period and
+    # committed in the mark's own millisecond is one the controller cannot have seen (found by the checker).
+    renewed: dict[str, tuple[Optional[int], Optional[int]]] = memo["renewed"]
     for ch in reader.read(cluster.store):
         if not ch.key.startswith(NODES):
+            lease_of = ch.key[len(NODE_LEASES):]
+            if ch.value is None:
+                renewed.pop(lease_of, None)
+            else:
+                renewed[lease_of] = (ch.value.spec.renew_time, committed_at.get(ch.rev))
             continue
         name = ch.key[len(NODES):]
         taints = _no_execute(ch.value)
@@ -70,13 +88,13 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         new, old = condition(ch.value, "Ready"), condition(ch.prev, "Ready")
         if new is None or new.status != "Unknown" or (old is not None and old.status == "Unknown"):
             continue
-        lease = reader.value(NODE_LEASES + name)
+        at = new.last_transition_time
         heard = [ch.prev.metadata.creation_timestamp or 0]
         if old is not None and old.last_heartbeat_time is not None:
             heard.append(old.last_heartbeat_time)
-        if lease is not None and lease.spec.renew_time is not None:
-            heard.append(lease.spec.renew_time)
-        at = new.last_transition_time
+        renew_time, commit_time = renewed.get(name, (None, None))
+        if renew_time is not None and (at is None or commit_time is None or commit_time < at):
+            heard.append(renew_time)
         # a heartbeat written in the very millisecond of the mark is concurrent with the controller's decision:
         # it cannot have seen it (found by the checker: a stalled kubelet renewing just as it is marked)
         if at is not None:
@@ -85,11 +103,8 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         if at is not None and at < last + grace:
             bad.append(f"node {name} was marked Ready=Unknown at {at} ms, {at - last} ms after its last heartbeat "
                        f"at {last} ms (grace period {grace} ms)")
-    records = cluster.audit.records
-    start = memo.get("pos", 0)
-    memo["pos"] = len(records)
     keys = cluster.store._keys  # noqa: SLF001 (reads at a revision without going on the store's history)
-    for r in records[start:]:
+    for r in new_records:
         if r.verb != "delete" or r.resource != "pods" or r.subresource or r.code >= 300:
             continue
         key = f"/registry/pods/{r.namespace}/{r.name}"

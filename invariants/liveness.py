@@ -1,7 +1,9 @@
 """Liveness invariants: checked once faults have healed and the cluster has run fairly to quiescence.
 
 Each reads the settled state in full (they run once per settle, not per step), straight from the store and
-the components' observable state (kube-proxy's rules, the nodes' CNI disks, the node IPAM allocator).
+the components' observable state (kube-proxy's rules, the nodes' CNI disks, the node IPAM allocator). The
+store's objects are read once per revision for all of them (`_objects`): a settle asks every liveness
+invariant in a row, at one revision.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from invariants._history import condition, is_terminal, node_cidrs, pod_ips
-from invariants.registry import LIVENESS, invariant
+from invariants.registry import LIVENESS, SHARED, invariant
 from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update
 from kmodel.loop.events import Deliver, Work
 from kmodel.proxy.rules import service_rules
@@ -33,8 +35,36 @@ def _owned_by(pod: Any, uid: str) -> bool:
     return any(ref.controller and ref.uid == uid for ref in pod.metadata.owner_references)
 
 
-def _namespaces(cluster: Any) -> list[str]:
-    return [ns.metadata.name for ns in cluster.objects("namespaces")]
+def _namespaces(cluster: Any, memo: dict) -> list[str]:
+    return [ns.metadata.name for ns in _objects(cluster, memo, "namespaces")]
+
+
+def _objects(cluster: Any, memo: dict, resource: str) -> list:
+    """Every stored object of `resource` (all namespaces, key order), read once per store revision: the
+    liveness checks of one round share the reading through the run's shared memo (registry.SHARED)."""
+    home = memo.get(SHARED, memo)
+    cache = home.get("liveness-objects")
+    store = cluster.store
+    revision = store.revision
+    if cache is None or cache[0] != revision or cache[3] is not store:
+        cache = home["liveness-objects"] = (revision, {}, {}, store)
+    found = cache[1].get(resource)
+    if found is None:
+        found = cache[1][resource] = cluster.objects(resource)
+    return found
+
+
+def _in(cluster: Any, memo: dict, resource: str, namespace: str) -> list:
+    """The objects of `resource` in `namespace`, in key order (from `_objects`, grouped once)."""
+    home = memo.get(SHARED, memo)
+    objects = _objects(cluster, memo, resource)
+    grouped = home["liveness-objects"][2].get(resource)
+    if grouped is None:
+        grouped = {}
+        for obj in objects:
+            grouped.setdefault(obj.metadata.namespace, []).append(obj)
+        home["liveness-objects"][2][resource] = grouped
+    return grouped.get(namespace, [])
 
 
 @invariant("converges-replicas", kind=LIVENESS, principle="level-driven reconciliation")
@@ -42,9 +72,9 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
     says so; each Deployment's status reports spec.replicas updated, ready pods for its current generation
     (or, when some of its pods fit no node, which stalls a rollout for good, the pods it has)."""
-    for ns in _namespaces(cluster):
-        pods = [p for p in cluster.objects("pods", ns) if not is_terminal(p) and p.metadata.deletion_timestamp is None]
-        for rs in cluster.objects("replicasets", ns):
+    for ns in _namespaces(cluster, memo):
+        pods = [p for p in _in(cluster, memo, "pods", ns) if not is_terminal(p) and p.metadata.deletion_timestamp is None]
+        for rs in _in(cluster, memo, "replicasets", ns):
             if rs.metadata.deletion_timestamp is not None:
                 continue
             want = rs.spec.replicas if rs.spec.replicas is not None else 1
@@ -62,13 +92,13 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
                 yield (f"{name} status says replicas={st.replicas} ready={st.ready_replicas} "
                        f"observedGeneration={st.observed_generation}, but it has {len(mine)} pods, {ready} ready, "
                        f"generation {rs.metadata.generation}")
-        for d in cluster.objects("deployments", ns):
+        for d in _in(cluster, memo, "deployments", ns):
             if d.metadata.deletion_timestamp is not None:
                 continue
             want = d.spec.replicas if d.spec.replicas is not None else 1
             st = d.status
             name = f"deployment {ns}/{d.metadata.name}"
-            owned_rs = [rs.metadata.uid for rs in cluster.objects("replicasets", ns) if _owned_by(rs, d.metadata.uid)]
+            owned_rs = [rs.metadata.uid for rs in _in(cluster, memo, "replicasets", ns) if _owned_by(rs, d.metadata.uid)]
             mine = [p for p in pods if any(_owned_by(p, uid) for uid in owned_rs)]
             stuck = sum(1 for p in mine if _unschedulable(p))
             if st.observed_generation != d.metadata.generation:
@@ -88,10 +118,10 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
 def converges_endpoints(cluster: Any, memo: dict) -> Iterator[str]:
     """Each Service with a selector has Endpoints whose subsets are exactly what its live pods imply (ready pods
     in addresses, the others in notReadyAddresses)."""
-    for ns in _namespaces(cluster):
-        pods = cluster.objects("pods", ns)
-        endpoints = {e.metadata.name: e for e in cluster.objects("endpoints", ns)}
-        for svc in cluster.objects("services", ns):
+    for ns in _namespaces(cluster, memo):
+        pods = _in(cluster, memo, "pods", ns)
+        endpoints = {e.metadata.name: e for e in _in(cluster, memo, "endpoints", ns)}
+        for svc in _in(cluster, memo, "services", ns):
             if svc.spec.type == "ExternalName" or not svc.spec.selector:
                 continue
             selected = [p for p in pods
@@ -107,19 +137,33 @@ def _labels_ok(obj: Any, *excluded: str) -> bool:
     return not any(k in obj.metadata.labels for k in excluded)
 
 
+def _machines(cluster: Any) -> list[str]:
+    """The nodes whose machines are in the cluster now (the config's, plus added, minus removed ones).
+
+    Liveness judges only these: a machine taken out for good (`Cluster.remove_node`) is switched off, and
+    what is left on its disk (CNI reservations, kube-proxy rules) is no longer part of the cluster; its
+    components are never restarted, so nothing of it could ever converge."""
+    nodes = getattr(cluster, "nodes", None)
+    return list(nodes) if nodes is not None else cluster.config.node_names()
+
+
 @invariant("converges-proxy-rules", kind=LIVENESS, principle="level-driven reconciliation")
 def converges_proxy_rules(cluster: Any, memo: dict) -> Iterator[str]:
-    """Every running kube-proxy's rules are exactly what the Services and their Endpoints imply."""
+    """Every running kube-proxy's rules are exactly what the Services and their Endpoints imply.
+
+    Judged on the kube-proxies of the machines in the cluster (`_machines`)."""
     want: dict[str, list[str]] = {}
-    for ns in _namespaces(cluster):
-        endpoints = {e.metadata.name: e for e in cluster.objects("endpoints", ns)
+    for ns in _namespaces(cluster, memo):
+        endpoints = {e.metadata.name: e for e in _in(cluster, memo, "endpoints", ns)
                      if _labels_ok(e, PROXY_NAME_LABEL, HEADLESS_LABEL)}
-        for svc in cluster.objects("services", ns):
+        for svc in _in(cluster, memo, "services", ns):
             if _labels_ok(svc, PROXY_NAME_LABEL, HEADLESS_LABEL):
                 want.update(service_rules(svc, endpoints.get(svc.metadata.name)))
     want = {k: sorted(v) for k, v in sorted(want.items())}
-    for name, comp in sorted(cluster.loop.components.items()):
-        if not name.startswith("proxy/") or not cluster.loop.is_up(name):
+    for node in _machines(cluster):
+        name = f"proxy/{node}"
+        comp = cluster.loop.components.get(name)
+        if comp is None or not cluster.loop.is_up(name):
             continue
         have = {k: sorted(v) for k, v in comp.rules.items()}
         if have != want:
@@ -134,9 +178,8 @@ def converges_node_status(cluster: Any, memo: dict) -> Iterator[str]:
     """Every node's kubelet is up and reaches an API server, every node is Ready=True, and no node carries the
     unreachable or not-ready taint."""
     apiservers = [r.name for r in cluster.replicas]
-    nodes = {n.metadata.name: n for n in cluster.objects("nodes")}
-    # the machines in the cluster now: the config's, plus added ones, minus those taken out for good
-    for node_name in getattr(cluster, "nodes", None) or cluster.config.node_names():
+    nodes = {n.metadata.name: n for n in _objects(cluster, memo, "nodes")}
+    for node_name in _machines(cluster):
         kubelet = f"kubelet/{node_name}"
         if kubelet in cluster.loop.components:
             if not cluster.loop.is_up(kubelet):
@@ -157,13 +200,17 @@ def converges_node_status(cluster: Any, memo: dict) -> Iterator[str]:
 
 @invariant("no-ip-leak", kind=LIVENESS, principle="network model")
 def no_ip_leak(cluster: Any, memo: dict) -> Iterator[str]:
-    """Each node's host-local reservations are exactly the IPs of the live pods (not hostNetwork) running there."""
-    pods = [p for p in cluster.objects("pods") if p.spec.node_name and not p.spec.host_network
+    """Each node's host-local reservations are exactly the IPs of the live pods (not hostNetwork) running there.
+
+    Judged on the machines in the cluster (`_machines`): a removed machine's disk left the cluster with it
+    (its pods are PodGC's to delete, and nothing will ever release its reservations, as on a real machine
+    that is switched off for good)."""
+    pods = [p for p in _objects(cluster, memo, "pods") if p.spec.node_name and not p.spec.host_network
             and not is_terminal(p)]
-    for name, comp in sorted(cluster.loop.components.items()):
-        if not name.startswith("kubelet/"):
+    for node in _machines(cluster):
+        comp = cluster.loop.components.get(f"kubelet/{node}")
+        if comp is None:
             continue
-        node = name[len("kubelet/"):]
         reserved = {f for f in comp.cni_disk if not f.startswith("last_reserved_ip.")}
         reserved = {f.rsplit("/", 1)[-1] for f in reserved}
         expected = {ip for p in pods if p.spec.node_name == node for ip in pod_ips(p)}
@@ -181,7 +228,7 @@ def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
     if comp is None or not cluster.loop.is_up("controller/nodeipam"):
         return
     used = {str(b) for b in comp.cidrs.used_blocks()}
-    assigned = {c for n in cluster.objects("nodes") for c in node_cidrs(n)}
+    assigned = {c for n in _objects(cluster, memo, "nodes") for c in node_cidrs(n)}
     for c in sorted(used - assigned):
         yield f"node IPAM holds {c}, which no node has"
     for c in sorted(assigned - used):
@@ -201,8 +248,8 @@ def settles(cluster: Any, memo: dict) -> Iterator[str]:
     deliverable = [e for e in cluster.loop.enabled_events() if isinstance(e, Deliver)]
     if deliverable and not in_flight:
         yield f"{len(deliverable)} deliveries still enabled"
-    nodes = {n.metadata.name: n for n in cluster.objects("nodes")}
-    for p in cluster.objects("pods"):
+    nodes = {n.metadata.name: n for n in _objects(cluster, memo, "nodes")}
+    for p in _objects(cluster, memo, "pods"):
         if p.status.phase != "Pending" or p.metadata.deletion_timestamp is not None:
             continue
         name = f"{p.metadata.namespace}/{p.metadata.name}"

@@ -9,7 +9,9 @@ from __future__ import annotations
 import ipaddress
 from typing import Any, Iterator
 
-from invariants._history import NODES, PODS, HistoryReader, is_terminal, name_of, node_cidrs, node_key, pod_ips
+from invariants._history import (
+    NODES, PODS, HistoryReader, WriteReader, describe_write, is_terminal, name_of, node_cidrs, node_key, pod_ips,
+)
 from invariants.registry import SAFETY, invariant
 
 ETCD = "etcd"
@@ -152,21 +154,17 @@ def api_single_contract(cluster: Any, memo: dict) -> Iterator[str]:
     """Components meet only in the API: every message on the communication graph has an API server at one end,
     only API servers talk to etcd, and every store write was made through an API server's etcd handle.
 
-    The graph is the network's `communication_graph()` (networkx), rebuilt only when a new pair of endpoints
-    has talked; the writes are the store history's revisions, matched against the revisions the replicas'
-    `EtcdHandle`s recorded."""
+    The graph is the network's communication graph (`communication_graph()`), of which each check reads only
+    the edges new since the last (`pairs_since`: a pair that talks for the first time); the writes are the revisions the store history's writes created (`WriteReader`), matched
+    against the revisions the replicas' `EtcdHandle`s recorded."""
     apiservers = {r.name for r in cluster.replicas}
     network = cluster.network
-    counts = getattr(network, "_counts", None)  # the live table (sorting it every step would cost O(links))
-    pairs = len(counts) if counts is not None else len(network.communication_counts())
     bad_edges: dict = memo.setdefault("bad_edges", {})
-    if pairs != memo.get("edges", -1):
-        memo["edges"] = pairs
-        graph = cluster.network.communication_graph()
-        for src, dst in graph.edges:
-            if (src, dst) in bad_edges:
-                continue
-            n = graph.edges[src, dst].get("messages", 1)
+    known = memo.get("pairs", 0)
+    if network.pairs_talked != known:
+        # only the edges new on the graph since the last check (an edge, once there, stays)
+        memo["pairs"] = network.pairs_talked
+        for (src, dst), n in network.pairs_since(known):
             if ETCD in (src, dst) and not ({src, dst} - {ETCD}) <= apiservers:
                 bad_edges[(src, dst)] = f"{src} sent {n} message(s) to {dst}: only API servers talk to etcd"
             elif src not in apiservers and dst not in apiservers:
@@ -176,22 +174,21 @@ def api_single_contract(cluster: Any, memo: dict) -> Iterator[str]:
         yield bad_edges[edge]
     # every write in the store's history was made by some replica's handle
     written: set = memo.setdefault("written", set())
-    positions: dict = memo.setdefault("positions", {})
+    positions: dict = memo.setdefault("positions", {})  # replica name -> entries of its handle's log read
     for replica in cluster.replicas:
-        handle = replica.etcd
-        done = positions.get(id(handle), 0)
-        log = getattr(handle, "written", ())
+        log = getattr(replica.etcd, "written", ())
+        done = positions.get(replica.name, 0)
         if len(log) > done:
             written.update(log[done:])
-            positions[id(handle)] = len(log)
-    reader = memo.get("reader")
-    if reader is None:
-        reader = memo["reader"] = HistoryReader()
+            positions[replica.name] = len(log)
+    writes = memo.get("writes")
+    if writes is None:
+        writes = memo["writes"] = WriteReader()
         memo["bypassed"] = {}
     bypassed: dict = memo["bypassed"]
-    for ch in reader.read(cluster.store):
-        if ch.rev not in written and ch.rev not in bypassed:
-            bypassed[ch.rev] = (f"store revision {ch.rev} ({'put' if ch.value is not None else 'delete'} "
-                                f"{ch.key}) was written straight into etcd, not through an API server")
+    for rev, request, response in writes.read(cluster.store):
+        if rev not in written and rev not in bypassed:
+            bypassed[rev] = (f"store revision {rev} ({describe_write(request, response)}) was written straight into etcd, "
+                             f"not through an API server")
     for rev in sorted(bypassed):
         yield bypassed[rev]

@@ -10,6 +10,10 @@ violation it finds (nothing when it holds):
         '''No two pods that are not terminated have the same IP.'''
         ...
 
+A runner may put one more thing in every memo: under the key `SHARED`, a dict shared by all the invariants of
+the run, for state several invariants derive from the same inputs (the four watch guarantees read the etcd
+watches once between them). An invariant must work without it too (a test may call it with a bare `{}`).
+
 The docstring's first sentence is the invariant's guarantee, printed by `kmodel invariants` and in reports.
 Safety invariants are checked after every step; liveness invariants once faults have healed and the
 cluster has run fairly to quiescence (the checker's `settle`).
@@ -23,6 +27,8 @@ import attrs
 
 SAFETY = "safety"
 LIVENESS = "liveness"
+#: the memo key of the dict shared by every invariant of a run (see the module docstring)
+SHARED = "shared"
 
 Check = Callable[[Any, dict], Iterable[str]]
 

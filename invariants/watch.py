@@ -8,8 +8,9 @@ them); no event comes twice; every revision from the watch's start to the newest
 (inside the history window: a watch that started at the compaction revision may miss that revision's
 deletions); and all the events of one revision come in one response.
 
-One `_WatchState` (in the memo shared by the four guarantees' checks through `_progress`) reads the history
-and the received responses incrementally; each guarantee keeps its own list of violations.
+One `_WatchState` (in the run's shared memo, `registry.SHARED`, so the four guarantees read each input once;
+in each guarantee's own memo when there is none) reads the history and the received responses
+incrementally, and keeps one list of violations per guarantee.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from invariants._history import HistoryReader
-from invariants.registry import SAFETY, invariant
+from invariants.registry import SAFETY, SHARED, invariant
 
 REGISTRY = "/registry/"
 GUARANTEES = ("ordered", "unique", "reliable", "atomic")
@@ -122,10 +123,12 @@ class _WatchState:
 
 
 def _state(cluster: Any, memo: dict) -> _WatchState:
-    # The four guarantees each have their own memo; each builds its own state (they are cheap and independent).
-    state = memo.get("state")
+    # The four guarantees read the same inputs: one state between them when the runner shares a dict
+    # (registry.SHARED), else each its own. `update` reads only what is new, so the second to ask is free.
+    home = memo.get(SHARED, memo)
+    state = home.get("watch-state")
     if state is None:
-        state = memo["state"] = _WatchState()
+        state = home["watch-state"] = _WatchState()
     state.update(cluster)
     return state
 
@@ -191,22 +194,33 @@ def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     bad: list = memo.setdefault("bad", [])
     loop = cluster.loop
     # Where the informers are changes only when a component crashes or restarts (it builds new ones) or a
-    # component is added; the flat list is rebuilt then, and every 256 checks in case a component builds
-    # informers some other time.
-    signature = (len(loop.components), tuple(getattr(loop, "_down", ())))
+    # component is added: then the informers of those components only are looked up again. Every 256 checks
+    # all are, in case a component builds informers some other time.
+    down = getattr(loop, "_down", {})
+    signature = (len(loop.components), tuple(down))
     tick = memo.get("tick", 0)
     memo["tick"] = tick + 1
     flat = memo.get("flat")
     if flat is None or memo.get("signature") != signature or tick % 256 == 0:
+        by_component: dict[str, list] = memo.setdefault("by_component", {})
+        was_down: set = memo.get("down", set())
+        every = flat is None or tick % 256 == 0
+        changed = set(down).symmetric_difference(was_down)
         memo["signature"] = signature
-        old = {id(entry[0]): entry for entry in flat or ()}
+        memo["down"] = set(down)
         flat = []
         for name, component in loop.components.items():
-            for inf in informers_of(component):
-                entry = old.get(id(inf))
-                if entry is None or entry[0] is not inf:
-                    entry = [inf, 0, 0, name]
-                flat.append(entry)
+            entries = by_component.get(name)
+            if every or entries is None or name in changed:
+                old = {id(entry[0]): entry for entry in entries or ()}
+                entries = []
+                for inf in informers_of(component):
+                    entry = old.get(id(inf))
+                    if entry is None or entry[0] is not inf:
+                        entry = [inf, 0, 0, name]
+                    entries.append(entry)
+                by_component[name] = entries
+            flat.extend(entries)
         memo["flat"] = flat
     for entry in flat:
         inf = entry[0]

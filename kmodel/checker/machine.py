@@ -2,27 +2,43 @@
 
 Theory of operation
 -------------------
-Each Hypothesis example is one `KmodelMachine`: a fresh cluster in a `Session`, warmed up by running fairly
-for `warmup_ms` (nodes registered, CIDRs assigned: the first action of every trace). Then Hypothesis picks
-rules. A rule draws a few small numbers, turns them into one concrete action against the cluster as it is
-now (an index is taken modulo the current list of candidates, so every draw means something and shrinks
-toward the first candidate), and hands it to the session, which applies it and checks the safety
-invariants. A rule with no candidate (nothing to drop, nobody down) does nothing and is not counted. Every
-example ends with `settle` (the teardown), which heals everything, restarts what is down and runs fairly
-until every liveness invariant holds, or fails with the ones that never do.
+Each Hypothesis example is one `KmodelMachine`: a cluster in a `Session` where the user has applied
+`initial_actions` (a Deployment web of 2 replicas and its Service), warmed up by running fairly for `warmup_ms` (nodes
+registered, CIDRs assigned, the pods running: the first actions of every trace). The campaign builds and
+warms one such session, snapshots it (kmodel.checker.snapshot), and starts every later example from a copy
+of the snapshot: the same session to the bit (same digest, same moves), without paying for the build and the
+warmup each time. Then Hypothesis picks rules. A rule draws a few small numbers, turns them into one
+concrete action against the cluster as it is now (an index is taken modulo the current list of candidates,
+so every draw means something and shrinks toward the first candidate), and hands it to the session, which
+applies it and checks the safety invariants. Every rule does something each time it runs: a fault rule whose
+kind has no candidate now (nothing down to restart, no message to drop) injects the next kind of fault that
+has one (see `_fault`), and the two rules that can have none at all (add_node past its cap, remove_node on
+a one-node cluster) carry Hypothesis preconditions. Every example ends with `settle` (the teardown), which
+heals everything, restarts what is down (never the machines removed for good) and runs fairly until every
+liveness invariant holds, or fails with the ones that never do.
 
 The rules, by family:
 
     user          apply_deployment, scale_deployment, delete_deployment, apply_service, delete_service,
-                  add_node, remove_node
-    interleaving  interleave: a burst of up to `burst` enabled progress events drawn as one list of indices
-                  (Hypothesis' per-step cost is the limit, so each drawn choice moves the model)
-    faults        partition, heal, drop_message, delay_link, lag_watch_cache (hold etcd -> an API server
+                  add_node (a machine of 2, 4 or 8 CPUs joins), remove_node (a machine leaves for good:
+                  Cluster.remove_node)
+    interleaving  next_event: the first event of the menu; interleave: a burst of up to `burst` enabled
+                  progress events drawn as one list of indices (Hypothesis' per-step cost is the limit, so
+                  each drawn choice moves the model)
+    faults        partition, heal, drop_message, delay_link, lag_watch_cache (slow etcd -> an API server
                   replica: its watch cache lags, so it serves stale reads), break_stream (missed events),
                   crash, crash_mid_reconcile (a component whose write is in flight or whose answer is on
                   its way: a crash between two writes of one sync), restart, compact, fail_container
-    time          advance_time: run fairly for a drawn number of seconds
+    time          advance_time: run fairly for a drawn number of seconds; run_events: run fairly for a drawn
+                  number of events (ending mid-reconcile)
     settle        settle (also the teardown)
+
+Which rule sits first matters: Hypothesis draws a rule's index with a strong bias toward 0 (about one step
+in five), and when the rule drawn fails its precondition it falls back to the first rule that passes. Rules
+are sorted by their number of arguments, then by name, so the argument-free `next_event` (cheap, and the
+simplest move to shrink toward) comes first, then `settle`; `add_node` takes its machine size as an
+argument, which keeps its precondition (the cap) from handing its share of draws to `settle`, the dearest
+rule (a settle runs the cluster to quiescence and asks every liveness invariant).
 
 A violation is an `InvariantViolation` (AssertionError): Hypothesis shrinks the example, and the machine
 reports each failing session to the campaign's `sink` (the last one reported is the shrunk one, which
@@ -32,10 +48,12 @@ invariants in `extra_invariants` (see kmodel.pytest_plugin).
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, ClassVar, Optional, Sequence
 
+import attrs
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from kmodel.apiserver.wire import Request, Response
 from kmodel.checker.actions import (
@@ -47,26 +65,53 @@ from kmodel.checker.actions import (
     DeleteObject,
     FailContainer,
     Fault,
-    Fire,
     RemoveNode,
+    RunEvents,
     RunFair,
     ScaleDeployment,
+    removed_components,
     Settle,
     Action,
 )
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
+from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
 from kmodel.cluster import ClusterConfig
-from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, Work
+from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, SlowLink
 from invariants.registry import Invariant
 
 #: an index into whatever list of candidates exists when the rule runs (taken modulo its length)
 INDEX = st.integers(min_value=0, max_value=63)
 WRITE_VERBS = ("create", "update", "patch", "delete")
+DELAYS_MS = (1_000, 5_000, 30_000)  # delay_link
+LAGS_MS = (2_000, 10_000, 60_000)  # lag_watch_cache
+COMPACT_WINDOW = 41  # compact: at most this many revisions behind the newest
+NODE_CPUS = ("2", "4", "8")  # add_node
+#: the fault kinds, in the order a fault rule falls through when its own kind has no candidate now (the ones
+#: that often have none first, so they happen whenever they can; then those that nearly always can, the
+#: passing faults first: break_stream, compact, then lag_watch_cache, which can hold a watch for a minute),
+#: and the method listing each kind's candidates
+FAULTS: tuple[str, ...] = ("crash", "restart", "heal", "drop_message", "crash_mid_reconcile", "fail_container",
+                           "delay_link", "break_stream", "compact", "lag_watch_cache")
+FAULT_CANDIDATES: dict[str, str] = {
+    "crash": "_crashable", "restart": "restartable", "heal": "_partitions", "break_stream": "_open_streams",
+    "drop_message": "droppable", "delay_link": "_nonempty_links", "lag_watch_cache": "laggable",
+    "crash_mid_reconcile": "mid_reconcile", "fail_container": "failable", "compact": "compactable",
+}
 
 
 def pick(index: int, options: Sequence[Any]) -> Any:
     return options[index % len(options)] if options else None
+
+
+@attrs.frozen
+class _Warm:
+    """A campaign's warmed-up session, snapshotted once (see `KmodelMachine._start`)."""
+
+    key: tuple
+    stats: Stats
+    snapshot: Snapshot
+    events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
 class KmodelMachine(RuleBasedStateMachine):
@@ -78,14 +123,21 @@ class KmodelMachine(RuleBasedStateMachine):
     extra_invariants: ClassVar[tuple[Invariant, ...]] = ()
     #: False: check only `extra_invariants` (a plugin test of one controller)
     registered_invariants: ClassVar[bool] = True
+    #: what the user has done before every example starts (applied before the warmup run, so its pods run by
+    #: the first rule): without it, Hypothesis' swarm testing, which turns each rule off in about half the
+    #: examples, would leave half of them without a single pod for the pod invariants and pod faults
+    initial_actions: ClassVar[tuple[Action, ...]] = (ApplyDeployment("web", 2), ApplyService("web"))
     warmup_ms: ClassVar[int] = 15_000
     burst: ClassVar[int] = 8
     max_added_nodes: ClassVar[int] = 2
-    #: remove_node is off for now: with it on, the checker finds states the invariants do not yet judge right
-    #: (a removed node's CNI reservations outlive it; a restarted kubelet of a deleted Node re-registers and
-    #: gets a new podCIDR while its pods keep their old IPs, as a real kubelet would). PodGC exists.
-    node_removal: ClassVar[bool] = False
+    #: remove_node on: a removed machine is gone for good (never restarted, its in-flight requests lost with it,
+    #: see Cluster.remove_node), and liveness judges only the machines still in the cluster
+    node_removal: ClassVar[bool] = True
     settle_bound_ms: ClassVar[int] = 600_000
+    #: start every example from a snapshot of the campaign's warmed-up session instead of building and warming
+    #: a cluster each time. None: on, unless a subclass overrides `extra_components` (its components might be
+    #: referenced from the machine, which a snapshot would not follow); True or False to force it.
+    snapshot_warmup: ClassVar[Optional[bool]] = None
     #: the campaign's statistics (a fresh Stats per class unless run.py sets one)
     stats: ClassVar[Optional[Stats]] = None
     #: called with each session that failed (the campaign keeps the last: the shrunk one)
@@ -97,14 +149,49 @@ class KmodelMachine(RuleBasedStateMachine):
         if cls.stats is None:
             cls.stats = Stats()
         self.stats: Stats = cls.stats
-        invariants = (all_invariants() if cls.registered_invariants else []) + list(cls.extra_invariants)
-        self.session = Session(cls.config, invariants, variant=cls.variant,
-                               extra_components=self.extra_components(), stats=self.stats)
-        self.cluster = self.session.cluster
         self.stats.example_started()
         self._finished = False
         self._broken = False
+        self._rules_run = -1  # Hypothesis checks once before the first rule
+        self.session = self._start()
+        self.cluster = self.session.cluster
+
+    def _start(self) -> Session:
+        """A session that ran `initial_actions` and `RunFair(warmup_ms)` (the first actions of every trace):
+        restored from the campaign's snapshot when there is one, else built, warmed and (the first time) snapshotted. A restored
+        session is the built one to the bit (the same digest, the same moves from then on); what the snapshot
+        ran (its events, its warmup checks) is counted once, when it was built."""
+        cls = type(self)
+        invariants = (all_invariants() if cls.registered_invariants else []) + list(cls.extra_invariants)
+        key = (cls.config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants))
+        use = cls.snapshot_warmup
+        if use is None:
+            use = cls.extra_components is KmodelMachine.extra_components
+        warm = cls.__dict__.get("_warm")
+        if use and warm is not None and warm.key == key and warm.stats is self.stats:
+            started = time.perf_counter()
+            session = warm.snapshot.restore()
+            self.stats.steps += 1 + len(cls.initial_actions)
+            self.stats.action_seconds += time.perf_counter() - started
+            for _ in cls.initial_actions:
+                self.stats.fired("workload")
+            self.stats.fired("warmup")
+            self._inherited_events = warm.events
+            return session
+        self._inherited_events = 0
+        self.session = Session(cls.config, invariants, variant=cls.variant,
+                               extra_components=self.extra_components(), stats=self.stats)
+        for action in cls.initial_actions:
+            self._do("workload", action)
         self._do("warmup", RunFair(cls.warmup_ms))
+        if use and cls.__dict__.get("_no_snapshot") is None:
+            try:
+                snapshot = Snapshot(self.session, shared=(self.stats, *invariants))
+            except SnapshotError:
+                cls._no_snapshot = True  # build every example from scratch
+            else:
+                cls._warm = _Warm(key, self.stats, snapshot, self.session.events_applied)
+        return self.session
 
     def extra_components(self) -> list:
         """Components to run besides the cluster's own (a subclass's controllers)."""
@@ -137,17 +224,21 @@ class KmodelMachine(RuleBasedStateMachine):
     def _finish(self) -> None:
         if not self._finished:
             self._finished = True
-            self.stats.example_finished(self.session.digest(), self.session.events_applied)
+            self.stats.example_finished(self.session.digest(), self.session.events_applied - self._inherited_events)
 
     def check_invariants(self, *args: Any, **kwargs: Any) -> None:
-        # Hypothesis calls this once before the first rule and after every rule: count its steps (the
-        # checker's own checks run inside the session, after each action).
-        self.stats.rule_steps += 1
-        super().check_invariants(*args, **kwargs)
+        # Hypothesis calls this once before the first rule and after every rule: count the rules run (the
+        # checker's own checks run inside the session, after each action). Hypothesis' own loop over
+        # @invariant methods runs only for a subclass that defines some.
+        self._rules_run += 1
+        if self._rules_run:
+            self.stats.rule_steps += 1
+        if self.invariants:
+            super().check_invariants(*args, **kwargs)
 
     def teardown(self) -> None:
         if self.session.violation is None and not self._broken:
-            self._do("settle", Settle(self.settle_bound_ms))
+            self._do("settle", Settle(self.settle_bound_ms, check_at_once=True))
         self._finish()
 
     # -- the user -------------------------------------------------------------------------------------------
@@ -173,17 +264,30 @@ class KmodelMachine(RuleBasedStateMachine):
     def delete_service(self, app: str) -> None:
         self._do("delete_service", DeleteObject("services", app))
 
-    @rule()
-    def add_node(self) -> None:
-        if len(self.cluster.nodes) < self.config.nodes + self.max_added_nodes and "kubelet" in self.config.components:
-            self._do("add_node", AddNode())
+    # add_node and remove_node can have no move at all (the cap reached, one node left): a precondition says
+    # so, and Hypothesis draws another rule instead of spending a step on nothing.
 
+    def _can_add_node(self) -> bool:
+        return len(self.cluster.nodes) < self.config.nodes + self.max_added_nodes and "kubelet" in self.config.components
+
+    @precondition(_can_add_node)
+    @rule(cpu=st.sampled_from(NODE_CPUS))
+    def add_node(self, cpu: str) -> None:
+        """A machine joins, with 2, 4 or 8 CPUs (the cluster's own have `config.node_cpu`)."""
+        self._do("add_node", AddNode(cpu))
+
+    @precondition(lambda self: self.node_removal and len(self.cluster.nodes) > 1)
     @rule(i=INDEX)
     def remove_node(self, i: int) -> None:
-        if self.node_removal and len(self.cluster.nodes) > 1:
-            self._do("remove_node", RemoveNode(pick(i, self.cluster.nodes)))
+        self._do("remove_node", RemoveNode(pick(i, self.cluster.nodes)))
 
     # -- interleaving ----------------------------------------------------------------------------------------
+
+    @rule()
+    def next_event(self) -> None:
+        """The first event of the menu (`Loop.enabled_events`: deliveries by link, due timers, work, then a
+        time advance): the simplest move there is, and where interleavings shrink to."""
+        self._guard(lambda: self.session.execute_burst([0]), "next_event")
 
     @rule(picks=st.lists(INDEX, min_size=1, max_size=8))
     def interleave(self, picks: list[int]) -> None:
@@ -198,53 +302,74 @@ class KmodelMachine(RuleBasedStateMachine):
         if len(chosen) < len(endpoints):
             self._do("partition", Fault(Partition(tuple(chosen))))
 
-    @rule(picks=st.lists(INDEX, min_size=1, max_size=3))
-    def heal(self, picks: list[int]) -> None:
-        if self.cluster.network.partitioned:
-            endpoints = self.cluster.network.endpoints
-            self._do("heal", Fault(Heal(tuple(sorted({pick(i, endpoints) for i in picks})))))
+    # Each fault rule injects a fault of its own kind when one is possible now, else of the next kind that is
+    # (in FAULTS order, wrapping around): with nothing down and nothing partitioned, `restart` drops a message
+    # if one is in flight, else crashes a component mid-reconcile, ... else breaks a watch stream. So every fault rule does something (a step that did
+    # nothing would cost Hypothesis' per-step price for no exploration), and a fault happens as often as the
+    # fault rules are drawn. Stats count the kind that happened. `i` picks among that kind's candidates.
 
-    @rule(i=INDEX)
-    def drop_message(self, i: int) -> None:
-        """Lose one request or response. Only messages outside streams: a watch stream runs over one HTTP/2
-        connection, which loses nothing in the middle of a stream; its fault is break_stream."""
-        net = self.cluster.network
-        link = pick(i, [k for k in net.nonempty_links() if net.in_flight(*k)[0].stream is None])
-        if link is not None:
-            self._do("drop_message", Fault(DropHead(*link)))
+    def _fault(self, first: str, i: int, ms: int = 0) -> None:
+        n = len(FAULTS)
+        start = FAULTS.index(first)
+        for k in range(n):
+            kind = FAULTS[(start + k) % n]
+            candidates = getattr(self, FAULT_CANDIDATES[kind])()
+            if candidates:
+                self._do(kind, self._fault_action(kind, pick(i, candidates), ms))
+                return
 
-    @rule(i=INDEX, ms=st.sampled_from((1_000, 5_000, 30_000)))
-    def delay_link(self, i: int, ms: int) -> None:
-        link = pick(i, self.cluster.network.nonempty_links())
-        if link is not None:
-            self._do("delay_link", Fault(DelayHead(link[0], link[1], ms)))
-
-    @rule(i=INDEX, ms=st.sampled_from((2_000, 10_000, 60_000)))
-    def lag_watch_cache(self, i: int, ms: int) -> None:
-        """Hold etcd -> one API server replica: its watch cache lags, so it serves stale reads. When nothing is
-        on that link yet but etcd has watch responses to send, let etcd send them first (one Work event)."""
-        net, loop = self.cluster.network, self.cluster.loop
-        replica = pick(i, [r.name for r in self.cluster.replicas])
-        if not net.has_in_flight("etcd", replica) and loop.is_enabled(Work("etcd")):
-            self._do("lag_watch_cache", Fire((Work("etcd"),)))
-        if net.has_in_flight("etcd", replica) and self.session.violation is None:
-            self._do("lag_watch_cache", Fault(DelayHead("etcd", replica, ms)))
-
-    @rule(i=INDEX)
-    def break_stream(self, i: int) -> None:
-        stream = pick(i, self.cluster.network.open_streams())
-        if stream is not None:
-            self._do("break_stream", Fault(BreakStream(stream)))
+    def _fault_action(self, kind: str, chosen: Any, ms: int) -> Optional[Action]:
+        if kind in ("crash", "crash_mid_reconcile"):
+            return Fault(Crash(chosen))
+        if kind == "restart":
+            return Fault(Restart(chosen))
+        if kind == "heal":
+            return Fault(Heal(tuple(chosen)))
+        if kind == "break_stream":
+            return Fault(BreakStream(chosen))
+        if kind == "drop_message":
+            return Fault(DropHead(*chosen))
+        if kind == "delay_link":
+            return Fault(DelayHead(chosen[0], chosen[1], DELAYS_MS[ms % len(DELAYS_MS)]))
+        if kind == "lag_watch_cache":
+            return Fault(SlowLink("etcd", chosen, LAGS_MS[ms % len(LAGS_MS)]))
+        if kind == "fail_container":
+            return FailContainer(*chosen)
+        if kind == "compact":
+            return Compact(chosen)
+        raise ValueError(f"unknown fault kind {kind!r}")
 
     def _crashable(self) -> list[str]:
         loop = self.cluster.loop
         return [n for n in sorted(loop.components) if loop.is_up(n) and loop.components[n].supports_crash()]
 
-    @rule(i=INDEX)
-    def crash(self, i: int) -> None:
-        name = pick(i, self._crashable())
-        if name is not None:
-            self._do("crash", Fault(Crash(name)))
+    def restartable(self) -> list[str]:
+        """Components that are down, except those of removed machines (gone for good)."""
+        loop = self.cluster.loop
+        down = loop.down_components()
+        if not down:
+            return []
+        removed = removed_components(self.cluster)
+        return [n for n in down if n not in removed]
+
+    def _partitions(self) -> list[list[str]]:
+        return self.cluster.network.reachability.sides()
+
+    def _open_streams(self) -> list[str]:
+        return self.cluster.network.open_streams()
+
+    def droppable(self) -> list[tuple[str, str]]:
+        """Links whose head is a request or response outside a stream: a watch stream runs over one HTTP/2
+        connection, which loses nothing in the middle of a stream (its fault is break_stream)."""
+        net = self.cluster.network
+        return [k for k in net.nonempty_links() if net.head(*k).stream is None]
+
+    def _nonempty_links(self) -> list[tuple[str, str]]:
+        return self.cluster.network.nonempty_links()
+
+    def laggable(self) -> list[str]:
+        """The API server replicas (their etcd -> replica link can always be slowed)."""
+        return [r.name for r in self.cluster.replicas]
 
     def mid_reconcile(self) -> list[str]:
         """Components with a write on its way to an API server, or an answer on its way back to them."""
@@ -260,30 +385,11 @@ class KmodelMachine(RuleBasedStateMachine):
                     found[dst] = None
         return [n for n in sorted(found) if loop.is_up(n) and loop.components[n].supports_crash()]
 
-    @rule(i=INDEX)
-    def crash_mid_reconcile(self, i: int) -> None:
-        name = pick(i, self.mid_reconcile())
-        if name is not None:
-            self._do("crash_mid_reconcile", Fault(Crash(name)))
-
-    @rule(i=INDEX)
-    def restart(self, i: int) -> None:
-        loop = self.cluster.loop
-        removed = {f"{k}/{n}" for n in self.cluster.removed_nodes for k in ("kubelet", "proxy")}
-        down = [n for n in sorted(loop.components) if not loop.is_up(n) and n not in removed]
-        name = pick(i, down)
-        if name is not None:
-            self._do("restart", Fault(Restart(name)))
-
-    @rule(keep=st.integers(0, 40))
-    def compact(self, keep: int) -> None:
-        store = self.cluster.store
-        revision = store.revision - keep
-        if revision > store.compact_revision:
-            self._do("compact", Compact(revision))
-
-    @rule(i=INDEX)
-    def fail_container(self, i: int) -> None:
+    def failable(self) -> list[tuple[str, str, str]]:
+        """(node, pod, container) of every running container of the default namespace on a node whose kubelet
+        is up and knows it as that pod's container (a kubelet that just restarted has running containers it
+        has not matched to pods yet; the kubelet's fail_container addresses containers through their pod),
+        sorted."""
         from kmodel.kubelet.pod_worker import CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL
 
         loop = self.cluster.loop
@@ -293,11 +399,64 @@ class KmodelMachine(RuleBasedStateMachine):
             if kubelet is None or not loop.is_up(kubelet.name):
                 continue
             for c in kubelet.runtime.running():  # type: ignore[attr-defined]
-                if c.labels.get(POD_NAMESPACE_LABEL) == "default":
-                    candidates.append((node, c.labels.get(POD_NAME_LABEL, ""), c.labels.get(CONTAINER_NAME_LABEL, "")))
-        chosen = pick(i, sorted(candidates))
-        if chosen is not None:
-            self._do("fail_container", FailContainer(*chosen))
+                if c.labels.get(POD_NAMESPACE_LABEL) != "default":
+                    continue
+                pod, container = c.labels.get(POD_NAME_LABEL, ""), c.labels.get(CONTAINER_NAME_LABEL, "")
+                if kubelet.container_id("default", pod, container) == c.id:  # type: ignore[attr-defined]
+                    candidates.append((node, pod, container))
+        return sorted(candidates)
+
+    def compactable(self) -> list[int]:
+        """Revisions the store can be compacted at, newest first (a drawn index is how far behind the newest)."""
+        store = self.cluster.store
+        return list(range(store.revision, store.compact_revision, -1))[:COMPACT_WINDOW]
+
+    @rule(i=INDEX)
+    def crash(self, i: int) -> None:
+        self._fault("crash", i)
+
+    @rule(i=INDEX)
+    def restart(self, i: int) -> None:
+        self._fault("restart", i)
+
+    @rule(i=INDEX)
+    def heal(self, i: int) -> None:
+        """Heal one partition (all its endpoints back on the main side)."""
+        self._fault("heal", i)
+
+    @rule(i=INDEX)
+    def break_stream(self, i: int) -> None:
+        self._fault("break_stream", i)
+
+    @rule(i=INDEX)
+    def drop_message(self, i: int) -> None:
+        """Lose one request or response (see `droppable`)."""
+        self._fault("drop_message", i)
+
+    @rule(i=INDEX, ms=st.integers(0, 2))
+    def delay_link(self, i: int, ms: int) -> None:
+        """Hold one link (its head and, FIFO, all behind it) for 1, 5 or 30 s."""
+        self._fault("delay_link", i, ms)
+
+    @rule(i=INDEX, ms=st.integers(0, 2))
+    def lag_watch_cache(self, i: int, ms: int) -> None:
+        """Slow etcd -> one API server replica for 2, 10 or 60 s: the watch responses on it, and those etcd sends
+        meanwhile, wait, so that replica's watch cache lags and it serves stale reads."""
+        self._fault("lag_watch_cache", i, ms)
+
+    @rule(i=INDEX)
+    def crash_mid_reconcile(self, i: int) -> None:
+        """Crash a component between two writes of one sync (see `mid_reconcile`)."""
+        self._fault("crash_mid_reconcile", i)
+
+    @rule(i=INDEX)
+    def fail_container(self, i: int) -> None:
+        self._fault("fail_container", i)
+
+    @rule(keep=st.integers(0, 40))
+    def compact(self, keep: int) -> None:
+        """Compact the store `keep` revisions behind the newest (within what is not compacted yet)."""
+        self._fault("compact", keep)
 
     # -- time -----------------------------------------------------------------------------------------------
 
@@ -305,6 +464,12 @@ class KmodelMachine(RuleBasedStateMachine):
     def advance_time(self, seconds: int) -> None:
         self._do("advance_time", RunFair(seconds * 1000))
 
+    @rule(events=st.integers(1, 64))
+    def run_events(self, events: int) -> None:
+        """Run fairly for a drawn number of events: stop mid-flight, so the next fault lands inside a
+        reconcile (advance_time ends where the cluster is quiet; most work happens at one instant)."""
+        self._do("run_events", RunEvents(events))
+
     @rule()
     def settle(self) -> None:
-        self._do("settle", Settle(self.settle_bound_ms))
+        self._do("settle", Settle(self.settle_bound_ms, check_at_once=True))

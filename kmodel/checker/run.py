@@ -108,6 +108,27 @@ def _shrink_budget(limit: int) -> Iterator[None]:
         engine.MAX_SHRINKS = old
 
 
+#: the cyclic garbage collector's thresholds while a campaign runs (Python's defaults: 700, 10, 10)
+CAMPAIGN_GC_THRESHOLDS = (20_000, 10, 10)
+
+
+@contextmanager
+def campaign_gc() -> Iterator[None]:
+    """Collect cyclic garbage less often while a campaign runs. Every example allocates a whole cluster that
+    lives for its ~30 steps and dies as one cyclic graph; with the default 700-allocation threshold its
+    objects are traced over and over, promoted, and found dead only by full collections (a sixth of a
+    campaign's time). A larger first threshold lets most of it die young. Only timing changes: nothing in
+    the model observes the collector (no finalizers, no weak references to model objects)."""
+    import gc
+
+    old = gc.get_threshold()
+    gc.set_threshold(*CAMPAIGN_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = KmodelMachine,
                  on_example: Optional[Callable[[Stats], None]] = None) -> CampaignResult:
     stats = Stats()
@@ -121,7 +142,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     started = time.perf_counter()
     result = CampaignResult(options, stats, 0.0)
     try:
-        with with_reporter(lambda text: None), _shrink_budget(MAX_SHRINKS):
+        with with_reporter(lambda text: None), _shrink_budget(MAX_SHRINKS), campaign_gc():
             # our own replay tells the story; Hypothesis stays quiet
             run_state_machine_as_test(bound, settings=options.settings())
     except InvariantViolation:

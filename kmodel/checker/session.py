@@ -10,8 +10,10 @@ action comes next, the replayer reads it from a trace, and the session does the 
    actions *and* the model made the same moves);
 2. apply it to the cluster;
 3. check every safety invariant, each with its own memo dict kept for the session (so invariants can be
-   incremental). A `Settle` action also asks, after each chunk of fair running, whether every liveness
-   invariant holds, and fails with the ones that still do not when its bound is reached.
+   incremental; every memo also holds, under `registry.SHARED`, one dict shared by the session's invariants).
+   A `Settle` action also asks, after each chunk of fair running, whether every liveness invariant holds
+   (stopping at the first that does not), and fails with the ones that still do not when its bound is
+   reached.
 
 A violation raises `InvariantViolation` (an AssertionError, so Hypothesis shrinks it) naming the invariant.
 An exception from the model itself (a handler that raised) is reported the same way under the name
@@ -35,7 +37,7 @@ from kmodel.checker.stats import Stats
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import Event, EventNotEnabled
 from kmodel.variants import NAMES
-from invariants.registry import LIVENESS, SAFETY, Invariant
+from invariants.registry import LIVENESS, SAFETY, SHARED, Invariant
 
 MODEL_ERROR = "model-error"
 VARIANTS: tuple[str, ...] = NAMES
@@ -112,7 +114,10 @@ class Session:
         invs = list(invariants)
         self.safety = [inv for inv in invs if inv.kind == SAFETY]
         self.liveness = [inv for inv in invs if inv.kind == LIVENESS]
-        self.memos: dict[str, dict] = {inv.name: {} for inv in invs}
+        # each invariant's own memo, all holding one dict shared by the run (registry.SHARED)
+        shared: dict = {}
+        self.memos: dict[str, dict] = {inv.name: {SHARED: shared} for inv in invs}
+        self._last_failing: Optional[Invariant] = None  # the liveness invariant that failed last
         self.stats = stats if stats is not None else Stats()
         self.actions: list[Action] = []
         self.violation: Optional[InvariantViolation] = None
@@ -229,8 +234,24 @@ class Session:
         return failing
 
     def _liveness_holds(self) -> bool:
+        """Safety first, then liveness until the first invariant that fails (the one that failed last time is
+        asked first: a cluster still converging usually fails the same one again). Liveness invariants only
+        read, without memo, so skipping the others changes nothing but the cost; the final, passing answer
+        has asked them all."""
         self.check_safety(len(self.actions) - 1)
-        return not self._liveness_failures()
+        stats = self.stats
+        started = time.perf_counter()
+        try:
+            last = self._last_failing
+            order = self.liveness if last is None else [last, *(inv for inv in self.liveness if inv is not last)]
+            for inv in order:
+                stats.checks[inv.name] = stats.checks.get(inv.name, 0) + 1
+                for _ in inv.check(self.cluster, self.memos[inv.name]):
+                    self._last_failing = inv
+                    return False
+            return True
+        finally:
+            stats.invariant_seconds += time.perf_counter() - started
 
     # -- results -----------------------------------------------------------------------------------------
 

@@ -36,13 +36,13 @@ from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
 from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
 from kmodel.apiserver.wire import Request
-from kmodel.cluster.components import ClusterContext, factory
+from kmodel.cluster.components import ClusterContext, factory, wire
 from kmodel.cluster.config import ClusterConfig
 from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl
 from kmodel.component import Component
 from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
 from kmodel.loop import Loop
-from kmodel.loop.events import AdvanceTime, Crash, Heal, Partition, Restart
+from kmodel.loop.events import AdvanceTime, Crash, DropHead, Heal, Partition, Restart
 from kmodel.network import Network
 from kmodel.objects import (
     EndpointAddress, EndpointPort, Endpoints, EndpointSubset, Namespace, ObjectMeta, Service, ServicePort,
@@ -107,7 +107,7 @@ class Cluster:
         self._boot(self.replicas[0].pipeline)
         self.kubectl = Kubectl(config.apiserver_names())
         ctx = ClusterContext(config, tuple(config.apiserver_names()))
-        self.components: list[Component] = [c for name in config.components for c in factory(name)(ctx)]
+        self.components: list[Component] = [c for name in config.components for c in self._build(name, ctx)]
         self.components.extend(extra)
         self.loop = Loop(self.network, components=[self.etcd, *self.replicas, self.kubectl, *self.components])
         #: the nodes whose machines are in the cluster now (config's, plus added, minus removed ones)
@@ -116,6 +116,7 @@ class Cluster:
         self.removed_nodes: list[str] = []
         self.etcd.attach(self.loop)
         self.etcd.poke()
+        wire(self)  # a variant's extra components, the nodes' data plane (kmodel.cluster.components)
 
     def _boot(self, pipeline: Pipeline) -> None:
         for i, obj in enumerate(boot_objects(self.config.service_cidr, self.config.apiserver_names())):
@@ -124,6 +125,16 @@ class Cluster:
             response = pipeline.handle(request, now=0, replica="bootstrap")
             if response.code >= 300:
                 raise AssertionError(f"booting the cluster failed on {res.name}/{obj.metadata.name}: {response}")
+
+    def _build(self, name: str, ctx: ClusterContext) -> list[Component]:
+        """The components `name`'s factory builds, each one's ApiClient told the cluster's variant (read where
+        a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`)."""
+        components = factory(name)(ctx)
+        for component in components:
+            client = getattr(component, "client", None)
+            if client is not None:
+                client.variant = self.config.variant
+        return components
 
     # -- time ----------------------------------------------------------------------------------------------
 
@@ -187,15 +198,17 @@ class Cluster:
 
     # -- machines ------------------------------------------------------------------------------------------
 
-    def add_node(self) -> str:
+    def add_node(self, cpu: str = "") -> str:
         """A new machine joins: node-(N+1)'s kubelet and kube-proxy start now (the kubelet registers its Node
-        through the API, as on a real join). Returns the node's name."""
+        through the API, as on a real join). `cpu`: the machine's CPUs (a Kubernetes quantity, "8"), if not
+        the config's `node_cpu`: clusters often grow with machines of another size. Returns the node's name."""
         number = len(self.nodes) + len(self.removed_nodes) + 1
         node = f"node-{number}"
-        ctx = ClusterContext(attrs.evolve(self.config, nodes=number), tuple(self.config.apiserver_names()))
+        config = attrs.evolve(self.config, nodes=number, node_cpu=cpu or self.config.node_cpu)
+        ctx = ClusterContext(config, tuple(self.config.apiserver_names()))
         for name in ("kubelet", "proxy"):
             if name in self.config.components:
-                for component in factory(name)(ctx):
+                for component in self._build(name, ctx):
                     if component.name.endswith("/" + node):
                         self.components.append(component)
                         self.loop.add_component(component)
@@ -203,13 +216,27 @@ class Cluster:
         return node
 
     def remove_node(self, node: str) -> None:
-        """A machine leaves for good: its components stop (crash, never restarted) and `kubectl delete node`
-        is queued, as an operator decommissions a node."""
+        """A machine leaves for good, as an operator decommissions a node: the machine stops, then the operator
+        runs `kubectl delete node` (queued here).
+
+        Stopping the machine crashes its components (the explorer and `Settle` never restart them: a removed
+        machine's kubelet comes back only if the operator rejoins the machine, which is `add_node`'s job) and
+        loses what they had sent that no API server has received yet (a dropped head on each of their outgoing
+        links, recorded in the loop's digest like any fault). A crash alone leaves such requests in flight, as a
+        restarting process's last requests may still arrive; a machine that is switched off retransmits
+        nothing, and the operator deletes the Node only once it is down, so none of its requests may arrive
+        after the delete (one would, say, register the deleted Node again under a new podCIDR). What the API
+        servers already received stays theirs to finish."""
         if node not in self.nodes:
             raise ClusterError(f"no node {node!r} in the cluster ({', '.join(self.nodes)})")
         self.nodes.remove(node)
         self.removed_nodes.append(node)
         self.crash(node)
+        machine = set(self.endpoints_of(node))
+        for src, dst in self.network.nonempty_links():
+            if src in machine:
+                while self.network.has_in_flight(src, dst):
+                    self.loop.step(DropHead(src, dst))
         self.submit(Delete("nodes", "", node))
 
     # -- observing ------------------------------------------------------------------------------------------

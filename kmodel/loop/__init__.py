@@ -16,6 +16,7 @@ from kmodel.loop.events import (
     HealAll,
     Partition,
     Restart,
+    SlowLink,
     Work,
     event_from_json,
     is_fault,
@@ -25,5 +26,5 @@ from kmodel.loop.loop import EventNotEnabled, Loop
 __all__ = [
     "AdvanceTime", "BreakStream", "Crash", "DelayHead", "Deliver", "DropHead", "EVENT_KINDS", "Event",
     "EventNotEnabled", "FAULT_EVENTS", "FireTimer", "Heal", "HealAll", "Loop", "PROGRESS_EVENTS",
-    "Partition", "Restart", "Work", "event_from_json", "is_fault",
+    "Partition", "Restart", "SlowLink", "Work", "event_from_json", "is_fault",
 ]

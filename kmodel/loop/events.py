@@ -9,8 +9,8 @@ A trace is a list of these; replaying a trace is calling `Loop.step` on each aga
 
 Progress events (listed by `Loop.enabled_events`): `Deliver`, `FireTimer`, `Work`, `AdvanceTime`.
 Faults (applied by `Loop.step` like any other event; the parameterless ones are listed by
-`Loop.enabled_faults`): `Partition`, `Heal`, `HealAll`, `DropHead`, `DelayHead`, `BreakStream`, `Crash`,
-`Restart`.
+`Loop.enabled_faults`): `Partition`, `Heal`, `HealAll`, `DropHead`, `DelayHead`, `SlowLink`, `BreakStream`,
+`Crash`, `Restart`.
 
 Events are frozen (hashable, safe to keep in traces). Frozen attrs instances are slower to create, so the
 loop caches the events it lists (one `Deliver` per link, one `FireTimer` per timer name) instead of
@@ -179,6 +179,22 @@ class DelayHead(Event):
 
 
 @attrs.frozen
+class SlowLink(Event):
+    """Hold link src -> dst for `delay_ms` from now, whatever is on it (a slow path between two endpoints):
+    what is on it and what is sent on it meanwhile waits, in FIFO order. `DelayHead` is the same hold, taken
+    on a message in flight; this one needs none, so a path can be slowed before anything travels on it."""
+
+    kind: ClassVar[str] = "slow_link"
+    src: str
+    dst: str
+    delay_ms: int
+
+    @property
+    def name(self) -> str:
+        return f"slow down {self.src} -> {self.dst} for {self.delay_ms} ms"
+
+
+@attrs.frozen
 class BreakStream(Event):
     """Break `stream` (a reset): its in-flight messages are lost and both live ends are told."""
 
@@ -215,7 +231,7 @@ class Restart(Event):
 
 
 PROGRESS_EVENTS = (Deliver, FireTimer, Work, AdvanceTime)
-FAULT_EVENTS = (Partition, Heal, HealAll, DropHead, DelayHead, BreakStream, Crash, Restart)
+FAULT_EVENTS = (Partition, Heal, HealAll, DropHead, DelayHead, SlowLink, BreakStream, Crash, Restart)
 EVENT_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in PROGRESS_EVENTS + FAULT_EVENTS}
 
 

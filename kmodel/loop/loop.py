@@ -10,7 +10,8 @@ whole system changes only through `step(event)`, and every event is a value from
     FireTimer(owner, timer) pop a due timer, call owner.on_timer
     Work(component)         call component.work (only while it has_work)
     AdvanceTime(to_ms)      move the clock forward, at most to the next timer or delay release
-    faults                  Partition, Heal, HealAll, DropHead, DelayHead, BreakStream, Crash, Restart
+    faults                  Partition, Heal, HealAll, DropHead, DelayHead, SlowLink, BreakStream, Crash,
+                            Restart
 
 A handler's effects (`Out`) are applied at once, in order, within the same step: sends go onto links,
 timers are set or cancelled, a closed stream is purged and its other end told (its `on_stream_closed`
@@ -65,6 +66,7 @@ from kmodel.loop.events import (
     HealAll,
     Partition,
     Restart,
+    SlowLink,
     Work,
 )
 from kmodel.network import REFUSED, Message, Network
@@ -138,6 +140,10 @@ class Loop:
 
     def is_up(self, name: str) -> bool:
         return name in self.components and name not in self._down
+
+    def down_components(self) -> list[str]:
+        """The components that are down (crashed, not restarted), sorted."""
+        return sorted(self._down)
 
     def notify_work(self, name: str) -> None:
         """Re-ask `has_work()` of one component after something outside the loop changed it (a test or
@@ -213,6 +219,13 @@ class Loop:
             if net.has_in_flight(event.src, event.dst):
                 return None
             return f"link {event.src} -> {event.dst} is empty"
+        if t is SlowLink:
+            if event.delay_ms <= 0:
+                return "a delay must be > 0 ms"
+            unknown = [e for e in (event.src, event.dst) if not net.has_endpoint(e)]
+            if unknown:
+                return f"unknown endpoints {unknown}"
+            return None if event.src != event.dst else "a link joins two endpoints"
         if t is BreakStream:
             return None if net.stream_ends(event.stream) else f"stream {event.stream!r} is not open"
         if t is Crash:
@@ -263,6 +276,8 @@ class Loop:
             net.drop_head(event.src, event.dst)
         elif t is DelayHead:
             net.delay_head(event.src, event.dst, self.clock.now + event.delay_ms)
+        elif t is SlowLink:
+            net.hold_link(event.src, event.dst, self.clock.now + event.delay_ms)
         elif t is BreakStream:
             opener, peer = net.close_stream(event.stream)
             self._tell_stream_closed(event.stream, (opener, peer))
@@ -290,8 +305,9 @@ class Loop:
                 self._fire(due[1], due[2])
                 applied += 1
                 progressed = True
-            key = net.next_fair_link()
-            if key is not None and applied != limit:
+            # ask for a link only when one may be delivered: next_fair_link takes it off the rotation
+            key = net.next_fair_link() if applied != limit else None
+            if key is not None:
                 self._deliver(key)
                 applied += 1
                 progressed = True

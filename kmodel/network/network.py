@@ -13,7 +13,8 @@ A link is *deliverable* when all of these hold:
 * it is non-empty;
 * its two endpoints can reach each other (`Reachability`: partitions);
 * it is not held by a delay fault (`delay_head`: the whole link waits until a logical time, because FIFO
-  means everything behind the head waits too; the loop calls `release(now)` as time advances);
+  means everything behind the head waits too; `hold_link` holds a link with or without messages on it, a
+  slow path; the loop calls `release(now)` as time advances);
 * its destination is up (a crashed endpoint receives nothing: `set_down` empties the links into it and
   later sends to it are refused).
 
@@ -54,6 +55,7 @@ and every list handed out is sorted, so no order depends on string hashing.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import deque
 from typing import Any, Iterable, Optional
 
@@ -217,6 +219,18 @@ class Network:
     def has_in_flight(self, src: str, dst: str) -> bool:
         return (src, dst) in self._nonempty
 
+    @property
+    def has_in_flight_anywhere(self) -> bool:
+        """Is any message in flight on any link (deliverable or not)?"""
+        return bool(self._nonempty)
+
+    def head(self, src: str, dst: str) -> Message:
+        """The message at the head of the non-empty link src→dst (without copying the queue)."""
+        link = self._nonempty.get((src, dst))
+        if link is None:
+            raise NetworkError(f"link {src} -> {dst} is empty")
+        return link.queue[0]
+
     def in_flight_count(self) -> int:
         return sum(len(link.queue) for link in self._nonempty.values())
 
@@ -241,6 +255,16 @@ class Network:
     def communication_counts(self) -> dict[LinkKey, int]:
         """Messages sent per ordered pair (src, dst), sorted by pair."""
         return {key: self._counts[key] for key in sorted(self._counts)}
+
+    @property
+    def pairs_talked(self) -> int:
+        """How many ordered pairs (src, dst) have sent at least one message."""
+        return len(self._counts)
+
+    def pairs_since(self, known: int) -> list[tuple[LinkKey, int]]:
+        """The pairs that first talked after the first `known` ones (in the order they first talked), each with
+        its message count: what is new on the communication graph since a reader saw `known` pairs."""
+        return [(key, self._counts[key]) for key in itertools.islice(self._counts, known, None)]
 
     def communication_graph(self) -> nx.DiGraph:
         """Who sent to whom: a DiGraph over all endpoints, edge attribute ``messages`` = messages sent."""
@@ -292,9 +316,16 @@ class Network:
     def delay_head(self, src: str, dst: str, until_ms: int) -> None:
         """Hold the whole link src→dst (FIFO: the head and everything behind it) until logical time
         `until_ms`; a later delay replaces an earlier one. The loop calls `release(now)` as time passes."""
-        link = self._nonempty.get((src, dst))
-        if link is None:
+        if (src, dst) not in self._nonempty:
             raise NetworkError(f"link {src} -> {dst} has no message to delay")
+        self.hold_link(src, dst, until_ms)
+
+    def hold_link(self, src: str, dst: str, until_ms: int) -> None:
+        """Hold the link src→dst until logical time `until_ms` whether or not anything is on it (a slow path):
+        what is on it and what is sent on it meanwhile waits. A later hold replaces an earlier one."""
+        link = self._links.get((src, dst))
+        if link is None:
+            link = self._new_link(src, dst)
         link.held_until = until_ms
         heapq.heappush(self._releases, (until_ms, src, dst))
         self._refresh(link)
@@ -324,9 +355,22 @@ class Network:
     def open_streams(self) -> list[str]:
         return sorted(self._streams)
 
+    @property
+    def has_open_streams(self) -> bool:
+        return bool(self._streams)
+
     def stream_ends(self, stream: str) -> Optional[tuple[str, str]]:
         """(opener, peer) of an open stream, or None."""
         return self._streams.get(stream)
+
+    def open_stream(self, stream: str, opener: str, peer: str) -> None:
+        """Open `stream` before its first message (a gRPC watch exists from the call that creates it, not from
+        its first event), so a crash of either end ends it and the other end is told."""
+        if stream in self._streams or stream in self._ended:
+            raise NetworkError(f"stream {stream!r} was opened before")
+        self._streams[stream] = (opener, peer)
+        self._streams_of.setdefault(opener, {})[stream] = None
+        self._streams_of.setdefault(peer, {})[stream] = None
 
     def is_ended(self, stream: str) -> bool:
         return stream in self._ended

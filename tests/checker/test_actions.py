@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kmodel.checker.actions import (ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, DeleteObject,
+from kmodel.checker.actions import (
+    RunEvents,ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, DeleteObject,
                                     FailContainer, Fault, Fire, RemoveNode, RunFair, ScaleDeployment, Settle,
                                     action_from_json, deployment_manifest)
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
@@ -16,7 +17,7 @@ EXAMPLES = [
     DeleteObject("deployments", "web"), AddNode(), RemoveNode("node-2"),
     Fire((Deliver("scheduler", "apiserver-0"), Work("kubectl"))), Fault(Partition(("kubelet/node-1", "etcd"))),
     Fault(DelayHead("etcd", "apiserver-1", 10_000)), Fault(BreakStream("scheduler/watch-1")),
-    Fault(Crash("controller/deployment")), Compact(42), FailContainer("node-1", "web-x", "app"), RunFair(5000),
+    Fault(Crash("controller/deployment")), Compact(42), FailContainer("node-1", "web-x", "app"), RunFair(5000), RunEvents(12),
     Settle(60_000),
 ]
 

@@ -115,3 +115,56 @@ def test_the_pytest_plugin_runs_a_user_machine():
         kmodel_test(Users, max_examples=3, stateful_step_count=5)()
     finally:
         _options.update(seed=None, profile="dev")
+
+
+def test_a_fault_rule_with_nothing_of_its_kind_injects_the_next_kind_that_has_something():
+    machine = SmallMachine()
+    stats = machine.stats
+    before = dict(stats.rules)
+    assert machine.restartable() == [] and not machine.cluster.network.partitioned
+    assert not machine.cluster.network.has_in_flight_anywhere and machine.failable() == []
+    # nothing down, partitioned, in flight or running: the first kind in FAULTS order that has a candidate,
+    # breaking a watch stream
+    machine.restart(0)
+    assert stats.rules["break_stream"] == before.get("break_stream", 0) + 1
+    machine.lag_watch_cache(0, 0)  # always possible: slow etcd's watch link to a replica
+    assert machine.cluster.network.held_until("etcd", "apiserver-0") is not None
+    machine.crash(0)
+    assert len(machine.cluster.loop.down_components()) == 1
+    machine.restart(0)  # now there is something to restart
+    assert machine.cluster.loop.down_components() == [] and stats.rules["restart"] == before.get("restart", 0) + 1
+    actions = len(machine.session.actions)
+    machine.drop_message(0)  # always something
+    assert len(machine.session.actions) == actions + 1
+    machine.compact(40)
+    assert machine.cluster.store.compact_revision > 0
+
+
+def test_a_removed_machine_is_never_restarted_and_its_unsent_requests_are_lost():
+    machine = SmallMachine()
+    cluster = machine.cluster
+    machine.session.execute(ApplyDeployment("web", 2))
+    # run until node-1's kubelet has a request on its way to an API server
+    loop = cluster.loop
+    for _ in range(2000):
+        if any(src == "kubelet/node-1" for src, _ in cluster.network.nonempty_links()):
+            break
+        loop.step(loop.enabled_events()[0])
+    assert any(src == "kubelet/node-1" for src, _ in cluster.network.nonempty_links())
+    machine.remove_node(0)  # node-1
+    assert cluster.removed_nodes == ["node-1"] and cluster.nodes == ["node-2"]
+    assert not any(src.endswith("/node-1") for src, _ in cluster.network.nonempty_links())
+    assert {"kubelet/node-1", "proxy/node-1"} <= set(loop.down_components())
+    for i in range(8):
+        machine.restart(i)  # falls through to other faults, never restarts node-1's components
+        assert not loop.is_up("kubelet/node-1") and not loop.is_up("proxy/node-1")
+    machine.session.execute(Settle(60_000, check_at_once=True))
+    assert not loop.is_up("kubelet/node-1") and cluster.get("nodes", "", "node-1") is None
+
+
+def test_rule_steps_count_the_rules_run():
+    result = run_campaign(CheckOptions(examples=3, steps=5, seed=2, nodes=2), machine=SmallMachine)
+    stats = result.stats
+    rules_run = stats.steps - stats.rules["warmup"] - stats.examples  # minus warmups and teardown settles
+    # every rule runs one action, except lag_watch_cache, which may run two (etcd's Work, then the delay)
+    assert stats.rule_steps <= rules_run <= stats.rule_steps + stats.rules.get("lag_watch_cache", 0)

@@ -6,7 +6,7 @@ from kmodel.component import Component
 from kmodel.component.example import CounterClient, CounterServer, Echo, Pinger
 from kmodel.loop import (
     AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EventNotEnabled, FireTimer, Heal,
-    HealAll, Loop, Partition, Restart, Work,
+    HealAll, Loop, Partition, Restart, SlowLink, Work,
 )
 
 
@@ -294,3 +294,28 @@ def test_cost_structures_ignore_idle_endpoints():
     loop = Loop(components=[Pinger("p", "e", rounds=3), Echo("e"), *idle])
     assert loop.enabled_events() == [Deliver("p", "e")]
     assert loop.run_fair(0) == 6
+
+
+def test_down_components_lists_the_crashed_ones_sorted_until_they_restart():
+    loop, server, (c1, c2) = counter_cluster("c1", "c2")
+    assert loop.down_components() == []
+    loop.step(Crash("c2"))
+    loop.step(Crash("c1"))
+    assert loop.down_components() == ["c1", "c2"]
+    loop.step(Restart("c1"))
+    assert loop.down_components() == ["c2"]
+
+
+def test_slow_link_holds_an_empty_link_and_what_is_sent_on_it_meanwhile():
+    loop, server, (client,) = counter_cluster("c", retry_ms=10_000)
+    loop.run_fair(until_ms=0)
+    assert loop.why_not_enabled(SlowLink("c", "c", 10)) == "a link joins two endpoints"
+    assert "unknown endpoints" in loop.why_not_enabled(SlowLink("c", "nowhere", 10))
+    loop.step(SlowLink("c", "server", 1_000))  # empty now: a DelayHead would not be enabled
+    queue(loop, client, 1)
+    loop.step(Work("c"))
+    assert Deliver("c", "server") not in loop.enabled_events()
+    loop.run_fair(until_ms=999)
+    assert server.value == 0
+    loop.run_fair(until_ms=1_000)
+    assert server.value == 1

@@ -195,3 +195,45 @@ def test_idle_links_never_appear_as_deliverable():
     assert net.deliverable_links() == []
     net.send("n5", "n6", "x")
     assert net.deliverable_links() == [("n5", "n6")]
+
+
+def test_pairs_since_lists_only_the_pairs_that_first_talked_later_with_their_counts():
+    net = make("apiserver-0", "scheduler", "etcd")
+    net.send("scheduler", "apiserver-0", 1)
+    assert net.pairs_talked == 1
+    net.send("apiserver-0", "etcd", 2)
+    net.send("scheduler", "apiserver-0", 3)  # an old pair talking again is nothing new
+    net.send("etcd", "apiserver-0", 4)
+    assert net.pairs_talked == 3
+    assert net.pairs_since(1) == [(("apiserver-0", "etcd"), 1), (("etcd", "apiserver-0"), 1)]
+    assert net.pairs_since(0)[0] == (("scheduler", "apiserver-0"), 2)
+    assert net.pairs_since(3) == []
+
+
+def test_head_and_the_cheap_questions_about_what_is_in_flight():
+    net = make()
+    assert not net.has_in_flight_anywhere and not net.has_open_streams
+    with pytest.raises(NetworkError):
+        net.head("a", "b")
+    net.send("a", "b", "first")
+    net.send("a", "b", "second", "a#1")
+    assert net.head("a", "b").payload == "first" and net.in_flight_count() == 2  # the head, not popped
+    assert net.has_in_flight_anywhere and net.has_open_streams
+    net.partition(["b"])  # not deliverable, still in flight
+    assert net.has_in_flight_anywhere and net.head("a", "b").payload == "first"
+    net.drop_head("a", "b")
+    net.close_stream("a#1")
+    assert not net.has_in_flight_anywhere and not net.has_open_streams
+
+
+def test_a_held_link_keeps_what_is_sent_on_it_until_released_even_if_it_was_empty():
+    net = make()
+    net.hold_link("a", "b", 500)  # nothing on it yet (the link did not even exist)
+    net.send("a", "b", "late")
+    assert not net.is_deliverable("a", "b") and net.next_release() == 500
+    net.send("a", "c", "other links are not held")
+    assert net.is_deliverable("a", "c")
+    net.release(499)
+    assert not net.is_deliverable("a", "b")
+    net.release(500)
+    assert drain(net, "a", "b") == ["late"]

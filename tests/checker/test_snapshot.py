@@ -1,0 +1,95 @@
+"""Snapshots: a restored session is the snapshotted one to the bit, independent of it and of other copies, and
+a campaign started from a snapshot makes exactly the moves of one that builds every example from scratch."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from kmodel.checker.actions import ApplyDeployment, ApplyService, Fault, RemoveNode, RunFair, Settle
+from kmodel.checker.machine import KmodelMachine
+from kmodel.checker.run import CheckOptions, run_campaign
+from kmodel.checker.session import Session, all_invariants
+from kmodel.checker.snapshot import Snapshot, SnapshotError
+from kmodel.checker.stats import Stats
+from kmodel.cluster import ClusterConfig
+from kmodel.loop.events import Crash, Partition
+
+CONFIG = ClusterConfig(nodes=2, apiservers=2, seed=5)
+ACTIONS = [ApplyDeployment("web", 3), ApplyService("web"), RunFair(3_000), Fault(Crash("controller/replicaset")),
+           Fault(Partition(("kubelet/node-2",))), RunFair(20_000), RemoveNode("node-1"),
+           Settle(600_000, check_at_once=True)]
+
+
+def warmed(stats: Stats) -> tuple[Session, list]:
+    invariants = all_invariants()
+    session = Session(CONFIG, invariants, stats=stats)
+    session.execute(RunFair(15_000))
+    return session, invariants
+
+
+def test_a_restored_session_makes_the_moves_of_a_fresh_one_and_copies_are_independent():
+    stats = Stats()
+    template, invariants = warmed(stats)
+    snapshot = Snapshot(template, shared=(stats, *invariants))
+    first, second = snapshot.restore(), snapshot.restore()
+    assert first is not second and first.cluster is not template.cluster
+    assert first.digest() == template.digest() and first.stats is stats
+    fresh, _ = warmed(Stats())
+    for action in ACTIONS:
+        fresh.execute(action)
+        first.execute(action)
+    assert first.digest() == fresh.digest() and first.cluster.now == fresh.cluster.now
+    assert first.cluster.store.revision == fresh.cluster.store.revision
+    # the other copy and the template never saw those actions
+    assert second.digest() == template.digest() and len(second.actions) == len(template.actions) == 1
+    assert second.cluster.store.revision == template.cluster.store.revision < first.cluster.store.revision
+
+
+def test_restored_closures_act_on_the_copy_and_immutable_values_are_shared():
+    stats = Stats()
+    template, invariants = warmed(stats)
+    copy = Snapshot(template, shared=(stats, *invariants)).restore()
+    # etcd wakes its own loop: a write through the copy's API server queues work on the copy's loop only
+    copy.execute(ApplyDeployment("web", 1))
+    copy.cluster.run_for(1)
+    assert copy.cluster.loop.events_applied > template.cluster.loop.events_applied
+    assert template.cluster.get("deployments", "default", "web") is None
+    assert copy.cluster.get("deployments", "default", "web") is not None
+    # immutable values are the very same objects, in a store that is the copy's own
+    node = template.cluster.get("nodes", "", "node-1")
+    assert copy.cluster.get("nodes", "", "node-1") is node and copy.cluster.store is not template.cluster.store
+
+
+def test_what_cannot_be_snapshotted_is_refused():
+    with pytest.raises(SnapshotError):
+        Snapshot({"gen": (i for i in range(3))})
+
+
+def test_a_running_hash_is_restored_as_a_copy_of_its_state():
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"abc")
+    snapshot = Snapshot({"h": h})
+    a, b = snapshot.restore()["h"], snapshot.restore()["h"]
+    a.update(b"more")
+    assert b.hexdigest() == h.hexdigest() != a.hexdigest()
+
+
+class _Fresh(KmodelMachine):
+    snapshot_warmup = False
+
+
+class _FromSnapshot(KmodelMachine):
+    snapshot_warmup = True
+
+
+def test_a_campaign_from_a_snapshot_has_the_trace_digest_of_one_built_from_scratch():
+    options = CheckOptions(examples=4, steps=12, seed=11, nodes=2)
+    fresh = run_campaign(options, machine=_Fresh)
+    snapped = run_campaign(options, machine=_FromSnapshot)
+    assert fresh.failure is None and snapped.failure is None
+    assert snapped.stats.trace_digest() == fresh.stats.trace_digest()
+    assert snapped.stats.steps == fresh.stats.steps and snapped.stats.rules == fresh.stats.rules
+    # the snapshot's warmup events are counted once, not once per example
+    assert snapped.stats.events < fresh.stats.events
