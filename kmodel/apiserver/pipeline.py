@@ -40,6 +40,7 @@ from kmodel.apiserver.patch import merge_patch
 from kmodel.apiserver.registry import Conflict, Registry
 from kmodel.apiserver.resources import RESOURCES, Resource
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
+from kmodel.apiserver.storeview import backing_store
 from kmodel.apiserver.wire import Request, Response, Status
 from kmodel.ipam.serviceip import DEFAULT_SERVICE_CIDR, ServiceIPAllocator
 from kmodel.objects import decode, dump, validate
@@ -47,7 +48,9 @@ from kmodel.objects.core import PodCondition
 from kmodel.store import Store
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
+from kmodel.objects.fastevolve import constructor
 _new = tuple.__new__  # builds a NamedTuple (AuditRecord) from its fields without the Python-level __new__
+_response = constructor(Response)  # Response(id, code, body), built as its __init__ would (see fastevolve)
 MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateName create attempts
 DEFAULT_GRACE_SECONDS = 30
 # resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
@@ -71,6 +74,7 @@ class Pipeline:
     def __init__(self, store: Store, *, config: PipelineConfig = PipelineConfig(), audit: AuditLog | None = None,
                  service_ips: ServiceIPAllocator | None = None) -> None:
         self.store = store
+        self._backing = backing_store(store)  # for the revision on each audit record, read without the handle
         self.config = config
         self.audit = audit if audit is not None else AuditLog()
         self.authenticator = TokenAuthenticator(config.tokens)
@@ -89,20 +93,21 @@ class Pipeline:
     def handle(self, request: Request, *, now: int, replica: str = "apiserver-0") -> Response:
         """Handle one request (every verb but watch) and record it on the audit log."""
         user_name = ""
+        verb = request.verb
         try:
             res, user = self._admit(request)
             user_name = user.name
-            handler = self._verbs.get(request.verb)
+            handler = self._verbs.get(verb)
             if handler is None:
-                raise errors.method_not_allowed(f"{request.verb} is not supported by this handler")
+                raise errors.method_not_allowed(f"{verb} is not supported by this handler")
             code, body = handler(request, res, user, now, replica)
-            response = Response(request.id, code, body)
         except errors.APIError as e:
-            response = Response(request.id, e.status.code, e.status)
-        self.audit.record(_new(AuditRecord, (now, replica, user_name, request.verb, request.resource,
-                                             request.namespace, request.name, request.subresource, response.code,
-                                             self.store.revision)))
-        return response
+            code, body = e.status.code, e.status
+        # (AuditLog.record, without the call)
+        self.audit.records.append(_new(AuditRecord, (now, replica, user_name, verb, request.resource,
+                                                     request.namespace, request.name, request.subresource, code,
+                                                     self._backing.revision)))
+        return _response(request.id, code, body)
 
     def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:
         """Authentication and authorization only (for the watch cache): the user, or the error Response."""
@@ -113,11 +118,13 @@ class Pipeline:
 
     def _admit(self, request: Request) -> tuple[Resource, UserInfo]:
         res = RESOURCES.get(request.resource)
-        if res is None or (request.subresource and request.subresource not in res.subresources):
+        subresource = request.subresource
+        if res is None or (subresource and subresource not in res.subresources):
             raise errors.APIError(Status(404, "NotFound", _NOT_FOUND_RESOURCE))
         user = self.authenticator.authenticate(request.token)
-        name = request.name if (request.verb != "create" or request.subresource) else ""
-        self.authorizer.allows(user, request.verb, res.name, request.namespace, name, request.subresource, res.group)
+        verb = request.verb
+        name = request.name if (verb != "create" or subresource) else ""
+        self.authorizer.allows(user, verb, res.name, request.namespace, name, subresource, res.group)
         return res, user
 
     def _rng(self, replica: str) -> random.Random:
@@ -170,12 +177,12 @@ class Pipeline:
     def _create_prepared(self, res: Resource, obj: Any, user: UserInfo, now: int, replica: str,
                          a: Optional[AdmissionAttributes] = None) -> Any:
         """`a`: the mutating stage's attributes, reused (re-aimed at the prepared object) for validation."""
-        rng = self._rng(replica)
+        rng = self._rngs.get(replica) or self._rng(replica)
         meta = obj.metadata
         for attempt in range(MAX_UPDATE_ATTEMPTS):
             name = meta.name or (strategy.generated_name(meta.generate_name, rng) if meta.generate_name else "")
             ready = strategy.prepare_for_create(res, obj, now=now, rng=rng,
-                                                revision=self.registry.next_revision(), name=name)
+                                                revision=self._backing.revision + 1, name=name)
             validation.check_create(res, ready)
             if a is None:
                 a = AdmissionAttributes(CREATE, res, "", meta.namespace, name, ready, None, user, now, self.store)
@@ -262,7 +269,7 @@ class Pipeline:
                                     self.store)
             new = run_mutating(a)
             new = strategy.prepare_for_update(res, new, old, subresource=subresource,
-                                              revision=registry.next_revision())
+                                              revision=self._backing.revision + 1)  # registry.next_revision()
             if subresource != "status":
                 # a status update keeps the stored (already valid) spec and metadata: only status moves, and
                 # the model does not validate status fields (upstream's ValidatePodStatusUpdate & co. do)

@@ -75,8 +75,8 @@ class Registry:
     def create(self, res: Resource, obj: Any) -> Any:
         meta = obj.metadata
         key = object_key(res, meta.namespace, meta.name)
-        response = self.store.txn([_new(Compare, (key, "CREATE", "EQUAL", 0, None))],
-                                  [_new(PutOp, (key, obj, False))], [])
+        response = self.store.txn((_new(Compare, (key, "CREATE", "EQUAL", 0, None)),),
+                                  (_new(PutOp, (key, obj, False)),), ())
         if not response.succeeded:
             raise errors.already_exists(res.group, res.name, meta.name)
         return obj
@@ -84,8 +84,8 @@ class Registry:
     def replace(self, res: Resource, read: KeyValue, obj: Any) -> Any:
         """Store `obj` over the version `read`; raises Conflict when the key moved."""
         key = read.key
-        response = self.store.txn([_new(Compare, (key, "MOD", "EQUAL", read.mod_revision, None))],
-                                  [_new(PutOp, (key, obj, False))], [])
+        response = self.store.txn((_new(Compare, (key, "MOD", "EQUAL", read.mod_revision, None)),),
+                                  (_new(PutOp, (key, obj, False)),), ())
         if not response.succeeded:
             raise Conflict(key)
         return obj

@@ -44,7 +44,7 @@ from kmodel.apiserver.resources import list_prefix, object_key
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from kmodel.apiserver.watchcache import CacheWatcher, WatchCache, WatchCacheConfig
 from kmodel.apiserver.wire import ListResult, Request, Response, Status
-from kmodel.component import Component, Out
+from kmodel.component import Component, Out, Send
 from kmodel.network import Message
 from kmodel.store import StoreError, prefix_end
 
@@ -213,7 +213,7 @@ class APIServerReplica(Component):
             if self.etcd.timeouts != timeouts:
                 self._hold(now, msg.src, response, msg.stream, out)
             else:
-                out.send(msg.src, response, msg.stream)
+                out.effects.append(Send(msg.src, response, msg.stream))  # out.send, without the call
 
     def _hold(self, now: int, dst: str, response: Response, stream: Optional[str], out: Out) -> None:
         self._held_seq += 1

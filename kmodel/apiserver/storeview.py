@@ -16,6 +16,12 @@ from typing import Any, Optional
 from kmodel.store import KeyValue, Store, prefix_end
 
 
+def backing_store(store: Any) -> Store:
+    """The `Store` itself behind `store`: the store, or an etcd handle's store (reads of its revision, which
+    are not etcd requests, skip the handle's forwarding)."""
+    return store if isinstance(store, Store) else store.store
+
+
 def current(store: Store, key: str) -> Optional[KeyValue]:
     """The live KeyValue of `key`, or None."""
     return store._keys.latest.get(key)  # noqa: SLF001 (see the module docstring)

@@ -26,7 +26,9 @@ from typing import Any, Callable
 import attrs
 
 from kmodel.apiserver.resources import Resource
-from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, IdentityMemo
+from kmodel.objects.fastevolve import replacer
+from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, identity_memo
+from kmodel.objects.meta import ObjectMeta
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
 GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -86,27 +88,34 @@ def _qos_class(spec: Any) -> str:
     return "Burstable"
 
 
-_qos_class_memo = IdentityMemo(_qos_class, maxsize=POD_SPEC_MEMO_SIZE)
+_qos_class_memo = identity_memo(_qos_class, maxsize=POD_SPEC_MEMO_SIZE)
+
+
+# ObjectMeta as BeforeCreate and BeforeUpdate set it, built in one call (no dict of changes)
+_CREATE_META = replacer(ObjectMeta, "name", "uid", "creation_timestamp", "resource_version", "deletion_timestamp",
+                        "deletion_grace_period_seconds", "generation")
+_UPDATE_META = replacer(ObjectMeta, "uid", "creation_timestamp", "deletion_timestamp",
+                        "deletion_grace_period_seconds", "generation", "resource_version")
+_VERSION_META = replacer(ObjectMeta, "resource_version")
+_WITH_META_STATUS: dict[type, Callable[..., Any]] = {}  # kind -> replacer(kind, "metadata", "status")
+
+
+def _with_meta_status(obj: Any, meta: Any, status: Any) -> Any:
+    """evolve(obj, metadata=meta, status=status)."""
+    cls = type(obj)
+    fn = _WITH_META_STATUS.get(cls)
+    if fn is None:
+        fn = _WITH_META_STATUS[cls] = replacer(cls, "metadata", "status")
+    return fn(obj, meta, status)
 
 
 def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random, revision: int, name: str) -> Any:
     meta = obj.metadata
-    changes: dict[str, Any] = {
-        "name": name,
-        "uid": new_uid(rng),
-        "creation_timestamp": now,
-        "resource_version": str(revision),
-        "deletion_timestamp": None,
-        "deletion_grace_period_seconds": None,
-    }
-    if res.namespaced:
-        changes["namespace"] = meta.namespace
-    if has_spec(obj):
-        changes["generation"] = 1
-    new_meta = _evolve(meta, **changes)
+    new_meta = _CREATE_META(meta, name, new_uid(rng), now, str(revision), None, None,
+                            1 if hasattr(obj, "spec") else meta.generation)  # (has_spec)
     kind = res.name
     if kind == "pods":
-        return _evolve(obj, metadata=new_meta, status=_pending_status(type(obj.status), qos_class(obj.spec)))
+        return _with_meta_status(obj, new_meta, _pending_status(type(obj.status), _qos_class_memo(obj.spec)))
     if kind == "namespaces":
         return _evolve(obj, metadata=new_meta, status=_evolve(obj.status, phase="Active"))
     if res.has_status and kind != "nodes":
@@ -147,22 +156,15 @@ def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, r
                 deletion_grace_period_seconds=old_meta.deletion_grace_period_seconds,
                 generation=old_meta.generation, resource_version=str(revision)), status=new.status)
         # only the status moves; metadata and spec stay as stored (ResetObjectMetaForStatus)
-        return _evolve(old, metadata=_evolve(old_meta, resource_version=str(revision)), status=new.status)
+        return _with_meta_status(old, _VERSION_META(old_meta, str(revision)), new.status)
     meta = new.metadata
     generation = old_meta.generation
     if has_spec(new) and generation and new.spec is not old.spec and new.spec != old.spec:
         generation += 1
-    new_meta = _evolve(
-        meta,
-        uid=meta.uid or old_meta.uid,
-        creation_timestamp=old_meta.creation_timestamp,
-        deletion_timestamp=old_meta.deletion_timestamp,
-        deletion_grace_period_seconds=old_meta.deletion_grace_period_seconds,
-        generation=generation,
-        resource_version=str(revision),
-    )
+    new_meta = _UPDATE_META(meta, meta.uid or old_meta.uid, old_meta.creation_timestamp, old_meta.deletion_timestamp,
+                            old_meta.deletion_grace_period_seconds, generation, str(revision))
     if res.has_status:
-        return _evolve(new, metadata=new_meta, status=old.status)
+        return _with_meta_status(new, new_meta, old.status)
     return _evolve(new, metadata=new_meta)
 
 

@@ -3,8 +3,10 @@
 Theory of operation
 -------------------
 The cache holds, per resource (`ResourceCache`): the current objects by etcd key, the keys in sorted order
-(a list is a range of them), an index by the resource's *trigger field* (pods: ``spec.nodeName``, as the
-cacher's pod trigger), a window of recent events, and the watchers. The replica feeds it the etcd
+(a list is a range of them; keys of new objects wait in a list and are sorted in when the order is next
+needed, so a burst of creates costs one merge rather than one insertion each), an index by the resource's
+*trigger field* (pods: ``spec.nodeName``, as the cacher's pod trigger), a window of recent events, and the
+watchers. The replica feeds it the etcd
 `WatchResponse`s of its one watch on ``/registry/`` (`apply`) or, after a (re)list, the whole keyspace
 (`replace`). `resource_version` is the revision of the last response applied, one number for the whole
 replica (see "Differences").
@@ -47,7 +49,8 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from operator import itemgetter
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any, Optional
 
 import attrs
@@ -55,6 +58,7 @@ import attrs
 from kmodel.apiserver.resources import RESOURCES, Resource, list_prefix
 from kmodel.apiserver.wire import Response, Status, WatchEvent
 from kmodel.component import Out, Send
+from kmodel.objects.fastevolve import constructor
 from kmodel.objects.meta import ObjectMeta
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
@@ -62,6 +66,7 @@ ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOO
 # Fields of an event record (a plain tuple: cheaper than an object, and never changed).
 _RV, _TYPE, _KEY, _OBJ, _PREV, _TIME = range(6)
 _rv_of = itemgetter(_RV)
+_watch_event = constructor(WatchEvent)  # WatchEvent(type, object), built as its __init__ would (see fastevolve)
 
 
 @attrs.frozen
@@ -73,7 +78,7 @@ class WatchCacheConfig:
 
 
 # Per resource: the field the cacher indexes watchers by (its "trigger") and how to read it.
-TRIGGERS: dict[str, tuple[str, Any]] = {"pods": ("spec.nodeName", lambda pod: pod.spec.node_name)}
+TRIGGERS: dict[str, tuple[str, Any]] = {"pods": ("spec.nodeName", attrgetter("spec.node_name"))}
 
 
 def with_resource_version(obj: Any, revision: int) -> Any:
@@ -144,7 +149,8 @@ class ResourceCache:
         self.resource = resource
         self.config = config
         self.objects: dict[str, Any] = {}
-        self.keys: list[str] = []  # sorted
+        self.keys: list[str] = []  # sorted, apart from the keys still in _new_keys (see sorted_keys)
+        self._new_keys: list[str] = []  # keys added since the order was last needed, not yet in `keys`
         trigger = TRIGGERS.get(resource.name)
         self.trigger_field: Optional[str] = trigger[0] if trigger else None
         self.trigger_of = trigger[1] if trigger else None
@@ -158,16 +164,42 @@ class ResourceCache:
         self.all_watchers: dict[str, CacheWatcher] = {}  # stream -> watcher
         self._untriggered: Optional[list[CacheWatcher]] = None  # all_watchers' values, rebuilt after a change
         self._broadcast = False  # (with _untriggered) all of them take every event unfiltered
-        self._broadcast_to: list[tuple[str, str]] = []  # (with _untriggered) their (client, stream)s
+        self._broadcast_clients: list[str] = []  # (with _untriggered) their clients
+        self._broadcast_streams: list[str] = []  # (with _untriggered) their streams, in the same order
         self._broadcast_rv = 0  # (with _untriggered) the highest rv among them
         self.trigger_watchers: dict[str, dict[str, CacheWatcher]] = {}
 
     # -- objects ------------------------------------------------------------------------------------------
 
+    def sorted_keys(self) -> list[str]:
+        """Every key, sorted (the pending new keys merged in first)."""
+        new = self._new_keys
+        if new:
+            keys = self.keys
+            if len(new) * 16 < len(keys):
+                for key in new:
+                    bisect.insort(keys, key)
+            else:
+                keys.extend(new)
+                keys.sort()  # two sorted runs (after sorting the new ones): a linear merge
+            self._new_keys = []
+        return self.keys
+
+    def reset(self, revision: int) -> None:
+        """Empty the cache, as of a list at `revision`."""
+        self.objects = {}
+        self.keys = []
+        self._new_keys = []
+        self.by_trigger = {}
+        self.events = []
+        self.start = 0
+        self.evicted = False
+        self.list_rv = revision
+
     def _put(self, key: str, obj: Any, prev: Any) -> None:
         self.objects[key] = obj
         if prev is None:
-            bisect.insort(self.keys, key)
+            self._new_keys.append(key)
         trigger_of = self.trigger_of
         if trigger_of is not None:
             new = trigger_of(obj)
@@ -179,7 +211,7 @@ class ResourceCache:
 
     def _delete(self, key: str, prev: Any) -> None:
         del self.objects[key]
-        keys = self.keys
+        keys = self.sorted_keys()
         del keys[bisect.bisect_left(keys, key)]
         if self.trigger_of is not None:
             self._untrigger(self.trigger_of(prev), key)
@@ -191,7 +223,7 @@ class ResourceCache:
             del self.by_trigger[value]
 
     def keys_under(self, prefix: str) -> list[str]:
-        keys = self.keys
+        keys = self.sorted_keys()
         lo = bisect.bisect_left(keys, prefix)
         hi = bisect.bisect_left(keys, prefix[:-1] + chr(ord(prefix[-1]) + 1), lo)
         return keys[lo:hi]
@@ -277,7 +309,8 @@ class ResourceCache:
             # the common case: every untriggered watcher takes every event of the resource unfiltered
             self._broadcast = all(w.everything and w.prefix == whole for w in untriggered)
             # a watcher's rv is fixed before it is added, so an event newer than all of them goes to all
-            self._broadcast_to = [(w.client, w.stream) for w in untriggered]
+            self._broadcast_clients = [w.client for w in untriggered]
+            self._broadcast_streams = [w.stream for w in untriggered]
             self._broadcast_rv = max((w.rv for w in untriggered), default=0)
         triggered: Optional[list[CacheWatcher]] = None
         if self.trigger_watchers:
@@ -299,16 +332,21 @@ class ResourceCache:
         # Sends go straight on out.effects (as out.send would put them), without a method call per watcher.
         effects = out.effects
         shared: Optional[WatchEvent] = None
-        made: dict = {}
         if untriggered:
             if self._broadcast:
-                shared = WatchEvent(event[_TYPE], event[_OBJ])
+                shared = _watch_event(event[_TYPE], event[_OBJ])
                 if rv > self._broadcast_rv:
-                    effects.extend([Send(client, shared, stream) for client, stream in self._broadcast_to])
+                    effects.extend(map(Send, self._broadcast_clients, repeat(shared), self._broadcast_streams))
                 else:
                     effects.extend([Send(w.client, shared, w.stream) for w in untriggered if rv > w.rv])
+                if not triggered:
+                    return
+                made: dict = {}
             else:
+                made = {}
                 shared = _send_each(untriggered, event, effects, shared, made)
+        else:
+            made = {}
         if triggered:
             _send_each(triggered, event, effects, shared, made)
 
@@ -372,13 +410,7 @@ class WatchCache:
         """A (re)list: every watcher is terminated (cacher.terminateAllWatchers), the state replaced."""
         self.terminate_all(out)
         for rc in self.resources.values():
-            rc.objects = {}
-            rc.keys = []
-            rc.by_trigger = {}
-            rc.events = []
-            rc.start = 0
-            rc.evicted = False
-            rc.list_rv = revision
+            rc.reset(revision)
         for kv in kvs:
             rc = self.resource_of_key(kv.key)
             if rc is not None:
@@ -398,19 +430,27 @@ class WatchCache:
             if response.header_revision > self.resource_version:
                 self.resource_version = response.header_revision
             return
-        rev = self.resource_version
+        applied = self.resource_version
+        rev = applied
+        by_prefix = self._by_prefix
         for ev in events:
-            kv = ev.kv
-            rev = kv.mod_revision
-            if rev <= self.resource_version:
+            # Event and KeyValue fields by index (type, kv; key, value, _, mod_revision): the hot path
+            kv = ev[1]
+            rev = kv[3]
+            if rev <= applied:
                 continue  # already applied (a replay overlapping what the list saw)
-            key = kv.key
-            rc = self.resource_of_key(key)
+            key = kv[0]
+            i = key.find("/", 10)  # resource_of_key's one-segment case, inlined
+            rc = by_prefix.get(key[: i + 1]) if i >= 0 else None
             if rc is None:
-                continue
+                rc = self.resource_of_key(key)
+                if rc is None:
+                    continue
             prev = rc.objects.get(key)
-            if ev.type == "PUT":
-                obj = with_resource_version(kv.value, rev)
+            if ev[0] == "PUT":
+                obj = kv[1]
+                if obj.metadata.resource_version != str(rev):
+                    obj = with_resource_version(obj, rev)
                 typ = ADDED if prev is None else MODIFIED
                 rc._put(key, obj, prev)
             else:
@@ -420,7 +460,11 @@ class WatchCache:
                 typ = DELETED
                 rc._delete(key, prev)
             event = (rev, typ, key, obj, prev, now)
-            rc._record(event, now)
+            window = rc.events
+            if len(window) - rc.start < rc.capacity:
+                window.append(event)  # _record when the window has room
+            else:
+                rc._record(event, now)
             rc.dispatch(event, out)
         if rev > self.resource_version:
             self.resource_version = rev

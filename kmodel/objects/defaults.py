@@ -19,8 +19,8 @@ from .core import (
     PodSecurityContext, PodSpec, Probe, Service, ServicePort,
 )
 from .frozendict import FrozenDict
-from .fastevolve import evolve as fast_evolve
-from .memo import POD_SPEC_MEMO_SIZE, IdentityMemo
+from .fastevolve import replacer
+from .memo import POD_SPEC_MEMO_SIZE, identity_memo
 from .rbac import GROUP as RBAC_GROUP, ClusterRoleBinding, RoleBinding, Subject
 
 evolve = attrs.evolve
@@ -129,7 +129,7 @@ def _pod_spec_defaults(spec: PodSpec, requests_from_limits: bool) -> PodSpec:
     return evolve(spec, **changes) if changes else spec
 
 
-_pod_spec_defaults_memo = IdentityMemo(_pod_spec_defaults, maxsize=POD_SPEC_MEMO_SIZE)
+_pod_spec_defaults_memo = identity_memo(_pod_spec_defaults, maxsize=POD_SPEC_MEMO_SIZE, extra=True)
 
 
 def _pod_spec(spec: PodSpec) -> PodSpec:
@@ -140,12 +140,15 @@ def _pod_spec(spec: PodSpec) -> PodSpec:
 
 
 # pods of one template share one spec object, and so share one defaulted spec (validation memoises on it)
-_pod_spec_memo = IdentityMemo(_pod_spec, maxsize=POD_SPEC_MEMO_SIZE)
+_pod_spec_memo = identity_memo(_pod_spec, maxsize=POD_SPEC_MEMO_SIZE)
+
+
+_pod_with_spec = replacer(Pod, "spec")
 
 
 def _pod(pod: Pod) -> Pod:
     spec = _pod_spec_memo(pod.spec)
-    return pod if spec is pod.spec else fast_evolve(pod, spec=spec)
+    return pod if spec is pod.spec else _pod_with_spec(pod, spec)
 
 
 def _template(t: Any) -> Any:

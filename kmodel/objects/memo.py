@@ -11,7 +11,7 @@ order, so ids never leak into a run's behaviour: with or without the memo, the a
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Callable, TypeVar
 
 R = TypeVar("R")
 
@@ -20,23 +20,39 @@ R = TypeVar("R")
 POD_SPEC_MEMO_SIZE = 65_536
 
 
-class IdentityMemo(Generic[R]):
-    """`memo(obj, *extra)` is `fn(obj, *extra)`, computed once per (object, extra) while the entry lives."""
+def identity_memo(fn: Callable[..., R], maxsize: int = 4096, *, extra: bool = False) -> Callable[..., R]:
+    """A function `memo(obj)` that is `fn(obj)`, computed once per object while the entry lives; with
+    `extra=True`, `memo(obj, x)` is `fn(obj, x)`, computed once per (object, x) (x hashable).
 
-    __slots__ = ("_fn", "_entries", "_maxsize")
+    A closure rather than an object with __call__: these memos sit on the hot path of every pod request,
+    and a plain function of fixed arity is the cheapest thing CPython calls."""
+    entries: dict[Any, tuple[Any, R]] = {}
 
-    def __init__(self, fn: Callable[..., R], maxsize: int = 4096) -> None:
-        self._fn = fn
-        self._entries: dict[tuple, tuple[Any, R]] = {}
-        self._maxsize = maxsize
+    if extra:
+        def memo2(obj: Any, x: Any) -> R:
+            key = (id(obj), x)
+            entry = entries.get(key)
+            if entry is not None and entry[0] is obj:
+                return entry[1]
+            result = fn(obj, x)
+            if len(entries) >= maxsize:
+                entries.clear()
+            entries[key] = (obj, result)
+            return result
 
-    def __call__(self, obj: Any, *extra: Any) -> R:
-        key = (id(obj), *extra)
-        entry = self._entries.get(key)
+        memo2.__wrapped__ = fn  # type: ignore[attr-defined]
+        return memo2
+
+    def memo(obj: Any) -> R:
+        key = id(obj)
+        entry = entries.get(key)
         if entry is not None and entry[0] is obj:
             return entry[1]
-        result = self._fn(obj, *extra)
-        if len(self._entries) >= self._maxsize:
-            self._entries.clear()
-        self._entries[key] = (obj, result)
+        result = fn(obj)
+        if len(entries) >= maxsize:
+            entries.clear()
+        entries[key] = (obj, result)
         return result
+
+    memo.__wrapped__ = fn  # type: ignore[attr-defined]
+    return memo

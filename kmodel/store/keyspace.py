@@ -24,7 +24,13 @@ since the previous compaction can have anything to drop, so compaction visits th
 
 The sorted indexes are ``sortedcontainers.SortedList`` (a dependency of Hypothesis):
 inserting a key costs O(log n) rather than the O(n) memmove of ``bisect.insort``,
-which matters at 150,000 pods.
+which matters at 150,000 pods. New keys are not inserted one by one as they are
+written: they wait in a list (``_live_new``, ``_known_new``) and go into the sorted
+index together, the next time anything reads or removes from it (``live_keys`` and
+``known_keys`` are properties that do this first). A write then costs a list append,
+and a burst of creates is sorted in once (SortedList.update merges a large batch with
+one sort) instead of costing two O(log n) inserts each. The answers are the same: no
+read sees the index without its pending keys.
 """
 
 from __future__ import annotations
@@ -44,16 +50,36 @@ FROM_KEY = "\0"  # etcd's range_end meaning "every key >= key"
 
 
 class Keyspace:
-    __slots__ = ("latest", "versions", "live_keys", "known_keys", "touched")
+    __slots__ = ("latest", "versions", "_live", "_live_new", "_known", "_known_new", "touched")
 
     def __init__(self) -> None:
         self.latest: dict[str, KeyValue] = {}
         self.versions: dict[str, list[KeyValue]] = {}
-        self.live_keys = SortedList()
-        self.known_keys = SortedList()
+        self._live = SortedList()
+        self._known = SortedList()
+        # keys added to the live / known sets and not yet sorted into them (see the module docstring); a key
+        # is in one of these lists only while it is absent from the SortedList beside it, and at most once
+        self._live_new: list[str] = []
+        self._known_new: list[str] = []
         # keys written since the last compaction, in write order (a dict, for determinism);
-        # Store.put updates these fields directly (it is the hot path)
+        # Store.put and Store._txn_one update these fields directly (they are the hot path)
         self.touched: dict[str, None] = {}
+
+    @property
+    def live_keys(self) -> SortedList:
+        """The live keys, sorted."""
+        if self._live_new:
+            self._live.update(self._live_new)
+            self._live_new = []
+        return self._live
+
+    @property
+    def known_keys(self) -> SortedList:
+        """The keys with any retained version, sorted."""
+        if self._known_new:
+            self._known.update(self._known_new)
+            self._known_new = []
+        return self._known
 
     # --- writes ---------------------------------------------------------------------
 
@@ -64,11 +90,11 @@ class Keyspace:
         versions = self.versions.get(key)
         if versions is None:
             self.versions[key] = [kv]
-            self.known_keys.add(key)
+            self._known_new.append(key)
         else:
             versions.append(kv)
         if created:
-            self.live_keys.add(key)
+            self._live_new.append(key)
         self.touched[key] = None
 
     def record_delete(self, tombstone: KeyValue) -> None:

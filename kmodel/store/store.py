@@ -214,9 +214,10 @@ class Store:
         return response
 
     def txn(self, compare: Sequence[Compare], success: Sequence[Any], failure: Sequence[Any]) -> TxnResponse:
-        request = _new(TxnRequest, (tuple(compare), tuple(success), tuple(failure)))
-        if len(request.compare) == 1 and len(request.success) == 1 and len(request.failure) <= 1:
-            fast = self._txn_one(request)
+        compare, success, failure = tuple(compare), tuple(success), tuple(failure)
+        request = _new(TxnRequest, (compare, success, failure))
+        if len(compare) == 1 and len(success) == 1 and len(failure) <= 1:
+            fast = self._txn_one(request, compare[0], success[0], failure[0] if failure else None)
             if fast is not None:
                 return fast
         try:
@@ -253,23 +254,26 @@ class Store:
         self.history.append((request, response))
         return response
 
-    def _txn_one(self, request: TxnRequest) -> Optional[TxnResponse]:
-        """The API server's txn (one compare on one key, one put, else nothing or a read at the current
-        revision) without the general machinery; None when the request is not exactly that shape (the
-        general path then handles it). Same checks, answer, history and watch events as the general path."""
-        c = request.compare[0]
-        op = request.success[0]
-        if type(op) is not PutOp or c.range_end or not c.key or not op.key:
+    def _txn_one(self, request: TxnRequest, c: Compare, op: Any, otherwise: Any) -> Optional[TxnResponse]:
+        """The API server's txn (one compare `c` on one key, one put `op`, else nothing or the read
+        `otherwise` at the current revision) without the general machinery; None when the request is not
+        exactly that shape (the general path then handles it). Same checks, answer, history and watch events
+        as the general path. Fields are read by index (Compare: key, target, result, value, range_end; PutOp:
+        key, value, prev_kv; RangeOp: key, range_end, revision; KeyValue: key, value, create_revision,
+        mod_revision, version): this is the write path of every API request."""
+        if type(op) is not PutOp or c[4] or not c[0] or not op[0]:
             return None
-        otherwise = request.failure[0] if request.failure else None
-        if otherwise is not None and (type(otherwise) is not RangeOp or not otherwise.key or otherwise.revision):
+        if otherwise is not None and (type(otherwise) is not RangeOp or not otherwise[0] or otherwise[2]):
             return None
         # check_txn_request has nothing to refuse here: keys are set and a single put cannot be a duplicate
         keys = self._keys
-        current = keys.latest.get(c.key)
-        if c.result == "EQUAL" and c.target in _REVISION_FIELDS:
+        latest = keys.latest
+        compared = c[0]
+        current = latest.get(compared)
+        field = _REVISION_FIELDS.get(c[1]) if c[2] == "EQUAL" else None
+        if field is not None:
             # the registry's compares (create_revision == 0, mod_revision == read), inlined
-            holds = (current[_REVISION_FIELDS[c.target]] if current is not None else 0) == c.value
+            holds = (current[field] if current is not None else 0) == c[3]
         else:
             holds = compare_holds(c, [current] if current is not None else [])
         if not holds:
@@ -277,25 +281,27 @@ class Store:
             response = _new(TxnResponse, (self._rev, False, responses))
             self.history.append((request, response))
             return response
-        key = op.key
+        key = op[0]
         rev = self._rev + 1
-        old = keys.latest.get(key)
+        old = current if key == compared else latest.get(key)
         if old is None:
-            kv = _new(KeyValue, (key, op.value, rev, rev, 1, 0))
+            kv = _new(KeyValue, (key, op[1], rev, rev, 1, 0))
             keys.record_put(kv, True)
         else:
-            kv = _new(KeyValue, (key, op.value, old.create_revision, rev, old.version + 1, 0))
-            keys.latest[key] = kv
+            kv = _new(KeyValue, (key, op[1], old[2], rev, old[4] + 1, 0))
+            latest[key] = kv  # (Keyspace.record_put of a live key, inlined)
             keys.versions[key].append(kv)
             keys.touched[key] = None
         self._rev = rev
         self._log.append((kv,))
         if self._trackers:
-            self._track(key, rev)
+            for tracker in self._trackers.values():  # _track, inlined
+                if key.startswith(tracker.prefixes):
+                    tracker.revision = rev
         watchers = self._index.matching(key)
         if watchers:
             self._notify_one(watchers, kv, old, rev)
-        response = _new(TxnResponse, (rev, True, [_new(PutResponse, (rev, old if op.prev_kv else None))]))
+        response = _new(TxnResponse, (rev, True, [_new(PutResponse, (rev, old if op[2] else None))]))
         self.history.append((request, response))
         return response
 
@@ -377,7 +383,7 @@ class Store:
     def _notify_one(self, watchers: list, kv: KeyValue, prev: Optional[KeyValue], rev: int) -> None:
         """_notify for a write that changed one key (``prev``: its state before), to the watchers matching
         its key: one response with one event each."""
-        kind = "PUT" if kv.version else "DELETE"
+        kind = "PUT" if kv[4] else "DELETE"  # (kv.version)
         plain = with_prev = None
         for w in watchers:
             if rev < w.min_revision:
@@ -522,6 +528,11 @@ class Store:
             response = WatchResponse(watch_id, self._rev, [])
             w.pending.append(response)
         self.history.append((request, response))
+
+    def watcher(self, watch_id: int) -> Optional[Watcher]:
+        """The watch ``watch_id`` (None if unknown), for a watch server to look at its queue (``pending``)
+        without taking from it. Read-only: take responses with ``take_watch_responses``."""
+        return self._watchers.get(watch_id)
 
     def take_watch_responses(self, watch_id: int) -> list[WatchResponse]:
         """Return and clear the responses queued for ``watch_id`` (-1: refused watches)."""

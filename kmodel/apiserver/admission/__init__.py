@@ -51,26 +51,26 @@ Plugin = Callable[[AdmissionAttributes], Any]
 
 def run_mutating(a: AdmissionAttributes) -> Any:
     """Run the mutating chain; returns the (possibly new) object."""
-    namespace_lifecycle, node_restriction, tolerations, _ = _plugins()
-    namespace_lifecycle.admit(a)
-    node_restriction.admit(a)
-    a.obj = tolerations.admit(a)
+    namespace_lifecycle, node_restriction, tolerations, _ = _PLUGINS or _plugins()
+    namespace_lifecycle(a)
+    node_restriction(a)
+    a.obj = tolerations(a)
     return a.obj
 
 
 def run_validating(a: AdmissionAttributes) -> None:
-    _plugins()[3].validate(a)
+    (_PLUGINS or _plugins())[3](a)
 
 
-_PLUGINS: tuple = ()
+_PLUGINS: tuple = ()  # the plugins' entry points, in chain order (see _plugins)
 
 
 def _plugins() -> tuple:
-    """The plugin modules, imported on first use (they import this module's names); a function-level
-    import on every request costs more than the plugins that do nothing."""
+    """The plugins' entry points (their modules are imported on first use: they import this module's names;
+    a function-level import on every request costs more than the plugins that do nothing)."""
     global _PLUGINS
     if not _PLUGINS:
         from kmodel.apiserver.admission import namespace_lifecycle, node_restriction, pod_security, tolerations
 
-        _PLUGINS = (namespace_lifecycle, node_restriction, tolerations, pod_security)
+        _PLUGINS = (namespace_lifecycle.admit, node_restriction.admit, tolerations.admit, pod_security.validate)
     return _PLUGINS

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from kmodel.apiserver import errors
 from kmodel.apiserver.admission import CREATE, DELETE, AdmissionAttributes
+from kmodel.apiserver.authentication import NODE_PREFIX, NODES
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -26,8 +27,9 @@ def _deny(a: AdmissionAttributes, reason: str) -> errors.APIError:
 
 
 def admit(a: AdmissionAttributes) -> None:
-    if not a.user.is_node():
-        return
+    user = a.user
+    if NODES not in user.groups or not user.name.startswith(NODE_PREFIX):
+        return  # not a node identity (UserInfo.is_node, without the call)
     node = a.user.node_name
     resource = a.resource.name
     if resource == "pods":

@@ -11,8 +11,9 @@ from typing import Any
 
 from kmodel.apiserver.admission import CREATE, AdmissionAttributes
 from kmodel.apiserver.fastevolve import evolve
+from kmodel.objects.fastevolve import replacer
 from kmodel.objects.core import Toleration
-from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, IdentityMemo
+from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, identity_memo
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -42,7 +43,7 @@ def with_default_tolerations(spec: Any) -> Any:
 
 
 # pods of one template share their spec object: so do their admitted specs (and validation memoises on them)
-_with_default_tolerations = IdentityMemo(with_default_tolerations, maxsize=POD_SPEC_MEMO_SIZE)
+_with_default_tolerations = identity_memo(with_default_tolerations, maxsize=POD_SPEC_MEMO_SIZE)
 
 
 def admit(a: AdmissionAttributes) -> Any:
@@ -50,4 +51,12 @@ def admit(a: AdmissionAttributes) -> Any:
     if a.operation != CREATE or a.resource.name != "pods" or a.subresource:
         return pod
     spec = _with_default_tolerations(pod.spec)
-    return pod if spec is pod.spec else evolve(pod, spec=spec)
+    if spec is pod.spec:
+        return pod
+    with_spec = _WITH_SPEC.get(type(pod))
+    if with_spec is None:
+        with_spec = _WITH_SPEC[type(pod)] = replacer(type(pod), "spec")
+    return with_spec(pod, spec)
+
+
+_WITH_SPEC: dict[type, Any] = {}  # kind -> replacer(kind, "spec")

@@ -21,8 +21,94 @@ def _mask_trailing_dash(name: str) -> str:
     return name[:-1] if len(name) > 1 and name.endswith("-") else name
 
 
+# The memos of the value checks (see names._memo_by_value): `answers.get(v, 1)` is falsy exactly when v was
+# checked before and found valid; anything else is asked of the check itself (which memoises it).
+_QNAME_ANSWERS = is_qualified_name.answers  # type: ignore[attr-defined]
+_LABEL_VALUE_ANSWERS = is_valid_label_value.answers  # type: ignore[attr-defined]
+_DNS1123_LABEL_ANSWERS = is_dns1123_label.answers  # type: ignore[attr-defined]
+
+
+def _valid_name(name_check: NameCheck, value: str) -> bool:
+    answers = getattr(name_check, "answers", None)
+    if answers is not None and not answers.get(value, 1):
+        return True
+    # an object's name is usually new (every pod has its own): asked of the check itself, not its memo,
+    # which would only fill up with names never asked again
+    return not getattr(name_check, "__wrapped__", name_check)(value)
+
+
+def _meta_valid(meta: ObjectMeta, namespaced: bool, name_check: NameCheck) -> bool:
+    """Whether validate_object_meta finds nothing, decided without building any error (the common case of
+    every create: name, namespace, labels and annotations valid, no generateName, owner references complete
+    with at most one controller). False also when it cannot tell cheaply: the full checks then decide."""
+    if meta.generate_name or not meta.name or meta.generation < 0:
+        return False
+    if not _valid_name(name_check, meta.name):
+        return False
+    namespace = meta.namespace
+    if namespaced:
+        if not namespace or (_DNS1123_LABEL_ANSWERS.get(namespace, 1) and is_dns1123_label(namespace)):
+            return False
+    elif namespace:
+        return False
+    if not _labels_valid(meta.labels) or not _annotations_valid(meta.annotations):
+        return False
+    refs = meta.owner_references
+    if refs:
+        controllers = 0
+        for ref in refs:
+            if not (ref.api_version and ref.kind and ref.name and ref.uid):
+                return False
+            if ref.controller:
+                controllers += 1
+        if controllers > 1:
+            return False
+    try:
+        for fin in meta.finalizers:
+            if _QNAME_ANSWERS.get(fin, 1) and is_qualified_name(fin):
+                return False
+    except TypeError:
+        return False
+    return True
+
+
+def _labels_valid(labels: dict) -> bool:
+    """Whether validate_labels finds nothing (False also when it cannot tell: an unhashable key or value)."""
+    if not labels:
+        return True
+    qa, va = _QNAME_ANSWERS, _LABEL_VALUE_ANSWERS
+    try:
+        for k, v in labels.items():
+            if qa.get(k, 1) and is_qualified_name(k):
+                return False
+            if va.get(v, 1) and is_valid_label_value(v):
+                return False
+    except TypeError:
+        return False
+    return True
+
+
+def _annotations_valid(annotations: dict) -> bool:
+    """Whether validate_annotations finds nothing (False also when it cannot tell)."""
+    if not annotations:
+        return True
+    qa = _QNAME_ANSWERS
+    total = 0
+    try:
+        for k, v in annotations.items():
+            lowered = k.lower()
+            if qa.get(lowered, 1) and is_qualified_name(lowered):
+                return False
+            total += len(k) + len(v)
+    except (TypeError, AttributeError):
+        return False
+    return total <= TOTAL_ANNOTATION_SIZE_LIMIT
+
+
 def validate_object_meta(meta: ObjectMeta, namespaced: bool, name_check: NameCheck, path: str = "metadata") -> list[FieldError]:
     """ValidateObjectMetaAccessor."""
+    if _meta_valid(meta, namespaced, name_check):
+        return []
     errs: list[FieldError] = []
     if meta.generate_name:
         for msg in name_check(_mask_trailing_dash(meta.generate_name)):
@@ -72,6 +158,11 @@ def _owner_refs_go(meta: ObjectMeta) -> str:
 
 def validate_object_meta_update(new: ObjectMeta, old: ObjectMeta, path: str = "metadata") -> list[FieldError]:
     """ValidateObjectMetaUpdate: name, namespace, uid, creationTimestamp and generateName are immutable."""
+    if (new.name == old.name and new.namespace == old.namespace and new.uid == old.uid
+            and new.creation_timestamp == old.creation_timestamp
+            and (old.deletion_timestamp is None or new.deletion_timestamp == old.deletion_timestamp)
+            and new.generation >= 0 and _labels_valid(new.labels) and _annotations_valid(new.annotations)):
+        return []  # nothing below can object (the common case, decided without building anything)
     errs = []
     for attr, json in (("name", "name"), ("namespace", "namespace"), ("uid", "uid")):
         nv, ov = getattr(new, attr), getattr(old, attr)
@@ -89,6 +180,8 @@ def validate_object_meta_update(new: ObjectMeta, old: ObjectMeta, path: str = "m
 
 def validate_labels(labels: dict, path: str) -> list[FieldError]:
     """ValidateLabels: keys are qualified names, values label values (checked in sorted key order)."""
+    if _labels_valid(labels):
+        return []
     errs = []
     for k in sorted(labels):
         for msg in is_qualified_name(k):
@@ -100,6 +193,8 @@ def validate_labels(labels: dict, path: str) -> list[FieldError]:
 
 
 def validate_annotations(annotations: dict, path: str) -> list[FieldError]:
+    if _annotations_valid(annotations):
+        return []
     errs = []
     total = 0
     for k in sorted(annotations):

@@ -72,6 +72,9 @@ def _memo_by_value(fn: Callable[[str], list[str]]) -> Callable[[str], list[str]]
     memoised.__doc__ = fn.__doc__
     memoised.__name__ = fn.__name__
     memoised.__wrapped__ = fn  # type: ignore[attr-defined]
+    # the memo itself, for callers that only ask "known valid?" (`answers.get(v, 1)` is falsy, an empty
+    # tuple, exactly when v was checked and found valid) and otherwise call the check
+    memoised.answers = answers  # type: ignore[attr-defined]
     return memoised
 
 

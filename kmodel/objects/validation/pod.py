@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import attrs
+
 from ..core import Container, Pod, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Toleration
 from ..field_errors import (
     FieldError, duplicate, forbidden, go_quote, invalid, not_supported, required,
 )
-from ..memo import POD_SPEC_MEMO_SIZE, IdentityMemo
+from ..memo import POD_SPEC_MEMO_SIZE, identity_memo
 from ..quantity import Quantity
 from .common import (
     NEGATIVE, dns1123_label, nonnegative, port_num_or_name, protocol, validate_labels, validate_object_meta,
@@ -27,7 +29,7 @@ POD_UPDATE_FIELDS = ("`spec.containers[*].image`,`spec.initContainers[*].image`,
 
 def validate_pod(pod: Pod) -> list[FieldError]:
     errs = validate_object_meta(pod.metadata, True, is_dns1123_subdomain)
-    errs += validate_pod_spec(pod.spec, "spec")
+    errs += _validate_pod_spec_memo(pod.spec, "spec")  # validate_pod_spec, without copying the memo's tuple
     return errs
 
 
@@ -47,7 +49,7 @@ def _validate_pod_spec(spec: PodSpec, path: str) -> tuple[FieldError, ...]:
     return tuple(_validate_pod_spec_uncached(spec, path))
 
 
-_validate_pod_spec_memo = IdentityMemo(_validate_pod_spec, maxsize=POD_SPEC_MEMO_SIZE)
+_validate_pod_spec_memo = identity_memo(_validate_pod_spec, maxsize=POD_SPEC_MEMO_SIZE, extra=True)
 
 
 def _validate_pod_spec_uncached(spec: PodSpec, path: str) -> list[FieldError]:
@@ -272,10 +274,8 @@ def validate_taint_effect(effect: str, path: str) -> list[FieldError]:
 def validate_pod_update(new: Pod, old: Pod) -> list[FieldError]:
     """ValidatePodUpdate: metadata rules, and a spec that may change only images, activeDeadlineSeconds,
     added tolerations and a negative terminationGracePeriodSeconds."""
-    import attrs
-
     errs = validate_object_meta_update(new.metadata, old.metadata)
-    errs += validate_pod_spec(new.spec, "spec")
+    errs += _validate_pod_spec_memo(new.spec, "spec")  # validate_pod_spec, without copying the memo's tuple
     old_spec = old.spec
     new_spec = new.spec
     if new_spec is old_spec:
