@@ -49,26 +49,30 @@ VARIANTS: tuple[Variant, ...] = (
         EDGE_TRIGGERED, "level-driven reconciliation",
         "Controllers are level-driven: each sync re-reads the state it manages and acts on the difference from "
         "the desired state, so a missed or duplicated event costs nothing.",
-        "the ReplicaSet controller counts its pods up and down from the events it is told about, instead of "
-        "re-reading the pods it owns",
+        "the ReplicaSet controller keeps a running count of each set's pods (up when its own create is answered, "
+        "down when a pod event shows one going away) and decides from it, instead of re-reading the pods it owns",
         "kmodel/controllers/replicaset.py", ("converges-replicas",)),
     Variant(
         BLIND_WRITES, "optimistic concurrency",
         "Every update carries the resourceVersion it was read at, and a stale one is refused with 409 Conflict, "
         "so no writer silently overwrites a change it never saw.",
-        "the API server takes updates without their resourceVersion precondition (last writer wins)",
-        "kmodel/apiserver/registry.py", ("occ-no-lost-update",)),
+        "clients send updates without the resourceVersion they read (the precondition), so the API server "
+        "takes them unconditionally and the last writer wins",
+        "kmodel/client/api_client.py", ("occ-no-lost-update",)),
     Variant(
         PESSIMISTIC_LOCKING, "optimistic concurrency",
         "Kubernetes takes no locks: writers race and the loser retries, so a writer that crashes or is cut off "
         "holds nothing up.",
-        "writers take a lock (a lock object in the store) around each read-modify-write and release it after",
-        "kmodel/client/api_client.py", ("settles", "converges-replicas")),
+        "the controller manager's writers take a lock (a Lease without expiry) around each update and release it "
+        "after; a writer that finds it taken waits",
+        "kmodel/client/api_client.py",
+        ("settles", "converges-replicas", "converges-endpoints", "converges-node-status")),
     Variant(
         BYPASS_APISERVER, "the API as the single contract",
         "Only the API server touches etcd: everything else, operators included, goes through its "
         "authentication, authorization, admission and validation.",
-        "an operator fixes objects straight in etcd (the etcdctl put anti-pattern)",
+        "an operator's etcdctl job fixes things straight in etcd: it puts a hand-written pod, already bound to a "
+        "node, with no uid, creationTimestamp or admission defaults (the etcdctl put anti-pattern)",
         "kmodel/variants/etcdctl.py", ("api-single-contract", "admission-enforced")),
     Variant(
         DIRECT_CALLS, "the API as the single contract",
@@ -86,7 +90,8 @@ VARIANTS: tuple[Variant, ...] = (
         POLLING, "watch, not poll",
         "Components watch the API server instead of polling it: one list, then only the changes, delivered as "
         "they happen.",
-        "informers list on a period instead of watching",
+        "informers list every 10 s and diff the answer against their cache, instead of listing once and "
+        "watching",
         "kmodel/client/informer.py", ()),
 )
 
