@@ -42,7 +42,7 @@ from typing import Any, Callable, Optional
 
 import attrs
 
-from kmodel.component import Component, Out
+from kmodel.component import Component, Out, Send
 from kmodel.network import Network
 from kmodel.store import Store, StoreError, prefix_end
 
@@ -183,8 +183,9 @@ class EtcdServer(Component):
         """etcd's watch server: send every queued response to its replica, in order."""
         for w in self._watches.values():
             if w.outbox:
+                effects, replica, stream = out.effects, w.replica, w.stream
                 for response in w.outbox:
-                    out.send(w.replica, response, w.stream)
+                    effects.append(Send(replica, response, stream))  # out.send, without the call
                 w.outbox = []
 
     def on_message(self, now: int, msg: Any, out: Out) -> None:

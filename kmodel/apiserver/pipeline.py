@@ -27,7 +27,7 @@ Every handled request goes on the audit log (`self.audit`, shareable between rep
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import attrs
 
@@ -164,7 +164,7 @@ class Pipeline:
                 obj = _evolve(obj, metadata=_evolve(meta, namespace=namespace))
         a = AdmissionAttributes(CREATE, res, "", namespace, obj.metadata.name, obj, None, user, now, self.store)
         obj = run_mutating(a)
-        taken: list[str] = []
+        taken: Sequence[str] = ()  # the ClusterIPs this create allocated (services only)
         if res.name == "services":
             obj, taken = clusterip.allocate_for_create(res, obj, self.service_ips)
         try:

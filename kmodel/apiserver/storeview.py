@@ -6,7 +6,9 @@ store's current state instead (as if those caches were never behind) without rec
 `Store.history`, so a rejected request leaves the store's history exactly as it was.
 
 The store has no public non-recording read yet, so this module reaches into its keyspace; it is the only
-place that does (if `Store` grows a `peek`, switch here).
+place that does (if `Store` grows a `peek`, switch here). The functions take a `Store` or an etcd handle:
+a handle carries the keyspace of its store as its own `_keys` (kmodel/apiserver/etcd_endpoint.py), so these
+reads do not go through the handle's attribute forwarding.
 """
 
 from __future__ import annotations

@@ -189,3 +189,23 @@ def test_relist_terminates_every_watcher():
     fed.cache.replace([], fed.store.revision, out)
     assert [(e.stream, type(e.payload)) for e in out.effects] == [("w", Response)]
     assert not fed.cache.watchers and not w.alive
+
+
+def test_lists_stay_in_key_order_whatever_order_objects_were_created_and_deleted_in():
+    # new keys wait unsorted until the order is next needed (a list, a watch from rv 0, a delete): every read
+    # must still see them all, in key order, including keys created after a read and keys deleted before one
+    fed = Fed()
+    names = [f"p{(i * 37) % 101}" for i in range(101)]  # 101 distinct names in a scrambled order
+    live: set[str] = set()
+    for i, name in enumerate(names):
+        fed.put(pod(name))
+        live.add(name)
+        if i % 7 == 0 and names[i // 2] in live:
+            fed.delete(names[i // 2])
+            live.remove(names[i // 2])
+        if i % 20 == 0:
+            assert [p.metadata.name for p in fed.cache.list("pods")] == sorted(live)
+    assert [p.metadata.name for p in fed.cache.list("pods", "default")] == sorted(live)
+    out = Out()
+    fed.cache.start_watch(watcher("w"), 0, 0, out)
+    assert [name for _, name in sent(out)] == sorted(live)

@@ -204,3 +204,28 @@ def test_history_records_requests_and_answers_in_order():
     assert kinds == ["PutOp", "RangeOp", "RangeOp"]
     assert s.history[0] == (PutOp("a", "1", False), s.history[0][1])
     assert isinstance(s.history[2][1], StoreError)
+
+
+def test_ranges_see_every_key_in_order_however_writes_and_reads_interleave():
+    # the sorted key indexes take new keys in batches, when they are next read: a range after any mix of
+    # creates, deletes and re-creates answers exactly what etcd would, now and at past revisions
+    s = Store()
+    live: dict[str, int] = {}
+    for i in range(300):
+        key = f"k{(i * 53) % 97:03d}"
+        if i % 5 == 4 and key in live:
+            s.delete_range(key)
+            del live[key]
+        else:
+            s.put(key, i)
+            live[key] = i
+        if i % 37 == 0:
+            assert [kv.key for kv in s.range("k", "l").kvs] == sorted(live)
+            assert s.range("k", "l", count_only=True).count == len(live)
+    assert [(kv.key, kv.value) for kv in s.range("k", "l").kvs] == sorted(live.items())
+    at = s.revision - 50
+    past = s.range("k", "l", revision=at).kvs
+    assert [kv.key for kv in past] == sorted({kv.key for kv in past})
+    assert all(kv.mod_revision <= at for kv in past)
+    s.compact(at)
+    assert [kv.key for kv in s.range("k", "l").kvs] == sorted(live)
