@@ -6,10 +6,9 @@ The cache holds, per resource (`ResourceCache`): the current objects by etcd key
 (a list is a range of them; keys of new objects wait in a list and are sorted in when the order is next
 needed, so a burst of creates costs one merge rather than one insertion each), an index by the resource's
 *trigger field* (pods: ``spec.nodeName``, as the cacher's pod trigger), a window of recent events, and the
-watchers. The replica feeds it the etcd
-`WatchResponse`s of its one watch on ``/registry/`` (`apply`) or, after a (re)list, the whole keyspace
-(`replace`). `resource_version` is the revision of the last response applied, one number for the whole
-replica (see "Differences").
+watchers. The replica feeds it the etcd `WatchResponse`s of its one watch on ``/registry/`` (`apply`) or,
+after a (re)list, the whole keyspace (`replace`). `resource_version` is the revision of the last response
+applied, one number for the whole replica (see "Differences").
 
 Events. A PUT whose key has version 1 is ADDED, any other PUT MODIFIED, a DELETE is DELETED carrying the
 last state of the object with its resourceVersion set to the delete's revision (what the etcd3 watcher
@@ -181,7 +180,7 @@ class ResourceCache:
                     bisect.insort(keys, key)
             else:
                 keys.extend(new)
-                keys.sort()  # two sorted runs (after sorting the new ones): a linear merge
+                keys.sort()  # a sorted run and a short tail: timsort merges them
             self._new_keys = []
         return self.keys
 

@@ -2,6 +2,7 @@
 
     actions.py   every choice as data (attrs values with a readable name and JSON)
     session.py   one cluster, the actions executed on it, the invariants checked after each, the digest
+    snapshot.py  copies of a warmed-up session, so a campaign builds and warms its cluster once
     machine.py   the RuleBasedStateMachine: draws choices, turns them into actions (nothing else)
     trace.py     the kmodel-trace/1 file format
     replay.py    re-executing a trace without Hypothesis

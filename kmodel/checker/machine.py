@@ -91,10 +91,11 @@ NODE_CPUS = ("2", "4", "8")  # add_node
 #: that often have none first, so they happen whenever they can; then those that nearly always can, the
 #: passing faults first: break_stream, compact, then lag_watch_cache, which can hold a watch for a minute),
 #: and the method listing each kind's candidates
-FAULTS: tuple[str, ...] = ("crash", "restart", "heal", "drop_message", "crash_mid_reconcile", "fail_container",
-                           "delay_link", "break_stream", "compact", "lag_watch_cache")
+FAULTS: tuple[str, ...] = ("crash", "crash_mid_reconcile", "fail_container", "delay_link", "restart", "heal",
+                           "drop_message", "partition", "break_stream", "compact", "lag_watch_cache")
 FAULT_CANDIDATES: dict[str, str] = {
-    "crash": "_crashable", "restart": "restartable", "heal": "_partitions", "break_stream": "_open_streams",
+    "crash": "_crashable", "restart": "restartable", "heal": "_partitions", "partition": "_reachable",
+    "break_stream": "_open_streams",
     "drop_message": "droppable", "delay_link": "_nonempty_links", "lag_watch_cache": "laggable",
     "crash_mid_reconcile": "mid_reconcile", "fail_container": "failable", "compact": "compactable",
 }
@@ -238,7 +239,7 @@ class KmodelMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if self.session.violation is None and not self._broken:
-            self._do("settle", Settle(self.settle_bound_ms, check_at_once=True))
+            self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True))
         self._finish()
 
     # -- the user -------------------------------------------------------------------------------------------
@@ -303,8 +304,8 @@ class KmodelMachine(RuleBasedStateMachine):
             self._do("partition", Fault(Partition(tuple(chosen))))
 
     # Each fault rule injects a fault of its own kind when one is possible now, else of the next kind that is
-    # (in FAULTS order, wrapping around): with nothing down and nothing partitioned, `restart` drops a message
-    # if one is in flight, else crashes a component mid-reconcile, ... else breaks a watch stream. So every fault rule does something (a step that did
+    # (in FAULTS order, wrapping around): with nothing down, `restart` heals a partition if there is one, else
+    # drops a message if one is in flight, else cuts one component off the network. So every fault rule does something (a step that did
     # nothing would cost Hypothesis' per-step price for no exploration), and a fault happens as often as the
     # fault rules are drawn. Stats count the kind that happened. `i` picks among that kind's candidates.
 
@@ -325,6 +326,8 @@ class KmodelMachine(RuleBasedStateMachine):
             return Fault(Restart(chosen))
         if kind == "heal":
             return Fault(Heal(tuple(chosen)))
+        if kind == "partition":
+            return Fault(Partition((chosen,)))
         if kind == "break_stream":
             return Fault(BreakStream(chosen))
         if kind == "drop_message":
@@ -354,6 +357,11 @@ class KmodelMachine(RuleBasedStateMachine):
 
     def _partitions(self) -> list[list[str]]:
         return self.cluster.network.reachability.sides()
+
+    def _reachable(self) -> list[str]:
+        """Running components still on the main side of the network (one of them can be cut off)."""
+        loop, reach = self.cluster.loop, self.cluster.network.reachability
+        return [n for n in sorted(loop.components) if loop.is_up(n) and reach.side_of(n) == 0]
 
     def _open_streams(self) -> list[str]:
         return self.cluster.network.open_streams()
@@ -472,4 +480,4 @@ class KmodelMachine(RuleBasedStateMachine):
 
     @rule()
     def settle(self) -> None:
-        self._do("settle", Settle(self.settle_bound_ms, check_at_once=True))
+        self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True))

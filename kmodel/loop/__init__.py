@@ -15,6 +15,7 @@ from kmodel.loop.events import (
     Heal,
     HealAll,
     Partition,
+    ReleaseAll,
     Restart,
     SlowLink,
     Work,
@@ -26,5 +27,5 @@ from kmodel.loop.loop import EventNotEnabled, Loop
 __all__ = [
     "AdvanceTime", "BreakStream", "Crash", "DelayHead", "Deliver", "DropHead", "EVENT_KINDS", "Event",
     "EventNotEnabled", "FAULT_EVENTS", "FireTimer", "Heal", "HealAll", "Loop", "PROGRESS_EVENTS",
-    "Partition", "Restart", "SlowLink", "Work", "event_from_json", "is_fault",
+    "Partition", "ReleaseAll", "Restart", "SlowLink", "Work", "event_from_json", "is_fault",
 ]

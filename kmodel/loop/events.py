@@ -9,8 +9,8 @@ A trace is a list of these; replaying a trace is calling `Loop.step` on each aga
 
 Progress events (listed by `Loop.enabled_events`): `Deliver`, `FireTimer`, `Work`, `AdvanceTime`.
 Faults (applied by `Loop.step` like any other event; the parameterless ones are listed by
-`Loop.enabled_faults`): `Partition`, `Heal`, `HealAll`, `DropHead`, `DelayHead`, `SlowLink`, `BreakStream`,
-`Crash`, `Restart`.
+`Loop.enabled_faults`): `Partition`, `Heal`, `HealAll`, `ReleaseAll`, `DropHead`, `DelayHead`, `SlowLink`,
+`BreakStream`, `Crash`, `Restart`.
 
 Events are frozen (hashable, safe to keep in traces). Frozen attrs instances are slower to create, so the
 loop caches the events it lists (one `Deliver` per link, one `FireTimer` per timer name) instead of
@@ -152,6 +152,17 @@ class HealAll(Event):
 
 
 @attrs.frozen
+class ReleaseAll(Event):
+    """End every delay: each held link (DelayHead, SlowLink) is released now."""
+
+    kind: ClassVar[str] = "release_all"
+
+    @property
+    def name(self) -> str:
+        return "release every delayed link"
+
+
+@attrs.frozen
 class DropHead(Event):
     """Lose the message at the head of link src -> dst."""
 
@@ -231,7 +242,7 @@ class Restart(Event):
 
 
 PROGRESS_EVENTS = (Deliver, FireTimer, Work, AdvanceTime)
-FAULT_EVENTS = (Partition, Heal, HealAll, DropHead, DelayHead, SlowLink, BreakStream, Crash, Restart)
+FAULT_EVENTS = (Partition, Heal, HealAll, ReleaseAll, DropHead, DelayHead, SlowLink, BreakStream, Crash, Restart)
 EVENT_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in PROGRESS_EVENTS + FAULT_EVENTS}
 
 

@@ -10,8 +10,8 @@ whole system changes only through `step(event)`, and every event is a value from
     FireTimer(owner, timer) pop a due timer, call owner.on_timer
     Work(component)         call component.work (only while it has_work)
     AdvanceTime(to_ms)      move the clock forward, at most to the next timer or delay release
-    faults                  Partition, Heal, HealAll, DropHead, DelayHead, SlowLink, BreakStream, Crash,
-                            Restart
+    faults                  Partition, Heal, HealAll, ReleaseAll, DropHead, DelayHead, SlowLink,
+                            BreakStream, Crash, Restart
 
 A handler's effects (`Out`) are applied at once, in order, within the same step: sends go onto links,
 timers are set or cancelled, a closed stream is purged and its other end told (its `on_stream_closed`
@@ -65,6 +65,7 @@ from kmodel.loop.events import (
     Heal,
     HealAll,
     Partition,
+    ReleaseAll,
     Restart,
     SlowLink,
     Work,
@@ -164,7 +165,8 @@ class Loop:
 
     def enabled_faults(self) -> list[Event]:
         """Enabled parameterless faults: drop the head of each non-empty link, break each open stream,
-        crash each up component that models crashes, restart each down one, heal all (if partitioned)."""
+        crash each up component that models crashes, restart each down one, heal all (if partitioned), release
+        all (if a link is held)."""
         faults: list[Event] = [DropHead(src, dst) for src, dst in self.network.nonempty_links()]
         faults.extend(BreakStream(s) for s in self.network.open_streams())
         for name in sorted(self.components):
@@ -174,6 +176,8 @@ class Loop:
                 faults.append(Crash(name))
         if self.network.partitioned:
             faults.append(HealAll())
+        if self.network.has_held_links:
+            faults.append(ReleaseAll())
         return faults
 
     def why_not_enabled(self, event: Event) -> Optional[str]:
@@ -209,6 +213,8 @@ class Loop:
             return f"unknown endpoints {unknown}" if unknown else None
         if t is HealAll:
             return None if net.partitioned else "nothing is partitioned"
+        if t is ReleaseAll:
+            return None if net.has_held_links else "no link is held"
         if t is DropHead:
             if net.has_in_flight(event.src, event.dst):
                 return None
@@ -272,6 +278,8 @@ class Loop:
             net.heal(event.endpoints)
         elif t is HealAll:
             net.heal_all()
+        elif t is ReleaseAll:
+            net.release_all()
         elif t is DropHead:
             net.drop_head(event.src, event.dst)
         elif t is DelayHead:
@@ -290,15 +298,30 @@ class Loop:
 
     # -- the fair runner ---------------------------------------------------------------------------------
 
-    def run_fair(self, until_ms: int, max_events: Optional[int] = None) -> int:
+    def run_fair(self, until_ms: int, max_events: Optional[int] = None, busy_instant: Optional[int] = None) -> int:
         """Run fairly until nothing is enabled before `until_ms` (or `max_events` were applied); return
-        how many events were applied. Never applies a fault."""
+        how many events were applied. Never applies a fault.
+
+        Events take no time, so components that keep each other busy (a controller recreating what another
+        deletes) can hold the clock at one instant for ever, and nothing that waits for time (a delayed
+        message, a timer) ever comes. With `busy_instant`, once that many events have run at one instant the
+        clock moves on to the next due time anyway (an `AdvanceTime`, enabled whenever something is due),
+        as real time passes while real processes are busy."""
         clock = self.clock
         net = self.network
         work_rr = self._work_rr
         applied = 0
         limit = max_events if max_events is not None else -1
+        instant_started = applied
         while applied != limit:
+            if busy_instant is not None and applied - instant_started >= busy_instant:
+                next_due = self._next_due_after_now()
+                if next_due is not None and next_due <= until_ms:
+                    self._record(AdvanceTime(next_due).stable_json().encode() + b"\n")
+                    self._advance(next_due)
+                    applied += 1
+                instant_started = applied
+                continue
             progressed = False
             due = clock.earliest_due()
             if due is not None:
@@ -324,6 +347,7 @@ class Loop:
                 self._record(AdvanceTime(next_due).stable_json().encode() + b"\n")
                 self._advance(next_due)
                 applied += 1
+                instant_started = applied
         return applied
 
     # -- digest ------------------------------------------------------------------------------------------

@@ -330,6 +330,23 @@ class Network:
         heapq.heappush(self._releases, (until_ms, src, dst))
         self._refresh(link)
 
+    @property
+    def has_held_links(self) -> bool:
+        """Is some link held by a delay now?"""
+        return self.next_release() is not None
+
+    def release_all(self) -> list[LinkKey]:
+        """End every delay now; returns the links released, sorted."""
+        released = []
+        while self._releases:
+            until, src, dst = heapq.heappop(self._releases)
+            link = self._links[(src, dst)]
+            if link.held_until == until:
+                link.held_until = None
+                self._refresh(link)
+                released.append(link.key)
+        return sorted(released)
+
     def next_release(self) -> Optional[int]:
         """The earliest time a held link is released, or None."""
         releases = self._releases

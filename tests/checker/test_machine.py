@@ -124,9 +124,11 @@ def test_a_fault_rule_with_nothing_of_its_kind_injects_the_next_kind_that_has_so
     assert machine.restartable() == [] and not machine.cluster.network.partitioned
     assert not machine.cluster.network.has_in_flight_anywhere and machine.failable() == []
     # nothing down, partitioned, in flight or running: the first kind in FAULTS order that has a candidate,
-    # breaking a watch stream
+    # cutting one component off the network
     machine.restart(0)
-    assert stats.rules["break_stream"] == before.get("break_stream", 0) + 1
+    assert stats.rules["partition"] == before.get("partition", 0) + 1 and machine.cluster.network.partitioned
+    machine.heal(0)  # now there is a partition to heal
+    assert stats.rules["heal"] == before.get("heal", 0) + 1 and not machine.cluster.network.partitioned
     machine.lag_watch_cache(0, 0)  # always possible: slow etcd's watch link to a replica
     assert machine.cluster.network.held_until("etcd", "apiserver-0") is not None
     machine.crash(0)

@@ -6,7 +6,7 @@ import pytest
 
 from kmodel.loop import (
     AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EVENT_KINDS, Event, FireTimer, Heal,
-    HealAll, Partition, Restart, SlowLink, Work, event_from_json,
+    HealAll, Partition, ReleaseAll, Restart, SlowLink, Work, event_from_json,
 )
 
 ALL = [
@@ -20,6 +20,7 @@ ALL = [
     DropHead("a", "b"),
     DelayHead("a", "b", 300),
     SlowLink("etcd", "apiserver-1", 2000),
+    ReleaseAll(),
     BreakStream("scheduler#watch-1"),
     Crash("etcd"),
     Restart("etcd"),

@@ -6,7 +6,7 @@ from kmodel.component import Component
 from kmodel.component.example import CounterClient, CounterServer, Echo, Pinger
 from kmodel.loop import (
     AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EventNotEnabled, FireTimer, Heal,
-    HealAll, Loop, Partition, Restart, SlowLink, Work,
+    HealAll, Loop, Partition, ReleaseAll, Restart, SlowLink, Work,
 )
 
 
@@ -319,3 +319,39 @@ def test_slow_link_holds_an_empty_link_and_what_is_sent_on_it_meanwhile():
     assert server.value == 0
     loop.run_fair(until_ms=1_000)
     assert server.value == 1
+
+
+class _Ping(Component):
+    """Sends itself a message for every message it gets: busy for ever at one instant."""
+
+    def start(self, now, out):
+        out.send(self.name, "ping")
+        out.set_timer("wake", at=50)
+
+    def on_message(self, now, msg, out):
+        out.send(self.name, "ping")
+
+    def on_timer(self, now, name, out):
+        self.woke = now
+
+
+def test_a_busy_instant_lets_the_clock_move_on_only_when_asked():
+    loop = Loop(components=[_Ping("p")])
+    assert loop.run_fair(until_ms=100, max_events=1_000) == 1_000 and loop.now == 0  # Zeno: time stands still
+    loop = Loop(components=[_Ping("p")])
+    applied = loop.run_fair(until_ms=100, max_events=1_000, busy_instant=300)
+    assert applied == 1_000 and loop.now == 50 and loop.components["p"].woke == 50
+
+
+def test_release_all_is_only_enabled_while_a_link_is_held_and_frees_what_waits():
+    loop, server, (client,) = counter_cluster("c", retry_ms=10_000)
+    loop.run_fair(until_ms=0)
+    assert ReleaseAll() not in loop.enabled_faults()
+    loop.step(SlowLink("c", "server", 60_000))
+    queue(loop, client, 1)
+    loop.step(Work("c"))
+    assert ReleaseAll() in loop.enabled_faults() and Deliver("c", "server") not in loop.enabled_events()
+    loop.step(ReleaseAll())
+    assert Deliver("c", "server") in loop.enabled_events()
+    with pytest.raises(EventNotEnabled, match="no link is held"):
+        loop.step(ReleaseAll())

@@ -237,3 +237,15 @@ def test_a_held_link_keeps_what_is_sent_on_it_until_released_even_if_it_was_empt
     assert not net.is_deliverable("a", "b")
     net.release(500)
     assert drain(net, "a", "b") == ["late"]
+
+
+def test_release_all_ends_every_delay_at_once():
+    net = make()
+    net.send("a", "b", 1)
+    net.delay_head("a", "b", 500)
+    net.hold_link("b", "c", 900)
+    assert net.has_held_links and not net.is_deliverable("a", "b")
+    assert net.release_all() == [("a", "b"), ("b", "c")]
+    assert not net.has_held_links and net.is_deliverable("a", "b") and net.next_release() is None
+    net.send("b", "c", 2)
+    assert net.is_deliverable("b", "c")
