@@ -1,73 +1,73 @@
-"""Scheduling invariants: what is bound to a node fits it, host ports do not clash, a binding never moves.
+"""Scheduling invariants: what a node runs fits it, host ports do not clash on it, a binding never moves.
 
-Incremental: each check reads the pod and node writes of the last step from the store's history and
-re-examines only the nodes they touched.
+no-overcommit and host-ports-unique judge what each node *runs* (its runtime's ready sandboxes, which carry the
+pod's host port mappings and requests), not what the store binds to it: real Kubernetes lets a scheduler with
+a stale cache bind one pod too many to a node (the API server takes any binding of an unbound pod), and the
+kubelet's admission is what refuses to run it. They are incremental: a node is judged again only when its
+runtime's sandboxes changed. binding-immutable reads the pod writes of the last step from the store's history.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from invariants._history import NODES, PODS, HistoryReader, is_terminal, name_of, node_key
+from invariants._history import PODS, HistoryReader, name_of
 from invariants.registry import SAFETY, invariant
-from kmodel.scheduler.framework import Resource, pod_host_ports, pod_requests
+from kmodel.kubelet.node_status import resources as node_resources
+from kmodel.scheduler.framework import Resource
+
+KUBELET_PREFIX = "kubelet/"
 
 
-def _counts(pod: Any) -> bool:
-    """A pod that occupies its node: bound, not Succeeded or Failed."""
-    return pod is not None and bool(pod.spec.node_name) and not is_terminal(pod)
+def _node_runtimes(cluster: Any) -> Iterator[tuple[str, Any]]:
+    """(node, kubelet) for every machine still in the cluster, by node name (a removed machine runs nothing)."""
+    removed = set(cluster.removed_nodes)
+    for name in sorted(cluster.loop.components):
+        if name.startswith(KUBELET_PREFIX):
+            node = name[len(KUBELET_PREFIX):]
+            if node not in removed:
+                yield node, cluster.loop.components[name]
 
 
-def _touched_nodes(reader: HistoryReader, changes: list, on_node: dict) -> dict[str, None]:
-    """Apply the pod changes to the node -> pods index; return the nodes to re-examine."""
-    touched: dict[str, None] = {}
-    for ch in changes:
-        if ch.key.startswith(NODES):
-            touched[ch.key[len(NODES):]] = None
-            continue
-        if _counts(ch.prev):
-            group = on_node.get(ch.prev.spec.node_name)
-            if group is not None:
-                group.pop(ch.key, None)
-            touched[ch.prev.spec.node_name] = None
-        if _counts(ch.value):
-            on_node.setdefault(ch.value.spec.node_name, {})[ch.key] = None
-            touched[ch.value.spec.node_name] = None
-    return touched
+def _per_node(cluster: Any, memo: dict, judge: Callable[[str, Any], list[str]]) -> Iterator[str]:
+    """Judge each node again only when its runtime's sandboxes changed (the runtime's generation moved)."""
+    seen: dict[str, tuple[int, list[str]]] = memo.setdefault("nodes", {})
+    for node, kubelet in _node_runtimes(cluster):
+        generation = kubelet.runtime.generation
+        entry = seen.get(node)
+        if entry is None or entry[0] != generation:
+            entry = seen[node] = (generation, judge(node, kubelet))
+        yield from entry[1]
+
+
+def _pod_name(sandbox: Any) -> str:
+    return f"{sandbox.metadata.namespace}/{sandbox.metadata.name}"
+
+
+def _overcommit(node: str, kubelet: Any) -> list[str]:
+    alloc = Resource.from_list(node_resources(kubelet.config))
+    running = kubelet.runtime.ready_sandboxes()
+    cpu = sum(sb.resources.milli_cpu for sb in running)
+    memory = sum(sb.resources.memory for sb in running)
+    problems = []
+    if len(running) > alloc.allowed_pod_number:
+        problems.append(f"{len(running)} pods > {alloc.allowed_pod_number} allowed")
+    if cpu > alloc.milli_cpu:
+        problems.append(f"cpu requests {cpu}m > allocatable {alloc.milli_cpu}m")
+    if memory > alloc.memory:
+        problems.append(f"memory requests {memory} > allocatable {alloc.memory}")
+    if not problems:
+        return []
+    pods = ", ".join(_pod_name(sb) for sb in running)
+    return [f"node {node} is overcommitted: {'; '.join(problems)} (running {pods})"]
 
 
 @invariant("no-overcommit", kind=SAFETY, principle="scheduling")
 def no_overcommit(cluster: Any, memo: dict) -> Iterator[str]:
-    """On every node, the requests of the live pods bound to it fit its allocatable cpu and memory, and there are
-    no more of them than its allocatable pods."""
-    reader = memo.get("reader")
-    if reader is None:
-        reader = memo["reader"] = HistoryReader((PODS, NODES))
-        memo["on_node"] = {}
-        memo["bad"] = {}
-    on_node: dict = memo["on_node"]
-    bad: dict[str, str] = memo["bad"]
-    for node_name in _touched_nodes(reader, reader.read(cluster.store), on_node):
-        bad.pop(node_name, None)
-        node = reader.value(node_key(node_name))
-        if node is None:
-            continue
-        alloc = Resource.from_list(node.status.allocatable)
-        keys = on_node.get(node_name, {})
-        used = Resource()
-        for key in keys:
-            used.add_resource(pod_requests(reader.value(key)))
-        problems = []
-        if "pods" in node.status.allocatable and len(keys) > alloc.allowed_pod_number:
-            problems.append(f"{len(keys)} pods > {alloc.allowed_pod_number} allowed")
-        if "cpu" in node.status.allocatable and used.milli_cpu > alloc.milli_cpu:
-            problems.append(f"cpu requests {used.milli_cpu}m > allocatable {alloc.milli_cpu}m")
-        if "memory" in node.status.allocatable and used.memory > alloc.memory:
-            problems.append(f"memory requests {used.memory} > allocatable {alloc.memory}")
-        if problems:
-            bad[node_name] = f"node {node_name} is overcommitted: {'; '.join(problems)}"
-    for name in sorted(bad):
-        yield bad[name]
+    """The pods a node runs (its ready sandboxes) fit it: their cpu and memory requests within its allocatable
+    and no more pods than it allows. The scheduler aims for this from its cache; the kubelet's admission is
+    what guarantees it when that cache was stale."""
+    yield from _per_node(cluster, memo, _overcommit)
 
 
 def _port_conflict(a: tuple[str, str, int], b: tuple[str, str, int]) -> bool:
@@ -79,39 +79,30 @@ def _port_conflict(a: tuple[str, str, int], b: tuple[str, str, int]) -> bool:
     return ip_a == ip_b or ip_a == "0.0.0.0" or ip_b == "0.0.0.0"
 
 
-def _host_ports(pod: Any) -> list[tuple[str, str, int]]:
-    return [(ip or "0.0.0.0", proto or "TCP", port) for ip, proto, port in pod_host_ports(pod) if port > 0]
+def _host_ports(sandbox: Any) -> list[tuple[str, str, int]]:
+    return [(m.host_ip or "0.0.0.0", m.protocol or "TCP", m.host_port) for m in sandbox.port_mappings
+            if m.host_port > 0]
+
+
+def _port_clashes(node: str, kubelet: Any) -> list[str]:
+    claims: list[tuple[tuple[str, str, int], Any]] = []
+    found: list[str] = []
+    for sandbox in kubelet.runtime.ready_sandboxes():
+        for hp in _host_ports(sandbox):
+            for other, owner in claims:
+                if owner.metadata.uid != sandbox.metadata.uid and _port_conflict(hp, other):
+                    found.append(f"node {node} runs pods {_pod_name(owner)} and {_pod_name(sandbox)}, both holding "
+                                 f"host port {hp[2]}/{hp[1]} ({other[0]} and {hp[0]})")
+            claims.append((hp, sandbox))
+    return found
 
 
 @invariant("host-ports-unique", kind=SAFETY, principle="scheduling")
 def host_ports_unique(cluster: Any, memo: dict) -> Iterator[str]:
-    """No two live pods bound to the same node claim conflicting host ports (same protocol and port, and the
-    same hostIP or either 0.0.0.0; an empty hostIP is 0.0.0.0, an empty protocol TCP)."""
-    reader = memo.get("reader")
-    if reader is None:
-        reader = memo["reader"] = HistoryReader((PODS, NODES))
-        memo["on_node"] = {}
-        memo["bad"] = {}
-    on_node: dict = memo["on_node"]
-    bad: dict[str, list[str]] = memo["bad"]
-    for node_name in _touched_nodes(reader, reader.read(cluster.store), on_node):
-        bad.pop(node_name, None)
-        claims: list[tuple[tuple[str, str, int], str]] = []
-        found: list[str] = []
-        for key in sorted(on_node.get(node_name, {})):
-            pod = reader.value(key)
-            if pod.spec.host_network and not _host_ports(pod):
-                continue
-            for hp in _host_ports(pod):
-                for other, owner in claims:
-                    if owner != key and _port_conflict(hp, other):
-                        found.append(f"node {node_name}: pods {name_of(owner)} and {name_of(key)} both claim host "
-                                     f"port {hp[2]}/{hp[1]} ({other[0]} and {hp[0]})")
-                claims.append((hp, key))
-        if found:
-            bad[node_name] = found
-    for name in sorted(bad):
-        yield from bad[name]
+    """No node runs two pods (ready sandboxes) whose host ports conflict (same protocol and port, and the same
+    hostIP or either 0.0.0.0; an empty hostIP is 0.0.0.0, an empty protocol TCP). A scheduler with a stale
+    cache may bind both; the kubelet's admission must refuse the second."""
+    yield from _per_node(cluster, memo, _port_clashes)
 
 
 @invariant("binding-immutable", kind=SAFETY, principle="scheduling")

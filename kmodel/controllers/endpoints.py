@@ -16,11 +16,23 @@ Informers on services, pods and endpoints; the work queue holds Service keys ("n
 
 syncService(key), level-driven from the caches (the base class waits until all three informers have
 synced, so a restarted controller never writes Endpoints from a half-listed pod cache):
-Service gone → DELETE the Endpoints (404 is fine); ExternalName or no selector → nothing; else the
-subsets from endpoints_logic.endpoint_subsets over the Service's namespace's pods matching the selector;
-if the cached Endpoints exist with equal subsets and labels, nothing is written; else CREATE (no cached
+Service gone → DELETE the Endpoints (404 is fine) and forget its stale resourceVersion; ExternalName or no
+selector → nothing; else the subsets from endpoints_logic.endpoint_subsets over the Service's namespace's
+pods matching the selector; if the cached Endpoints carry the resourceVersion this controller already
+replaced (staleEndpointsTracker, below), the sync fails and the key is retried with the rate limiter; if
+the cached Endpoints exist with equal subsets and labels, nothing is written; else CREATE (no cached
 Endpoints) or UPDATE (the cached one, with its resourceVersion). A failed write records a Warning event
 (FailedToCreateEndpoint / FailedToUpdateEndpoint) and the key is retried with the rate limiter.
+
+The stale-cache guard (endpoints_tracker.go, kubernetes#125675 and #127417, fixing #125638): the endpoints
+informer has no update handler, so after an UPDATE the cache may still hold the Endpoints it replaced. A
+pod that flips Ready→NotReady→Ready quickly gets two syncs; the second compares the fresh pods with the
+stale cached Endpoints (still "all ready"), finds them equal and skips, and the NotReady Endpoints just
+written stay for good, since nothing enqueues the Service again. So a successful UPDATE that changed the
+resourceVersion remembers the replaced one (`_stale[key]`), and a sync that finds exactly that version
+in the cache returns an error ("endpoints informer cache is out of date") to be retried once the
+informer has caught up. The map lives in memory, so a crash forgets it (the restarted informer lists
+afresh anyway).
 
 Differences from upstream: see endpoints_logic (port/subset order, no over-capacity truncation, no
 last-change-trigger-time annotation); EndpointSlices (and their mirroring) are not modelled. The
@@ -82,6 +94,9 @@ class EndpointsController(Controller):
                                   on_delete=self._pod_deleted)
         self.endpoints = self.informer("endpoints", on_add=self._endpoints_listed, on_update=_ignore)
         self.writes = 0  # Endpoints created, updated or deleted
+        # staleEndpointsTracker: Service key -> resourceVersion of the Endpoints this controller replaced
+        self._stale: dict[str, str] = {}
+        self.stale_retries = 0  # syncs that found a replaced Endpoints in the cache (for tests and reports)
 
     # -- handlers --------------------------------------------------------------------------------------------
 
@@ -129,7 +144,10 @@ class EndpointsController(Controller):
             def deleted(t: int, response: Response, o: Out) -> bool:
                 if response.ok:
                     self.writes += 1
-                return response.ok or response.code == 404
+                if response.ok or response.code == 404:
+                    self._stale.pop(key, None)  # staleEndpointsTracker.Delete
+                    return True
+                return False
 
             sync.delete(now, out, "endpoints", name, namespace=namespace, on_done=deleted)
             return
@@ -138,6 +156,11 @@ class EndpointsController(Controller):
         pods = [p for p in self.pods.by_index(NAMESPACE_INDEX, namespace)
                 if selector_matches(svc.spec.selector, p.metadata.labels)]
         current = self.endpoints.indexer.get_by_key(key)
+        if current is not None and self._stale.get(key) == current.metadata.resource_version:
+            # "endpoints informer cache is out of date, resource version N already processed": retry later
+            self.stale_retries += 1
+            sync.fail()
+            return
         subsets = el.endpoint_subsets(svc, pods)
         if not el.endpoints_need_update(current, svc, subsets):
             return
@@ -147,6 +170,11 @@ class EndpointsController(Controller):
         def written(t: int, response: Response, o: Out) -> bool:
             if response.ok:
                 self.writes += 1
+                written_rv = getattr(getattr(response.body, "metadata", None), "resource_version", None)
+                if not create and written_rv != current.metadata.resource_version:
+                    # the cache may still show `current` for a while: remember it as stale (a no-op update
+                    # that kept the resourceVersion must not, or the key would be retried for ever)
+                    self._stale[key] = current.metadata.resource_version
                 return True
             message = getattr(response.body, "message", str(response.code))
             if create:

@@ -13,6 +13,10 @@ What it does, each piece in its own module:
   other failures retry after 100 ms doubling to 7 s), then posts status at once and every 10 s (GET the Node,
   write nodes/status with fresh heartbeats);
 * the Lease (lease.py): renewed every 10 s from the start, created if missing;
+* admission (admission.py): before a pod first runs, it is checked against the pods the kubelet already runs
+  (resources, node selector, node name, host ports, NoExecute taints), the pods learnt of together oldest
+  first; a rejected pod never runs and is reported Failed (`Pod was rejected: …`). This is what stops a pod
+  that a scheduler with a stale cache bound to a full node, or beside a pod holding the same host port;
 * pod workers (pod_worker.py): each pod (by uid) has a worker; a work item syncs one pod: run it (sandbox,
   IP, containers, restarts with back-off, liveness kills), or, once termination is requested (deletion-
   Timestamp, or gone from the API), stop it and release its IP. A pod is synced again when its object
@@ -55,6 +59,7 @@ from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
 from kmodel.component import Component, Out
 from kmodel.kubelet import lease as lease_mod
 from kmodel.kubelet import node_status
+from kmodel.kubelet.admission import Rejection, admission_order, admit, rejected_status
 from kmodel.kubelet.agenda import Agenda
 from kmodel.kubelet.cni import BridgeCNI
 from kmodel.kubelet.config import KubeletConfig
@@ -78,6 +83,7 @@ HOUSEKEEPING_TIMER = "housekeeping"
 REGISTER_BACKOFF_INITIAL_MS = 100
 REGISTER_BACKOFF_MAX_MS = 7_000
 HOUSEKEEPING_PERIOD_MS = 2_000
+TERMINAL_PHASES = ("Succeeded", "Failed")
 STATUS_RETRY_MS = 10_000
 
 POD, STATUS, CLEANUP = "pod", "status", "cleanup"
@@ -350,6 +356,11 @@ class Kubelet(Component):
         worker = self.workers.get(uid)
         if worker is None:
             return
+        if worker.admitted is None:
+            self._admit_pending(now, out)
+        if worker.admitted is False:
+            self._sync_refused(now, worker)
+            return
         pod = worker.pod
         if worker.termination_requested and not worker.static:
             if not worker.terminated:
@@ -378,6 +389,69 @@ class Kubelet(Component):
         if worker.static and not self._sync_mirror(now, worker, out):
             delay = min(delay, self.config.backoff_period_ms)  # the API is not there yet: look again soon
         self.resyncs.schedule(uid, now + delay, out)
+
+    # -- admission -----------------------------------------------------------------------------------------------
+
+    def _admission_node(self, now: int) -> Any:
+        """getNodeAnyWay: the informer's Node, or the Node this kubelet would register."""
+        node = self.nodes.get("", self.config.node)
+        return node if node is not None else node_status.initial_node(self.config, now)
+
+    def _is_active(self, worker: PodWorker) -> bool:
+        status = self.status.get(worker.uid) or worker.pod.status
+        return worker.active and (worker.termination_requested or status.phase not in TERMINAL_PHASES)
+
+    def _admit_pending(self, now: int, out: Out) -> None:
+        """HandlePodAdditions for every pod learnt of since the last admission, oldest first (so after a restart
+        the older of two conflicting pods keeps the node): a pod already Succeeded/Failed is not admitted (it
+        never runs again), a pod being terminated is not checked, any other is checked against the active pods
+        and runs, or is rejected (kmodel.kubelet.admission)."""
+        pending = [w.pod for w in self.workers.values() if w.admitted is None]
+        node = self._admission_node(now)
+        for pod in admission_order(pending):
+            worker = self.workers[pod.metadata.uid]
+            if pod.status.phase in TERMINAL_PHASES:
+                worker.admitted = False
+                continue
+            if worker.termination_requested:
+                worker.admitted = True
+                continue
+            active = [w.pod for w in self.workers.values() if w is not worker and self._is_active(w)]
+            rejection = admit(pod, active, node)
+            worker.admitted = rejection is None
+            if rejection is not None:
+                self._reject(now, out, worker, rejection)
+
+    def _reject(self, now: int, out: Out, worker: PodWorker, rejection: Rejection) -> None:
+        """rejectPod: a Warning event and the status Failed; whatever of the pod still runs from before a restart
+        is stopped (HandlePodCleanups kills what runs unadmitted)."""
+        pod = worker.pod
+        self._event(now, out, pod, "Warning", rejection.reason, rejection.message)
+        terminate_pod(worker, self.runtime, now)
+        old = self.status.get(worker.uid) or pod.status or PodStatus()
+        if self.status.set_status(worker.uid, pod.metadata.namespace, pod.metadata.name,
+                                  rejected_status(old, rejection, now)):
+            self._enqueue(STATUS, worker.uid)
+
+    def _sync_refused(self, now: int, worker: PodWorker) -> None:
+        """A pod that never runs here (rejected, or finished before this kubelet learnt of it): make sure nothing
+        of it runs, keep its status, and once it is deleted let the status write's answer remove it
+        (canBeDeleted), as for any terminated pod."""
+        uid = worker.uid
+        if not worker.terminated:
+            terminate_pod(worker, self.runtime, now)
+            self.probes.remove_pod(uid)
+            self.resyncs.cancel(uid)
+        if worker.deleted:
+            remove_pod(self.runtime, uid, now)
+            self.status.forget(uid)
+            del self.workers[uid]
+            return
+        pod = worker.pod
+        if self.status.get(uid) is None:
+            self.status.set_status(uid, pod.metadata.namespace, pod.metadata.name, pod.status)
+        if worker.termination_requested:
+            self._enqueue(STATUS, uid)
 
     def _follow_probes(self, now: int, worker: PodWorker, out: Out) -> None:
         view = pod_view(self.runtime, worker.uid)

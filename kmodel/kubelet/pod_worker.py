@@ -38,8 +38,9 @@ import attrs
 
 from kmodel.kubelet.runtime import (
     ContainerConfig, ContainerMetadata, ContainerRuntime, ContainerState, CRIError, PodSandboxConfig,
-    PodSandboxMetadata, PodSandboxState,
+    PodSandboxMetadata, PodSandboxState, PortMapping, SandboxResources,
 )
+from kmodel.scheduler.framework import pod_requests
 from kmodel.kubelet.status import PodView
 from kmodel.objects import Pod
 
@@ -64,7 +65,7 @@ class SyncResult:
 class PodWorker:
     """The kubelet's memory of one pod (see the module docstring)."""
 
-    __slots__ = ("uid", "pod", "static", "deleted", "terminated", "backoff", "waiting")
+    __slots__ = ("uid", "pod", "static", "deleted", "terminated", "backoff", "waiting", "admitted")
 
     def __init__(self, pod: Pod, static: bool = False) -> None:
         self.uid: str = pod.metadata.uid
@@ -72,12 +73,20 @@ class PodWorker:
         self.static = static
         self.deleted = False  # gone from the API
         self.terminated = False  # containers and sandboxes stopped for good
+        #: admission (kmodel.kubelet.admission): None until decided, True to run, False never to run (rejected,
+        #: or already Succeeded/Failed in the API when the kubelet learnt of it). Static pods are admitted.
+        self.admitted: Optional[bool] = True if static else None
         self.backoff: dict[str, tuple[int, int]] = {}  # container -> (backoff ms, last update)
         self.waiting: dict[str, tuple[str, str]] = {}  # container -> (reason, message) for the status
 
     @property
     def termination_requested(self) -> bool:
         return self.deleted or self.pod.metadata.deletion_timestamp is not None
+
+    @property
+    def active(self) -> bool:
+        """filterOutInactivePods: admitted and not fully terminated (a terminating pod still holds its node)."""
+        return self.admitted is True and not self.terminated
 
 
 def pod_view(runtime: ContainerRuntime, uid: str) -> PodView:
@@ -132,12 +141,21 @@ class RestartBackoff:
             entries[key] = (min(entry[0] * 2, self.max_ms), now)
 
 
+def port_mappings(pod: Pod) -> tuple[PortMapping, ...]:
+    """generatePodSandboxConfig's port mappings: every container port, published on the node when hostPort is
+    set."""
+    return tuple(PortMapping(p.protocol or "TCP", p.container_port, p.host_port or 0, p.host_ip or "")
+                 for c in pod.spec.containers for p in c.ports)
+
+
 def _sandbox_config(pod: Pod, attempt: int) -> PodSandboxConfig:
     meta = pod.metadata
     labels = {POD_NAME_LABEL: meta.name, POD_NAMESPACE_LABEL: meta.namespace, POD_UID_LABEL: meta.uid}
+    requests = pod_requests(pod)
     return PodSandboxConfig(PodSandboxMetadata(meta.name, meta.uid, meta.namespace, attempt),
                             hostname=pod.spec.hostname or meta.name, labels=labels,
-                            host_network=bool(pod.spec.host_network))
+                            host_network=bool(pod.spec.host_network), port_mappings=port_mappings(pod),
+                            resources=SandboxResources(requests.milli_cpu, requests.memory))
 
 
 def _start_container(runtime: ContainerRuntime, pod: Pod, sandbox_id: str, spec, attempt: int, now: int) -> str:

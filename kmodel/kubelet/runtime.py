@@ -89,6 +89,26 @@ class PodSandboxMetadata:
 
 
 @dataclass(frozen=True)
+class PortMapping:
+    """CRI's PortMapping: a container port the sandbox publishes on the node (host_port 0: not published)."""
+
+    protocol: str
+    container_port: int
+    host_port: int = 0
+    host_ip: str = ""
+
+
+@dataclass(frozen=True)
+class SandboxResources:
+    """What the sandbox holds of the node: the pod's requests (milli-CPU, bytes of memory). Stands for CRI's
+    LinuxPodSandboxConfig.resources (the sum of the containers' resources), kept as requests, which is what
+    the node's allocatable is judged against."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+
+
+@dataclass(frozen=True)
 class PodSandboxConfig:
     """The part of CRI's PodSandboxConfig the model uses; host_network is namespace_options.network == NODE."""
 
@@ -97,6 +117,8 @@ class PodSandboxConfig:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     host_network: bool = False
+    port_mappings: tuple[PortMapping, ...] = ()
+    resources: SandboxResources = SandboxResources()
 
 
 @dataclass(frozen=True)
@@ -127,6 +149,8 @@ class PodSandbox:
     netns: str = ""
     host_network: bool = False
     netns_closed: bool = False
+    port_mappings: tuple[PortMapping, ...] = ()
+    resources: SandboxResources = SandboxResources()
 
     @property
     def ip(self) -> str:
@@ -159,10 +183,12 @@ def _matches(labels: Mapping[str, str], selector: Optional[Mapping[str, str]]) -
 class ContainerRuntime:
     """The node's runtime: sandboxes and containers keyed by id, in creation order, plus the CNI plugin."""
 
-    __slots__ = ("cni", "sandboxes", "containers", "_next_id", "unhealthy")
+    __slots__ = ("cni", "sandboxes", "containers", "_next_id", "unhealthy", "generation")
 
     def __init__(self, cni: Optional[BridgeCNI] = None) -> None:
         self.cni = cni
+        #: moves whenever a sandbox is created, stopped or removed (invariants re-examine a node only then)
+        self.generation = 0
         self.sandboxes: dict[str, PodSandbox] = {}
         self.containers: dict[str, Container] = {}
         self._next_id = 1
@@ -194,7 +220,9 @@ class ContainerRuntime:
         self.sandboxes[sid] = PodSandbox(
             sid, config.metadata, PodSandboxState.SANDBOX_READY, now, dict(config.labels),
             dict(config.annotations), ips, "" if config.host_network else netns, config.host_network,
+            port_mappings=config.port_mappings, resources=config.resources,
         )
+        self.generation += 1
         return sid
 
     def _sandbox(self, sandbox_id: str) -> PodSandbox:
@@ -215,6 +243,7 @@ class ContainerRuntime:
                 self.cni.delete(sandbox_id, "" if sb.netns_closed else sb.netns, DEFAULT_IFNAME)
             sb = replace(sb, netns="", netns_closed=False)
         self.sandboxes[sandbox_id] = replace(sb, state=PodSandboxState.SANDBOX_NOTREADY)
+        self.generation += 1
 
     def remove_pod_sandbox(self, sandbox_id: str, now: int = 0) -> None:
         """RemovePodSandbox: stop it if needed, then remove it and all its containers. Idempotent."""
@@ -224,6 +253,7 @@ class ContainerRuntime:
         for cid in [c.id for c in self.containers.values() if c.pod_sandbox_id == sandbox_id]:
             del self.containers[cid]
         del self.sandboxes[sandbox_id]
+        self.generation += 1
 
     def pod_sandbox_status(self, sandbox_id: str) -> PodSandbox:
         """PodSandboxStatus."""
@@ -355,6 +385,7 @@ class ContainerRuntime:
                 self._exit(c.id, 255, "Unknown", "", now)
         for sid, sb in list(self.sandboxes.items()):
             self.sandboxes[sid] = replace(sb, state=PodSandboxState.SANDBOX_NOTREADY, netns_closed=bool(sb.netns))
+        self.generation += 1
 
     def set_probe_health(self, container_id: str, kind: str, healthy: bool) -> None:
         """Fault hook: make the probes of `kind` ("liveness", "readiness") of this container instance fail (or
@@ -371,6 +402,10 @@ class ContainerRuntime:
         return c is not None and c.state == ContainerState.CONTAINER_RUNNING and \
             (container_id, kind) not in self.unhealthy
 
+    def ready_sandboxes(self) -> list[PodSandbox]:
+        """The READY sandboxes, in creation order: the pods this node runs (a view for invariants)."""
+        return [sb for sb in self.sandboxes.values() if sb.state == PodSandboxState.SANDBOX_READY]
+
     def running(self) -> list[Container]:
         """The running containers, in creation order (a view for invariants)."""
         return [c for c in self.containers.values() if c.state == ContainerState.CONTAINER_RUNNING]
@@ -378,5 +413,5 @@ class ContainerRuntime:
 
 __all__: Sequence[str] = (
     "Container", "ContainerConfig", "ContainerMetadata", "ContainerRuntime", "ContainerState", "CRIError",
-    "PodSandbox", "PodSandboxConfig", "PodSandboxMetadata", "PodSandboxState",
+    "PodSandbox", "PodSandboxConfig", "PodSandboxMetadata", "PodSandboxState", "PortMapping", "SandboxResources",
 )

@@ -128,3 +128,53 @@ def test_leftover_endpoints_are_deleted_at_start():
     c.restart(NAME)
     c.run(5_000)
     assert c.get("endpoints", "default", "web") is None
+
+
+def _run_holding(c, held) -> None:
+    """Apply enabled events at the current instant (no time advance), first that is not `held`, until none
+    is left: a deterministic interleaving that keeps the held messages in flight."""
+    from kmodel.loop.events import AdvanceTime
+
+    for _ in range(10_000):
+        events = [e for e in c.loop.enabled_events() if not isinstance(e, AdvanceTime) and not held(e)]
+        if not events:
+            return
+        c.loop.step(events[0])
+    raise AssertionError("the held run never fell quiet")
+
+
+def _head(c, event):
+    from kmodel.loop.events import Deliver
+
+    if not isinstance(event, Deliver):
+        return None
+    return c.loop.network.head(event.src, event.dst).payload
+
+
+def test_a_stale_endpoints_cache_does_not_hide_a_quick_ready_flip():
+    """kubernetes#125638 (fixed by #125675/#127417, staleEndpointsTracker): a pod goes NotReady and Ready again
+    while the controller's own Endpoints update is in flight; when it syncs again its endpoints cache still
+    holds the Endpoints it replaced (which look right: the pod ready), so it must retry once the cache caught
+    up instead of skipping, or the NotReady Endpoints it wrote stay for good."""
+    c, writer = setup()
+    ctrl = c.loop.components[NAME]
+    assert addresses(c.get("endpoints", "default", "web"))[:2] == (["10.244.0.5"], ["10.244.1.7"])
+
+    def update_request(e) -> bool:  # the controller's Endpoints update, on its way to the API server
+        p = _head(c, e)
+        return type(p).__name__ == "Request" and p.verb == "update" and p.resource == "endpoints"
+
+    def endpoints_event(e) -> bool:  # the watch event of that update, on its way back to the controller
+        p = _head(c, e)
+        return (type(p).__name__ == "WatchEvent" and e.dst == NAME
+                and type(p.object).__name__ == "Endpoints" and p.object.metadata.name == "web")
+
+    status(c, writer, "a", "10.244.0.5", False)
+    _run_holding(c, update_request)         # the controller saw a NotReady and sent its update: held
+    status(c, writer, "a", "10.244.0.5", True)
+    _run_holding(c, update_request)         # a is Ready again; the controller knows, its key is dirty
+    _run_holding(c, endpoints_event)        # the update lands; the controller syncs again before its
+    assert not ctrl.queue.has_work()        # endpoints cache shows it
+    c.run(c.now + 5_000)
+    assert addresses(c.get("endpoints", "default", "web"))[:2] == (["10.244.0.5"], ["10.244.1.7"])
+    assert ctrl.stale_retries >= 1

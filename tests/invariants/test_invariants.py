@@ -308,21 +308,62 @@ def _pod(name: str, node: str, *, cpu: str = "100m", host_port: int = 0) -> dict
                                                        "resources": {"requests": {"cpu": cpu}}}]}}
 
 
-def test_no_overcommit_catches_a_pod_bound_around_the_scheduler():
+def _run_unadmitted(cluster: Cluster, node: str, name: str, *, cpu: str = "100m", host_port: int = 0) -> None:
+    """Start a pod's sandbox on the node's runtime directly: what a kubelet without admission would run."""
+    from kmodel.kubelet.pod_worker import _sandbox_config
+    from kmodel.objects import load
+
+    pod = load(_pod(name, node, cpu=cpu, host_port=host_port))
+    pod = attrs.evolve(pod, metadata=attrs.evolve(pod.metadata, uid=f"uid-{name}"))
+    cluster.loop.components[f"kubelet/{node}"].runtime.run_pod_sandbox(_sandbox_config(pod, 0), cluster.now)
+
+
+def _status(cluster: Cluster, name: str):
+    return cluster.get("pods", "default", name).status
+
+
+def test_no_overcommit_holds_when_a_pod_bound_around_the_scheduler_is_refused_by_the_kubelet():
     cluster = web_cluster(nodes=1)
     memo: dict = {}
     assert check(cluster, "no-overcommit", memo) == []
+    # nodeName set by hand: the store takes it, the kubelet's admission refuses to run it
     assert call(cluster, "create", "pods", "default", body=_pod("big", "node-1", cpu="10")).code == 201
+    cluster.run(10 * S)
+    assert check(cluster, "no-overcommit", memo) == []
+    status = _status(cluster, "big")
+    assert (status.phase, status.reason) == ("Failed", "OutOfcpu")
+    assert status.message.startswith("Pod was rejected: Node didn't have enough resource: cpu, requested: 10000")
+
+
+def test_no_overcommit_catches_a_node_running_more_than_it_has():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "no-overcommit", memo) == []
+    _run_unadmitted(cluster, "node-1", "big", cpu="10")
     [message] = check(cluster, "no-overcommit", memo)
-    assert "node-1" in message and "cpu requests" in message
+    assert "node-1" in message and "cpu requests" in message and "default/big" in message
 
 
-def test_host_ports_unique_catches_two_pods_on_one_host_port():
+def test_host_ports_unique_holds_when_the_kubelet_refuses_the_second_pod_on_a_host_port():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    for name in ("hp-1", "hp-2"):
+        assert call(cluster, "create", "pods", "default", body=_pod(name, "node-1", host_port=8080)).code == 201
+    cluster.run(10 * S)
+    assert check(cluster, "host-ports-unique", memo) == []
+    assert _status(cluster, "hp-1").phase == "Running"
+    refused = _status(cluster, "hp-2")
+    assert (refused.phase, refused.reason) == ("Failed", "NodePorts")
+    assert refused.message == ("Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
+                               "requested pod ports")
+
+
+def test_host_ports_unique_catches_a_node_running_two_pods_on_one_host_port():
     cluster = web_cluster(nodes=1)
     memo: dict = {}
     assert check(cluster, "host-ports-unique", memo) == []
     for name in ("hp-1", "hp-2"):
-        assert call(cluster, "create", "pods", "default", body=_pod(name, "node-1", host_port=8080)).code == 201
+        _run_unadmitted(cluster, "node-1", name, host_port=8080)
     [message] = check(cluster, "host-ports-unique", memo)
     assert "hp-1" in message and "hp-2" in message and "8080" in message
 
