@@ -32,7 +32,9 @@ written stay for good, since nothing enqueues the Service again. So a successful
 resourceVersion remembers the replaced one (`_stale[key]`), and a sync that finds exactly that version
 in the cache returns an error ("endpoints informer cache is out of date") to be retried once the
 informer has caught up. The map lives in memory, so a crash forgets it (the restarted informer lists
-afresh anyway).
+afresh anyway). As upstream, an UPDATE that was applied but whose answer was lost (a 504 from the client's
+deadline) marks nothing; upstream then relies on the Service informer's periodic resync (12–24 h), which
+the model does not have. Nor does it drop a key after upstream's maxRetries (15): the key backs off instead.
 
 Differences from upstream: see endpoints_logic (port/subset order, no over-capacity truncation, no
 last-change-trigger-time annotation); EndpointSlices (and their mirroring) are not modelled. The

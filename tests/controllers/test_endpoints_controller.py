@@ -178,3 +178,60 @@ def test_a_stale_endpoints_cache_does_not_hide_a_quick_ready_flip():
     c.run(c.now + 5_000)
     assert addresses(c.get("endpoints", "default", "web"))[:2] == (["10.244.0.5"], ["10.244.1.7"])
     assert ctrl.stale_retries >= 1
+
+
+class _RecordingSync:
+    """Stands in for base.Sync: keeps each write and whether the sync failed."""
+
+    def __init__(self) -> None:
+        self.writes: list = []
+        self.failed = False
+
+    def update(self, now, out, resource, obj, *, on_done=None, **_):
+        self.writes.append((obj, on_done))
+
+    create = update
+
+    def fail(self) -> None:
+        self.failed = True
+
+
+def test_stale_tracking_follows_the_resource_version_the_update_returned():
+    """Only an update that moved the resourceVersion marks the cached one stale (kubernetes#127417): after a
+    no-op update (same resourceVersion back) the cache is not behind, and treating it as stale would retry
+    the key for ever."""
+    from kmodel.apiserver.wire import Response
+    from kmodel.controllers.endpoints import EndpointsController
+
+    ctrl = EndpointsController(["apiserver-0"])
+    svc = attrs.evolve(service(), metadata=attrs.evolve(service().metadata, resource_version="5"))
+    ready_pod = attrs.evolve(pod("a"), metadata=attrs.evolve(pod("a").metadata, uid="u-a", resource_version="6"))
+    ip = "10.244.0.5"
+    ready_pod = attrs.evolve(ready_pod, status=attrs.evolve(
+        ready_pod.status, phase="Running", pod_ip=ip, pod_ips=(PodIP(ip=ip),),
+        conditions=(PodCondition(type="Ready", status="True"),)))
+    from kmodel.objects import Endpoints
+    empty = Endpoints(metadata=ObjectMeta(name="web", namespace="default", labels=frozen_map({"team": "a"}),
+                                          resource_version="7"))
+    ctrl.services.indexer.upsert(svc)
+    ctrl.pods.indexer.upsert(ready_pod)
+    ctrl.endpoints.indexer.upsert(empty)
+
+    def sync_once():
+        s = _RecordingSync()
+        ctrl.sync("default/web", s, 0, None)
+        return s
+
+    s = sync_once()                       # the cache says no addresses: update, answered with the same RV
+    (obj, on_done), = s.writes
+    on_done(0, Response(1, 200, attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, resource_version="7"))), None)
+    s = sync_once()
+    assert not s.failed and len(s.writes) == 1 and ctrl.stale_retries == 0
+
+    (obj, on_done), = s.writes             # this time the update moved the RV: the cached "7" is stale now
+    on_done(0, Response(2, 200, attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, resource_version="9"))), None)
+    s = sync_once()
+    assert s.failed and s.writes == [] and ctrl.stale_retries == 1
+    ctrl.endpoints.indexer.upsert(attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, resource_version="9")))
+    s = sync_once()                       # the cache caught up: equal, nothing to write, no error
+    assert not s.failed and s.writes == []

@@ -340,7 +340,38 @@ def test_a_busy_instant_lets_the_clock_move_on_only_when_asked():
     assert loop.run_fair(until_ms=100, max_events=1_000) == 1_000 and loop.now == 0  # Zeno: time stands still
     loop = Loop(components=[_Ping("p")])
     applied = loop.run_fair(until_ms=100, max_events=1_000, busy_instant=300)
-    assert applied == 1_000 and loop.now == 50 and loop.components["p"].woke == 50
+    assert loop.now == 50 and loop.components["p"].woke == 50
+    # still busy and nothing due before 100 ms: the run ends there instead of spinning to max_events
+    assert applied < 1_000 and loop.clock.now == 50
+
+
+class _Retrier(Component):
+    """Keeps itself busy (a message per message) while a 5 ms retry timer ticks; a back-off that ends at 800 ms
+    makes it stop: a hot loop that only the passing of time ends."""
+
+    def start(self, now, out):
+        self.stopped_at = None
+        out.send(self.name, "ping")
+        out.set_timer("retry", at=5)
+        out.set_timer("backoff", at=800)
+
+    def on_message(self, now, msg, out):
+        if self.stopped_at is None:
+            out.send(self.name, "ping")
+
+    def on_timer(self, now, name, out):
+        if name == "retry" and self.stopped_at is None:
+            out.set_timer("retry", at=now + 5)
+        elif name == "backoff":
+            self.stopped_at = now
+
+
+def test_a_busy_spell_keeps_time_passing_until_the_cluster_falls_quiet():
+    loop = Loop(components=[_Retrier("r")])
+    applied = loop.run_fair(until_ms=2_000, max_events=200_000, busy_instant=5_000)
+    # 160 retry instants to reach 800 ms: the first busy instant takes 5,000 events, later ones 100 each
+    assert loop.components["r"].stopped_at == 800 and applied < 25_000
+    assert loop.now == 800  # quiet after that: nothing more due before 2,000 ms
 
 
 def test_release_all_is_only_enabled_while_a_link_is_held_and_frees_what_waits():
