@@ -24,32 +24,61 @@ def _ip_holder(pod: Any) -> bool:
 
 @invariant("unique-pod-ips", kind=SAFETY, principle="network model")
 def unique_pod_ips(cluster: Any, memo: dict) -> Iterator[str]:
-    """No two live pods (not hostNetwork, not Succeeded or Failed) have the same IP.
+    """No two live pods (not hostNetwork, not Succeeded or Failed) on nodes that exist have the same IP.
 
-    Incremental: an index IP -> pods holding it is kept up to date from the pod writes of each step."""
+    A pod whose node was deleted is left out: node IPAM released that node's podCIDR with it (so a new node may
+    get it and hand its addresses out again) and the pod runs nowhere; it keeps its podIP in the API until
+    PodGC deletes it, as upstream. Incremental: an index IP -> pods holding it is kept up to date from the pod
+    and node writes of each step."""
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader((PODS,))
-        memo["owners"] = {}
+        reader = memo["reader"] = HistoryReader((PODS, NODES))
+        memo["owners"] = {}  # ip -> {pod key}
+        memo["counted"] = {}  # pod key -> the ips it is counted under
+        memo["on_node"] = {}  # node name -> {pod key} of the live pods bound to it
         memo["bad"] = set()
     owners: dict[str, dict[str, None]] = memo["owners"]
+    counted: dict[str, tuple[str, ...]] = memo["counted"]
+    on_node: dict[str, dict[str, None]] = memo["on_node"]
     bad: set = memo["bad"]
+
+    def uncount(key: str) -> None:
+        for ip in counted.pop(key, ()):
+            group = owners.get(ip)
+            if group is not None:
+                group.pop(key, None)
+                if len(group) < 2:
+                    bad.discard(ip)
+                if not group:
+                    del owners[ip]
+
+    def count(key: str) -> None:
+        pod = reader.value(key)
+        if not _ip_holder(pod) or not pod.spec.node_name or reader.value(node_key(pod.spec.node_name)) is None:
+            return
+        ips = tuple(pod_ips(pod))
+        counted[key] = ips
+        for ip in ips:
+            group = owners.setdefault(ip, {})
+            group[key] = None
+            if len(group) > 1:
+                bad.add(ip)
+
     for ch in reader.read(cluster.store):
-        if _ip_holder(ch.prev):
-            for ip in pod_ips(ch.prev):
-                group = owners.get(ip)
-                if group is not None:
-                    group.pop(ch.key, None)
-                    if len(group) < 2:
-                        bad.discard(ip)
-                    if not group:
-                        del owners[ip]
-        if _ip_holder(ch.value):
-            for ip in pod_ips(ch.value):
-                group = owners.setdefault(ip, {})
-                group[ch.key] = None
-                if len(group) > 1:
-                    bad.add(ip)
+        if ch.key.startswith(NODES):
+            if (ch.prev is None) != (ch.value is None):  # a node came or went: its pods count or stop counting
+                for key in on_node.get(ch.key[len(NODES):], {}):
+                    uncount(key)
+                    count(key)
+            continue
+        if ch.prev is not None and ch.prev.spec.node_name:
+            group = on_node.get(ch.prev.spec.node_name)
+            if group is not None:
+                group.pop(ch.key, None)
+        uncount(ch.key)
+        if _ip_holder(ch.value) and ch.value.spec.node_name:
+            on_node.setdefault(ch.value.spec.node_name, {})[ch.key] = None
+            count(ch.key)
     for ip in sorted(bad):
         holders = ", ".join(name_of(k) for k in sorted(owners[ip]))
         yield f"pod IP {ip} is held by {len(owners[ip])} live pods: {holders}"

@@ -143,6 +143,19 @@ def test_unique_pod_ips_catches_a_duplicate_ip_set_through_pods_status():
     assert a.status.pod_ip in message and a.metadata.name in message and b.metadata.name in message
 
 
+def test_unique_pod_ips_leaves_out_a_pod_whose_node_was_deleted():
+    cluster = web_cluster()
+    memo: dict = {}
+    a, b = pods(cluster)[:2]
+    assert a.spec.node_name != b.spec.node_name
+    # a's node is deleted (its podCIDR is released with it); a awaits PodGC, still holding its IP in the API
+    assert call(cluster, "delete", "nodes", "", a.spec.node_name).code == 200
+    status = attrs.evolve(b.status, pod_ip=a.status.pod_ip, pod_ips=a.status.pod_ips)
+    assert call(cluster, "update", "pods", "default", b.metadata.name, subresource="status",
+                body=attrs.evolve(b, status=status)).code == 200
+    assert check(cluster, "unique-pod-ips", memo) == []
+
+
 def test_pod_ip_in_node_cidr_catches_an_ip_outside_the_nodes_cidr():
     cluster = web_cluster()
     memo: dict = {}
