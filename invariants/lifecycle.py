@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from typing import Any, Iterator, Optional
 
-from invariants._history import LEASES, NODES, HistoryReader, condition, name_of, node_key
+from invariants._history import NODES, HistoryReader, condition, name_of, node_key
 from invariants.registry import SAFETY, invariant
 
-NODE_LEASES = LEASES + "kube-node-lease/"
+NODE_LIFECYCLE = "controller/nodelifecycle"
 TAINT_MANAGER_REASON = "DeletionByTaintManager"
-WRITE_VERBS = ("create", "update", "patch")
 
 
 def _no_execute(node: Any) -> list:
@@ -42,41 +42,66 @@ def eviction_due(pod: Any, taints: list, since: int) -> Optional[int]:
     return start + max(0, min(seconds)) * 1000
 
 
+def _heard(cluster: Any, memo: dict) -> tuple[dict[str, list[int]], list[int]]:
+    """The node lifecycle controller's heard log (see kmodel/controllers/nodelifecycle.py), read from where the
+    last check stopped: node -> times a heartbeat change of it reached the controller's informers, and the
+    times the controller (re)started. Both lists are in time order."""
+    by_node: dict[str, list[int]] = memo.setdefault("heard", {})
+    starts: list[int] = memo.setdefault("starts", [])
+    controller = cluster.loop.components.get(NODE_LIFECYCLE)
+    log = getattr(controller, "heard", None)
+    if log is not None:
+        pos = memo.get("heard_pos", 0)
+        for t, node in log[pos:]:
+            if node is None:
+                starts.append(t)
+            else:
+                by_node.setdefault(node, []).append(t)
+        memo["heard_pos"] = len(log)
+    return by_node, starts
+
+
+def _last_heard(times: list[int], starts: list[int], at: int) -> Optional[int]:
+    """The last time before `at` a heartbeat change reached the controller process that was running at `at`
+    (one that started later knew nothing of it; one that ran earlier is gone)."""
+    j = bisect_left(starts, at)
+    life = starts[j - 1] if j else None
+    i = bisect_left(times, at)
+    if i == 0:
+        return None
+    last = times[i - 1]
+    return last if life is None or last >= life else None
+
+
 @invariant("eviction-timing", kind=SAFETY, principle="node lifecycle")
 def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     """No pod is evicted by taint eviction before its toleration of its node's NoExecute taint ran out (counted
-    from when the node became tainted), and no node is marked Ready=Unknown before the grace period has passed
-    since its last heartbeat (Lease renewal or status).
+    from when the node became tainted), and no node is marked Ready=Unknown by the node lifecycle controller
+    before the grace period has passed since that controller last heard from it: since a heartbeat change
+    (Lease renewal, Ready lastHeartbeatTime) reached its informers, or, for a node that never posted Ready,
+    since the node's creation (startup grace period).
 
-    Reads the store's history (nodes, node leases) and the audit trail (the evictions, with their times)."""
+    Upstream's guarantee, nothing stronger: tryUpdateNodeHealth measures the grace period from probeTimestamp,
+    its own clock when a monitor pass *noticed* a heartbeat change in its caches (pkg/controller/nodelifecycle/
+    node_lifecycle_controller.go), so a renewal committed but not yet delivered to it (a lagging informer,
+    watch cache or link) does not count: upstream marks a live node Unknown then, and so may the model.
+
+    Reads the store's history (nodes), the controller's heard log and the audit trail (the evictions)."""
     grace = cluster.config.node_monitor_grace_period_ms
+    startup_grace = cluster.config.node_startup_grace_period_ms
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader((NODES, NODE_LEASES))
+        reader = memo["reader"] = HistoryReader((NODES,))
         memo["bad"] = []
         memo["tainted_since"] = {}
-        memo["renewed"] = {}
     bad: list = memo["bad"]
     tainted_since: dict[str, int] = memo["tainted_since"]
     records = cluster.audit.records
     start = memo.get("pos", 0)
     memo["pos"] = len(records)
     new_records = records[start:]
-    # when each lease write was committed (writes are synchronous calls to etcd: the audit time is the commit's)
-    committed_at = {r.revision: r.time for r in new_records
-                    if r.resource == "leases" and r.code < 300 and r.verb in WRITE_VERBS}
-    # node name -> (renewTime, commit time) of its Lease as of the change being read. A renewal counts as a
-    # heartbeat only once it is committed before the mark: one held on the wire past the grace period and
-    # committed in the mark's own millisecond is one the controller cannot have seen (found by the checker).
-    renewed: dict[str, tuple[Optional[int], Optional[int]]] = memo["renewed"]
+    heard, starts = _heard(cluster, memo)
     for ch in reader.read(cluster.store):
-        if not ch.key.startswith(NODES):
-            lease_of = ch.key[len(NODE_LEASES):]
-            if ch.value is None:
-                renewed.pop(lease_of, None)
-            else:
-                renewed[lease_of] = (ch.value.spec.renew_time, committed_at.get(ch.rev))
-            continue
         name = ch.key[len(NODES):]
         taints = _no_execute(ch.value)
         if not taints:
@@ -89,20 +114,18 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         if new is None or new.status != "Unknown" or (old is not None and old.status == "Unknown"):
             continue
         at = new.last_transition_time
-        heard = [ch.prev.metadata.creation_timestamp or 0]
-        if old is not None and old.last_heartbeat_time is not None:
-            heard.append(old.last_heartbeat_time)
-        renew_time, commit_time = renewed.get(name, (None, None))
-        if renew_time is not None and (at is None or commit_time is None or commit_time < at):
-            heard.append(renew_time)
-        # a heartbeat written in the very millisecond of the mark is concurrent with the controller's decision:
-        # it cannot have seen it (found by the checker: a stalled kubelet renewing just as it is marked)
-        if at is not None:
-            heard = [h for h in heard if h < at] or [0]
-        last = max(heard)
-        if at is not None and at < last + grace:
-            bad.append(f"node {name} was marked Ready=Unknown at {at} ms, {at - last} ms after its last heartbeat "
-                       f"at {last} ms (grace period {grace} ms)")
+        if at is None:
+            continue
+        # The mark is an update carrying the cached resourceVersion: ch.prev is the Node the controller judged.
+        # A node that never posted Ready gets the startup grace period (probeTimestamp starts at its creation).
+        period = startup_grace if old is None else grace
+        since, what = ch.prev.metadata.creation_timestamp or 0, "its creation"
+        last = _last_heard(heard.get(name, []), starts, at)
+        if last is not None and last > since:
+            since, what = last, "a heartbeat change of it reached node lifecycle's informers"
+        if at <= since + period:  # upstream marks only when now is strictly after probeTimestamp + grace
+            bad.append(f"node {name} was marked Ready=Unknown at {at} ms, {at - since} ms after {what} at "
+                       f"{since} ms (grace period {period} ms)")
     keys = cluster.store._keys  # noqa: SLF001 (reads at a revision without going on the store's history)
     for r in new_records:
         if r.verb != "delete" or r.resource != "pods" or r.subresource or r.code >= 300:

@@ -71,7 +71,12 @@ def _in(cluster: Any, memo: dict, resource: str, namespace: str) -> list:
 def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
     says so; each Deployment's status reports spec.replicas updated, ready pods for its current generation
-    (or, when some of its pods fit no node, which stalls a rollout for good, the pods it has)."""
+    (or, when some of its pods fit no node, which stalls a rollout for good, the pods it has).
+
+    A pod bound to a machine taken out of the cluster (`_machines`) does not count as ready although the API may
+    still say Ready=True (until the node lifecycle controller marks it or PodGC deletes it): it serves nothing,
+    and a settle must not stop before it is replaced. Its Ready still counts for the status comparison."""
+    machines = set(_machines(cluster))
     for ns in _namespaces(cluster, memo):
         pods = [p for p in _in(cluster, memo, "pods", ns) if not is_terminal(p) and p.metadata.deletion_timestamp is None]
         for rs in _in(cluster, memo, "replicasets", ns):
@@ -81,11 +86,15 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
             mine = [p for p in pods if _owned_by(p, rs.metadata.uid)]
             stuck = sum(1 for p in mine if _unschedulable(p))
             ready = sum(1 for p in mine if _ready(p))
+            gone = sorted({p.spec.node_name for p in mine if _ready(p) and p.spec.node_name not in machines
+                           and p.spec.node_name})
+            serving = ready - sum(1 for p in mine if _ready(p) and p.spec.node_name in gone)
             name = f"replicaset {ns}/{rs.metadata.name}"
             if len(mine) != want:
                 yield f"{name} wants {want} replicas but has {len(mine)} live pods"
-            elif ready != want - stuck:
-                yield f"{name} has {ready} ready pods of {want} ({stuck} unschedulable)"
+            elif serving != want - stuck:
+                on_gone = f", {ready - serving} ready only on removed machines ({', '.join(gone)})" if gone else ""
+                yield f"{name} has {serving} ready pods of {want} ({stuck} unschedulable{on_gone})"
             st = rs.status
             if st.replicas != len(mine) or st.ready_replicas != ready or \
                     st.observed_generation != rs.metadata.generation:

@@ -340,6 +340,10 @@ class Settle(Action):
     #: end every delay too (held links: DelayHead, SlowLink), as partitions are ended: liveness is judged once
     #: the faults have healed, and a delay is a fault (the checker's settles do; older traces waited delays out)
     release_holds: bool = False
+    #: the operator finishes removing machines: a removed machine whose Node is still there (its `kubectl delete
+    #: node` failed while an API server or etcd was out) is deleted again (the checker's settles do; without it a
+    #: small cluster can stall for good, as upstream: see README, "Known differences" of the node lifecycle)
+    finish_removals: bool = False
 
     @property
     def name(self) -> str:
@@ -363,6 +367,8 @@ class Settle(Action):
         for name in sorted(loop.components):
             if not loop.is_up(name) and name not in removed:
                 loop.step(Restart(name))
+        if self.finish_removals:
+            _delete_leftover_nodes(cluster)
         start = cluster.now
         if converged is not None and self.check_at_once:
             # Everything enabled at this instant, then ask. A cluster still busy after BUSY_INSTANT_EVENTS events
@@ -380,6 +386,15 @@ class Settle(Action):
             if cluster.now - start >= self.bound_ms:
                 raise NotSettled(f"liveness still fails {self.bound_ms / 1000:g} s after the faults healed")
             chunk *= 2
+
+
+def _delete_leftover_nodes(cluster: Cluster) -> None:
+    """`kubectl delete node` again for each removed machine whose Node still exists and is not being deleted by
+    a command still queued or awaiting its answer."""
+    pending = {c.name for c in cluster.kubectl.unanswered() if isinstance(c, Delete) and c.resource == "nodes"}
+    for node in cluster.removed_nodes:
+        if node not in pending and cluster.get("nodes", "", node) is not None:
+            cluster.submit(Delete("nodes", "", node))
 
 
 def _settle_livelocked(cluster: Cluster, applied: int) -> None:

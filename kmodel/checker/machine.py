@@ -239,7 +239,7 @@ class KmodelMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if self.session.violation is None and not self._broken:
-            self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True))
+            self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True, finish_removals=True))
         self._finish()
 
     # -- the user -------------------------------------------------------------------------------------------
@@ -480,4 +480,4 @@ class KmodelMachine(RuleBasedStateMachine):
 
     @rule()
     def settle(self) -> None:
-        self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True))
+        self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True, finish_removals=True))

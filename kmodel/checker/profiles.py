@@ -7,14 +7,16 @@
 
 Every profile turns off the example database (a run depends only on its seed and options, never on what an
 earlier run left on disk), the deadline (an example's time depends on the cluster's size, not a bug) and the
-health checks about slow generation (a whole cluster per example is slow by Hypothesis' standards), and
+health checks about slow generation (a whole cluster per example is slow by Hypothesis' standards) and the
+explain phase (once an example has failed, Hypothesis traces every later run, shrinking included, with
+sys.settrace to explain the failure: five to ten times slower, for text the checker never prints), and
 reports one bug per run (the shrunk one). They are registered with Hypothesis as kmodel-dev, kmodel-ci and
 kmodel-campaign, so a pytest run can also pick them with --hypothesis-profile.
 """
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 PROFILES: tuple[str, ...] = ("dev", "ci", "campaign")
 
@@ -22,6 +24,7 @@ _COMMON = dict(
     database=None,
     deadline=None,
     suppress_health_check=list(HealthCheck),
+    phases=tuple(p for p in Phase if p is not Phase.explain),
     report_multiple_bugs=False,
     print_blob=False,
 )

@@ -37,6 +37,14 @@ zone whose tainting is stopped the key is parked until it resumes. ("noschedule"
 node event, is doNoScheduleTaintingPass. Taints are written as SwapNodeControllerTaint does: the cached
 node updated with resourceVersion, re-read and retried on conflict (RetryOnConflict, 5 steps).
 
+Heard log (an observation record, read by the eviction-timing invariant; not used by any decision): every
+time a heartbeat change of a node reaches the informers, `heard` gets (now, node): a Node added with a Ready
+condition, a Node whose Ready condition's lastHeartbeatTime changed (or that gained or lost its Ready
+condition), a Lease whose renewTime is newer than any this process has seen for that node. Each start of the
+process appends (now, None). It lives outside the process's memory (a crash keeps it), like the audit log:
+upstream's grace period runs from probeTimestamp, the controller's own clock when a pass *noticed* such a
+change in its caches, so a heartbeat its informers did not receive yet does not count.
+
 Differences from upstream: the NoExecute taint queue's token bucket (0.1 node/s per zone, 0.01 in a large
 partially disrupted zone) is not modelled: a zone either taints at once or not at all. A pass ends when
 its status writes are answered; the taint and pod-status writes it starts are not waited for. Events are
@@ -144,6 +152,8 @@ class NodeLifecycleController(Controller):
         self.monitor_period_ms = monitor_period_ms
         self.grace_period_ms = grace_period_ms
         self.startup_grace_period_ms = startup_grace_period_ms
+        #: (time, node) when a heartbeat change of node reached the informers; (time, None) at each start
+        self.heard: list[tuple[int, Optional[str]]] = []
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -156,13 +166,37 @@ class NodeLifecycleController(Controller):
         self.pass_due = True
         self.passes = 0
         self._pass: Optional[_Pass] = None
-        self.nodes = self.informer("nodes", key=lambda node: ("noschedule", node.metadata.name))
-        self.leases = self.informer("leases", namespace=LEASE_NAMESPACE, on_add=_ignore, on_update=_ignore,
+        self._renewals_seen: dict[str, int] = {}  # node -> the newest Lease renewTime seen by this process
+        self.nodes = self.informer("nodes", key=lambda node: ("noschedule", node.metadata.name),
+                                   on_add=self._node_added, on_update=self._node_updated)
+        self.leases = self.informer("leases", namespace=LEASE_NAMESPACE, on_add=self._lease_seen,
+                                    on_update=lambda now, old, new, out: self._lease_seen(now, new, out),
                                     on_delete=_ignore)
         self.pods = self.informer("pods", indexers={NODE_NAME_INDEX: index_by_node_name}, on_add=_ignore,
                                   on_update=_ignore, on_delete=_ignore)
 
     # -- the component ---------------------------------------------------------------------------------------
+
+    def on_started(self, now: int, out: Out) -> None:
+        self.heard.append((now, None))
+
+    def _node_added(self, now: int, node: Node, out: Out) -> None:
+        self.queue.add(("noschedule", node.metadata.name))
+        if nl.get_condition(node, "Ready") is not None:
+            self.heard.append((now, node.metadata.name))
+
+    def _node_updated(self, now: int, old: Node, new: Node, out: Out) -> None:
+        self.queue.add(("noschedule", new.metadata.name))
+        before, after = nl.get_condition(old, "Ready"), nl.get_condition(new, "Ready")
+        if (before is None) != (after is None) or (
+                before is not None and after is not None and before.last_heartbeat_time != after.last_heartbeat_time):
+            self.heard.append((now, new.metadata.name))
+
+    def _lease_seen(self, now: int, lease: Any, out: Out) -> None:
+        name, renew = lease.metadata.name, lease.spec.renew_time
+        if renew is not None and renew > self._renewals_seen.get(name, -1):
+            self._renewals_seen[name] = renew
+            self.heard.append((now, name))
 
     def has_work(self) -> bool:
         return (self.pass_due and self.synced()) or super().has_work()

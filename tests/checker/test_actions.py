@@ -7,9 +7,9 @@ import json
 import pytest
 
 from kmodel.checker.actions import (
-    RunEvents,ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, DeleteObject,
-                                    FailContainer, Fault, Fire, RemoveNode, RunFair, ScaleDeployment, Settle,
-                                    action_from_json, deployment_manifest)
+    ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, DeleteObject, FailContainer, Fault, Fire, RemoveNode,
+    RunEvents, RunFair, ScaleDeployment, Settle, action_from_json, deployment_manifest,
+)
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
 
 EXAMPLES = [
@@ -18,7 +18,7 @@ EXAMPLES = [
     Fire((Deliver("scheduler", "apiserver-0"), Work("kubectl"))), Fault(Partition(("kubelet/node-1", "etcd"))),
     Fault(DelayHead("etcd", "apiserver-1", 10_000)), Fault(BreakStream("scheduler/watch-1")),
     Fault(Crash("controller/deployment")), Compact(42), FailContainer("node-1", "web-x", "app"), RunFair(5000), RunEvents(12),
-    Settle(60_000),
+    Settle(60_000), Settle(60_000, check_at_once=True, release_holds=True, finish_removals=True),
 ]
 
 
@@ -52,3 +52,20 @@ def test_deployment_manifest_shape():
     container = m["spec"]["template"]["spec"]["containers"][0]
     assert container["ports"][0]["hostPort"] == 8080 and container["resources"]["requests"]["cpu"] == "500m"
     assert "resources" not in deployment_manifest("web", 1, 0, False)["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_a_settle_finishes_a_node_removal_whose_delete_failed():
+    from kmodel.cluster import Cluster, ClusterConfig
+
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.run(20_000)
+    cluster.loop.step(Partition(("etcd",)))
+    RemoveNode("node-2").apply(cluster)
+    cluster.run_for(70_000)  # the API server times out on etcd: `kubectl delete node` fails
+    [result] = [r for r in cluster.kubectl.results if r.command.resource == "nodes"]
+    assert result.response.code >= 500 and cluster.get("nodes", "", "node-2") is not None
+    Settle(60_000, finish_removals=True).apply(cluster)  # heals etcd, deletes the Node again
+    assert cluster.get("nodes", "", "node-2") is None
+    cluster.run_for(1_000)
+    Settle(60_000, finish_removals=True).apply(cluster)  # nothing left to finish: no second delete
+    assert len([r for r in cluster.kubectl.results if r.command.resource == "nodes"]) == 2

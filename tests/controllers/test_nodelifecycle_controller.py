@@ -159,3 +159,55 @@ def test_zone_states():
     assert compute_zone_state([u, u]) == (2, "FullDisruption")
     assert compute_zone_state([t, u, u, u]) == (3, "PartialDisruption")
     assert compute_zone_state([t, t, u, u]) == (2, "Normal")
+
+
+def test_heard_log_records_heartbeat_changes_when_they_reach_the_informers(cluster):
+    """The heard log (read by the eviction-timing invariant) has the time a heartbeat change *reached* the
+    controller, which is what upstream's probeTimestamp follows, not the time it was written; it survives a
+    crash, and a restart is marked in it."""
+    from kmodel.loop.events import SlowLink
+
+    c = cluster
+    ctl = c.loop.components[NAME]
+
+    def heard(node: str) -> list[int]:
+        return [t for t, n in ctl.heard if n == node]
+
+    hb = Heartbeats(c)
+    hb.run_until(20_000)
+    assert ctl.heard[0] == (0, None)
+    assert heard("node-1") and heard("node-1")[-1] == hb.last["node-1"]
+    # a renewTime older than one already seen is no heartbeat
+    before = heard("node-1")
+    c.apply([Lease(metadata=ObjectMeta(name="node-1", namespace="kube-node-lease"),
+                   spec=LeaseSpec(holder_identity="node-1", renew_time=5_000))])
+    c.run(c.now + 1_000)
+    assert heard("node-1") == before
+    # a renewal held on the way to the controller is heard when it arrives
+    for apiserver in c.config.apiserver_names():
+        c.loop.step(SlowLink(apiserver, NAME, 10_000))
+    written = c.now
+    hb.renew()
+    c.run(written + 5_000)
+    assert heard("node-1") == before
+    c.run(written + 12_000)
+    assert heard("node-1")[-1] >= written + 10_000
+    # a Ready heartbeat change is heard too
+    node = c.get("nodes", "", "node-2")
+    fresh = attrs.evolve(next(x for x in node.status.conditions if x.type == "Ready"), last_heartbeat_time=c.now)
+    write_status(c, c.status_writer, "nodes", attrs.evolve(
+        node, metadata=attrs.evolve(node.metadata, resource_version=""),
+        status=attrs.evolve(node.status, conditions=(fresh,))))
+    at = c.now
+    c.run(c.now + 1_000)
+    assert heard("node-2")[-1] == at
+    # a restart: the log is kept, the restart marked, every node with a Ready condition heard again
+    kept = list(ctl.heard)
+    c.crash(NAME)
+    c.run(c.now + 1_000)
+    c.restart(NAME)
+    restarted = c.now
+    c.run(c.now + 1_000)
+    assert ctl.heard[:len(kept)] == kept
+    assert (restarted, None) in ctl.heard[len(kept):]
+    assert all(heard(n)[-1] >= restarted for n in NODES)
