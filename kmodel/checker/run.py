@@ -5,7 +5,8 @@ variant, a fresh `Stats` and a sink for failing sessions), seeds it (`hypothesis
 options explore the same examples in the same order, in any process), and runs it with
 `run_state_machine_as_test` under the profile's settings, with `--examples` and `--steps` overriding the
 profile's budget. Hypothesis shrinks a failure and runs the shrunk example last, so the last session the
-sink received is the minimal one; it becomes a `Trace` expecting that invariant to fail.
+sink received is the minimal one; it becomes a `Trace` expecting that invariant to fail, which
+`kmodel.checker.minimize` then cuts further (whole actions out, by replay).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
 from kmodel.checker.machine import KmodelMachine
+from kmodel.checker.minimize import minimize
 from kmodel.checker.profiles import profile
 from kmodel.checker.session import VARIANTS, InvariantViolation, Session
 from kmodel.checker.stats import Stats
@@ -154,6 +156,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     except InvariantViolation:
         if not failed:
             raise
-        result.failure = trace_of(failed[-1])
+        # Hypothesis' shrink, then cutting whole actions out of what it left (kmodel.checker.minimize)
+        result.failure = minimize(trace_of(failed[-1]), keep_prefix=len(machine.initial_actions) + 1)
     result.seconds = time.perf_counter() - started
     return result

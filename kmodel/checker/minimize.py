@@ -1,0 +1,110 @@
+"""Minimizing a failing trace after Hypothesis has shrunk it: delta debugging over its actions.
+
+Theory of operation
+-------------------
+Hypothesis shrinks the choices an example drew, within a budget of successful shrinks (run.MAX_SHRINKS); it
+often spends them making steps simpler rather than removing them, and leaves traces of 30-odd actions of which
+a handful matter. Actions are data and a replay is exact, so the trace itself can be cut further: `minimize`
+removes chunks of actions (halves, then quarters, ... then single actions, Zeller's ddmin) and keeps a cut
+whenever the shorter trace, replayed from the start, still violates the same invariant. A cut that makes
+another action impossible (a `Fire` of an event that is no longer enabled) simply does not fail, and is not
+kept.
+
+What is never cut: the first `keep_prefix` actions (the checker's initial workload and warm-up, which every
+trace shares) and the last one (the step that broke the invariant: for a liveness failure, the final settle).
+A safety violation may come earlier in a cut trace; the trace then ends there.
+
+Cost: one replay per candidate, started from a snapshot of the session after the kept prefix (restored, not
+rebuilt), at most `max_replays` of them: a count, so the result is a function of the trace, never of the
+machine's speed.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from kmodel.checker.actions import Action
+from kmodel.checker.session import InvariantViolation, Session, all_invariants
+from kmodel.checker.snapshot import Snapshot, SnapshotError
+from kmodel.checker.trace import Trace, Violation
+
+#: replays one minimization may spend
+MAX_REPLAYS = 120
+
+
+class _Runner:
+    """Replays candidate action lists after a fixed prefix, from a snapshot of the prefix's session."""
+
+    def __init__(self, trace: Trace, prefix: Sequence[Action]) -> None:
+        self.trace = trace
+        self.invariants = all_invariants()
+        self.replays = 0
+        session = self._fresh()
+        for action in prefix:
+            session.execute(action)
+        try:
+            self.snapshot: Optional[Snapshot] = Snapshot(session, shared=tuple(self.invariants))
+        except SnapshotError:
+            self.snapshot = None
+        self.prefix = tuple(prefix)
+
+    def _fresh(self) -> Session:
+        return Session(self.trace.config, self.invariants, variant=self.trace.variant)
+
+    def _start(self) -> Session:
+        if self.snapshot is not None:
+            return self.snapshot.restore()
+        session = self._fresh()
+        for action in self.prefix:
+            session.execute(action)
+        return session
+
+    def fails(self, rest: Sequence[Action], invariant: str) -> Optional[Session]:
+        """The session if `prefix + rest` violates `invariant` (it stops at the violation), else None."""
+        self.replays += 1
+        session = self._start()
+        try:
+            for action in rest:
+                session.execute(action)
+        except InvariantViolation as violation:
+            return session if violation.invariant == invariant else None
+        except Exception:  # noqa: BLE001 — a cut the model cannot replay (an event no longer enabled) does not fail
+            return None
+        return None
+
+
+def minimize(trace: Trace, *, keep_prefix: int, max_replays: int = MAX_REPLAYS) -> Trace:
+    """A trace with as few actions as ddmin finds within `max_replays` replays that still violates the same
+    invariant as `trace` (which must carry its violation); `trace` itself if nothing could be cut."""
+    if trace.violation is None:
+        raise ValueError("only a failing trace can be minimized")
+    invariant = trace.violation.invariant
+    actions = list(trace.actions)
+    if len(actions) <= keep_prefix + 2:
+        return trace
+    runner = _Runner(trace, actions[:keep_prefix])
+    body, last = actions[keep_prefix:-1], actions[-1]
+    best: Optional[Session] = None
+    chunks = 2
+    while len(body) >= 1 and runner.replays < max_replays:
+        size = max(1, -(-len(body) // chunks))  # ceil
+        cut = False
+        for start in range(0, len(body), size):
+            if runner.replays >= max_replays:
+                break
+            candidate = body[:start] + body[start + size:]
+            session = runner.fails(candidate + [last], invariant)
+            if session is not None:
+                body, best, cut = candidate, session, True
+                chunks = max(chunks - 1, 2)
+                break
+        if not cut:
+            if size == 1:
+                break
+            chunks = min(chunks * 2, len(body))
+    if best is None:
+        return trace
+    violation = best.violation
+    assert violation is not None
+    return Trace(best.config, tuple(best.actions), trace.variant, {"fail": invariant},
+                 Violation(violation.invariant, violation.message, violation.step))

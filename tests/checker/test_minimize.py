@@ -1,0 +1,46 @@
+"""Minimization after Hypothesis' shrink: whole actions are cut out while the same invariant still fails."""
+
+from __future__ import annotations
+
+import pytest
+
+from kmodel.checker.actions import ApplyDeployment, ApplyService, RunFair, ScaleDeployment, Settle
+from kmodel.checker.minimize import minimize
+from kmodel.checker.replay import replay
+from kmodel.checker.session import InvariantViolation, Session, all_invariants
+from kmodel.checker.trace import Trace, Violation
+from kmodel.cluster import ClusterConfig
+from kmodel.variants import HARDCODED_POD_IP
+
+PREFIX = (ApplyDeployment("web", 2), ApplyService("web"), RunFair(15_000))
+SETTLE = Settle(600_000, check_at_once=True, release_holds=True, finish_removals=True)
+
+
+def failing_trace(actions) -> Trace:
+    config = ClusterConfig(nodes=3, apiservers=2, seed=1, variant=HARDCODED_POD_IP)
+    session = Session(config, all_invariants(), variant=HARDCODED_POD_IP)
+    with pytest.raises(InvariantViolation) as caught:
+        for action in actions:
+            session.execute(action)
+    v = caught.value
+    return Trace(session.config, tuple(session.actions), HARDCODED_POD_IP, {"fail": v.invariant},
+                 Violation(v.invariant, v.message, v.step))
+
+
+def test_minimize_cuts_the_actions_the_failure_does_not_need():
+    noisy = failing_trace(PREFIX + (RunFair(1_000), ApplyService("api"), ScaleDeployment("web", 0), RunFair(2_000),
+                                    ApplyDeployment("api", 1), ScaleDeployment("web", 1), SETTLE))
+    assert noisy.violation.invariant == "service-reachability"
+    small = minimize(noisy, keep_prefix=len(PREFIX))
+    assert small.actions[:len(PREFIX)] == PREFIX and small.actions[-1] == SETTLE
+    assert len(small.actions) < len(noisy.actions) and ScaleDeployment("web", 0) in small.actions
+    assert small.expected_invariant == small.violation.invariant == "service-reachability"
+    again = replay(small)
+    assert again.violation is not None and again.violation.invariant == "service-reachability"
+
+
+def test_minimize_returns_a_trace_with_nothing_to_cut_as_it_is():
+    tight = failing_trace(PREFIX + (ScaleDeployment("web", 0), ScaleDeployment("web", 1), SETTLE))
+    assert minimize(tight, keep_prefix=len(PREFIX)) == tight
+    with pytest.raises(ValueError, match="only a failing trace"):
+        minimize(Trace(tight.config, tight.actions, HARDCODED_POD_IP), keep_prefix=3)
