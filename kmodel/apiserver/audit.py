@@ -8,7 +8,8 @@ the global order the loop delivered the requests.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, Iterator, NamedTuple
 
 
 class AuditRecord(NamedTuple):
@@ -24,11 +25,60 @@ class AuditRecord(NamedTuple):
     revision: int
 
 
+_new = tuple.__new__
+
+
+class AuditRecords(Sequence):
+    """The records of an `AuditLog`, in order: a read-only sequence of AuditRecords plus `append`.
+
+    The pipeline appends each record as the plain tuple of its fields (`append_fields`): a tuple of strings
+    and ints is one Python's cyclic collector stops tracking, where a NamedTuple (a tuple subclass) stays
+    tracked and is walked at every full collection for the rest of the run. Reading an entry turns it into
+    its AuditRecord (equal fields), kept in its place so that later reads get the same object."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: list[tuple] = []
+
+    def append(self, record: AuditRecord) -> None:
+        self._entries.append(record)
+
+    def append_fields(self, fields: tuple) -> None:
+        """Append the record whose fields (in AuditRecord's order) are `fields`, a plain tuple."""
+        self._entries.append(fields)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._entries)))]
+        entry = self._entries[index]
+        if type(entry) is tuple:
+            entry = self._entries[index] = _new(AuditRecord, entry)
+        return entry
+
+    def __iter__(self) -> Iterator[AuditRecord]:
+        for i in range(len(self._entries)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AuditRecords):
+            other = list(other)
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, like the list it stands for)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
 class AuditLog:
     """An append-only list of AuditRecords."""
 
     def __init__(self) -> None:
-        self.records: list[AuditRecord] = []
+        self.records = AuditRecords()
 
     def record(self, record: AuditRecord) -> None:
         self.records.append(record)

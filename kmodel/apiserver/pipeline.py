@@ -33,7 +33,7 @@ import attrs
 
 from kmodel.apiserver import clusterip, errors, strategy, validation
 from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
-from kmodel.apiserver.audit import AuditLog, AuditRecord
+from kmodel.apiserver.audit import AuditLog
 from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
 from kmodel.apiserver.authorization import Attributes, Authorizer
 from kmodel.apiserver.patch import merge_patch
@@ -49,7 +49,6 @@ from kmodel.store import Store
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
 from kmodel.objects.fastevolve import constructor
-_new = tuple.__new__  # builds a NamedTuple (AuditRecord) from its fields without the Python-level __new__
 _response = constructor(Response)  # Response(id, code, body), built as its __init__ would (see fastevolve)
 MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateName create attempts
 DEFAULT_GRACE_SECONDS = 30
@@ -103,10 +102,9 @@ class Pipeline:
             code, body = handler(request, res, user, now, replica)
         except errors.APIError as e:
             code, body = e.status.code, e.status
-        # (AuditLog.record, without the call)
-        self.audit.records.append(_new(AuditRecord, (now, replica, user_name, verb, request.resource,
-                                                     request.namespace, request.name, request.subresource, code,
-                                                     self._backing.revision)))
+        # the audit record, as the plain tuple of its fields (see AuditRecords)
+        self.audit.records.append_fields((now, replica, user_name, verb, request.resource, request.namespace,
+                                           request.name, request.subresource, code, self._backing.revision))
         return _response(request.id, code, body)
 
     def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:

@@ -39,6 +39,7 @@ from typing import Any, Optional
 
 from kmodel.apiserver import errors
 from kmodel.apiserver.errors import StatusCause, StatusDetails
+from kmodel.apiserver.etcd_log import EtcdLog
 from kmodel.apiserver.etcd_endpoint import ETCD, ETCD_REQUEST_TIMEOUT_MS, REGISTRY_PREFIX, EtcdHandle
 from kmodel.apiserver.resources import list_prefix, object_key
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -97,8 +98,9 @@ class APIServerReplica(Component):
         self.etcd_retry_ms = etcd_retry_ms
         self.etcd_name = etcd_name
         # What this replica's watch cache received from etcd, for the watch invariants (survives a crash):
-        # (stream, start_revision) when a watch is opened, (stream, WatchResponse) for each response applied.
-        self.etcd_received: list[tuple] = []
+        # (stream, start_revision) when a watch is opened, (stream, WatchResponse) for each response applied
+        # (a sequence of those pairs, kept compact until read: see etcd_log.py).
+        self.etcd_received = EtcdLog()
         self._forget()
 
     def _forget(self) -> None:
@@ -182,7 +184,7 @@ class APIServerReplica(Component):
         if msg.stream != self.etcd_stream:
             return  # from a watch this replica has already replaced
         response = msg.payload
-        self.etcd_received.append((msg.stream, response))
+        self.etcd_received.record(msg.stream, response)
         if response.canceled:
             out.close_stream(msg.stream)
             self.etcd_stream = None

@@ -49,7 +49,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from itertools import repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any, Optional
 
 import attrs
@@ -64,7 +64,7 @@ ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOO
 
 # Fields of an event record (a plain tuple: cheaper than an object, and never changed).
 _RV, _TYPE, _KEY, _OBJ, _PREV, _TIME = range(6)
-_rv_of = itemgetter(_RV)
+_STRIDE = 6  # the window keeps each event's fields flat, one after the other (see ResourceCache._window)
 _watch_event = constructor(WatchEvent)  # WatchEvent(type, object), built as its __init__ would (see fastevolve)
 
 
@@ -154,8 +154,12 @@ class ResourceCache:
         self.trigger_field: Optional[str] = trigger[0] if trigger else None
         self.trigger_of = trigger[1] if trigger else None
         self.by_trigger: dict[str, dict[str, None]] = {}
-        # Event window: events[start:] are live; capacity as watchCache's.
-        self.events: list[tuple] = []
+        # Event window: the fields of every recorded event, flat (event i at _window[i*6:i*6+6], fields as
+        # _RV.._TIME): appending them costs one list.extend and keeps no record object (a tuple) per event
+        # alive, which at 100 × 1024 events is that many objects fewer for the cyclic GC to walk at every full
+        # collection.
+        # Events from `start` (an event index) on are live; capacity as watchCache's.
+        self._window: list = []
         self.start = 0
         self.capacity = config.lower_capacity
         self.evicted = False  # an event was dropped from the window since the last list
@@ -190,7 +194,7 @@ class ResourceCache:
         self.keys = []
         self._new_keys = []
         self.by_trigger = {}
-        self.events = []
+        self._window = []
         self.start = 0
         self.evicted = False
         self.list_rv = revision
@@ -240,44 +244,59 @@ class ResourceCache:
 
     # -- the event window ---------------------------------------------------------------------------------
 
+    @property
+    def recorded(self) -> int:
+        """How many events the window holds or has evicted since it was last compacted (live: those from
+        `start` on)."""
+        return len(self._window) // _STRIDE
+
+    @property
+    def events(self) -> list[tuple]:
+        """The recorded events as tuples (fields _RV.._TIME), evicted ones before `start` included. Built on
+        each call: for tests and reports, not the hot path."""
+        w = self._window
+        return [tuple(w[i:i + _STRIDE]) for i in range(0, len(w), _STRIDE)]
+
     def _record(self, event: tuple, now: int) -> None:
-        events = self.events
-        size = len(events) - self.start
-        if size >= self.capacity:
+        window = self._window
+        if self.recorded - self.start >= self.capacity:
             self._resize(now)
-            if len(events) - self.start >= self.capacity:
+            if self.recorded - self.start >= self.capacity:
                 self.start += 1
                 self.evicted = True
-                if self.start > 1024 and self.start * 2 > len(events):
-                    del events[: self.start]
+                if self.start > 1024 and self.start * 2 > self.recorded:
+                    del window[: self.start * _STRIDE]
                     self.start = 0
-        events.append(event)
+        window.extend(event)
 
     def _resize(self, now: int) -> None:
         """watchCache.resizeCacheLocked, called when the window is full."""
         cfg = self.config
-        events = self.events
-        if now - events[self.start][_TIME] < cfg.event_fresh_ms:
+        window = self._window
+        recorded = self.recorded
+        if now - window[self.start * _STRIDE + _TIME] < cfg.event_fresh_ms:
             self.capacity = max(self.capacity, min(self.capacity * 2, cfg.upper_capacity))
             return
-        if now - events[len(events) - self.capacity // 4][_TIME] > cfg.event_fresh_ms:
+        if now - window[(recorded - self.capacity // 4) * _STRIDE + _TIME] > cfg.event_fresh_ms:
             capacity = max(self.capacity // 2, cfg.lower_capacity)
             if capacity < self.capacity:
                 self.capacity = capacity
-                self.start = len(events) - capacity
+                self.start = recorded - capacity
                 self.evicted = True
 
     def oldest_minus_one(self) -> int:
         """The oldest resourceVersion a watch may start from (getAllEventsSinceLocked's oldest - 1)."""
         if self.list_rv > 0 and not self.evicted:
             return self.list_rv
-        if len(self.events) > self.start:
-            return self.events[self.start][_RV] - 1
+        if self.recorded > self.start:
+            return self._window[self.start * _STRIDE + _RV] - 1
         return self.list_rv
 
     def events_after(self, rv: int) -> list[tuple]:
-        i = bisect.bisect_right(self.events, rv, lo=self.start, key=_rv_of)
-        return self.events[i:]
+        """The live events newer than `rv`, oldest first, as tuples."""
+        window = self._window
+        i = bisect.bisect_right(range(self.start, self.recorded), rv, key=lambda j: window[j * _STRIDE + _RV])
+        return [tuple(window[j:j + _STRIDE]) for j in range((self.start + i) * _STRIDE, len(window), _STRIDE)]
 
     # -- watchers -----------------------------------------------------------------------------------------
 
@@ -459,9 +478,9 @@ class WatchCache:
                 typ = DELETED
                 rc._delete(key, prev)
             event = (rev, typ, key, obj, prev, now)
-            window = rc.events
-            if len(window) - rc.start < rc.capacity:
-                window.append(event)  # _record when the window has room
+            window = rc._window
+            if len(window) // _STRIDE - rc.start < rc.capacity:
+                window.extend(event)  # _record when the window has room
             else:
                 rc._record(event, now)
             rc.dispatch(event, out)

@@ -148,8 +148,14 @@ class Network:
             link = self._new_link(src, dst)
         counts = self._counts
         counts[key] = counts.get(key, 0) + 1
-        if stream is not None and not self._admit_on_stream(src, dst, stream):
-            return None
+        if stream is not None:
+            ends = self._streams.get(stream)
+            if ends is not None and (ends == key or (ends[0] == dst and ends[1] == src)):
+                # _admit_on_stream for a stream already open between these two ends (every watch event)
+                in_flight = self._in_flight_on
+                in_flight[stream] = in_flight.get(stream, 0) + 1
+            elif not self._admit_on_stream(src, dst, stream):
+                return None
         if dst in self._down:
             if stream is not None:
                 self._end_stream(stream)
@@ -160,7 +166,16 @@ class Network:
         queue.append(msg)
         if len(queue) == 1:
             self._nonempty[key] = link
-            self._refresh(link)
+            if link.held_until is None and not self.reachability.partitioned:
+                # _refresh, inlined for the common case: a link that is not held, with no partition anywhere
+                # and its destination up (checked above), is deliverable now
+                if key not in self._ready:
+                    self._ready[key] = link
+                    if key not in self._queued:
+                        self._rr.append(key)
+                        self._queued[key] = None
+            else:
+                self._refresh(link)
         return msg
 
     def deliver(self, src: str, dst: str) -> Message:
@@ -177,8 +192,14 @@ class Network:
         elif key not in self._queued:
             self._rr.append(key)
             self._queued[key] = None
-        if msg.stream is not None:
-            self._left_stream(msg.stream)
+        stream = msg.stream
+        if stream is not None:
+            in_flight = self._in_flight_on  # _left_stream, inlined
+            n = in_flight[stream] - 1
+            if n:
+                in_flight[stream] = n
+            else:
+                del in_flight[stream]
         return msg
 
     def next_fair_link(self) -> Optional[LinkKey]:

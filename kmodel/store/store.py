@@ -27,8 +27,10 @@ revision ``c`` (etcd's lookup at ``c - 1`` fails). Nothing is copied: the KeyVal
 recorded by a write is the one every later response and event hands out.
 
 Every request and its answer (or the StoreError it raised) is appended to
-``history`` as a ``(request, response)`` tuple, for invariants to read. Watch
-responses are not recorded there: they are in the watchers' queues until taken.
+``history`` as a ``(request, response)`` tuple, for invariants to read (the API
+server's one-compare-one-put txn is kept compact until first read: see
+``history.py``). Watch responses are not recorded there: they are in the
+watchers' queues until taken.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any, Optional, Sequence
 
 from . import errors
 from .errors import StoreError
+from .history import History
 from .keyspace import Keyspace, in_range
 from .txn_rules import check_txn_request, compare_holds
 from .types import (
@@ -68,6 +71,11 @@ _REFUSED_WATCH_ID = -1
 _REVISION_FIELDS = {"MOD": 3, "CREATE": 2, "VERSION": 4}  # Compare target -> KeyValue field (0 when missing)  # the id etcd gives a watch it refuses at creation
 
 
+def _changes_of(entry: Any) -> tuple[KeyValue, ...]:
+    """The changes of one revision from its `Store._log` entry (a KeyValue, or a tuple of them)."""
+    return (entry,) if type(entry) is KeyValue else entry
+
+
 class _Write:
     """The changes of one write request in progress (a put, a delete or a txn)."""
 
@@ -97,15 +105,17 @@ class Store:
         # etcd's compactMainRev starts at -1: compact(0) on a fresh store succeeds once.
         self._compact_rev = -1
         self._keys = Keyspace()
-        # _log[i] holds the changes of revision _log_base + i, in the order they were made
-        self._log: list[tuple[KeyValue, ...]] = []
+        # _log[i] holds the changes of revision _log_base + i, in the order they were made: the KeyValue itself
+        # when the revision changed one key (nearly every write: no wrapping tuple is kept alive per write,
+        # one object less for the cyclic GC to walk), else a tuple of them (see `_changes_of`)
+        self._log: list[Any] = []
         self._log_base = 2
         self._watchers: dict[int, Watcher] = {}
         self._index = WatchIndex()
         self._next_watch_id = 0
         self._refused: list[WatchResponse] = []
         self._trackers: dict[tuple[str, ...], ChangeTracker] = {}
-        self.history: list[tuple[Any, Any]] = []
+        self.history = History()
 
     # --- state ------------------------------------------------------------------------
 
@@ -181,7 +191,7 @@ class Store:
             keys.versions[key].append(kv)
             keys.touched[key] = None
         self._rev = rev
-        self._log.append((kv,))
+        self._log.append(kv)
         if self._trackers:
             self._track(key, rev)
         watchers = self._index.matching(key)
@@ -215,11 +225,11 @@ class Store:
 
     def txn(self, compare: Sequence[Compare], success: Sequence[Any], failure: Sequence[Any]) -> TxnResponse:
         compare, success, failure = tuple(compare), tuple(success), tuple(failure)
-        request = _new(TxnRequest, (compare, success, failure))
         if len(compare) == 1 and len(success) == 1 and len(failure) <= 1:
-            fast = self._txn_one(request, compare[0], success[0], failure[0] if failure else None)
+            fast = self._txn_one(compare, success, failure)
             if fast is not None:
                 return fast
+        request = _new(TxnRequest, (compare, success, failure))
         try:
             check_txn_request(request.compare, request.success, request.failure)
         except StoreError as error:
@@ -254,13 +264,16 @@ class Store:
         self.history.append((request, response))
         return response
 
-    def _txn_one(self, request: TxnRequest, c: Compare, op: Any, otherwise: Any) -> Optional[TxnResponse]:
+    def _txn_one(self, compare: tuple, success: tuple, failure: tuple) -> Optional[TxnResponse]:
         """The API server's txn (one compare `c` on one key, one put `op`, else nothing or the read
         `otherwise` at the current revision) without the general machinery; None when the request is not
         exactly that shape (the general path then handles it). Same checks, answer, history and watch events
-        as the general path. Fields are read by index (Compare: key, target, result, value, range_end; PutOp:
-        key, value, prev_kv; RangeOp: key, range_end, revision; KeyValue: key, value, create_revision,
-        mod_revision, version): this is the write path of every API request."""
+        as the general path (a successful one is recorded compact: `History.record_txn_put`). Fields are read
+        by index (Compare: key, target, result, value, range_end; PutOp: key, value, prev_kv; RangeOp: key,
+        range_end, revision; KeyValue: key, value, create_revision, mod_revision, version): this is the write
+        path of every API request."""
+        c, op = compare[0], success[0]
+        otherwise = failure[0] if failure else None
         if type(op) is not PutOp or c[4] or not c[0] or not op[0]:
             return None
         if otherwise is not None and (type(otherwise) is not RangeOp or not otherwise[0] or otherwise[2]):
@@ -279,7 +292,7 @@ class Store:
         if not holds:
             responses = [self._range(otherwise, self._rev, 0)] if otherwise is not None else []
             response = _new(TxnResponse, (self._rev, False, responses))
-            self.history.append((request, response))
+            self.history.append((_new(TxnRequest, (compare, success, failure)), response))
             return response
         key = op[0]
         rev = self._rev + 1
@@ -293,7 +306,7 @@ class Store:
             keys.versions[key].append(kv)
             keys.touched[key] = None
         self._rev = rev
-        self._log.append((kv,))
+        self._log.append(kv)
         if self._trackers:
             for tracker in self._trackers.values():  # _track, inlined
                 if key.startswith(tracker.prefixes):
@@ -301,8 +314,12 @@ class Store:
         watchers = self._index.matching(key)
         if watchers:
             self._notify_one(watchers, kv, old, rev)
-        response = _new(TxnResponse, (rev, True, [_new(PutResponse, (rev, old if op[2] else None))]))
-        self.history.append((request, response))
+        prev_kv = old if op[2] else None
+        response = _new(TxnResponse, (rev, True, [_new(PutResponse, (rev, prev_kv))]))
+        if type(c) is Compare:
+            self.history.record_txn_put(c, op, failure, rev, prev_kv)
+        else:
+            self.history.append((_new(TxnRequest, (compare, success, failure)), response))
         return response
 
     def _put(self, write: _Write, op: PutOp) -> PutResponse:
@@ -336,7 +353,8 @@ class Store:
         if not write.changes:
             return
         self._rev = write.rev
-        self._log.append(tuple(write.changes))
+        changes = write.changes
+        self._log.append(changes[0] if len(changes) == 1 else tuple(changes))
         if self._trackers:
             for kv in write.changes:
                 self._track(kv.key, write.rev)
@@ -480,7 +498,7 @@ class Store:
         # revision 1 (the empty store) changed nothing; anything else below _log_base is compacted
         for rev in range(max(w.min_revision, self._log_base), self._rev + 1):
             found = False
-            for kv in self._log[rev - self._log_base]:
+            for kv in _changes_of(self._log[rev - self._log_base]):
                 if not in_range(w.key, w.range_end, kv.key):
                     continue
                 if rev == compact_rev and not keys.is_retained(kv):

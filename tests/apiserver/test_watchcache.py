@@ -128,6 +128,39 @@ def test_watch_from_rv_replays_the_window_and_too_old_gets_410():
     assert "old" not in fed.cache.watchers
 
 
+def test_window_keeps_the_last_events_exactly_across_evictions_and_compactions():
+    # the window keeps events flat and drops the evicted prefix in bulk (after more than 1024 evictions): a
+    # watch from any rv still replays exactly the live events after it, with the same types and objects
+    fed = Fed(WatchCacheConfig(lower_capacity=8, upper_capacity=8))
+    applied = []  # (rv, type, name) of every event, in order
+    for i in range(1500):
+        name = f"p{i % 20}"
+        if i % 7 == 6 and name in {n for _, t, n in applied if t != "DELETED"} - {
+                n for _, t, n in applied if t == "DELETED"}:
+            fed.delete(name)
+            kind = "DELETED"
+        else:
+            existed = any(n == name for _, _, n in applied) and applied[
+                max(j for j, (_, _, n) in enumerate(applied) if n == name)][1] != "DELETED"
+            fed.put(pod(name, labels={"i": str(i)}))
+            kind = "MODIFIED" if existed else "ADDED"
+        applied.append((fed.store.revision, kind, name))
+    rc = fed.cache.resources["pods"]
+    assert rc.start < 1024 < 1500  # compacted at least once
+    assert rc.recorded - rc.start == 8
+    live = applied[-8:]
+    assert rc.oldest_minus_one() == live[0][0] - 1
+    for k in range(8):
+        got = [(e[0], e[1], e[3].metadata.name) for e in rc.events_after(live[k][0] - 1)]
+        assert got == live[k:]
+        assert all(e[3].metadata.resource_version == str(e[0]) for e in rc.events_after(live[k][0] - 1))
+    out = Out()
+    assert fed.cache.start_watch(watcher("w"), live[0][0] - 1, 0, out)
+    assert sent(out) == [(t, n) for _, t, n in live]
+    out = Out()
+    assert not fed.cache.start_watch(watcher("old"), live[0][0] - 2, 0, out)
+
+
 def test_watch_from_a_future_rv_skips_events_up_to_it():
     fed = Fed()
     fed.put(pod("a"))

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmodel.store import DeleteOp, PutOp, Store, prefix_end
+from kmodel.store.store import _changes_of
 
 
 def events_of(responses):
@@ -153,7 +154,7 @@ def test_every_watch_gets_each_matching_change_once_in_order_atomically(steps):
         else:
             start = min(step[3], s.revision + 2)
             watches.append((s.watch(step[1], step[2], start_revision=start), step[1], step[2], start or s.revision + 1))
-    changes = [kv for rev in s._log for kv in rev]  # no compaction here: the whole log
+    changes = [kv for rev in s._log for kv in _changes_of(rev)]  # no compaction here: the whole log
     for watch_id, key, end, start in watches:
         responses = s.take_watch_responses(watch_id)
         expected = [

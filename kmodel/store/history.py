@@ -1,0 +1,85 @@
+"""`Store.history`: every request the store answered and its answer, in order, built when first read.
+
+Theory of operation
+-------------------
+The store records each request as a ``(request, response)`` pair (the response may be the `StoreError` it
+refused the request with). Invariants read the pairs; nothing in etcd's behaviour depends on them. A run
+keeps every pair for ever, so on the API server's write path (a txn: one compare, one put) the pair and the
+eight records inside it (TxnRequest, its compare and success tuples, Compare, PutOp, TxnResponse, its
+responses list, PutResponse) would be nine more objects alive per write for Python's cyclic collector to
+walk at every full collection, which under the default GC settings is most of the cost of a write.
+
+So that write is recorded compact: one flat tuple of the fields (`record_txn_put`), and the pair is built
+from it the first time anyone reads that entry, then kept in its place. A reader sees exactly the pair
+the store would have recorded: the same types, equal fields, the same stored value and KeyValue objects
+(the object written, the previous KeyValue), and the same pair object on every later read. Every other
+request is recorded as its pair at once (`append`).
+
+`History` is a read-only sequence (len, index, negative index, slice, iteration) plus `append`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Iterator, Optional
+
+from .types import Compare, KeyValue, PutOp, PutResponse, TxnRequest, TxnResponse
+
+_new = tuple.__new__
+_PAIR = 2  # a recorded entry is a pair; a compact one is longer (see record_txn_put)
+
+
+class History(Sequence):
+    """The store's request history (see the module docstring)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: list[tuple] = []
+
+    def append(self, entry: tuple[Any, Any]) -> None:
+        """Record a ``(request, response)`` pair."""
+        self._entries.append(entry)
+
+    def record_txn_put(self, compare: tuple, put: tuple, failure: tuple, revision: int,
+                       prev_kv: Optional[KeyValue]) -> None:
+        """Record a txn that succeeded with one `Compare` (its fields `compare`) and one `PutOp` (its fields
+        `put`), `failure` its failure branch (a tuple), answered at `revision`; `prev_kv` the PutResponse's
+        prev_kv (None unless the put asked for it). The pair is built when first read."""
+        self._entries.append((*compare, *put, failure, revision, prev_kv))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._entries)))]
+        entry = self._entries[index]
+        if len(entry) == _PAIR:
+            return entry
+        pair = _txn_put_pair(entry)
+        self._entries[index] = pair  # built once: later reads get this same pair
+        return pair
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self._entries)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, History):
+            other = list(other)
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, like the list it stands for)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+def _txn_put_pair(entry: tuple) -> tuple[TxnRequest, TxnResponse]:
+    """The (TxnRequest, TxnResponse) pair a compact entry of `record_txn_put` stands for."""
+    c_key, c_target, c_result, c_value, c_range_end, key, value, prev, failure, revision, prev_kv = entry
+    request = _new(TxnRequest, ((_new(Compare, (c_key, c_target, c_result, c_value, c_range_end)),),
+                                (_new(PutOp, (key, value, prev)),), failure))
+    response = _new(TxnResponse, (revision, True, [_new(PutResponse, (revision, prev_kv))]))
+    return request, response
