@@ -215,6 +215,60 @@ class Fault(Action):
         cluster.loop.step(self.event)
 
 
+# -- processes ----------------------------------------------------------------------------------------------
+
+#: the process the cluster's controllers run in (`Cluster.controller_manager`)
+CONTROLLER_MANAGER = "kube-controller-manager"
+
+
+def process_of(cluster: Cluster, component: str) -> str:
+    """The process a component runs in: kube-controller-manager for the cluster's controllers, else itself."""
+    return CONTROLLER_MANAGER if component in cluster.controller_manager else component
+
+
+@attrs.frozen
+class CrashProcess(Action):
+    """kube-controller-manager crashes: every one of its controllers that is up stops at once (a panic in one
+    controller, an OOM kill, a node reboot end the whole process)."""
+
+    kind: ClassVar[str] = "crash-process"
+    process: str = CONTROLLER_MANAGER
+
+    @property
+    def name(self) -> str:
+        return f"crash {self.process} (every controller in it)"
+
+    def apply(self, cluster: Cluster) -> None:
+        from kmodel.loop.events import Crash
+
+        up = [n for n in cluster.controller_manager if cluster.loop.is_up(n)]
+        if self.process != CONTROLLER_MANAGER or not up:
+            raise ValueError(f"cannot crash {self.process!r}: not a running process of this cluster")
+        for name in up:
+            cluster.loop.step(Crash(name))
+
+
+@attrs.frozen
+class RestartProcess(Action):
+    """kube-controller-manager starts again: every one of its controllers that is down starts."""
+
+    kind: ClassVar[str] = "restart-process"
+    process: str = CONTROLLER_MANAGER
+
+    @property
+    def name(self) -> str:
+        return f"restart {self.process} (every controller in it)"
+
+    def apply(self, cluster: Cluster) -> None:
+        from kmodel.loop.events import Restart
+
+        down = [n for n in cluster.controller_manager if not cluster.loop.is_up(n)]
+        if self.process != CONTROLLER_MANAGER or not down:
+            raise ValueError(f"cannot restart {self.process!r}: it is not down")
+        for name in down:
+            cluster.loop.step(Restart(name))
+
+
 # -- other faults -------------------------------------------------------------------------------------------
 
 @attrs.frozen
@@ -406,7 +460,7 @@ def _settle_livelocked(cluster: Cluster, applied: int) -> None:
 ACTIONS: dict[str, type[Action]] = {
     cls.kind: cls
     for cls in (ApplyDeployment, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, Fire, Fault,
-                Compact, FailContainer, RunFair, RunEvents, Settle)
+                CrashProcess, RestartProcess, Compact, FailContainer, RunFair, RunEvents, Settle)
 }
 
 

@@ -49,7 +49,7 @@ invariants in `extra_invariants` (see kmodel.pytest_plugin).
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, ClassVar, Optional, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Optional, Sequence
 
 import attrs
 from hypothesis import strategies as st
@@ -58,6 +58,10 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from kmodel.apiserver.wire import Request, Response
 from kmodel.checker.actions import (
     APPS,
+    CONTROLLER_MANAGER,
+    CrashProcess,
+    RestartProcess,
+    process_of,
     AddNode,
     ApplyDeployment,
     ApplyService,
@@ -321,9 +325,9 @@ class KmodelMachine(RuleBasedStateMachine):
 
     def _fault_action(self, kind: str, chosen: Any, ms: int) -> Optional[Action]:
         if kind in ("crash", "crash_mid_reconcile"):
-            return Fault(Crash(chosen))
+            return CrashProcess(chosen) if chosen == CONTROLLER_MANAGER else Fault(Crash(chosen))
         if kind == "restart":
-            return Fault(Restart(chosen))
+            return RestartProcess(chosen) if chosen == CONTROLLER_MANAGER else Fault(Restart(chosen))
         if kind == "heal":
             return Fault(Heal(tuple(chosen)))
         if kind == "partition":
@@ -342,18 +346,23 @@ class KmodelMachine(RuleBasedStateMachine):
             return Compact(chosen)
         raise ValueError(f"unknown fault kind {kind!r}")
 
+    def _processes(self, names: Iterable[str]) -> list[str]:
+        """Components as the processes they run in, sorted, each once: the cluster's controllers are one,
+        kube-controller-manager (crashed and restarted as a whole)."""
+        return sorted({process_of(self.cluster, n): None for n in names})
+
     def _crashable(self) -> list[str]:
         loop = self.cluster.loop
-        return [n for n in sorted(loop.components) if loop.is_up(n) and loop.components[n].supports_crash()]
+        return self._processes(n for n in loop.components if loop.is_up(n) and loop.components[n].supports_crash())
 
     def restartable(self) -> list[str]:
-        """Components that are down, except those of removed machines (gone for good)."""
+        """Processes that are down, except those of removed machines (gone for good)."""
         loop = self.cluster.loop
         down = loop.down_components()
         if not down:
             return []
         removed = removed_components(self.cluster)
-        return [n for n in down if n not in removed]
+        return self._processes(n for n in down if n not in removed)
 
     def _partitions(self) -> list[list[str]]:
         return self.cluster.network.reachability.sides()
@@ -391,7 +400,7 @@ class KmodelMachine(RuleBasedStateMachine):
             elif src.startswith("apiserver-") and not dst.startswith(("apiserver-", "etcd")):
                 if any(type(m.payload) is Response for m in net.in_flight(src, dst)):
                     found[dst] = None
-        return [n for n in sorted(found) if loop.is_up(n) and loop.components[n].supports_crash()]
+        return self._processes(n for n in found if loop.is_up(n) and loop.components[n].supports_crash())
 
     def failable(self) -> list[tuple[str, str, str]]:
         """(node, pod, container) of every running container of the default namespace on a node whose kubelet

@@ -108,6 +108,10 @@ class Cluster:
         self.kubectl = Kubectl(config.apiserver_names())
         ctx = ClusterContext(config, tuple(config.apiserver_names()))
         self.components: list[Component] = [c for name in config.components for c in self._build(name, ctx)]
+        #: the cluster's own controllers: one process upstream, kube-controller-manager, so they crash and
+        #: restart together (a panic in one controller ends them all); a caller's extra components are not in it
+        self.controller_manager: tuple[str, ...] = tuple(sorted(
+            c.name for c in self.components if c.name.startswith("controller/")))
         self.components.extend(extra)
         self.loop = Loop(self.network, components=[self.etcd, *self.replicas, self.kubectl, *self.components])
         #: the nodes whose machines are in the cluster now (config's, plus added, minus removed ones)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from kmodel.checker.actions import (
-    ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, DeleteObject, FailContainer, Fault, Fire, RemoveNode,
-    RunEvents, RunFair, ScaleDeployment, Settle, action_from_json, deployment_manifest,
+    ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, CrashProcess, DeleteObject, FailContainer, Fault, Fire,
+    RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json, deployment_manifest,
 )
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
 
@@ -19,6 +19,7 @@ EXAMPLES = [
     Fault(DelayHead("etcd", "apiserver-1", 10_000)), Fault(BreakStream("scheduler/watch-1")),
     Fault(Crash("controller/deployment")), Compact(42), FailContainer("node-1", "web-x", "app"), RunFair(5000), RunEvents(12),
     Settle(60_000), Settle(60_000, check_at_once=True, release_holds=True, finish_removals=True),
+    CrashProcess(), RestartProcess(),
 ]
 
 
@@ -69,3 +70,19 @@ def test_a_settle_finishes_a_node_removal_whose_delete_failed():
     cluster.run_for(1_000)
     Settle(60_000, finish_removals=True).apply(cluster)  # nothing left to finish: no second delete
     assert len([r for r in cluster.kubectl.results if r.command.resource == "nodes"]) == 2
+
+
+def test_kube_controller_manager_crashes_and_restarts_as_one_process():
+    from kmodel.cluster import Cluster, ClusterConfig
+
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(5_000)
+    members = cluster.controller_manager
+    assert "controller/replicaset" in members and "scheduler" not in members and len(members) >= 7
+    CrashProcess().apply(cluster)
+    assert not any(cluster.loop.is_up(n) for n in members) and cluster.loop.is_up("scheduler")
+    with pytest.raises(ValueError, match="not a running process"):
+        CrashProcess().apply(cluster)
+    RestartProcess().apply(cluster)
+    assert all(cluster.loop.is_up(n) for n in members)
+    assert CrashProcess().name == "crash kube-controller-manager (every controller in it)"
