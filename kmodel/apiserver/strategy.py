@@ -45,9 +45,9 @@ def generated_name(base: str, rng: random.Random) -> str:
 
 
 def new_uid(rng: random.Random) -> str:
-    """str(uuid.UUID(int=rng.getrandbits(128), version=4)), without building the UUID object."""
-    n = (rng.getrandbits(128) & _UUID_KEEP) | _UUID_SET
-    h = "%032x" % n
+    """str(uuid.UUID(int=rng.getrandbits(128), version=4)), without building the UUID object (the 32 hex
+    digits as bytes.hex gives them: a little cheaper than "%032x" % n, and the same string)."""
+    h = ((rng.getrandbits(128) & _UUID_KEEP) | _UUID_SET).to_bytes(16, "big").hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
