@@ -269,6 +269,64 @@ class RestartProcess(Action):
             cluster.loop.step(Restart(name))
 
 
+#: the verbs that change the store
+WRITE_VERBS = ("create", "update", "patch", "delete")
+
+
+def _members(cluster: Cluster, process: str) -> tuple[str, ...]:
+    return cluster.controller_manager if process == CONTROLLER_MANAGER else (process,)
+
+
+def is_mid_reconcile(cluster: Cluster, process: str) -> bool:
+    """Has the process a write on its way to an API server, or an answer on its way back to it? (Events it
+    records do not count: they report a sync, they are not part of the change it makes.)"""
+    from kmodel.apiserver.wire import Request, Response
+
+    net = cluster.network
+    for member in _members(cluster, process):
+        for apiserver in cluster.config.apiserver_names():
+            if any(type(m.payload) is Request and m.payload.verb in WRITE_VERBS and m.payload.resource != "events"
+                   for m in net.in_flight(member, apiserver)):
+                return True
+            if any(type(m.payload) is Response for m in net.in_flight(apiserver, member)):
+                return True
+    return False
+
+
+def crash_process(cluster: Cluster, process: str) -> None:
+    """Crash a process: kube-controller-manager as a whole, anything else as itself."""
+    from kmodel.loop.events import Crash
+
+    if process == CONTROLLER_MANAGER:
+        CrashProcess().apply(cluster)
+    else:
+        cluster.loop.step(Crash(process))
+
+
+@attrs.frozen
+class CrashMidReconcile(Action):
+    """Run fairly, one event at a time, until `process` is in the middle of a reconcile (a write of it on its way
+    to an API server, or an answer on its way back), then crash it: the crash between two writes of one sync
+    that leaves half a change behind. At most `max_events` events within a minute of logical time; a process
+    that gets no work in that time crashes where the run stopped."""
+
+    kind: ClassVar[str] = "crash-mid-reconcile"
+    process: str
+    max_events: int = 2_000
+
+    @property
+    def name(self) -> str:
+        return f"crash {self.process} in the middle of its next reconcile"
+
+    def apply(self, cluster: Cluster) -> None:
+        loop = cluster.loop
+        deadline = cluster.now + 60_000
+        for _ in range(self.max_events):
+            if is_mid_reconcile(cluster, self.process) or loop.run_fair(deadline, max_events=1) == 0:
+                break
+        crash_process(cluster, self.process)
+
+
 # -- other faults -------------------------------------------------------------------------------------------
 
 @attrs.frozen
@@ -460,7 +518,7 @@ def _settle_livelocked(cluster: Cluster, applied: int) -> None:
 ACTIONS: dict[str, type[Action]] = {
     cls.kind: cls
     for cls in (ApplyDeployment, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, Fire, Fault,
-                CrashProcess, RestartProcess, Compact, FailContainer, RunFair, RunEvents, Settle)
+                CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents, Settle)
 }
 
 

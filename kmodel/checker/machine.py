@@ -59,8 +59,10 @@ from kmodel.apiserver.wire import Request, Response
 from kmodel.checker.actions import (
     APPS,
     CONTROLLER_MANAGER,
+    CrashMidReconcile,
     CrashProcess,
     RestartProcess,
+    is_mid_reconcile,
     process_of,
     AddNode,
     ApplyDeployment,
@@ -101,7 +103,7 @@ FAULT_CANDIDATES: dict[str, str] = {
     "crash": "_crashable", "restart": "restartable", "heal": "_partitions", "partition": "_reachable",
     "break_stream": "_open_streams",
     "drop_message": "droppable", "delay_link": "_nonempty_links", "lag_watch_cache": "laggable",
-    "crash_mid_reconcile": "mid_reconcile", "fail_container": "failable", "compact": "compactable",
+    "crash_mid_reconcile": "_crashable", "fail_container": "failable", "compact": "compactable",
 }
 
 
@@ -324,7 +326,9 @@ class KmodelMachine(RuleBasedStateMachine):
                 return
 
     def _fault_action(self, kind: str, chosen: Any, ms: int) -> Optional[Action]:
-        if kind in ("crash", "crash_mid_reconcile"):
+        if kind == "crash_mid_reconcile":
+            return CrashMidReconcile(chosen)
+        if kind == "crash":
             return CrashProcess(chosen) if chosen == CONTROLLER_MANAGER else Fault(Crash(chosen))
         if kind == "restart":
             return RestartProcess(chosen) if chosen == CONTROLLER_MANAGER else Fault(Restart(chosen))
@@ -389,18 +393,9 @@ class KmodelMachine(RuleBasedStateMachine):
         return [r.name for r in self.cluster.replicas]
 
     def mid_reconcile(self) -> list[str]:
-        """Components with a write on its way to an API server, or an answer on its way back to them."""
-        net = self.cluster.network
-        loop = self.cluster.loop
-        found: dict[str, None] = {}
-        for src, dst in net.nonempty_links():
-            if dst.startswith("apiserver-") and not src.startswith(("apiserver-", "etcd")):
-                if any(type(m.payload) is Request and m.payload.verb in WRITE_VERBS for m in net.in_flight(src, dst)):
-                    found[src] = None
-            elif src.startswith("apiserver-") and not dst.startswith(("apiserver-", "etcd")):
-                if any(type(m.payload) is Response for m in net.in_flight(src, dst)):
-                    found[dst] = None
-        return self._processes(n for n in found if loop.is_up(n) and loop.components[n].supports_crash())
+        """Processes with a write on its way to an API server, or an answer on its way back to them (the
+        crash_mid_reconcile rule picks any process and runs until it is so: `CrashMidReconcile`)."""
+        return [p for p in self._crashable() if is_mid_reconcile(self.cluster, p)]
 
     def failable(self) -> list[tuple[str, str, str]]:
         """(node, pod, container) of every running container of the default namespace on a node whose kubelet

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from kmodel.checker.actions import (
-    ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, CrashProcess, DeleteObject, FailContainer, Fault, Fire,
+    ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, CrashMidReconcile, CrashProcess, DeleteObject, FailContainer, Fault, Fire,
     RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json, deployment_manifest,
 )
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
@@ -19,7 +19,7 @@ EXAMPLES = [
     Fault(DelayHead("etcd", "apiserver-1", 10_000)), Fault(BreakStream("scheduler/watch-1")),
     Fault(Crash("controller/deployment")), Compact(42), FailContainer("node-1", "web-x", "app"), RunFair(5000), RunEvents(12),
     Settle(60_000), Settle(60_000, check_at_once=True, release_holds=True, finish_removals=True),
-    CrashProcess(), RestartProcess(),
+    CrashProcess(), RestartProcess(), CrashMidReconcile("kube-controller-manager"),
 ]
 
 
@@ -86,3 +86,19 @@ def test_kube_controller_manager_crashes_and_restarts_as_one_process():
     RestartProcess().apply(cluster)
     assert all(cluster.loop.is_up(n) for n in members)
     assert CrashProcess().name == "crash kube-controller-manager (every controller in it)"
+
+
+def test_crash_mid_reconcile_waits_for_the_process_to_be_half_way_through_a_sync():
+    from kmodel.checker.actions import is_mid_reconcile
+    from kmodel.cluster import Cluster, ClusterConfig
+
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(10_000)
+    assert not is_mid_reconcile(cluster, "kube-controller-manager")  # quiet
+    ApplyDeployment("web", 2).apply(cluster)
+    audit_before = len(cluster.audit)
+    CrashMidReconcile("kube-controller-manager").apply(cluster)
+    assert not any(cluster.loop.is_up(n) for n in cluster.controller_manager)
+    # it ran only until a controller had a write out: the Deployment exists, its pods do not yet
+    assert cluster.get("deployments", "default", "web") is not None
+    assert len(cluster.audit) > audit_before and not cluster.objects("pods", "default")
