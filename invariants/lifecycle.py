@@ -94,8 +94,10 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         reader = memo["reader"] = HistoryReader((NODES,))
         memo["bad"] = []
         memo["tainted_since"] = {}
+        memo["gone"] = {}  # node deleted while tainted -> (its NoExecute taints, tainted since)
     bad: list = memo["bad"]
     tainted_since: dict[str, int] = memo["tainted_since"]
+    gone: dict[str, tuple] = memo["gone"]
     records = cluster.audit.records
     start = memo.get("pos", 0)
     memo["pos"] = len(records)
@@ -104,6 +106,12 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     for ch in reader.read(cluster.store):
         name = ch.key[len(NODES):]
         taints = _no_execute(ch.value)
+        if ch.value is None and ch.prev is not None and name in tainted_since:
+            # deleted while tainted: taint eviction's timers for its pods run on (upstream's handleNodeUpdate
+            # forgets the node, not the pods' scheduled evictions), so keep what they were counted from
+            gone[name] = (_no_execute(ch.prev), tainted_since[name])
+        elif ch.value is not None:
+            gone.pop(name, None)
         if not taints:
             tainted_since.pop(name, None)
         elif name not in tainted_since:
@@ -140,11 +148,14 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
             continue  # not a taint eviction
         node_kv = keys.at(node_key(pod.spec.node_name), r.revision) if pod.spec.node_name else None
         taints = _no_execute(node_kv.value if node_kv is not None else None)
+        tainted_at = tainted_since.get(pod.spec.node_name)
+        if node_kv is None and pod.spec.node_name in gone:  # its node was deleted while tainted
+            taints, tainted_at = gone[pod.spec.node_name]
         if not taints:
             bad.append(f"pod {name_of(key)} was evicted at {r.time} ms by taint eviction, but its node "
                        f"{pod.spec.node_name or '(none)'} had no NoExecute taint")
             continue
-        since = tainted_since.get(pod.spec.node_name, min(t.time_added or 0 for t in taints))
+        since = tainted_at if tainted_at is not None else min(t.time_added or 0 for t in taints)
         due = eviction_due(pod, taints, since)
         if due is None:
             bad.append(f"pod {name_of(key)} was evicted at {r.time} ms though it tolerates its node's taints "

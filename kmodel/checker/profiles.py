@@ -1,8 +1,9 @@
 """Hypothesis profiles for the checker: dev, ci and campaign.
 
-    dev       the default: 50 examples of up to 30 steps (seconds when nothing is violated; shrinking a
+    dev       the default: 100 examples of up to 30 steps (seconds when nothing is violated; shrinking a
               violation takes longer, capped by a count of shrinks)
-    ci        the same budget, derandomized (the seed comes from the test itself), so CI is reproducible
+    ci        30 examples of up to 30 steps, derandomized (the seed comes from the test itself), so CI is
+              reproducible
     campaign  long runs: 1,000 examples of up to 100 steps
 
 Every profile turns off the example database (a run depends only on its seed and options, never on what an
@@ -30,7 +31,7 @@ _COMMON = dict(
 )
 
 _SETTINGS: dict[str, settings] = {
-    "dev": settings(max_examples=50, stateful_step_count=30, derandomize=False, **_COMMON),
+    "dev": settings(max_examples=100, stateful_step_count=30, derandomize=False, **_COMMON),
     "ci": settings(max_examples=30, stateful_step_count=30, derandomize=True, **_COMMON),
     "campaign": settings(max_examples=1000, stateful_step_count=100, derandomize=False, **_COMMON),
 }
