@@ -8,8 +8,9 @@ the global order the loop delivered the requests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple, Optional
+
+from kmodel.store.compact_log import CompactLog
 
 
 class AuditRecord(NamedTuple):
@@ -28,7 +29,7 @@ class AuditRecord(NamedTuple):
 _new = tuple.__new__
 
 
-class AuditRecords(Sequence):
+class AuditRecords(CompactLog):
     """The records of an `AuditLog`, in order: a read-only sequence of AuditRecords plus `append`.
 
     The pipeline appends each record as the plain tuple of its fields (`append_fields`): a tuple of strings
@@ -36,10 +37,7 @@ class AuditRecords(Sequence):
     tracked and is walked at every full collection for the rest of the run. Reading an entry turns it into
     its AuditRecord (equal fields), kept in its place so that later reads get the same object."""
 
-    __slots__ = ("_entries",)
-
-    def __init__(self) -> None:
-        self._entries: list[tuple] = []
+    __slots__ = ()
 
     def append(self, record: AuditRecord) -> None:
         self._entries.append(record)
@@ -48,30 +46,8 @@ class AuditRecords(Sequence):
         """Append the record whose fields (in AuditRecord's order) are `fields`, a plain tuple."""
         self._entries.append(fields)
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._entries)))]
-        entry = self._entries[index]
-        if type(entry) is tuple:
-            entry = self._entries[index] = _new(AuditRecord, entry)
-        return entry
-
-    def __iter__(self) -> Iterator[AuditRecord]:
-        for i in range(len(self._entries)):
-            yield self[i]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, AuditRecords):
-            other = list(other)
-        return isinstance(other, list) and list(self) == other
-
-    __hash__ = None  # type: ignore[assignment]  (mutable, like the list it stands for)
-
-    def __repr__(self) -> str:
-        return repr(list(self))
+    def _expand(self, entry: Any) -> Optional[AuditRecord]:
+        return _new(AuditRecord, entry) if type(entry) is tuple else None
 
 
 class AuditLog:

@@ -17,22 +17,19 @@ watch opened, a progress notification, a cancel, a batch of events) is kept as i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Iterator
+from typing import Any
 
 from kmodel.store import Event, WatchResponse
+from kmodel.store.compact_log import CompactLog
 
 _new = tuple.__new__
 _PAIR = 2
 
 
-class EtcdLog(Sequence):
+class EtcdLog(CompactLog):
     """A replica's record of its etcd watch (see the module docstring): len, index, slice, iteration."""
 
-    __slots__ = ("_entries",)
-
-    def __init__(self) -> None:
-        self._entries: list[tuple] = []
+    __slots__ = ()
 
     def append(self, entry: tuple[str, Any]) -> None:
         """Record a ``(stream, item)`` pair as it is."""
@@ -49,31 +46,9 @@ class EtcdLog(Sequence):
                 return
         self._entries.append((stream, response))
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._entries)))]
-        entry = self._entries[index]
+    def _expand(self, entry: tuple) -> Any:
         if len(entry) == _PAIR:
-            return entry
+            return None
         stream, watch_id, header, compact, canceled, reason, typ, kv, prev_kv = entry
-        pair = (stream, _new(WatchResponse, (watch_id, header, [_new(Event, (typ, kv, prev_kv))], compact,
+        return (stream, _new(WatchResponse, (watch_id, header, [_new(Event, (typ, kv, prev_kv))], compact,
                                              canceled, reason)))
-        self._entries[index] = pair  # built once: later reads get this same pair
-        return pair
-
-    def __iter__(self) -> Iterator[Any]:
-        for i in range(len(self._entries)):
-            yield self[i]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, EtcdLog):
-            other = list(other)
-        return isinstance(other, list) and list(self) == other
-
-    __hash__ = None  # type: ignore[assignment]  (mutable, like the list it stands for)
-
-    def __repr__(self) -> str:
-        return repr(list(self))

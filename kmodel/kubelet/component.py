@@ -363,16 +363,8 @@ class Kubelet(Component):
             return
         pod = worker.pod
         if worker.termination_requested and not worker.static:
-            if not worker.terminated:
-                terminate_pod(worker, self.runtime, now)
-                self.probes.remove_pod(uid)
-                self.resyncs.cancel(uid)
-            if worker.deleted:
-                remove_pod(self.runtime, uid, now)
-                self.status.forget(uid)
-                del self.workers[uid]
-                return
-            self._set_status(now, worker, finished=True)
+            if not self._stop(now, worker):
+                self._set_status(now, worker, finished=True)
             return
         result = sync_pod(worker, self.runtime, self.backoff, now, network_ready=self.network_ready,
                           liveness_failed=self._liveness_failed(uid))
@@ -433,19 +425,26 @@ class Kubelet(Component):
                                   rejected_status(old, rejection, now)):
             self._enqueue(STATUS, worker.uid)
 
-    def _sync_refused(self, now: int, worker: PodWorker) -> None:
-        """A pod that never runs here (rejected, or finished before this kubelet learnt of it): make sure nothing
-        of it runs, keep its status, and once it is deleted let the status write's answer remove it
-        (canBeDeleted), as for any terminated pod."""
+    def _stop(self, now: int, worker: PodWorker) -> bool:
+        """Stop whatever of the pod still runs (once); forget a pod gone from the API. True when it is gone."""
         uid = worker.uid
         if not worker.terminated:
             terminate_pod(worker, self.runtime, now)
             self.probes.remove_pod(uid)
             self.resyncs.cancel(uid)
-        if worker.deleted:
-            remove_pod(self.runtime, uid, now)
-            self.status.forget(uid)
-            del self.workers[uid]
+        if not worker.deleted:
+            return False
+        remove_pod(self.runtime, uid, now)
+        self.status.forget(uid)
+        del self.workers[uid]
+        return True
+
+    def _sync_refused(self, now: int, worker: PodWorker) -> None:
+        """A pod that never runs here (rejected, or finished before this kubelet learnt of it): make sure nothing
+        of it runs, keep its status, and once it is deleted let the status write's answer remove it
+        (canBeDeleted), as for any terminated pod."""
+        uid = worker.uid
+        if self._stop(now, worker):
             return
         pod = worker.pod
         if self.status.get(uid) is None:

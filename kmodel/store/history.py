@@ -20,22 +20,19 @@ request is recorded as its pair at once (`append`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
+from .compact_log import CompactLog
 from .types import Compare, KeyValue, PutOp, PutResponse, TxnRequest, TxnResponse
 
 _new = tuple.__new__
 _PAIR = 2  # a recorded entry is a pair; a compact one is longer (see record_txn_put)
 
 
-class History(Sequence):
+class History(CompactLog):
     """The store's request history (see the module docstring)."""
 
-    __slots__ = ("_entries",)
-
-    def __init__(self) -> None:
-        self._entries: list[tuple] = []
+    __slots__ = ()
 
     def append(self, entry: tuple[Any, Any]) -> None:
         """Record a ``(request, response)`` pair."""
@@ -48,32 +45,8 @@ class History(Sequence):
         prev_kv (None unless the put asked for it). The pair is built when first read."""
         self._entries.append((*compare, *put, failure, revision, prev_kv))
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._entries)))]
-        entry = self._entries[index]
-        if len(entry) == _PAIR:
-            return entry
-        pair = _txn_put_pair(entry)
-        self._entries[index] = pair  # built once: later reads get this same pair
-        return pair
-
-    def __iter__(self) -> Iterator[Any]:
-        for i in range(len(self._entries)):
-            yield self[i]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, History):
-            other = list(other)
-        return isinstance(other, list) and list(self) == other
-
-    __hash__ = None  # type: ignore[assignment]  (mutable, like the list it stands for)
-
-    def __repr__(self) -> str:
-        return repr(list(self))
+    def _expand(self, entry: tuple) -> Optional[tuple[TxnRequest, TxnResponse]]:
+        return None if len(entry) == _PAIR else _txn_put_pair(entry)
 
 
 def _txn_put_pair(entry: tuple) -> tuple[TxnRequest, TxnResponse]:

@@ -1,0 +1,58 @@
+"""`CompactLog`: an append-only, list-like log whose entries may be stored compact and are expanded, once and in
+place, the first time they are read.
+
+A run keeps its logs (the store's history, an API server's etcd watch log, the audit trail) for ever, and
+every object kept alive is walked again by Python's cyclic collector at each full collection. So a log may
+store an entry as a flat tuple of plain values (which the collector stops tracking) and build the objects the
+entry stands for only when someone reads it; the built value then replaces the compact one, so every later
+read gets the very same object. A subclass says how: `_expand(entry)` returns the full value of a compact
+entry, or None for an entry that is stored full already.
+
+Reads behave as a list's: len, index (negative too), slice (a list), iteration, and equality with a list or
+another log of the same entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Iterator, Optional
+
+
+class CompactLog(Sequence):
+    """See the module docstring."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: list[Any] = []
+
+    def _expand(self, entry: Any) -> Optional[Any]:
+        """The full value of a compact entry; None if `entry` is stored full."""
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._entries)))]
+        entry = self._entries[index]
+        full = self._expand(entry)
+        if full is None:
+            return entry
+        self._entries[index] = full  # built once: later reads get this same value
+        return full
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(len(self._entries)):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CompactLog):
+            other = list(other)
+        return isinstance(other, list) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, like the list it stands for)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
