@@ -461,12 +461,6 @@ class Settle(Action):
     def name(self) -> str:
         return f"settle: heal all, restart what is down, run fairly (at most {self.bound_ms / 1000:g} s)"
 
-    @staticmethod
-    def _livelocked(cluster: Cluster, applied: int) -> None:
-        """A fair run that used up its event budget without falling quiet is a livelock: the clock may never
-        move again (every event at one instant), so waiting for `bound_ms` would never end."""
-        _settle_livelocked(cluster, applied)
-
     def apply(self, cluster: Cluster, converged: Optional[Callable[[], bool]] = None) -> None:
         loop = cluster.loop
         from kmodel.loop.events import HealAll, ReleaseAll, Restart
@@ -492,7 +486,7 @@ class Settle(Action):
         chunk = self.first_ms
         while True:
             chunk = min(chunk, start + self.bound_ms - cluster.now)
-            self._livelocked(cluster, run_fairly(cluster, cluster.now + chunk))
+            _settle_livelocked(cluster, run_fairly(cluster, cluster.now + chunk))
             if converged is None or converged():
                 return
             if cluster.now - start >= self.bound_ms:
@@ -510,6 +504,8 @@ def _delete_leftover_nodes(cluster: Cluster) -> None:
 
 
 def _settle_livelocked(cluster: Cluster, applied: int) -> None:
+    """A fair run that used up its whole event budget is a livelock (time passes through busy instants, so
+    only a cluster that never falls quiet gets here): waiting for the settle's bound would never end."""
     if applied >= MAX_FAIR_EVENTS:
         raise NotSettled(f"the cluster never fell quiet: {applied} events in one fair run, the clock at "
                          f"{cluster.now} ms (a livelock)")

@@ -327,8 +327,7 @@ class Loop:
                 next_due = self._next_due_after_now()
                 if next_due is None or next_due > until_ms:
                     break
-                self._record(AdvanceTime(next_due).stable_json().encode() + b"\n")
-                self._advance(next_due)
+                self._advance_recorded(next_due)
                 applied += 1
                 instant_started = applied
                 threshold = max(1, busy_instant // BUSY_SPELL_DIVISOR)
@@ -355,12 +354,16 @@ class Loop:
                 next_due = self._next_due_after_now()
                 if next_due is None or next_due > until_ms:
                     break
-                self._record(AdvanceTime(next_due).stable_json().encode() + b"\n")
-                self._advance(next_due)
+                self._advance_recorded(next_due)
                 applied += 1
                 instant_started = applied
                 threshold = busy_instant  # quiet by itself: a busy spell is over
         return applied
+
+    def _advance_recorded(self, to_ms: int) -> None:
+        """The fair runner's AdvanceTime: recorded in the digest as the event, then applied."""
+        self._record(AdvanceTime(to_ms).stable_json().encode() + b"\n")
+        self._advance(to_ms)
 
     # -- digest ------------------------------------------------------------------------------------------
 
