@@ -67,6 +67,19 @@ class _Progress:
         sys.stderr.flush()
 
 
+def _prepare_report_folder(folder: Path) -> None:
+    """Create the report folder before exploring, so a run's failure trace is never lost to an unusable path."""
+    from kmodel.cli import KmodelUsageError
+
+    if folder.exists() and not folder.is_dir():
+        raise KmodelUsageError(f"--report {folder}: is a file, not a folder; name a folder (it is created if missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KmodelUsageError(f"--report {folder}: cannot create the folder ({exc.strerror}); name a writable "
+                               f"folder") from None
+
+
 def check(args: argparse.Namespace) -> int:
     from kmodel.checker.results import write_results
     from kmodel.checker.run import CheckOptions, run_campaign
@@ -77,6 +90,7 @@ def check(args: argparse.Namespace) -> int:
                                apiservers=args.apiservers, variant=args.variant, profile=args.profile)
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
+    _prepare_report_folder(Path(args.report))
     progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
     result = run_campaign(options, on_example=progress)
     if progress is not None:

@@ -1,0 +1,34 @@
+"""`kmodel check` refuses bad usage with one line and exit code 2, before it spends any time exploring."""
+
+from __future__ import annotations
+
+import pytest
+
+from kmodel.cli import main
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--variant", "nope"], "nope"),
+    (["--examples", "0"], "examples"),
+    (["--profile", "fast"], "fast"),
+])
+def test_bad_options_exit_2(argv, words, capsys, tmp_path):
+    try:
+        code = main(["check", "--report", str(tmp_path / "r"), *argv])
+    except SystemExit as exc:  # argparse's own refusals (an unknown choice) exit from inside the parser
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert words in err.strip().splitlines()[-1] and "Traceback" not in err
+    assert not (tmp_path / "r").exists()  # refused before anything was written
+
+
+def test_a_report_path_that_is_a_file_is_refused_before_exploring(capsys, tmp_path):
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    assert main(["check", "--examples", "1", "--report", str(taken)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is a file, not a folder" in err
+    assert main(["check", "--examples", "1", "--report", str(taken / "below")]) == 2
+    assert "cannot create the folder" in capsys.readouterr().err
+    assert taken.read_text() == "not a folder"
