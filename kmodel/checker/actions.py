@@ -269,28 +269,27 @@ class RestartProcess(Action):
             cluster.loop.step(Restart(name))
 
 
-#: the verbs that change the store
-WRITE_VERBS = ("create", "update", "patch", "delete")
-
-
 def _members(cluster: Cluster, process: str) -> tuple[str, ...]:
     return cluster.controller_manager if process == CONTROLLER_MANAGER else (process,)
 
 
-def is_mid_reconcile(cluster: Cluster, process: str) -> bool:
-    """Has the process a write on its way to an API server, or an answer on its way back to it? (Events it
-    records do not count: they report a sync, they are not part of the change it makes.)"""
-    from kmodel.apiserver.wire import Request, Response
+def is_mid_reconcile(cluster: Cluster, name: str) -> bool:
+    """Is the component (or every controller of the process) `name` in the middle of a change: a write of it
+    sent and not answered yet (on its way, being applied, or its answer on the way back)? Events it records do
+    not count: they report a sync, they are not part of the change it makes."""
+    return bool(writes_outstanding(cluster, name))
 
-    net = cluster.network
-    for member in _members(cluster, process):
-        for apiserver in cluster.config.apiserver_names():
-            if any(type(m.payload) is Request and m.payload.verb in WRITE_VERBS and m.payload.resource != "events"
-                   for m in net.in_flight(member, apiserver)):
-                return True
-            if any(type(m.payload) is Response for m in net.in_flight(apiserver, member)):
-                return True
-    return False
+
+def writes_outstanding(cluster: Cluster, name: str) -> list[tuple[str, int]]:
+    """(component, request id) of each write of `name` (a component, or every controller of the process) sent
+    and not answered yet (Events aside)."""
+    components = cluster.loop.components
+    out = []
+    for member in _members(cluster, name):
+        client = getattr(components.get(member), "client", None)
+        if client is not None:
+            out.extend((member, rid) for rid in client.writes_outstanding())
+    return out
 
 
 def crash_process(cluster: Cluster, process: str) -> None:
@@ -303,28 +302,64 @@ def crash_process(cluster: Cluster, process: str) -> None:
         cluster.loop.step(Crash(process))
 
 
+#: CrashMidReconcile's `component` for "whichever reconciling component is first in the middle of a reconcile"
+FIRST_RECONCILER = ""
+
+
+def reconcilers(cluster: Cluster) -> list[str]:
+    """Running components that reconcile through the API (Component.reconciles: each controller, the scheduler,
+    kubelets), sorted."""
+    loop = cluster.loop
+    return sorted(n for n, c in loop.components.items() if c.reconciles and loop.is_up(n) and c.supports_crash())
+
+
 @attrs.frozen
 class CrashMidReconcile(Action):
-    """Run fairly, one event at a time, until `process` is in the middle of a reconcile (a write of it on its way
-    to an API server, or an answer on its way back), then crash it: the crash between two writes of one sync
-    that leaves half a change behind. At most `max_events` events within a minute of logical time; a process
-    that gets no work in that time crashes where the run stopped."""
+    """Run fairly, one event at a time, until `component` is in the middle of a reconcile (a write of it sent and
+    not answered yet: `is_mid_reconcile`), then crash the process it runs in: the crash between two writes of
+    one sync that leaves half a change behind. `component` FIRST_RECONCILER ("") waits for whichever
+    reconciling component gets there first (after a user's change, the controller acting on it); a process
+    name (kube-controller-manager) for whichever of its controllers does. At most `max_events` events within
+    a minute of logical time; a component that gets no work in that time crashes where the run stopped
+    (FIRST_RECONCILER: nothing crashes)."""
 
     kind: ClassVar[str] = "crash-mid-reconcile"
-    process: str
+    component: str = FIRST_RECONCILER
+    #: crash while this write of the component (counted from the start of the fault) is out: 1 before the first
+    #: write of its next sync is answered, 2 between its first and second write, ...
+    writes: int = 1
     max_events: int = 2_000
 
     @property
     def name(self) -> str:
-        return f"crash {self.process} in the middle of its next reconcile"
+        if self.component == FIRST_RECONCILER:
+            subject, sync = "the first component", "a reconcile"
+        else:
+            subject = CONTROLLER_MANAGER if self.component.startswith("controller/") else self.component
+            sync = "its next reconcile" if subject == self.component else f"{self.component}'s next reconcile"
+        if self.writes == 1:
+            return f"crash {subject} in the middle of {sync}"
+        return f"crash {subject} while write {self.writes} of {sync} is out"
 
     def apply(self, cluster: Cluster) -> None:
         loop = cluster.loop
         deadline = cluster.now + 60_000
+        names = reconcilers(cluster) if self.component == FIRST_RECONCILER else [self.component]
+        seen: dict[str, set] = {n: set() for n in names}
+        target = ""
         for _ in range(self.max_events):
-            if is_mid_reconcile(cluster, self.process) or loop.run_fair(deadline, max_events=1) == 0:
+            for n in names:
+                mine = seen[n]
+                mine.update(writes_outstanding(cluster, n))
+                if len(mine) >= self.writes and writes_outstanding(cluster, n):
+                    target = n
+                    break
+            if target or loop.run_fair(deadline, max_events=1) == 0:
                 break
-        crash_process(cluster, self.process)
+        if not target and self.component != FIRST_RECONCILER:
+            target = self.component  # it got no work: it crashes where the run stopped
+        if target:
+            crash_process(cluster, process_of(cluster, target))
 
 
 # -- other faults -------------------------------------------------------------------------------------------

@@ -27,8 +27,8 @@ The rules, by family:
                   each drawn choice moves the model)
     faults        partition, heal, drop_message, delay_link, lag_watch_cache (slow etcd -> an API server
                   replica: its watch cache lags, so it serves stale reads), break_stream (missed events),
-                  crash, crash_mid_reconcile (a component whose write is in flight or whose answer is on
-                  its way: a crash between two writes of one sync), restart, compact, fail_container
+                  crash, crash_mid_reconcile (a reconciler with a write sent and not answered yet: a
+                  crash between two writes of one sync), restart, compact, fail_container
     time          advance_time: run fairly for a drawn number of seconds; run_events: run fairly for a drawn
                   number of events (ending mid-reconcile)
     settle        settle (also the teardown)
@@ -55,11 +55,12 @@ import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
-from kmodel.apiserver.wire import Request, Response
 from kmodel.checker.actions import (
     APPS,
     CONTROLLER_MANAGER,
     CrashMidReconcile,
+    FIRST_RECONCILER,
+    reconcilers,
     CrashProcess,
     RestartProcess,
     is_mid_reconcile,
@@ -88,7 +89,6 @@ from invariants.registry import Invariant
 
 #: an index into whatever list of candidates exists when the rule runs (taken modulo its length)
 INDEX = st.integers(min_value=0, max_value=63)
-WRITE_VERBS = ("create", "update", "patch", "delete")
 DELAYS_MS = (1_000, 5_000, 30_000)  # delay_link
 LAGS_MS = (2_000, 10_000, 60_000)  # lag_watch_cache
 COMPACT_WINDOW = 41  # compact: at most this many revisions behind the newest
@@ -103,7 +103,7 @@ FAULT_CANDIDATES: dict[str, str] = {
     "crash": "_crashable", "restart": "restartable", "heal": "_partitions", "partition": "_reachable",
     "break_stream": "_open_streams",
     "drop_message": "droppable", "delay_link": "_nonempty_links", "lag_watch_cache": "laggable",
-    "crash_mid_reconcile": "_crashable", "fail_container": "failable", "compact": "compactable",
+    "crash_mid_reconcile": "_reconcilers", "fail_container": "failable", "compact": "compactable",
 }
 
 
@@ -327,7 +327,7 @@ class KmodelMachine(RuleBasedStateMachine):
 
     def _fault_action(self, kind: str, chosen: Any, ms: int) -> Optional[Action]:
         if kind == "crash_mid_reconcile":
-            return CrashMidReconcile(chosen)
+            return CrashMidReconcile(chosen, writes=1 + ms % 3)
         if kind == "crash":
             return CrashProcess(chosen) if chosen == CONTROLLER_MANAGER else Fault(Crash(chosen))
         if kind == "restart":
@@ -358,6 +358,18 @@ class KmodelMachine(RuleBasedStateMachine):
     def _crashable(self) -> list[str]:
         loop = self.cluster.loop
         return self._processes(n for n in loop.components if loop.is_up(n) and loop.components[n].supports_crash())
+
+    def _reconcilers(self) -> list[str]:
+        """Where crash_mid_reconcile strikes: first (the index shrinks toward it) the first reconciling component
+        to be in the middle of a reconcile (FIRST_RECONCILER: after a user's change, the controller acting
+        on it), then each reconciling component (Component.reconciles: each controller, the scheduler,
+        kubelets) that has queued work or a write out now. A controller is a candidate of its own (the fault
+        waits until *it* is mid-reconcile, then crashes kube-controller-manager). API servers, etcd, kube-proxy
+        and clients write no objects of their own: `crash` covers them."""
+        loop = self.cluster.loop
+        busy = [n for n in reconcilers(self.cluster)
+                if loop.components[n].has_work() or is_mid_reconcile(self.cluster, n)]
+        return [FIRST_RECONCILER, *busy]
 
     def restartable(self) -> list[str]:
         """Processes that are down, except those of removed machines (gone for good)."""
@@ -393,9 +405,9 @@ class KmodelMachine(RuleBasedStateMachine):
         return [r.name for r in self.cluster.replicas]
 
     def mid_reconcile(self) -> list[str]:
-        """Processes with a write on its way to an API server, or an answer on its way back to them (the
-        crash_mid_reconcile rule picks any process and runs until it is so: `CrashMidReconcile`)."""
-        return [p for p in self._crashable() if is_mid_reconcile(self.cluster, p)]
+        """Reconciling components with a write sent and not answered yet (the crash_mid_reconcile rule picks any of
+        `_reconcilers` and runs until it is so: `CrashMidReconcile`)."""
+        return [n for n in reconcilers(self.cluster) if is_mid_reconcile(self.cluster, n)]
 
     def failable(self) -> list[tuple[str, str, str]]:
         """(node, pod, container) of every running container of the default namespace on a node whose kubelet
@@ -456,10 +468,11 @@ class KmodelMachine(RuleBasedStateMachine):
         meanwhile, wait, so that replica's watch cache lags and it serves stale reads."""
         self._fault("lag_watch_cache", i, ms)
 
-    @rule(i=INDEX)
-    def crash_mid_reconcile(self, i: int) -> None:
-        """Crash a component between two writes of one sync (see `mid_reconcile`)."""
-        self._fault("crash_mid_reconcile", i)
+    @rule(i=INDEX, nth=st.integers(0, 2))
+    def crash_mid_reconcile(self, i: int, nth: int) -> None:
+        """Crash a component while the first, second or third write of its next sync is out (see
+        `_reconcilers`)."""
+        self._fault("crash_mid_reconcile", i, nth)
 
     @rule(i=INDEX)
     def fail_container(self, i: int) -> None:

@@ -95,6 +95,9 @@ def without_resource_version(body: Any) -> Any:
     return attrs.evolve(body, metadata=attrs.evolve(body.metadata, resource_version=""))
 
 
+_WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))
+
+
 class _Pending:
     __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint", "read_rv", "sent")
 
@@ -163,6 +166,12 @@ class ApiClient:
             self.failover()
 
     # -- requests ----------------------------------------------------------------------------------------------
+
+    def writes_outstanding(self) -> list[int]:
+        """The request ids of this client's writes (create, update, patch, delete; Events aside: they report a
+        change, they are not part of it) sent and not answered yet: its owner is in the middle of a change."""
+        return [rid for rid, p in self._pending.items()
+                if p.request.verb in _WRITE_VERBS and p.request.resource != "events"]
 
     def request(self, now: int, out: Out, verb: str, resource: str, *, namespace: str = "", name: str = "",
                 subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",

@@ -35,6 +35,11 @@ from kmodel.network.message import Message
 class Component:
     """Base class with do-nothing handlers; subclasses override what they need."""
 
+    #: does it reconcile through the API, writing objects toward what it wants (controllers, the scheduler,
+    #: kubelets)? Those are the processes a crash between two writes of one sync can leave half done
+    #: (the checker's crash_mid_reconcile fault picks among them).
+    reconciles: bool = False
+
     def __init__(self, name: str) -> None:
         self.name = name
 

@@ -108,6 +108,8 @@ class Sync:
 class Controller(Component):
     """Base class of the controllers. Subclasses implement `setup` and `sync` (see the module docstring)."""
 
+    reconciles = True
+
     #: the name the controller's Events carry as their source component
     event_source = "controller-manager"
 

@@ -96,6 +96,8 @@ def kubelet_name(node: str) -> str:
 class Kubelet(Component):
     """The node agent of one node. See the module docstring."""
 
+    reconciles = True
+
     def __init__(self, config: KubeletConfig, apiservers: Sequence[str], token: str) -> None:
         super().__init__(kubelet_name(config.node))
         self.config = config

@@ -138,6 +138,8 @@ def _ports_overlap(deleted: Pod, pending: Pod) -> bool:
 class Scheduler(Component):
     """The kube-scheduler (see the module docstring)."""
 
+    reconciles = True
+
     event_source = DEFAULT_SCHEDULER_NAME
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN,
