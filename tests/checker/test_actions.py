@@ -20,6 +20,7 @@ EXAMPLES = [
     Fault(Crash("controller/deployment")), Compact(42), FailContainer("node-1", "web-x", "app"), RunFair(5000), RunEvents(12),
     Settle(60_000), Settle(60_000, check_at_once=True, release_holds=True, finish_removals=True),
     CrashProcess(), RestartProcess(), CrashMidReconcile("kube-controller-manager"),
+    CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
 ]
 
 
@@ -102,3 +103,50 @@ def test_crash_mid_reconcile_waits_for_the_process_to_be_half_way_through_a_sync
     # it ran only until a controller had a write out: the Deployment exists, its pods do not yet
     assert cluster.get("deployments", "default", "web") is not None
     assert len(cluster.audit) > audit_before and not cluster.objects("pods", "default")
+
+
+def _quiet_cluster_with_web():
+    from kmodel.cluster import Cluster, ClusterConfig
+
+    cluster = Cluster(ClusterConfig(nodes=1))
+    ApplyDeployment("web", 1).apply(cluster)
+    cluster.run(30_000)
+    assert len(cluster.objects("pods", "default")) == 1
+    return cluster
+
+
+def test_crash_mid_reconcile_of_the_first_reconciler_hits_the_controller_acting_on_a_change():
+    cluster = _quiet_cluster_with_web()
+    ScaleDeployment("web", 3).apply(cluster)
+    CrashMidReconcile().apply(cluster)
+    # the deployment controller was first to write (its scale of the ReplicaSet): kube-controller-manager is down,
+    # nothing else is, and the ReplicaSet was not scaled by the time it crashed
+    assert not any(cluster.loop.is_up(n) for n in cluster.controller_manager)
+    assert cluster.loop.is_up("scheduler") and cluster.loop.is_up("kubelet/node-1")
+    (rs,) = cluster.objects("replicasets", "default")
+    assert rs.spec.replicas == 1
+
+
+def test_crash_mid_reconcile_at_a_later_write_lets_the_earlier_ones_land():
+    from kmodel.checker.actions import writes_outstanding
+
+    cluster = _quiet_cluster_with_web()
+    ApplyDeployment("web", 1, cpu_millis=500).apply(cluster)  # a new template: a new ReplicaSet, then more writes
+    first = cluster.now
+    CrashMidReconcile("controller/deployment", writes=2).apply(cluster)
+    assert not cluster.loop.is_up("controller/deployment")
+    # its first write (the new ReplicaSet) was answered before the crash; the second is still out
+    assert len(cluster.objects("replicasets", "default")) == 2
+    assert cluster.now >= first
+    assert CrashMidReconcile("controller/deployment", writes=2).name == \
+        "crash kube-controller-manager while write 2 of controller/deployment's next reconcile is out"
+    assert writes_outstanding(cluster, "controller/deployment") == []  # a crashed client holds nothing
+
+
+def test_crash_mid_reconcile_of_the_first_reconciler_crashes_nothing_when_no_one_writes():
+    from kmodel.cluster import Cluster, ClusterConfig
+
+    cluster = Cluster(ClusterConfig(nodes=1, components=("podgc",)))
+    cluster.run(10_000)
+    CrashMidReconcile(max_events=50).apply(cluster)
+    assert cluster.loop.is_up("controller/podgc")

@@ -79,3 +79,19 @@ def test_kmodel_variants_lists_each_with_what_it_changes(capsys):
     for v in VARIANTS:
         assert v.name in out
     assert "changes:" in out and "expect:" in out
+
+
+def test_what_polling_breaks_is_a_finding_replayed_under_watch_not_a_problem(tmp_path):
+    from pathlib import Path
+
+    trace = Path(__file__).resolve().parents[1] / "regressions" / "variant-polling-node-deleted-between-polls.json"
+    runs = [Run("polling", 1, 20.0, 1, "no-cidr-leak", "node IPAM holds 10.244.3.0/24", str(trace), 7, True),
+            Run("polling", 2, 15.0, 0)]
+    page = tmp_path / "principles.md"
+    problems = write_page(page, runs, "| costs |\n", "", [1, 2])
+    text = page.read_text()
+    assert problems == []
+    assert "breaks no-cidr-leak on 1 (see below); passes: 1/2 seeds" in text
+    finding = next(line for line in text.splitlines() if line.startswith("- seed 1: no-cidr-leak"))
+    assert "polling-seed1.json" in finding and finding.endswith("under watch it passes)")
+    assert (tmp_path / "principles" / "polling-seed1.json").exists()
