@@ -16,6 +16,9 @@ changed, with its resourceVersion). ``replica`` and ``loop`` also print each hal
 
 Run: python benchmarks/bench_fanout.py [requests] [--distinct-specs] [--best-of N] [--diagnose]
 
+Each figure is the best of `--best-of` runs (default 5), followed by every run's figure: the work is the same
+on every run, so the best is the code's figure and the spread is this shared machine's (see below).
+
 ``--diagnose`` also prints, for each timed phase of ``replica``, where its time went: process CPU time per
 request (and the kernel's share), the collector's collections and time per generation, and minor page faults.
 The work of a phase is the same on every run (same requests, same bytecodes, and the same collections: 95
@@ -299,28 +302,39 @@ def split(figures: tuple[float, float, float]) -> str:
     return f"{mix:,.0f} requests/s (creates {created:,.0f}/s, updates {updated:,.0f}/s)"
 
 
-def best(figure: Callable[[int], Any], n: int, repeat: int) -> Any:
-    """The best of `repeat` runs of `figure` (each on a fresh cluster, from a collected heap): on a shared
-    machine the other processes only ever make a run slower."""
+def best(figure: Callable[[int], Any], n: int, repeat: int) -> tuple[Any, list[float]]:
+    """The best of `repeat` runs of `figure` (each on a fresh cluster, from a collected heap), and every run's
+    headline figure: the work is the same on every run, and on a shared machine other load only ever makes a
+    run slower, so the best is the figure of the code (as timeit reports the minimum) and the spread is the
+    machine's."""
     results = []
     for _ in range(repeat):
         gc.collect()
         results.append(figure(n))
-    return max(results, key=lambda r: r[0] if isinstance(r, tuple) else r)
+    key = (lambda r: r[0]) if isinstance(results[0], tuple) else (lambda r: r)
+    return max(results, key=key), sorted(key(r) for r in results)
+
+
+def spread(figures: list[float]) -> str:
+    return "" if len(figures) < 2 else f"  [{len(figures)} runs: {' / '.join(f'{f:,.0f}' for f in figures)}]"
 
 
 def main() -> None:
     global DISTINCT_SPECS, DIAGNOSE
-    argv = sys.argv[1:]
-    DISTINCT_SPECS = "--distinct-specs" in argv
-    DIAGNOSE = "--diagnose" in argv
-    repeat = 1
-    if "--best-of" in argv:
-        i = argv.index("--best-of")
-        repeat = int(argv[i + 1])
-        del argv[i:i + 2]
-    args = [a for a in argv if a not in ("--distinct-specs", "--diagnose")]
-    n = int(args[0]) if args else 20_000
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("requests", nargs="?", type=int, default=20_000, help="requests per figure (default 20000)")
+    parser.add_argument("--best-of", type=int, default=5, metavar="N",
+                        help="runs per figure; the best is printed, then every run's figure (default 5)")
+    parser.add_argument("--distinct-specs", action="store_true", help="every pod body its own PodSpec object")
+    parser.add_argument("--diagnose", action="store_true", help="where each timed phase of the replica figure "
+                                                                  "spent its time")
+    args = parser.parse_args()
+    if args.requests < 2 or args.best_of < 1:
+        parser.error("requests must be at least 2 and --best-of at least 1")
+    DISTINCT_SPECS, DIAGNOSE = args.distinct_specs, args.diagnose
+    n, repeat = args.requests, args.best_of
     print(f"{n:,} requests, pods {'with distinct specs' if DISTINCT_SPECS else 'sharing a template spec'}"
           + (f", best of {repeat} runs" if repeat > 1 else ""))
     for label, tuned in (("default GC", False), ("kmodel.runtime.tune_gc()", True)):
@@ -330,9 +344,12 @@ def main() -> None:
         gc.collect()
         previous = tune_gc() if tuned else None
         print(f"-- {label}")
-        print(f"replica + watch cache, fan-out to {WATCHERS} watchers: {split(best(bench_replica, n, repeat))}")
-        print(f"watch cache alone (apply + fan-out to {WATCHERS}):       {best(bench_cache, n, repeat):,.0f} events/s")
-        print(f"through the loop, {WATCHERS} watchers receiving:       {split(best(bench_loop, n, repeat))}")
+        top, runs = best(bench_replica, n, repeat)
+        print(f"replica + watch cache, fan-out to {WATCHERS} watchers: {split(top)}{spread(runs)}")
+        top, runs = best(bench_cache, n, repeat)
+        print(f"watch cache alone (apply + fan-out to {WATCHERS}):       {top:,.0f} events/s{spread(runs)}")
+        top, runs = best(bench_loop, n, repeat)
+        print(f"through the loop, {WATCHERS} watchers receiving:       {split(top)}{spread(runs)}")
         if previous is not None:
             restore_gc(previous)
 
