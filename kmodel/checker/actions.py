@@ -334,7 +334,7 @@ class CrashMidReconcile(Action):
     def name(self) -> str:
         if self.component == FIRST_RECONCILER:
             subject, sync = "the first component", "a reconcile"
-        else:
+        else:  # the cluster's controllers run in kube-controller-manager (`process_of`, without a cluster here)
             subject = CONTROLLER_MANAGER if self.component.startswith("controller/") else self.component
             sync = "its next reconcile" if subject == self.component else f"{self.component}'s next reconcile"
         if self.writes == 1:
@@ -349,9 +349,9 @@ class CrashMidReconcile(Action):
         target = ""
         for _ in range(self.max_events):
             for n in names:
-                mine = seen[n]
-                mine.update(writes_outstanding(cluster, n))
-                if len(mine) >= self.writes and writes_outstanding(cluster, n):
+                out_now = writes_outstanding(cluster, n)
+                seen[n].update(out_now)
+                if out_now and len(seen[n]) >= self.writes:
                     target = n
                     break
             if target or loop.run_fair(deadline, max_events=1) == 0:
@@ -561,6 +561,8 @@ def action_from_json(data: Any) -> Action:
     cls = ACTIONS.get(data.get("name"))  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown action {data.get('name')!r}; known: {', '.join(sorted(ACTIONS))}")
+    if cls is CrashMidReconcile and "process" in fields and "component" not in fields:
+        fields["component"] = fields.pop("process")  # traces written before the field was renamed
     try:
         return cls(**fields)
     except (TypeError, ValueError, KeyError) as exc:

@@ -150,3 +150,8 @@ def test_crash_mid_reconcile_of_the_first_reconciler_crashes_nothing_when_no_one
     cluster.run(10_000)
     CrashMidReconcile(max_events=50).apply(cluster)
     assert cluster.loop.is_up("controller/podgc")
+
+
+def test_a_crash_mid_reconcile_written_before_its_field_was_renamed_still_reads():
+    old = {"name": "crash-mid-reconcile", "process": "kube-controller-manager", "max_events": 2000}
+    assert action_from_json(old) == CrashMidReconcile("kube-controller-manager")
