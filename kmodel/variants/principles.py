@@ -172,6 +172,8 @@ def under_watch(trace_path: Path) -> str:
 def polling_findings(runs: list[Run], page_dir: Path) -> list[str]:
     """The page's lines on what `polling` broke (none when it broke nothing): each run's violation, its shrunk
     trace (copied beside the page) and what the same trace does under watch."""
+    for stale in sorted(page_dir.glob(f"{POLLING}-seed*.json")):  # a previous page's, not this one's
+        stale.unlink()
     found = [r for r in runs if r.variant == POLLING and r.exit_code == 1 and r.reproduced and r.trace]
     if not found:
         return []

@@ -88,9 +88,12 @@ def test_what_polling_breaks_is_a_finding_replayed_under_watch_not_a_problem(tmp
     runs = [Run("polling", 1, 20.0, 1, "no-cidr-leak", "node IPAM holds 10.244.3.0/24", str(trace), 7, True),
             Run("polling", 2, 15.0, 0)]
     page = tmp_path / "principles.md"
+    (tmp_path / "principles").mkdir()
+    (tmp_path / "principles" / "polling-seed4.json").write_text("{}")  # an earlier page's finding
     problems = write_page(page, runs, "| costs |\n", "", [1, 2])
     text = page.read_text()
     assert problems == []
+    assert not (tmp_path / "principles" / "polling-seed4.json").exists()
     assert "breaks no-cidr-leak on 1 (see below); passes: 1/2 seeds" in text
     finding = next(line for line in text.splitlines() if line.startswith("- seed 1: no-cidr-leak"))
     assert "polling-seed1.json" in finding and finding.endswith("under watch it passes)")
