@@ -169,7 +169,7 @@ class KmodelMachine(RuleBasedStateMachine):
         session is the built one to the bit (the same digest, the same moves from then on); what the snapshot
         ran (its events, its warmup checks) is counted once, when it was built."""
         cls = type(self)
-        invariants = (all_invariants() if cls.registered_invariants else []) + list(cls.extra_invariants)
+        invariants = cls.invariant_list()
         key = (cls.config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants))
         use = cls.snapshot_warmup
         if use is None:
@@ -199,6 +199,11 @@ class KmodelMachine(RuleBasedStateMachine):
             else:
                 cls._warm = _Warm(key, self.stats, snapshot, self.session.events_applied)
         return self.session
+
+    @classmethod
+    def invariant_list(cls) -> list[Invariant]:
+        """The invariants this machine checks, in the order it checks them."""
+        return (all_invariants() if cls.registered_invariants else []) + list(cls.extra_invariants)
 
     def extra_components(self) -> list:
         """Components to run besides the cluster's own (a subclass's controllers)."""

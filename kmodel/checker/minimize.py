@@ -27,6 +27,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.trace import Trace, Violation
+from invariants.registry import Invariant
 
 #: replays one minimization may spend
 MAX_REPLAYS = 120
@@ -35,9 +36,9 @@ MAX_REPLAYS = 120
 class _Runner:
     """Replays candidate action lists after a fixed prefix, from a snapshot of the prefix's session."""
 
-    def __init__(self, trace: Trace, prefix: Sequence[Action]) -> None:
+    def __init__(self, trace: Trace, prefix: Sequence[Action], invariants: Optional[Sequence[Invariant]] = None) -> None:
         self.trace = trace
-        self.invariants = all_invariants()
+        self.invariants = list(invariants) if invariants is not None else all_invariants()
         self.replays = 0
         session = self._fresh()
         for action in prefix:
@@ -73,16 +74,19 @@ class _Runner:
         return None
 
 
-def minimize(trace: Trace, *, keep_prefix: int, max_replays: int = MAX_REPLAYS) -> Trace:
+def minimize(trace: Trace, *, keep_prefix: int, max_replays: int = MAX_REPLAYS,
+             invariants: Optional[Sequence[Invariant]] = None) -> Trace:
     """A trace with as few actions as ddmin finds within `max_replays` replays that still violates the same
-    invariant as `trace` (which must carry its violation); `trace` itself if nothing could be cut."""
+    invariant as `trace` (which must carry its violation); `trace` itself if nothing could be cut. Replays
+    check `invariants` (default: every registered one; a campaign passes its machine's, so that a
+    subclass's own invariants are minimized too)."""
     if trace.violation is None:
         raise ValueError("only a failing trace can be minimized")
     invariant = trace.violation.invariant
     actions = list(trace.actions)
     if len(actions) <= keep_prefix + 2:
         return trace
-    runner = _Runner(trace, actions[:keep_prefix])
+    runner = _Runner(trace, actions[:keep_prefix], invariants)
     body, last = actions[keep_prefix:-1], actions[-1]
     best: Optional[Session] = None
     chunks = 2
