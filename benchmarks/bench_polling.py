@@ -28,8 +28,8 @@ def main() -> None:
     parser.add_argument("--nodes", default="10,100,1000", help="comma-separated cluster sizes (default 10,100,1000)")
     parser.add_argument("--seconds", type=int, default=60, help="logical seconds measured after boot (default 60)")
     parser.add_argument("--node-status-period", type=float, default=None, metavar="S",
-                        help="seconds between a kubelet's Node status writes (default: the model's 10; upstream "
-                             "writes an unchanged status every 300)")
+                        help="seconds between a kubelet's writes of an unchanged Node status (default: upstream's "
+                             "300, nodeStatusReportFrequency; a changed status is written at the next 10-s sync)")
     parser.add_argument("--png", default="reports/polling-costs.png", help="where to draw the plot ('' for none)")
     args = parser.parse_args()
     sizes = [int(n) for n in args.nodes.split(",") if n.strip()]

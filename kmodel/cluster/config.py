@@ -32,7 +32,8 @@ class ClusterConfig:
     node_cidr_mask_size: int = 24
     service_cidr: str = "10.96.0.0/12"
     # kubelet
-    node_status_update_period_ms: int = 10_000
+    node_status_update_period_ms: int = 10_000  # nodeStatusUpdateFrequency
+    node_status_report_period_ms: int = 300_000  # nodeStatusReportFrequency
     lease_duration_seconds: int = 40
     lease_renew_interval_ms: int = 10_000
     # node lifecycle controller

@@ -10,8 +10,10 @@ its own Node (metadata.name=<node>).
 What it does, each piece in its own module:
 
 * registration and node status (node_status.py): on start it creates its Node (409 AlreadyExists is fine;
-  other failures retry after 100 ms doubling to 7 s), then posts status at once and every 10 s (GET the Node,
-  write nodes/status with fresh heartbeats);
+  other failures retry after 100 ms doubling to 7 s), then syncs its status at once and every 10 s as
+  updateNodeStatus does: up to 5 tries, the first reading the Node from its own informer, the others from the
+  API (GET); each computes the status and writes nodes/status only when it changed (beyond heartbeat times),
+  when the podCIDRs are new to this process, or 5 min after the last write;
 * the Lease (lease.py): renewed every 10 s from the start, created if missing;
 * admission (admission.py): before a pod first runs, it is checked against the pods the kubelet already runs
   (resources, node selector, node name, host ports, NoExecute taints), the pods learnt of together oldest
@@ -85,6 +87,7 @@ REGISTER_BACKOFF_MAX_MS = 7_000
 HOUSEKEEPING_PERIOD_MS = 2_000
 TERMINAL_PHASES = ("Succeeded", "Failed")
 STATUS_RETRY_MS = 10_000
+NODE_STATUS_UPDATE_RETRY = 5  # nodeStatusUpdateRetry
 
 POD, STATUS, CLEANUP = "pod", "status", "cleanup"
 
@@ -132,6 +135,8 @@ class Kubelet(Component):
         self.node_uid = ""
         self._register_failures = 0
         self._node_status_in_flight = False
+        self._last_status_report: Optional[int] = None  # lastStatusReportTime (None: never, in this process)
+        self._status_pod_cidrs: tuple[str, ...] = ()  # the podCIDRs a status sync last saw (runtimeState.podCIDR)
         self._lease: Any = None
         self._lease_in_flight = False
         self._lease_failures = 0
@@ -275,25 +280,53 @@ class Kubelet(Component):
 
         self.client.create(now, out, "nodes", node_status.initial_node(self.config, now), on_done=done)
 
-    def _post_node_status(self, now: int, out: Out) -> None:
-        if not self.registered or self._node_status_in_flight:
+    def _post_node_status(self, now: int, out: Out, try_number: int = 0) -> None:
+        """updateNodeStatus: try `try_number` of NODE_STATUS_UPDATE_RETRY. The first reads the Node from this
+        kubelet's own informer (the lister), a retry from the API; a try that fails moves on to the next."""
+        if not self.registered or self._node_status_in_flight or try_number >= NODE_STATUS_UPDATE_RETRY:
+            return
+        if try_number == 0:
+            node = self.nodes.get("", self.config.node)
+            if node is None:  # not in the lister (yet): an error, the next try asks the API
+                self._post_node_status(now, out, 1)
+            else:
+                self._sync_node_status(now, out, node, 0)
+            return
+        self._node_status_in_flight = True
+
+        def got(t: int, response: Response, o: Out) -> None:
+            self._node_status_in_flight = False
+            if response.ok:
+                self._sync_node_status(t, o, response.body, try_number)
+            else:
+                self._post_node_status(t, o, try_number + 1)
+
+        self.client.get(now, out, "nodes", self.config.node, on_done=got)
+
+    def _sync_node_status(self, now: int, out: Out, node: Any, try_number: int) -> None:
+        """tryUpdateNodeStatus once the Node is read: write the recomputed status only when it changed, the
+        podCIDRs are news, or nodeStatusReportFrequency has passed since the last write."""
+        self.node_uid = node.metadata.uid
+        cidrs = node_status.pod_cidrs(node)
+        cidrs_changed = bool(cidrs) and cidrs != self._status_pod_cidrs
+        if cidrs:
+            self._status_pod_cidrs = cidrs
+        status = node_status.status(self.config, now, node.status)
+        last = self._last_status_report
+        due = last is None or now - last >= self.config.node_status_report_period_ms
+        if not (cidrs_changed or due or node_status.status_changed(node.status, status)):
             return
         self._node_status_in_flight = True
 
         def wrote(t: int, response: Response, o: Out) -> None:
             self._node_status_in_flight = False
+            if response.ok:
+                self._last_status_report = t
+            else:
+                self._post_node_status(t, o, try_number + 1)
 
-        def got(t: int, response: Response, o: Out) -> None:
-            if not response.ok:
-                self._node_status_in_flight = False
-                return
-            node = response.body
-            self.node_uid = node.metadata.uid
-            new = attrs.evolve(node, metadata=attrs.evolve(node.metadata, resource_version=""),
-                               status=node_status.status(self.config, t, node.status))
-            self.client.update_status(t, o, "nodes", new, on_done=wrote)
-
-        self.client.get(now, out, "nodes", self.config.node, on_done=got)
+        new = attrs.evolve(node, metadata=attrs.evolve(node.metadata, resource_version=""), status=status)
+        self.client.update_status(now, out, "nodes", new, on_done=wrote)
 
     def _renew_lease(self, now: int, out: Out) -> None:
         if self._lease_in_flight:
@@ -630,6 +663,7 @@ def make(ctx: Any) -> list[Component]:
         kc = KubeletConfig(
             node=node, node_ip=node_ip(node), cpu=config.node_cpu, memory=config.node_memory,
             max_pods=config.max_pods, node_status_update_period_ms=config.node_status_update_period_ms,
+            node_status_report_period_ms=config.node_status_report_period_ms,
             lease_duration_seconds=config.lease_duration_seconds,
             lease_renew_interval_ms=config.lease_renew_interval_ms, static_pods=tuple(config.static_pods_of(node)))
         out.append(Kubelet(kc, ctx.apiservers, node_token(node)))

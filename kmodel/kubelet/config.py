@@ -16,7 +16,8 @@ class KubeletConfig:
     cpu: str = "4"
     memory: str = "8Gi"
     max_pods: int = 110
-    node_status_update_period_ms: int = 10_000  # nodeStatusUpdateFrequency
+    node_status_update_period_ms: int = 10_000  # nodeStatusUpdateFrequency: how often the status is computed
+    node_status_report_period_ms: int = 300_000  # nodeStatusReportFrequency: an unchanged status is written this often
     lease_duration_seconds: int = 40  # nodeLeaseDurationSeconds
     lease_renew_interval_ms: int = 10_000  # 25 % of the lease duration
     resync_interval_ms: int = 60_000  # syncFrequency: every pod worker resyncs this often

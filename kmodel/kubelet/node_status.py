@@ -8,10 +8,14 @@ addresses InternalIP (node_ip) and Hostname; the daemon endpoint 10250; and the 
 produce, in their order: MemoryPressure, DiskPressure, PIDPressure (False, "has sufficient …") and Ready
 (True, KubeletReady, `kubelet is posting ready status`). A 409 AlreadyExists is fine (the Node is there from
 an earlier run). Then every nodeStatusUpdateFrequency (10 s) it recomputes the status from the Node it reads
-and writes it to nodes/status: lastHeartbeatTime = now for every condition, lastTransitionTime kept unless the
-condition's status changed (setters keep it).
+(`status`: lastHeartbeatTime = now for every condition, lastTransitionTime kept unless the condition's status
+changed, as the setters keep it) and writes it to nodes/status only when it differs from the Node's in more
+than the heartbeat times (`status_changed`, nodeStatusHasChanged), when the Node's podCIDRs are news to this
+kubelet process, or when nodeStatusReportFrequency (5 min) has passed since its last write: the Lease is the
+heartbeat (tryUpdateNodeStatus).
 
-This module is pure: `initial_node` and `updated_status` build values, the component sends them.
+This module is pure: `initial_node`, `status` and `status_changed` build and compare values, the component
+sends them.
 """
 
 from __future__ import annotations
@@ -77,6 +81,18 @@ def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None) ->
                                  kubelet_version=KUBELET_VERSION, kube_proxy_version="", operating_system="linux",
                                  architecture="amd64"),
     )
+
+
+def status_changed(old: NodeStatus, new: NodeStatus) -> bool:
+    """nodeStatusHasChanged: True when the statuses differ in anything but the conditions' lastHeartbeatTime
+    (conditions compared by type, whatever their order)."""
+
+    def without_heartbeats(status: NodeStatus) -> tuple:
+        conditions = sorted((attrs.evolve(c, last_heartbeat_time=None) for c in status.conditions),
+                            key=lambda c: c.type)
+        return conditions, attrs.evolve(status, conditions=())
+
+    return without_heartbeats(old) != without_heartbeats(new)
 
 
 def initial_node(config: KubeletConfig, now: int) -> Node:

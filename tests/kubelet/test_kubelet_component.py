@@ -152,27 +152,50 @@ def test_crashed_container_restarts_with_backoff():
     assert cs.restart_count == 2 and cs.state.running is not None
 
 
-def test_lease_renewed_every_10s_and_node_status_posted():
+def ready_condition(c: Cluster):
+    return next(x for x in c.get("nodes", "", NODE).status.conditions if x.type == "Ready")
+
+
+def test_lease_renewed_every_10s_and_an_unchanged_node_status_written_every_5_min():
     c = cluster()
     lease = c.get("leases", "kube-node-lease", NODE)
     assert lease.spec.holder_identity == NODE and lease.spec.lease_duration_seconds == 40
     assert lease.metadata.owner_references[0].kind == "Node"
     renewals = []
-    heartbeats = []
     for _ in range(4):
         c.run_for(10_000)
         renewals.append(c.get("leases", "kube-node-lease", NODE).spec.renew_time)
-        node = c.get("nodes", "", NODE)
-        heartbeats.append(next(x for x in node.status.conditions if x.type == "Ready").last_heartbeat_time)
     assert [b - a for a, b in zip(renewals, renewals[1:])] == [10_000] * 3
-    assert [b - a for a, b in zip(heartbeats, heartbeats[1:])] == [10_000] * 3
+    # The status is recomputed every 10 s but written only when it changed (the podCIDR arriving was the last
+    # change, seen by the sync at 10 s) or 5 min after the last write (nodeStatusReportFrequency).
+    heartbeats = []
+    for _ in range(34):
+        heartbeats.append(ready_condition(c).last_heartbeat_time)
+        c.run_for(10_000)
+    written = sorted(set(heartbeats))
+    assert written == [10_000, 310_000]
     node = c.get("nodes", "", NODE)
-    ready = next(x for x in node.status.conditions if x.type == "Ready")
+    ready = ready_condition(c)
     assert (ready.status, ready.reason, ready.message) == ("True", "KubeletReady", "kubelet is posting ready status")
     assert ready.last_transition_time == 0
     assert node.metadata.labels["kubernetes.io/hostname"] == NODE
     assert [(a.type, a.address) for a in node.status.addresses] == [("InternalIP", NODE_IP), ("Hostname", NODE)]
     assert str(node.status.allocatable["pods"]) == "110"
+
+
+def test_a_node_status_that_differs_from_the_kubelets_is_written_at_the_next_sync():
+    """The node lifecycle controller marks the silent node Ready=Unknown; once the kubelet's informer shows it
+    that, its next 10-s sync writes Ready=True (a change, so it does not wait for the 5-min report)."""
+    c = Cluster(ClusterConfig(nodes=1, components=("kubelet", "nodeipam", "nodelifecycle")))
+    c.run(30_000)
+    c.partition(f"kubelet/{NODE}")
+    c.run_for(60_000)
+    assert ready_condition(c).status == "Unknown"
+    c.heal(f"kubelet/{NODE}")
+    healed = c.now
+    c.run_for(12_000)
+    ready = ready_condition(c)
+    assert ready.status == "True" and healed < ready.last_transition_time <= healed + 12_000
 
 
 def test_static_pods_run_without_api_and_get_mirror_pods_when_it_is_back():

@@ -1,0 +1,35 @@
+"""The kubelet's Node status: what it posts and when it counts as changed (nodeStatusHasChanged)."""
+
+from __future__ import annotations
+
+import attrs
+
+from kmodel.kubelet.config import KubeletConfig
+from kmodel.kubelet.node_status import initial_node, status, status_changed
+
+CONFIG = KubeletConfig(node="node-1", node_ip="172.18.0.2")
+
+
+def test_a_status_recomputed_later_differs_only_in_heartbeats_so_it_is_unchanged():
+    posted = initial_node(CONFIG, 1_000).status
+    again = status(CONFIG, 11_000, posted)
+    assert all(c.last_heartbeat_time == 11_000 for c in again.conditions)
+    assert not status_changed(posted, again)
+
+
+def test_condition_order_does_not_count_but_a_condition_status_does():
+    posted = initial_node(CONFIG, 1_000).status
+    assert not status_changed(posted, attrs.evolve(posted, conditions=tuple(reversed(posted.conditions))))
+    unknown = tuple(attrs.evolve(c, status="Unknown", reason="NodeStatusUnknown") if c.type == "Ready" else c
+                    for c in posted.conditions)
+    marked = attrs.evolve(posted, conditions=unknown)
+    recomputed = status(CONFIG, 50_000, marked)
+    ready = next(c for c in recomputed.conditions if c.type == "Ready")
+    assert (ready.status, ready.last_transition_time) == ("True", 50_000)
+    assert status_changed(marked, recomputed)
+
+
+def test_a_field_other_than_the_conditions_counts():
+    posted = initial_node(CONFIG, 1_000).status
+    assert status_changed(posted, attrs.evolve(posted, addresses=posted.addresses[:1]))
+    assert status_changed(posted, attrs.evolve(posted, conditions=posted.conditions[:3]))
