@@ -1,10 +1,16 @@
 """Reading the store's history incrementally: what each request changed, and small mirrors of the keyspace.
 
-Invariants only read. Each one that needs the store's changes keeps a `HistoryReader` in its memo and calls
-`read(store)` after every step: it walks only the `store.history` records appended since the last call and
-returns one `Change` per key a write request changed, in the order the store made them. The reader keeps a
-mirror of the live keys (value, mod_revision, version), so a change knows what it replaced (a deletion of a
-range is expanded to the keys the mirror has in it) and so invariants can look objects up without a scan.
+Invariants only read. Each one that needs the store's changes keeps a feed in its memo (`change_feed`) and
+calls `read(store)` after every step: it returns one `Change` per key a write request changed since the last
+call, under the feed's key prefixes, in the order the store made them. Behind the feeds, a `HistoryReader`
+walks only the `store.history` records appended since it last read. The reader keeps a mirror of the live
+keys (value, mod_revision, version), so a change knows what it replaced (a deletion of a range is expanded to
+the keys the mirror has in it) and so invariants can look objects up without a scan (`value`).
+
+The invariants of one run share one reader (`SharedChanges`, in the run's shared memo, registry.SHARED): each
+history record is decoded once, not once per invariant, and each feed keeps its own position in the shared
+list of changes. A memo without the shared dict (a test calling an invariant with `{}`) gets a reader of its
+own; the changes a feed returns are the same either way.
 
 The mirror is built from the history alone (never from the store's internals), so it is an independent
 account of the store: a store whose state disagreed with its own history would show.
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, NamedTuple, Optional
 
+from invariants.registry import SHARED
 from kmodel.store.types import (
     DeleteOp,
     DeleteRangeResponse,
@@ -146,6 +153,63 @@ class WriteReader:
                 found.append((last, request, response))
         self.last = last
         return found
+
+
+class SharedChanges:
+    """One `HistoryReader` over every key and the changes it has read, in order (see the module docstring)."""
+
+    __slots__ = ("reader", "changes")
+
+    def __init__(self) -> None:
+        self.reader = HistoryReader()
+        self.changes: list[Change] = []
+
+    def update(self, store: Any) -> None:
+        if self.reader.pos != len(store.history):
+            self.changes.extend(self.reader.read(store))
+
+
+class ChangeFeed:
+    """One invariant's view of the shared changes: those under `prefixes` it has not read yet."""
+
+    __slots__ = ("shared", "prefixes", "pos")
+
+    def __init__(self, shared: SharedChanges, prefixes: tuple[str, ...]) -> None:
+        self.shared = shared
+        self.prefixes = prefixes
+        self.pos = 0  # changes of `shared` already returned
+
+    def read(self, store: Any) -> list[Change]:
+        shared = self.shared
+        shared.update(store)
+        changes = shared.changes
+        start, end = self.pos, len(changes)
+        if start == end:
+            return []
+        self.pos = end
+        prefixes = self.prefixes
+        if prefixes == ("",):
+            return changes[start:end]
+        return [ch for ch in changes[start:end] if ch.key.startswith(prefixes)]
+
+    def value(self, key: str) -> Any:
+        """The live value of `key` in the mirror (None: no such key), as of the newest history read."""
+        return self.shared.reader.value(key)
+
+    def has_news(self, store: Any) -> bool:
+        """Would `read` return anything (or has the store written since)?"""
+        return self.shared.reader.pos != len(store.history) or self.pos != len(self.shared.changes)
+
+
+def change_feed(memo: dict, prefixes: tuple[str, ...] = ("",)) -> ChangeFeed:
+    """A new feed over the run's shared reader (registry.SHARED in `memo`), or over a reader of its own."""
+    home = memo.get(SHARED)
+    if home is None:
+        return ChangeFeed(SharedChanges(), prefixes)
+    shared = home.get("history")
+    if shared is None:
+        shared = home["history"] = SharedChanges()
+    return ChangeFeed(shared, prefixes)
 
 
 def describe_write(request: Any, response: Any) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from invariants._history import NAMESPACES, HistoryReader, name_of
+from invariants._history import NAMESPACES, change_feed, name_of
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
 from kmodel.apiserver.authorization import (
@@ -55,7 +55,7 @@ def admission_enforced(cluster: Any, memo: dict) -> Iterator[str]:
     Checked on each object when it is created (and on each pod write), from the store's history."""
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader(("/registry/",))
+        reader = memo["reader"] = change_feed(memo, ("/registry/",))
         memo["bad"] = []
     bad: list = memo["bad"]
     for ch in reader.read(cluster.store):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from typing import Any, Iterator, Optional
 
-from invariants._history import NODES, HistoryReader, condition, name_of, node_key
+from invariants._history import NODES, change_feed, condition, name_of, node_key
 from invariants.registry import SAFETY, invariant
 
 NODE_LIFECYCLE = "controller/nodelifecycle"
@@ -91,7 +91,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     startup_grace = cluster.config.node_startup_grace_period_ms
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader((NODES,))
+        reader = memo["reader"] = change_feed(memo, (NODES,))
         memo["bad"] = []
         memo["tainted_since"] = {}
         memo["gone"] = {}  # node deleted while tainted -> (its NoExecute taints, tainted since)

@@ -1,6 +1,6 @@
 """Network invariants: pod IPs, node CIDRs, and who may talk to whom.
 
-Each reads the store's history incrementally (`_history.HistoryReader`): after every step it looks only at
+Each reads the store's history incrementally (`_history.change_feed`): after every step it looks only at
 the pods and nodes the step changed, so a check costs what the step wrote, not the size of the cluster.
 """
 
@@ -10,7 +10,7 @@ import ipaddress
 from typing import Any, Iterator
 
 from invariants._history import (
-    NODES, PODS, HistoryReader, WriteReader, describe_write, is_terminal, name_of, node_cidrs, node_key, pod_ips,
+    NODES, PODS, WriteReader, change_feed, describe_write, is_terminal, name_of, node_cidrs, node_key, pod_ips,
 )
 from invariants.registry import SAFETY, invariant
 
@@ -32,7 +32,7 @@ def unique_pod_ips(cluster: Any, memo: dict) -> Iterator[str]:
     and node writes of each step."""
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader((PODS, NODES))
+        reader = memo["reader"] = change_feed(memo, (PODS, NODES))
         memo["owners"] = {}  # ip -> {pod key}
         memo["counted"] = {}  # pod key -> the ips it is counted under
         memo["on_node"] = {}  # node name -> {pod key} of the live pods bound to it
@@ -100,7 +100,7 @@ def pod_ip_in_node_cidr(cluster: Any, memo: dict) -> Iterator[str]:
     Incremental: a pod is checked when it changes, and the pods of a node when the node's CIDRs change."""
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader((PODS, NODES))
+        reader = memo["reader"] = change_feed(memo, (PODS, NODES))
         memo["on_node"] = {}  # node name -> {pod key}
         memo["bad"] = {}  # pod key -> message
     on_node: dict[str, dict[str, None]] = memo["on_node"]
@@ -148,7 +148,7 @@ def node_cidrs_disjoint(cluster: Any, memo: dict) -> Iterator[str]:
     Incremental: only a node whose CIDRs changed is compared with the others."""
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader((NODES,))
+        reader = memo["reader"] = change_feed(memo, (NODES,))
         memo["cidrs"] = {}  # node name -> tuple of ip_network
         memo["bad"] = {}  # (a, b) -> message
     cidrs: dict[str, tuple] = memo["cidrs"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from invariants._history import PODS, HistoryReader, name_of
+from invariants._history import PODS, change_feed, name_of
 from invariants.registry import SAFETY, invariant
 from kmodel.kubelet.node_status import resources as node_resources
 from kmodel.scheduler.framework import Resource
@@ -110,7 +110,7 @@ def binding_immutable(cluster: Any, memo: dict) -> Iterator[str]:
     """A pod's spec.nodeName, once set, never changes while the pod exists (read from the store's history)."""
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader((PODS,))
+        reader = memo["reader"] = change_feed(memo, (PODS,))
         memo["bad"] = []
     bad: list = memo["bad"]
     for ch in reader.read(cluster.store):

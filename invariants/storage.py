@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 
 import attrs
 
-from invariants._history import HistoryReader
+from invariants._history import change_feed
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.resources import RESOURCES, object_key
 from kmodel.store.types import TxnRequest
@@ -50,7 +50,7 @@ def occ_no_lost_update(cluster: Any, memo: dict) -> Iterator[str]:
       not judged."""
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader()
+        reader = memo["reader"] = change_feed(memo)
         memo["bad"] = []
         memo["versions"] = {}  # (key, revision) -> the Change that made that version
         memo["makers"] = {}  # revision -> the audit record of the request that made it
@@ -75,7 +75,7 @@ def occ_no_lost_update(cluster: Any, memo: dict) -> Iterator[str]:
         bad.append(f"revision {ch.rev}: blind {what} of {ch.key} over mod_revision {ch.prev_mod} ({how}); "
                    f"an update made in between would be lost")
     _read_makers(cluster, memo)
-    for name, client in _clients(cluster):
+    for name, client in _clients(cluster, memo):
         records = client.updates
         pos = memo["client_pos"].get(name, 0)
         if pos < len(records):
@@ -102,9 +102,15 @@ def _read_makers(cluster: Any, memo: dict) -> None:
     memo["audit_rev"] = last
 
 
-def _clients(cluster: Any) -> list:
+def _clients(cluster: Any, memo: dict) -> list:
+    """(name, ApiClient) of every component with a client, by name. Components are only ever added to the loop
+    (a removed machine's stay, crashed), so their sorted list is kept until there are more of them."""
+    components = cluster.loop.components
+    known = memo.get("components")
+    if known is None or known[0] != len(components):
+        known = memo["components"] = (len(components), sorted(components.items()))
     found = []
-    for name, component in sorted(cluster.loop.components.items()):
+    for name, component in known[1]:
         client = getattr(component, "client", None)
         if client is not None and getattr(client, "updates", None) is not None:
             found.append((name, client))
@@ -188,7 +194,7 @@ def resource_version_monotonic(cluster: Any, memo: dict) -> Iterator[str]:
     last_write = memo.get("last_write", 1)
     reader = memo.get("reader")
     if reader is None:
-        reader = memo["reader"] = HistoryReader()
+        reader = memo["reader"] = change_feed(memo)
     for i in range(start, len(history)):
         response = history[i][1]
         header = getattr(response, "header_revision", None)

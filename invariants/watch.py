@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import HistoryReader
+from invariants._history import change_feed
 from invariants.registry import SAFETY, SHARED, invariant
 
 REGISTRY = "/registry/"
@@ -40,15 +40,15 @@ class _Stream:
 class _WatchState:
     """Shared per check-memo: the store's changes per revision (under /registry/) and each stream's progress."""
 
-    def __init__(self) -> None:
-        self.reader = HistoryReader((REGISTRY,))
+    def __init__(self, memo: dict) -> None:
+        self.reader = change_feed(memo, (REGISTRY,))
         self.revs: dict[int, list[tuple[str, bool]]] = {}  # revision -> [(key, is_delete)] in store order
         self.positions: dict[str, int] = {}  # replica -> entries of etcd_received read
         self.streams: dict[tuple[str, str], _Stream] = {}
         self.bad: dict[str, list[str]] = {g: [] for g in GUARANTEES}
 
     def update(self, cluster: Any) -> None:
-        if self.reader.pos == len(cluster.store.history) and all(
+        if not self.reader.has_news(cluster.store) and all(
                 self.positions.get(r.name, 0) == len(getattr(r, "etcd_received", ())) for r in cluster.replicas):
             return
         revs = self.revs
@@ -128,7 +128,7 @@ def _state(cluster: Any, memo: dict) -> _WatchState:
     home = memo.get(SHARED, memo)
     state = home.get("watch-state")
     if state is None:
-        state = home["watch-state"] = _WatchState()
+        state = home["watch-state"] = _WatchState(memo)
     state.update(cluster)
     return state
 

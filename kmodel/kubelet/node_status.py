@@ -20,6 +20,8 @@ sends them.
 
 from __future__ import annotations
 
+import functools
+import operator
 from typing import Optional
 
 import attrs
@@ -63,16 +65,14 @@ def conditions(now: int, old: tuple = ()) -> tuple:
     return tuple(out)
 
 
-def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None) -> NodeStatus:
-    """The status the kubelet posts (from the Node as last read, `old`)."""
+@functools.lru_cache(maxsize=None)
+def _static_fields(config: KubeletConfig) -> dict:
+    """The status fields that follow from the configuration alone (the same frozen values every sync)."""
     node = config.node
     res = resources(config)
-    base = old if old is not None else NodeStatus()
-    return attrs.evolve(
-        base,
+    return dict(
         capacity=res,
         allocatable=res,
-        conditions=conditions(now, base.conditions),
         addresses=(NodeAddress(type="InternalIP", address=config.node_ip), NodeAddress(type="Hostname", address=node)),
         daemon_endpoints=NodeDaemonEndpoints(kubelet_endpoint=DaemonEndpoint(port=KUBELET_PORT)),
         node_info=NodeSystemInfo(machine_id=node, system_uuid=node, boot_id=node, kernel_version="6.8.0",
@@ -83,16 +83,24 @@ def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None) ->
     )
 
 
+def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None) -> NodeStatus:
+    """The status the kubelet posts (from the Node as last read, `old`)."""
+    base = old if old is not None else NodeStatus()
+    return attrs.evolve(base, conditions=conditions(now, base.conditions), **_static_fields(config))
+
+
+#: NodeStatus's fields but the conditions, and a NodeCondition's (type first) but its heartbeat, as tuples
+_OTHER_FIELDS = operator.attrgetter(*(f.name for f in attrs.fields(NodeStatus) if f.name != "conditions"))
+_CONDITION_FIELDS = operator.attrgetter("type", *(f.name for f in attrs.fields(NodeCondition)
+                                                  if f.name not in ("type", "last_heartbeat_time")))
+
+
 def status_changed(old: NodeStatus, new: NodeStatus) -> bool:
     """nodeStatusHasChanged: True when the statuses differ in anything but the conditions' lastHeartbeatTime
     (conditions compared by type, whatever their order)."""
-
-    def without_heartbeats(status: NodeStatus) -> tuple:
-        conditions = sorted((attrs.evolve(c, last_heartbeat_time=None) for c in status.conditions),
-                            key=lambda c: c.type)
-        return conditions, attrs.evolve(status, conditions=())
-
-    return without_heartbeats(old) != without_heartbeats(new)
+    if _OTHER_FIELDS(old) != _OTHER_FIELDS(new):
+        return True
+    return sorted(map(_CONDITION_FIELDS, old.conditions)) != sorted(map(_CONDITION_FIELDS, new.conditions))
 
 
 def initial_node(config: KubeletConfig, now: int) -> Node:
