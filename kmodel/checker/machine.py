@@ -145,6 +145,9 @@ class KmodelMachine(RuleBasedStateMachine):
     #: a cluster each time. None: on, unless a subclass overrides `extra_components` (its components might be
     #: referenced from the machine, which a snapshot would not follow); True or False to force it.
     snapshot_warmup: ClassVar[Optional[bool]] = None
+    #: free each passing example's session at its teardown (`Session.dispose`); False keeps it readable after the
+    #: example (a subclass's teardown that inspects `self.cluster` after calling this one's)
+    dispose_sessions: ClassVar[bool] = True
     #: the campaign's statistics (a fresh Stats per class unless run.py sets one)
     stats: ClassVar[Optional[Stats]] = None
     #: called with each session that failed (the campaign keeps the last: the shrunk one)
@@ -252,6 +255,8 @@ class KmodelMachine(RuleBasedStateMachine):
         if self.session.violation is None and not self._broken:
             self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True, finish_removals=True))
         self._finish()
+        if self.session.violation is None and not self._broken and self.dispose_sessions:
+            self.session.dispose()  # a passing example is done with: free it now (Session.dispose)
 
     # -- the user -------------------------------------------------------------------------------------------
 

@@ -68,9 +68,11 @@ class _Runner:
             for action in rest:
                 session.execute(action)
         except InvariantViolation as violation:
-            return session if violation.invariant == invariant else None
+            if violation.invariant == invariant:
+                return session
         except Exception:  # noqa: BLE001 — a cut the model cannot replay (an event no longer enabled) does not fail
-            return None
+            pass
+        session.dispose()  # not kept: free it now (Session.dispose)
         return None
 
 

@@ -93,3 +93,37 @@ def test_a_campaign_from_a_snapshot_has_the_trace_digest_of_one_built_from_scrat
     assert snapped.stats.steps == fresh.stats.steps and snapped.stats.rules == fresh.stats.rules
     # the snapshot's warmup events are counted once, not once per example
     assert snapped.stats.events < fresh.stats.events
+
+
+def test_a_disposed_session_is_freed_without_the_cyclic_collector_and_copies_stay_intact():
+    import gc
+    import weakref
+
+    stats = Stats()
+    template, invariants = warmed(stats)
+    snapshot = Snapshot(template, shared=(stats, *invariants))
+    expected = snapshot.restore()
+    for action in ACTIONS:
+        expected.execute(action)
+    gc.collect()
+    gc.disable()
+    try:
+        doomed = snapshot.restore()
+        for action in ACTIONS:
+            doomed.execute(action)
+        store, kubelet = weakref.ref(doomed.cluster.store), weakref.ref(doomed.cluster.loop.components["kubelet/node-1"])
+        doomed.dispose()
+        del doomed
+        assert store() is None and kubelet() is None  # freed by reference counting alone
+        undisposed = snapshot.restore()
+        undisposed.execute(ACTIONS[0])
+        store = weakref.ref(undisposed.cluster.store)
+        del undisposed
+        assert store() is not None  # a session that is only dropped waits for the cyclic collector
+    finally:
+        gc.enable()
+    # the shared values (the snapshot's immutable objects, the campaign's Stats) were not touched
+    again = snapshot.restore()
+    for action in ACTIONS:
+        again.execute(action)
+    assert again.digest() == expected.digest() and again.stats is stats and vars(stats)
