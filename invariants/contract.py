@@ -103,8 +103,16 @@ class _RbacView:
             else:
                 self.kvs[prefix] = keys.past(prefix, prefix_end(prefix), revision)
         self.by_key = {kv.key: kv.value for kvs in self.kvs.values() for kv in kvs}
+        self.decisions: dict[tuple, bool] = {}  # (user, groups, attributes) -> allowed: the view never changes
 
     def allowed(self, who: UserInfo, a: Any) -> bool:
+        key = (who.name, who.groups, a)
+        decision = self.decisions.get(key)
+        if decision is None:
+            decision = self.decisions[key] = self._allowed(who, a)
+        return decision
+
+    def _allowed(self, who: UserInfo, a: Any) -> bool:
         for kv in self.kvs["/registry/clusterrolebindings/"]:
             if self._binding_allows(kv.value, who, a, ""):
                 return True
@@ -136,9 +144,12 @@ def _node_allows(who: UserInfo, a: Any) -> bool:
     return rules_allow(a, NODE_RULES)
 
 
+def _tokens(cluster: Any) -> dict:
+    return getattr(cluster.replicas[0].pipeline.authenticator, "tokens", {}) if cluster.replicas else {}
+
+
 def _users(cluster: Any) -> dict[str, UserInfo]:
-    tokens = getattr(cluster.replicas[0].pipeline.authenticator, "tokens", {}) if cluster.replicas else {}
-    return {u.name: u for u in tokens.values()}
+    return {u.name: u for u in _tokens(cluster).values()}
 
 
 @invariant("rbac-enforced", kind=SAFETY, principle="the API as the single contract")
@@ -155,8 +166,10 @@ def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
         return
     memo["pos"] = len(records)
     users = memo.get("users")
-    if users is None or len(users) != len(_users(cluster)):
+    tokens = len(_tokens(cluster))
+    if users is None or memo.get("tokens") != tokens:
         users = memo["users"] = _users(cluster)
+        memo["tokens"] = tokens
     store = cluster.store
     tracker = getattr(store, "_trackers", {}).get(RBAC_PREFIXES)
     views: dict = memo.setdefault("views", {})

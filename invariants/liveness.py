@@ -176,8 +176,7 @@ def converges_proxy_rules(cluster: Any, memo: dict) -> Iterator[str]:
             continue
         have = {k: sorted(v) for k, v in comp.rules.items()}
         if have != want:
-            diff = sorted(set(have.items()) ^ set(want.items())) if False else \
-                sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+            diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
             details = "; ".join(f"{k}: has {have.get(k)}, should be {want.get(k)}" for k in diff[:5])
             yield f"{name}'s rules differ from the Services and Endpoints: {details}"
 
