@@ -97,6 +97,31 @@ def main() -> None:
     print(f"time in invariant checks: {stats.invariant_seconds:.2f} s = {stats.invariant_seconds / seconds:.0%} "
           f"of the run; in actions (model, incl. liveness inside settle): {stats.action_seconds:.2f} s")
     print("rules fired: " + ", ".join(f"{k} {v}" for k, v in sorted(stats.rules.items())))
+    print_breakdown(seconds, stats, empty_seconds / empty_steps)
+
+
+def print_breakdown(seconds: float, stats: Stats, empty_step: float) -> None:
+    """Where a rule step's time goes, in microseconds, and what the target (half the empty machine's steps/s)
+    would leave for everything but Hypothesis."""
+    steps = max(stats.rule_steps, 1)
+    model = stats.action_seconds - stats.restore_seconds - stats.liveness_seconds
+    safety = stats.invariant_seconds - stats.liveness_seconds
+    hypothesis = seconds - stats.action_seconds - safety
+    parts = [("Hypothesis and the machine (draws, rule dispatch)", hypothesis),
+             ("model events (applying the actions)", model),
+             ("safety invariants after each action", safety),
+             ("settles' checks (safety, then liveness)", stats.liveness_seconds),
+             ("starting examples from the warm-up snapshot", stats.restore_seconds)]
+    print(f"where a rule step's time goes (µs per step, over {steps} steps; the empty machine's whole step: "
+          f"{empty_step * 1e6:.0f} µs):")
+    for label, value in parts:
+        print(f"  {label:<52} {value / steps * 1e6:7.0f}  ({value / seconds:.0%})")
+    print(f"  {'total':<52} {seconds / steps * 1e6:7.0f}")
+    budget = 2 * empty_step - hypothesis / steps
+    rest = (seconds - hypothesis) / steps
+    print(f"at half the empty machine's rate a step may take {2 * empty_step * 1e6:.0f} µs; Hypothesis and the "
+          f"machine leave {budget * 1e6:.0f} µs of it for the rest, which takes {rest * 1e6:.0f} µs now"
+          + (f" ({rest / budget:.1f}x the budget)" if budget > 0 else ""))
 
 
 if __name__ == "__main__":

@@ -232,7 +232,9 @@ class Session:
                     failing.append((inv.name, message))
                     break
         finally:
-            stats.invariant_seconds += time.perf_counter() - started
+            spent = time.perf_counter() - started
+            stats.invariant_seconds += spent
+            stats.liveness_seconds += spent
         return failing
 
     def _liveness_holds(self) -> bool:
@@ -240,8 +242,9 @@ class Session:
         asked first: a cluster still converging usually fails the same one again). Liveness invariants only
         read, without memo, so skipping the others changes nothing but the cost; the final, passing answer
         has asked them all."""
-        self.check_safety(len(self.actions) - 1)
         stats = self.stats
+        asked = time.perf_counter()
+        self.check_safety(len(self.actions) - 1)
         started = time.perf_counter()
         try:
             last = self._last_failing
@@ -253,7 +256,9 @@ class Session:
                     return False
             return True
         finally:
-            stats.invariant_seconds += time.perf_counter() - started
+            done = time.perf_counter()
+            stats.invariant_seconds += done - started
+            stats.liveness_seconds += done - asked
 
     # -- after the end -----------------------------------------------------------------------------------
 

@@ -22,8 +22,10 @@ class Stats:
         self.steps = 0  # actions executed
         self.rule_steps = 0  # Hypothesis steps (rules run, including those that found nothing to do)
         self.events = 0  # model events applied by the loop
-        self.invariant_seconds = 0.0
-        self.action_seconds = 0.0
+        self.invariant_seconds = 0.0  # safety and liveness checks (the safety checks of a settle included)
+        self.action_seconds = 0.0  # applying actions (settles' liveness checks included) and restoring examples
+        self.restore_seconds = 0.0  # of action_seconds: starting examples from the warm-up snapshot
+        self.liveness_seconds = 0.0  # of both: a settle's checks (the safety checks it asks first included)
         self._hash = hashlib.blake2b(digest_size=16)
         #: examples run when the first violation was seen (None: none yet); shrinking budgets count from it
         self.first_failure_at: Optional[int] = None
