@@ -48,14 +48,13 @@ from __future__ import annotations
 import heapq
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
-import attrs
-
 from kmodel.apiserver.wire import Request, Response, Status, WatchEvent
 from kmodel.component import Out
 from kmodel.network import Message
 from kmodel.objects.core import Binding
 from kmodel.objects.meta import ObjectMeta, ObjectReference
 from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
+from kmodel.objects.fastevolve import evolve
 
 Done = Callable[[int, Response, Out], None]
 OnEvent = Callable[[int, str, WatchEvent, Out], None]
@@ -92,7 +91,7 @@ def _read_rv(body: Any) -> str:
 
 def without_resource_version(body: Any) -> Any:
     """The body with no metadata.resourceVersion: an unconditional update (the `blind-writes` variant)."""
-    return attrs.evolve(body, metadata=attrs.evolve(body.metadata, resource_version=""))
+    return evolve(body, metadata=evolve(body.metadata, resource_version=""))
 
 
 _WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))

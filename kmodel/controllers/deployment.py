@@ -37,13 +37,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Optional, Sequence
 
-import attrs
-
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, OWNER_UID_INDEX, index_by_namespace, index_by_owner_uid
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
 from kmodel.component import Out
 from kmodel.objects import Deployment, DeploymentCondition, Pod, ReplicaSet
+from kmodel.objects.fastevolve import evolve
 
 from .base import Controller, Sync
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref
@@ -93,11 +92,11 @@ def new_condition(type_: str, status: str, reason: str, message: str, now: int) 
 
 def set_condition(status: Any, cond: DeploymentCondition) -> Any:
     """SetDeploymentCondition on a status value."""
-    return attrs.evolve(status, conditions=_set_deployment_condition(tuple(status.conditions), cond))
+    return evolve(status, conditions=_set_deployment_condition(tuple(status.conditions), cond))
 
 
 def remove_condition(status: Any, type_: str) -> Any:
-    return attrs.evolve(status, conditions=tuple(c for c in status.conditions if c.type != type_))
+    return evolve(status, conditions=tuple(c for c in status.conditions if c.type != type_))
 
 
 def deployment_progressing(d: Deployment, new: Any) -> bool:
@@ -177,7 +176,7 @@ class _Run:
             self.ctrl.event(now, out, d, "Warning", "SelectingAll",
                             "This deployment is selecting all pods. A non-empty selector is required.")
             if d.status.observed_generation < d.metadata.generation:
-                self.d = attrs.evolve(d, status=attrs.evolve(d.status, observed_generation=d.metadata.generation))
+                self.d = evolve(d, status=evolve(d.status, observed_generation=d.metadata.generation))
                 self.update_status(now, out, lambda t, o: None)
             return
         try:
@@ -233,7 +232,7 @@ class _Run:
         else:
             then(t, o)
             return
-        self.d = attrs.evolve(d, status=set_condition(d.status, c))
+        self.d = evolve(d, status=set_condition(d.status, c))
         self.update_status(t, o, then)
 
     # getAllReplicaSetsAndSyncRevision / getNewReplicaSet ----------------------------------------------------
@@ -247,7 +246,7 @@ class _Run:
         if existing is not None:
             rs_copy, ann_updated = set_new_replica_set_annotations(d, existing, new_revision, exists=True)
             if ann_updated or rs_copy.spec.min_ready_seconds != d.spec.min_ready_seconds:
-                rs_copy = attrs.evolve(rs_copy, spec=attrs.evolve(rs_copy.spec,
+                rs_copy = evolve(rs_copy, spec=evolve(rs_copy.spec,
                                                                   min_ready_seconds=d.spec.min_ready_seconds))
 
                 def updated(t2: int, response: Any, o2: Out) -> Optional[bool]:
@@ -263,7 +262,7 @@ class _Run:
             if has_progress_deadline(d) and get_condition(d.status, PROGRESSING) is None:
                 c = new_condition(PROGRESSING, "True", FOUND_NEW_RS_REASON,
                                   f'Found new replica set "{rs_copy.metadata.name}"', t)
-                self.d = attrs.evolve(self.d, status=set_condition(self.d.status, c))
+                self.d = evolve(self.d, status=set_condition(self.d.status, c))
                 needs_update = True
             if needs_update:
                 self.update_status(t, o, lambda t2, o2: then(t2, o2, rs_copy, all_old))
@@ -291,7 +290,7 @@ class _Run:
                     return True
                 # a hash collision: bump collisionCount so the next sync hashes differently
                 cc = (self.d.status.collision_count or 0) + 1
-                self.d = attrs.evolve(self.d, status=attrs.evolve(self.d.status, collision_count=cc))
+                self.d = evolve(self.d, status=evolve(self.d.status, collision_count=cc))
                 self.update_status(t2, o2, lambda t3, o3: None)
                 return None
             msg = _message(response)
@@ -300,7 +299,7 @@ class _Run:
             text = f'Failed to create new replica set "{new_rs.metadata.name}": {msg}'
             if has_progress_deadline(self.d):
                 c = new_condition(PROGRESSING, "False", FAILED_RS_CREATE_REASON, text, t2)
-                self.d = attrs.evolve(self.d, status=set_condition(self.d.status, c))
+                self.d = evolve(self.d, status=set_condition(self.d.status, c))
                 self.update_status(t2, o2, lambda t3, o3: None)
             self.ctrl.event(t2, o2, self.d, "Warning", FAILED_RS_CREATE_REASON, text)
             return None
@@ -317,7 +316,7 @@ class _Run:
         needs_update = self.d is not before
         if not already_exists and has_progress_deadline(self.d):
             c = new_condition(PROGRESSING, "True", NEW_RS_REASON, f'Created new replica set "{rs.metadata.name}"', t)
-            self.d = attrs.evolve(self.d, status=set_condition(self.d.status, c))
+            self.d = evolve(self.d, status=set_condition(self.d.status, c))
             needs_update = True
         if needs_update:
             self.update_status(t, o, lambda t2, o2: then(t2, o2, rs, all_old))
@@ -446,7 +445,7 @@ class _Run:
         status = calculate_status(all_rss, new_rs, self.d, t)
         if status == self.d.status:
             return
-        self.d = attrs.evolve(self.d, status=status)
+        self.d = evolve(self.d, status=status)
         self.update_status(t, o, lambda t2, o2: None)
 
     def sync_rollout_status(self, t: int, o: Out, all_rss: list, new_rs: Optional[ReplicaSet]) -> None:
@@ -466,7 +465,7 @@ class _Run:
                 c = new_condition(PROGRESSING, "True", RS_UPDATED_REASON, f"{name} is progressing.", t)
                 if current is not None:
                     if current.status == "True":
-                        c = attrs.evolve(c, last_transition_time=current.last_transition_time)
+                        c = evolve(c, last_transition_time=current.last_transition_time)
                     status = remove_condition(status, PROGRESSING)
                 status = set_condition(status, c)
             elif deployment_timed_out(d, status, t):
@@ -480,7 +479,7 @@ class _Run:
         if status == d.status:
             self.requeue_stuck(t, status)
             return
-        self.d = attrs.evolve(d, status=status)
+        self.d = evolve(d, status=status)
         self.update_status(t, o, lambda t2, o2: None)
 
     def requeue_stuck(self, now: int, status: Any) -> None:

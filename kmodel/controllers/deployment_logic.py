@@ -30,12 +30,11 @@ import json
 import math
 from typing import Sequence
 
-import attrs
-
 from kmodel.objects import (
     Deployment, DeploymentCondition, DeploymentStatus, FrozenDict, LabelSelector, ObjectMeta, OwnerReference,
     PodTemplateSpec, ReplicaSet, ReplicaSetSpec, dump_struct,
 )
+from kmodel.objects.fastevolve import evolve
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY_ANNOTATION = "deployment.kubernetes.io/revision-history"
@@ -162,7 +161,7 @@ def _without_hash(t: PodTemplateSpec) -> PodTemplateSpec:
     labels = t.metadata.labels
     if POD_TEMPLATE_HASH_LABEL not in labels:
         return t
-    return attrs.evolve(t, metadata=attrs.evolve(t.metadata, labels=labels.without(POD_TEMPLATE_HASH_LABEL)))
+    return evolve(t, metadata=evolve(t.metadata, labels=labels.without(POD_TEMPLATE_HASH_LABEL)))
 
 
 def equal_ignore_hash(t1: PodTemplateSpec, t2: PodTemplateSpec) -> bool:
@@ -381,14 +380,14 @@ def set_new_replica_set_annotations(d: Deployment, rs: ReplicaSet, new_revision:
 def _with_annotations(rs: ReplicaSet, ann: FrozenDict) -> ReplicaSet:
     if ann is rs.metadata.annotations:
         return rs
-    return attrs.evolve(rs, metadata=attrs.evolve(rs.metadata, annotations=ann))
+    return evolve(rs, metadata=evolve(rs.metadata, annotations=ann))
 
 
 def set_deployment_revision(d: Deployment, rev: str) -> Deployment:
     """SetDeploymentRevision: the Deployment's revision annotation follows its new ReplicaSet's."""
     if d.metadata.annotations.get(REVISION_ANNOTATION) == rev:
         return d
-    return attrs.evolve(d, metadata=attrs.evolve(d.metadata,
+    return evolve(d, metadata=evolve(d.metadata,
                                                  annotations=d.metadata.annotations.set(REVISION_ANNOTATION, rev)))
 
 
@@ -399,10 +398,10 @@ def build_new_replica_set(d: Deployment, old_rss: Sequence[ReplicaSet], all_old_
     revision (computed over all old ReplicaSets). old_rss are the active old ones (for the size)."""
     h = compute_hash(d.spec.template, d.status.collision_count)
     tmpl = d.spec.template
-    tmpl = attrs.evolve(tmpl, metadata=attrs.evolve(tmpl.metadata,
+    tmpl = evolve(tmpl, metadata=evolve(tmpl.metadata,
                                                     labels=tmpl.metadata.labels.set(POD_TEMPLATE_HASH_LABEL, h)))
     sel = d.spec.selector or LabelSelector()
-    sel = attrs.evolve(sel, match_labels=sel.match_labels.set(POD_TEMPLATE_HASH_LABEL, h))
+    sel = evolve(sel, match_labels=sel.match_labels.set(POD_TEMPLATE_HASH_LABEL, h))
     owner = OwnerReference(api_version="apps/v1", kind="Deployment", name=d.metadata.name, uid=d.metadata.uid,
                            controller=True, block_owner_deletion=True)
     rs = ReplicaSet(
@@ -412,7 +411,7 @@ def build_new_replica_set(d: Deployment, old_rss: Sequence[ReplicaSet], all_old_
     )
     all_rss = list(old_rss) + [rs]
     size = new_rs_new_replicas(d, all_rss, rs)
-    rs = attrs.evolve(rs, spec=attrs.evolve(rs.spec, replicas=size))
+    rs = evolve(rs, spec=evolve(rs.spec, replicas=size))
     rs, _ = set_new_replica_set_annotations(d, rs, next_revision(all_old_rss), exists=False)
     return rs
 
@@ -426,7 +425,7 @@ def _set_deployment_condition(conditions: tuple, cond: DeploymentCondition) -> t
     if current is not None and current.status == cond.status and current.reason == cond.reason:
         return conditions
     if current is not None and current.status == cond.status:
-        cond = attrs.evolve(cond, last_transition_time=current.last_transition_time)
+        cond = evolve(cond, last_transition_time=current.last_transition_time)
     return tuple(c for c in conditions if c.type != cond.type) + (cond,)
 
 

@@ -29,11 +29,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Sequence
 
-import attrs
-
 from kmodel.objects import (
     EndpointAddress, EndpointPort, Endpoints, EndpointSubset, ObjectReference, Pod, Service, ServicePort,
 )
+from kmodel.objects.fastevolve import evolve
 
 from .pod_state import is_pod_ready, is_pod_terminal
 
@@ -165,7 +164,7 @@ def endpoint_subsets(svc: Service, pods: Sequence[Pod]) -> tuple:
         if epa is None:
             continue
         if should_set_hostname(pod, svc):
-            epa = attrs.evolve(epa, hostname=pod.spec.hostname)
+            epa = evolve(epa, hostname=pod.spec.hostname)
         ready = publish or is_pod_ready(pod)
         if not svc.spec.ports:
             if svc.spec.cluster_ip == "None":
@@ -191,9 +190,9 @@ def _strip_rv(subsets: Sequence[EndpointSubset]) -> tuple:
     def addr(a: EndpointAddress) -> EndpointAddress:
         if a.target_ref is None or not a.target_ref.resource_version:
             return a
-        return attrs.evolve(a, target_ref=attrs.evolve(a.target_ref, resource_version=""))
+        return evolve(a, target_ref=evolve(a.target_ref, resource_version=""))
 
-    return tuple(attrs.evolve(s, addresses=tuple(map(addr, s.addresses)),
+    return tuple(evolve(s, addresses=tuple(map(addr, s.addresses)),
                               not_ready_addresses=tuple(map(addr, s.not_ready_addresses))) for s in subsets)
 
 
@@ -218,7 +217,7 @@ def desired_endpoints(svc: Service, pods: Sequence[Pod], current: Endpoints | No
     """The Endpoints object syncService writes (the current one's metadata kept when it exists)."""
     subsets = endpoint_subsets(svc, pods)
     if current is not None:
-        meta = attrs.evolve(current.metadata, labels=endpoints_labels(svc))
+        meta = evolve(current.metadata, labels=endpoints_labels(svc))
     else:
         from kmodel.objects import ObjectMeta
         meta = ObjectMeta(name=svc.metadata.name, namespace=svc.metadata.namespace, labels=endpoints_labels(svc))

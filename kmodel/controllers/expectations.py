@@ -25,6 +25,7 @@ from typing import Iterable
 import attrs
 
 from kmodel.objects import EMPTY_MAP, FrozenDict
+from kmodel.objects.fastevolve import evolve
 
 EXPECTATIONS_TIMEOUT_MS = 5 * 60 * 1000
 
@@ -67,7 +68,7 @@ class Expectations:
         return exp.fulfilled() or exp.is_expired(now_ms, self.timeout_ms)
 
     def set_expectations(self, key: str, add: int, dele: int, now_ms: int) -> "Expectations":
-        return attrs.evolve(self, entries=self.entries.set(key, ControlleeExpectations(add, dele, now_ms)))
+        return evolve(self, entries=self.entries.set(key, ControlleeExpectations(add, dele, now_ms)))
 
     def expect_creations(self, key: str, adds: int, now_ms: int) -> "Expectations":
         return self.set_expectations(key, adds, 0, now_ms)
@@ -75,7 +76,7 @@ class Expectations:
     def expect_deletions(self, key: str, pod_keys: Iterable[str], now_ms: int) -> "Expectations":
         """UIDTrackingControllerExpectations.ExpectDeletions: remember the keys, expect len(keys) dels."""
         uids = tuple(sorted(set(pod_keys)))
-        new = attrs.evolve(self, deleting=self.deleting.set(key, uids))
+        new = evolve(self, deleting=self.deleting.set(key, uids))
         return new.set_expectations(key, 0, len(uids), now_ms)
 
     def _add(self, key: str, add: int, dele: int) -> "Expectations":
@@ -83,7 +84,7 @@ class Expectations:
         if exp is None:
             return self
         new = ControlleeExpectations(exp.add + add, exp.dele + dele, exp.timestamp)
-        return attrs.evolve(self, entries=self.entries.set(key, new))
+        return evolve(self, entries=self.entries.set(key, new))
 
     def lower(self, key: str, add: int, dele: int) -> "Expectations":
         """LowerExpectations (no-op for an unknown key)."""
@@ -102,9 +103,9 @@ class Expectations:
         if not uids or pod_key not in uids:
             return self
         rest = tuple(u for u in uids if u != pod_key)
-        new = attrs.evolve(self, deleting=self.deleting.set(key, rest))
+        new = evolve(self, deleting=self.deleting.set(key, rest))
         return new.lower(key, 0, 1)
 
     def delete(self, key: str) -> "Expectations":
         """DeleteExpectations: forget the record and the expected keys (the controller was deleted)."""
-        return attrs.evolve(self, entries=self.entries.without(key), deleting=self.deleting.without(key))
+        return evolve(self, entries=self.entries.without(key), deleting=self.deleting.without(key))

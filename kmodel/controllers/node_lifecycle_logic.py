@@ -37,6 +37,7 @@ from typing import Sequence
 import attrs
 
 from kmodel.objects import Node, NodeCondition, Taint
+from kmodel.objects.fastevolve import evolve
 
 DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS = 40_000
 DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS = 60_000
@@ -113,7 +114,7 @@ def try_update_node_health(node: Node, lease_renew_time: int | None, health: Nod
                                  last_transition_time=node.metadata.creation_timestamp)
         grace = startup_grace_period_ms
         if health is not None:
-            health = attrs.evolve(health, saved_ready=None)
+            health = evolve(health, saved_ready=None)
         else:
             health = NodeHealth(created, created, None, None)
     else:
@@ -135,10 +136,10 @@ def try_update_node_health(node: Node, lease_renew_time: int | None, health: Nod
             transition = health.ready_transition_timestamp
         health = NodeHealth(now_ms, transition, current_ready, None)
     else:
-        health = attrs.evolve(health, saved_ready=current_ready)
+        health = evolve(health, saved_ready=current_ready)
     # The lease is carried over unless a branch above rebuilt the record (upstream drops it there too).
     if lease_renew_time is not None and (saved_lease is None or saved_lease < lease_renew_time):
-        health = attrs.evolve(health, lease_renew_time=lease_renew_time, probe_timestamp=now_ms)
+        health = evolve(health, lease_renew_time=lease_renew_time, probe_timestamp=now_ms)
 
     status_changed = False
     if now_ms > health.probe_timestamp + grace:
@@ -151,9 +152,9 @@ def try_update_node_health(node: Node, lease_renew_time: int | None, health: Nod
                     message=NODE_STATUS_NEVER_UPDATED_MESSAGE, last_heartbeat_time=node.metadata.creation_timestamp,
                     last_transition_time=now_ms))
             elif conditions[idx].status != "Unknown":
-                conditions[idx] = attrs.evolve(conditions[idx], status="Unknown", reason=NODE_STATUS_UNKNOWN_REASON,
+                conditions[idx] = evolve(conditions[idx], status="Unknown", reason=NODE_STATUS_UNKNOWN_REASON,
                                                message=NODE_STATUS_UNKNOWN_MESSAGE, last_transition_time=now_ms)
-        new_node = attrs.evolve(node, status=attrs.evolve(node.status, conditions=tuple(conditions)))
+        new_node = evolve(node, status=evolve(node.status, conditions=tuple(conditions)))
         new_ready = get_condition(new_node, "Ready")
         if new_ready != observed:
             status_changed = True
@@ -220,7 +221,7 @@ def swap_taints(node: Node, change: TaintChange, now_ms: int) -> Node:
     """SwapNodeControllerTaint: add (timeAdded = now, replacing a matching one) then remove."""
     taints = list(node.spec.taints)
     for t in change.add:
-        t = attrs.evolve(t, time_added=now_ms)
+        t = evolve(t, time_added=now_ms)
         for i, old in enumerate(taints):
             if match_taint(old, t):
                 if old != t:
@@ -231,4 +232,4 @@ def swap_taints(node: Node, change: TaintChange, now_ms: int) -> Node:
     taints = [t for t in taints if not any(match_taint(t, r) for r in change.remove)]
     if tuple(taints) == node.spec.taints:
         return node
-    return attrs.evolve(node, spec=attrs.evolve(node.spec, taints=tuple(taints)))
+    return evolve(node, spec=evolve(node.spec, taints=tuple(taints)))

@@ -55,13 +55,12 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional
 
-import attrs
-
 from kmodel.apiserver.wire import Response
 from kmodel.client import NODE_NAME_INDEX, index_by_node_name, retry_on_conflict
 from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.objects import Node, ObjectReference, Pod
+from kmodel.objects.fastevolve import evolve
 
 from . import node_lifecycle_logic as nl
 from .base import Controller, Sync
@@ -124,9 +123,9 @@ def mark_pod_not_ready(pod: Pod, now: int) -> Optional[Pod]:
             continue
         if c.status == "False":
             return None
-        new = attrs.evolve(c, status="False", last_transition_time=now)
-        status = attrs.evolve(pod.status, conditions=conds[:i] + (new,) + conds[i + 1:])
-        return attrs.evolve(pod, status=status)
+        new = evolve(c, status="False", last_transition_time=now)
+        status = evolve(pod.status, conditions=conds[:i] + (new,) + conds[i + 1:])
+        return evolve(pod, status=status)
     return None
 
 
@@ -253,7 +252,7 @@ class NodeLifecycleController(Controller):
         def written(t: int, response: Response, o: Out) -> None:
             if response.ok:
                 self.health[name] = upd.health
-                self._after_health(t, o, p, attrs.evolve(upd, node=response.body))
+                self._after_health(t, o, p, evolve(upd, node=response.body))
             elif attempt < NODE_HEALTH_UPDATE_RETRY:
                 self.client.get(t, o, "nodes", name, on_done=reread)
             else:
@@ -399,7 +398,7 @@ class NodeLifecycleController(Controller):
             for node in p.nodes:
                 h = self.health.get(node.metadata.name)
                 if h is not None:
-                    self.health[node.metadata.name] = attrs.evolve(h, probe_timestamp=now,
+                    self.health[node.metadata.name] = evolve(h, probe_timestamp=now,
                                                                    ready_transition_timestamp=now)
             for zone in sorted(self.zone_states):
                 self._set_qps(zone, zone_qps(new_states[zone], len(p.zones[zone])))

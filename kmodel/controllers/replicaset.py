@@ -52,14 +52,13 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional, Sequence
 
-import attrs
-
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, OWNER_UID_INDEX, index_by_namespace, index_by_owner_uid
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
 from kmodel.component import Out
 from kmodel.objects import ObjectMeta, Pod, ReplicaSet
 from kmodel.variants import DEFAULT, EDGE_TRIGGERED
+from kmodel.objects.fastevolve import evolve
 
 from .base import Controller, Sync
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref
@@ -404,7 +403,7 @@ class ReplicaSetController(Controller):
                              on_done=fetched)
                 return True
 
-            sync.update_status(t, o, "replicasets", attrs.evolve(current, status=status), on_done=updated)
+            sync.update_status(t, o, "replicasets", evolve(current, status=status), on_done=updated)
 
         attempt(now, out, rs, 0)
 

@@ -40,6 +40,7 @@ from typing import Sequence
 import attrs
 
 from kmodel.objects import Pod, ReplicaSet, ReplicaSetCondition, ReplicaSetStatus
+from kmodel.objects.fastevolve import evolve
 
 from .pod_state import (
     filter_active_pods, is_pod_active, is_pod_available, is_pod_ready, max_container_restarts,
@@ -269,6 +270,6 @@ def calculate_status(rs: ReplicaSet, filtered_pods: Sequence[Pod], manage_replic
         conditions = _set_condition(conditions, cond)
     elif manage_replicas_error is None and failure is not None:
         conditions = tuple(c for c in conditions if c.type != REPLICA_FAILURE)
-    return attrs.evolve(rs.status, replicas=len(filtered_pods), fully_labeled_replicas=fully,
+    return evolve(rs.status, replicas=len(filtered_pods), fully_labeled_replicas=fully,
                         ready_replicas=ready, available_replicas=available,
                         observed_generation=rs.metadata.generation, conditions=conditions)

@@ -30,6 +30,7 @@ from typing import Sequence
 import attrs
 
 from kmodel.objects import Deployment, ReplicaSet
+from kmodel.objects.fastevolve import evolve
 
 from .deployment_logic import (
     DESIRED_REPLICAS_ANNOTATION, MAX_REPLICAS_ANNOTATION, creation_key, filter_active_replica_sets,
@@ -70,8 +71,8 @@ def scale_replica_set(rs: ReplicaSet, new_scale: int, d: Deployment, operation: 
     if not size_needs and not replicas_annotations_need_update(rs, r, mx):
         return None
     ann = set_replicas_annotations(rs.metadata.annotations, r, mx)
-    new = attrs.evolve(rs, metadata=attrs.evolve(rs.metadata, annotations=ann),
-                       spec=attrs.evolve(rs.spec, replicas=new_scale))
+    new = evolve(rs, metadata=evolve(rs.metadata, annotations=ann),
+                       spec=evolve(rs.spec, replicas=new_scale))
     return Scale(new, replicas_of(rs), new_scale, operation if size_needs else "")
 
 

@@ -33,13 +33,12 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional
 
-import attrs
-
 from kmodel.apiserver.wire import Response
 from kmodel.client import NODE_NAME_INDEX, index_by_node_name
 from kmodel.client.indexer import meta_namespace_key
 from kmodel.component import Out
 from kmodel.objects import ObjectReference, Pod, PodCondition
+from kmodel.objects.fastevolve import evolve
 
 from . import taint_eviction_logic as te
 from .base import Controller, Sync
@@ -65,14 +64,14 @@ def with_disruption_target(pod: Pod, now: int) -> Optional[Pod]:
     for i, c in enumerate(conds):
         if c.type == DISRUPTION_TARGET:
             if c.status == cond.status:
-                cond = attrs.evolve(cond, last_transition_time=c.last_transition_time)
+                cond = evolve(cond, last_transition_time=c.last_transition_time)
             if c == cond:
                 return None
             conds = conds[:i] + (cond,) + conds[i + 1:]
             break
     else:
         conds = conds + (cond,)
-    return attrs.evolve(pod, status=attrs.evolve(pod.status, conditions=conds))
+    return evolve(pod, status=evolve(pod.status, conditions=conds))
 
 
 class TaintEvictionController(Controller):

@@ -53,8 +53,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Optional, Sequence
 
-import attrs
-
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
@@ -77,6 +75,7 @@ from kmodel.kubelet.status import StatusManager, generate_status, merge_status
 from kmodel.network import Message
 from kmodel.objects import Pod
 from kmodel.objects.core import PodStatus
+from kmodel.objects.fastevolve import evolve
 
 REGISTER_TIMER = "register"
 LEASE_TIMER = "lease"
@@ -325,7 +324,7 @@ class Kubelet(Component):
             else:
                 self._post_node_status(t, o, try_number + 1)
 
-        new = attrs.evolve(node, metadata=attrs.evolve(node.metadata, resource_version=""), status=status)
+        new = evolve(node, metadata=evolve(node.metadata, resource_version=""), status=status)
         self.client.update_status(now, out, "nodes", new, on_done=wrote)
 
     def _renew_lease(self, now: int, out: Out) -> None:
@@ -596,7 +595,7 @@ class Kubelet(Component):
                 settle(t, True, o)
                 self._maybe_delete(t, uid, api_pod, o)
                 return
-            body = attrs.evolve(api_pod, metadata=attrs.evolve(api_pod.metadata, resource_version=""), status=merged)
+            body = evolve(api_pod, metadata=evolve(api_pod.metadata, resource_version=""), status=merged)
             self.client.update_status(t, o, "pods", body, on_done=wrote)
 
         self.client.get(now, out, "pods", name, namespace=namespace, on_done=got)

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-import attrs
-
 from kmodel.objects import Lease, LeaseSpec, ObjectMeta, OwnerReference
+from kmodel.objects.fastevolve import evolve
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 RETRY_INITIAL_MS = 200
@@ -43,8 +42,8 @@ def renewed(lease: Lease, node: str, node_uid: str, now: int, duration_seconds: 
     """newLease from a base Lease: same object, this holder, renewTime = now, owner set if missing."""
     meta = lease.metadata
     if not meta.owner_references and node_uid:
-        meta = attrs.evolve(meta, owner_references=node_owner(node, node_uid))
-    return attrs.evolve(lease, metadata=meta, spec=attrs.evolve(
+        meta = evolve(meta, owner_references=node_owner(node, node_uid))
+    return evolve(lease, metadata=meta, spec=evolve(
         lease.spec, holder_identity=node, lease_duration_seconds=duration_seconds, renew_time=now))
 
 

@@ -31,6 +31,7 @@ from kmodel.objects import Node, ObjectMeta, frozen_map, parse_quantity
 from kmodel.objects.core import (
     DaemonEndpoint, NodeAddress, NodeCondition, NodeDaemonEndpoints, NodeSpec, NodeStatus, NodeSystemInfo,
 )
+from kmodel.objects.fastevolve import evolve
 
 KUBELET_PORT = 10250
 KUBELET_VERSION = "v1.31.0"
@@ -86,7 +87,7 @@ def _static_fields(config: KubeletConfig) -> dict:
 def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None) -> NodeStatus:
     """The status the kubelet posts (from the Node as last read, `old`)."""
     base = old if old is not None else NodeStatus()
-    return attrs.evolve(base, conditions=conditions(now, base.conditions), **_static_fields(config))
+    return evolve(base, conditions=conditions(now, base.conditions), **_static_fields(config))
 
 
 #: NodeStatus's fields but the conditions, and a NodeCondition's (type first) but its heartbeat, as tuples

@@ -24,11 +24,10 @@ import hashlib
 import json
 from typing import Any, Optional
 
-import attrs
-
 from kmodel.objects import Pod, dump, frozen_map, with_defaults
 from kmodel.objects.core import Toleration
 from kmodel.objects.meta import OwnerReference
+from kmodel.objects.fastevolve import evolve
 
 CONFIG_HASH_ANNOTATION = "kubernetes.io/config.hash"
 CONFIG_SOURCE_ANNOTATION = "kubernetes.io/config.source"
@@ -53,11 +52,11 @@ def static_pod(manifest: Pod, node: str) -> Pod:
     annotations[CONFIG_SOURCE_ANNOTATION] = FILE_SOURCE
     spec = manifest.spec
     tolerations = tuple(spec.tolerations) + (Toleration(operator="Exists", effect="NoExecute"),)
-    pod = attrs.evolve(
+    pod = evolve(
         manifest,
-        metadata=attrs.evolve(meta, name=f"{meta.name}-{node}".lower(), namespace=meta.namespace or "default",
+        metadata=evolve(meta, name=f"{meta.name}-{node}".lower(), namespace=meta.namespace or "default",
                               uid=uid, annotations=frozen_map(annotations)),
-        spec=attrs.evolve(spec, node_name=node, tolerations=tolerations),
+        spec=evolve(spec, node_name=node, tolerations=tolerations),
     )
     return with_defaults(pod)
 
@@ -77,7 +76,7 @@ def mirror_pod(static: Pod, node: str, node_uid: str) -> Pod:
     annotations = dict(meta.annotations)
     annotations[CONFIG_MIRROR_ANNOTATION] = meta.annotations[CONFIG_HASH_ANNOTATION]
     owner = OwnerReference(api_version="v1", kind="Node", name=node, uid=node_uid, controller=True)
-    return attrs.evolve(static, metadata=attrs.evolve(
+    return evolve(static, metadata=evolve(
         meta, uid="", resource_version="", annotations=frozen_map(annotations), owner_references=(owner,)))
 
 

@@ -40,6 +40,7 @@ from kmodel.objects.core import (
     ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting, ContainerStatus, HostIP,
     PodCondition, PodIP, PodStatus,
 )
+from kmodel.objects.fastevolve import evolve
 
 KUBELET_CONDITIONS = ("PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers")
 CONTAINER_ID_PREFIX = "containerd://"
@@ -163,7 +164,7 @@ def generate_status(pod: Pod, view: PodView, ready: Callable[[str, CriContainer]
         ips = sandbox.ips
     else:
         ips = tuple(ip.ip for ip in old.pod_ips)  # keep the last known IPs (upstream keeps them too)
-    return attrs.evolve(
+    return evolve(
         old, phase=ph, conditions=tuple(conditions), host_ip=node_ip, host_ips=(HostIP(ip=node_ip),),
         pod_ip=ips[0] if ips else "", pod_ips=tuple(PodIP(ip=i) for i in ips),
         start_time=old.start_time if old.start_time is not None else now, container_statuses=statuses)
@@ -174,7 +175,7 @@ def merge_status(api: PodStatus, kubelet: PodStatus) -> PodStatus:
     others = tuple(c for c in api.conditions if c.type not in KUBELET_CONDITIONS)
     mine = tuple(c for c in kubelet.conditions if c.type in KUBELET_CONDITIONS)
     start = api.start_time if api.start_time is not None else kubelet.start_time
-    return attrs.evolve(kubelet, conditions=mine + others, start_time=start, qos_class=api.qos_class,
+    return evolve(kubelet, conditions=mine + others, start_time=start, qos_class=api.qos_class,
                         nominated_node_name=api.nominated_node_name)
 
 

@@ -54,8 +54,6 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-import attrs
-
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer
@@ -69,6 +67,7 @@ from kmodel.scheduler.framework import FitError, NoNodesAvailable, pod_host_port
 from kmodel.scheduler.preemption import post_filter_message
 from kmodel.scheduler.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
 from kmodel.scheduler.schedule_one import schedule_pod
+from kmodel.objects.fastevolve import evolve
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 SCHEDULER_TOKEN = "scheduler-token"
@@ -100,15 +99,15 @@ def updated_conditions(conditions: tuple, condition: PodCondition, now: int) -> 
         if old.type != condition.type:
             continue
         if condition.status == old.status:
-            condition = attrs.evolve(condition, last_transition_time=old.last_transition_time)
+            condition = evolve(condition, last_transition_time=old.last_transition_time)
         else:
-            condition = attrs.evolve(condition, last_transition_time=now)
+            condition = evolve(condition, last_transition_time=now)
         if (condition.status, condition.reason, condition.message, condition.last_probe_time,
                 condition.last_transition_time) == (old.status, old.reason, old.message, old.last_probe_time,
                                                     old.last_transition_time):
             return None
         return conditions[:i] + (condition,) + conditions[i + 1:]
-    return conditions + (attrs.evolve(condition, last_transition_time=now),)
+    return conditions + (evolve(condition, last_transition_time=now),)
 
 
 def node_update_event(old: Node, new: Node) -> ClusterEvent:
@@ -248,7 +247,7 @@ class Scheduler(Component):
 
     def _bind(self, now: int, out: Out, info: QueuedPodInfo, host: str) -> None:
         pod = info.pod
-        assumed = attrs.evolve(pod, spec=attrs.evolve(pod.spec, node_name=host))
+        assumed = evolve(pod, spec=evolve(pod.spec, node_name=host))
         self.cache.assume(assumed, host)
         m = pod.metadata
         if self.direct_calls:
