@@ -445,7 +445,7 @@ class KmodelMachine(RuleBasedStateMachine):
     def compactable(self) -> list[int]:
         """Revisions the store can be compacted at, newest first (a drawn index is how far behind the newest)."""
         store = self.cluster.store
-        return list(range(store.revision, store.compact_revision, -1))[:COMPACT_WINDOW]
+        return list(range(store.revision, max(store.compact_revision, store.revision - COMPACT_WINDOW), -1))
 
     @rule(i=INDEX)
     def crash(self, i: int) -> None:
