@@ -127,3 +127,48 @@ def test_a_disposed_session_is_freed_without_the_cyclic_collector_and_copies_sta
     for action in ACTIONS:
         again.execute(action)
     assert again.digest() == expected.digest() and again.stats is stats and vars(stats)
+
+
+def _cleared_by_dispose(session: Session) -> list[tuple[str, str, object]]:
+    """What Session.dispose clears besides the components themselves: (component, attribute, value)."""
+    found = []
+    for name, component in session.cluster.loop.components.items():
+        for attribute, value in vars(component).items():
+            if type(getattr(value, "__dict__", None)) is dict and type(value).__module__.startswith("kmodel."):
+                found.append((name, attribute, value))
+    return found
+
+
+@pytest.mark.parametrize("variant", ["default", "polling", "pessimistic-locking", "bypass-apiserver"])
+def test_dispose_clears_only_what_the_session_owns(variant):
+    import sys
+
+    session = Session(CONFIG, all_invariants(), variant=variant)
+    session.cluster.run_for(5_000)  # unchecked: some variants break an invariant at once
+    module_level = set()
+    for name, module in list(sys.modules.items()):
+        if module is not None and name.split(".")[0] in ("kmodel", "invariants"):
+            for value in vars(module).values():
+                module_level.add(id(value))
+                if isinstance(value, (dict, list, tuple)):
+                    module_level.update(id(v) for v in (value.values() if isinstance(value, dict) else value))
+    cleared = _cleared_by_dispose(session)
+    assert cleared  # clients, informers, queues...
+    assert not [(n, a) for n, a, v in cleared if id(v) in module_level]
+    owners: dict = {}
+    for name, attribute, value in cleared:
+        owners.setdefault(id(value), set()).add(name)
+    assert all(len(names) == 1 for names in owners.values())  # no component clears another's
+
+
+def test_a_fresh_session_after_disposing_one_makes_the_same_moves():
+    def run() -> Session:
+        session = Session(CONFIG, all_invariants())
+        for action in [RunFair(15_000), *ACTIONS]:
+            session.execute(action)
+        return session
+
+    first = run()
+    digest = first.digest()
+    first.dispose()
+    assert run().digest() == digest
