@@ -90,22 +90,25 @@ def principles_command(args: Any) -> int:
 
     print(f"kmodel principles: {len(chosen)} variants x {len(seeds)} seeds")
     runs = run_all(chosen, seeds, work, jobs=args.jobs, on_run=progress)
-    costs_md, plot_line = "Not measured (--cost-nodes none).\n", ""
-    if cost_nodes:
-        from kmodel.variants import costs
-
-        print(f"  watch vs polling at {', '.join(map(str, cost_nodes))} nodes …", flush=True)
-        rows = costs.measure(cost_nodes)
-        costs_md = costs.table_markdown(rows)
-        png = out.parent / "principles" / "watch-vs-polling.png"
-        png.parent.mkdir(parents=True, exist_ok=True)
-        plotted = costs.plot_png(rows, png)
-        if plotted is True:
-            plot_line = f"![watch versus polling](principles/{png.name})\n"
-        else:
-            plot_line = f"(No plot: {plotted}. Install the optional extra: pip install 'kmodel[plot]'.)\n"
+    costs_md, plot_line = costs_section(cost_nodes, out)
     problems = write_page(out, runs, costs_md, plot_line, seeds)
     print(f"wrote {out}")
     for p in problems:
         print(f"PROBLEM {p}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def costs_section(cost_nodes: list[int], out: Path) -> tuple[str, str]:
+    """The watch-versus-polling table and the line that shows its plot (drawn beside the page), or says why
+    there is none."""
+    if not cost_nodes:
+        return "Not measured (--cost-nodes none).\n", ""
+    from kmodel.variants import costs
+
+    print(f"  watch vs polling at {', '.join(map(str, cost_nodes))} nodes …", flush=True)
+    rows = costs.measure(cost_nodes)
+    png = out.parent / "principles" / "watch-vs-polling.png"
+    png.parent.mkdir(parents=True, exist_ok=True)
+    if costs.plot_png(rows, str(png)):
+        return costs.table_markdown(rows), f"![watch versus polling](principles/{png.name})\n"
+    return costs.table_markdown(rows), f"(No plot: {costs.plot_unavailable() or 'it could not be drawn'}.)\n"

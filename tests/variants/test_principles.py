@@ -98,3 +98,18 @@ def test_what_polling_breaks_is_a_finding_replayed_under_watch_not_a_problem(tmp
     finding = next(line for line in text.splitlines() if line.startswith("- seed 1: no-cidr-leak"))
     assert "polling-seed1.json" in finding and finding.endswith("under watch it passes)")
     assert (tmp_path / "principles" / "polling-seed1.json").exists()
+
+
+def test_the_costs_section_shows_its_plot_or_says_why_there_is_none(tmp_path, monkeypatch):
+    from kmodel.variants import command, costs
+
+    monkeypatch.setattr(costs, "measure", lambda nodes: [])
+    monkeypatch.setattr(costs, "table_markdown", lambda rows: "TABLE\n")
+    page = tmp_path / "principles.md"
+    monkeypatch.setattr(costs, "plot_png", lambda rows, path: True)
+    assert command.costs_section([10], page) == ("TABLE\n", "![watch versus polling](principles/watch-vs-polling.png)\n")
+    monkeypatch.setattr(costs, "plot_png", lambda rows, path: False)
+    monkeypatch.setattr(costs, "plot_unavailable", lambda: "matplotlib is not installed (pip install 'kmodel[plot]')")
+    table, line = command.costs_section([10], page)
+    assert line == "(No plot: matplotlib is not installed (pip install 'kmodel[plot]').)\n"
+    assert command.costs_section([], page) == ("Not measured (--cost-nodes none).\n", "")
