@@ -29,7 +29,7 @@ INVARIANTS_HELP = "print the table of invariants"
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("check", help=CHECK_HELP, description=CHECK_HELP,
                               epilog="exit codes: 0 nothing violated; 1 a violation; 2 bad usage")
-    p.add_argument("--examples", type=int, default=None, metavar="N", help="examples to run (default: the profile's; dev: 100)")
+    p.add_argument("--examples", type=int, default=None, metavar="N", help="examples to run (default: the profile's; dev: 200)")
     p.add_argument("--steps", type=int, default=None, metavar="N", help="rules per example (default: the profile's, 30)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="Hypothesis seed (default 0)")
     p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes (default 3)")
