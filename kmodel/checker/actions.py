@@ -29,6 +29,7 @@ import attrs
 
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
+from kmodel.loop import EventNotEnabled
 from kmodel.loop.events import AdvanceTime, Event, Record, event_from_json
 
 #: the user's applications: a Deployment and a Service of each name may exist
@@ -243,7 +244,8 @@ class CrashProcess(Action):
 
         up = [n for n in cluster.controller_manager if cluster.loop.is_up(n)]
         if self.process != CONTROLLER_MANAGER or not up:
-            raise ValueError(f"cannot crash {self.process!r}: not a running process of this cluster")
+            # not enabled now (a replay of a trace that no longer fits the model: TraceDiverged)
+            raise EventNotEnabled(f"cannot crash {self.process!r}: not a running process of this cluster")
         for name in up:
             cluster.loop.step(Crash(name))
 
@@ -264,7 +266,7 @@ class RestartProcess(Action):
 
         down = [n for n in cluster.controller_manager if not cluster.loop.is_up(n)]
         if self.process != CONTROLLER_MANAGER or not down:
-            raise ValueError(f"cannot restart {self.process!r}: it is not down")
+            raise EventNotEnabled(f"cannot restart {self.process!r}: it is not down")
         for name in down:
             cluster.loop.step(Restart(name))
 

@@ -157,7 +157,7 @@ def principles_table(runs: list[Run], out_dir: Path, page_dir: Path) -> tuple[st
 
 def under_watch(trace_path: Path) -> str:
     """What the default model (watching) makes of a polling run's shrunk trace: 'passes', 'fails <invariant>',
-    or 'diverges' (the trace fires a loop event that only polling's interleaving has)."""
+    or 'diverges' (one of its moves, a loop event or a process to restart, exists only in polling's run)."""
     from kmodel.checker.replay import replay
     from kmodel.checker.session import TraceDiverged
     from kmodel.checker.trace import read_trace
@@ -165,7 +165,7 @@ def under_watch(trace_path: Path) -> str:
     try:
         result = replay(read_trace(trace_path), variant=DEFAULT, record_messages=False)
     except TraceDiverged:
-        return "diverges (it fires a loop event only polling's interleaving has)"
+        return "diverges (one of its moves exists only in polling's run)"
     return "passes" if result.violation is None else f"fails {result.violation.invariant}"
 
 
