@@ -285,9 +285,10 @@ class Session:
                 if type(inner) is dict and type(value).__module__.startswith("kmodel."):
                     inner.clear()
             attributes.clear()
-        for obj in (loop.network, loop.clock, loop, cluster.store, cluster):
-            vars(obj).clear()
-        vars(self).clear()
+        for obj in (loop.network, loop.clock, loop, cluster.store, cluster, self):
+            attributes = getattr(obj, "__dict__", None)
+            if attributes is not None:
+                attributes.clear()
 
     # -- results -----------------------------------------------------------------------------------------
 
