@@ -18,6 +18,17 @@ through the load balancer). A read (get, list) is then resent there, with the sa
 since a write may have been applied) and its continuation gets a 504 ``Timeout`` status built by the
 client (`client_timeout`).
 
+Crashed API servers. A timeout is how a client learns of a request lost across a partition or dropped. A
+crashed API server's machine is still there, and its kernel answers for it: when the process crashes, every
+client that reaches it learns at once that its connection was reset (`on_connection_reset`, told by the
+loop), and its unanswered requests there fail as client-go fails them: a read is resent to the next endpoint
+(client-go retries a GET on a reset connection), anything else gets a 503 built by the client
+(`connection_lost`: a write may have been applied before the crash). A request sent to an API server that is
+down is refused at once (`on_send_refused`): it never arrived, so it goes to the next endpoint whatever its
+verb, as a load balancer redispatches a refused connection, and fails with `connection_lost` once every
+endpoint has refused it. Answers the server sent before it crashed are still delivered, first (its kernel
+had them): their requests are not failed.
+
 Watches. `watch` opens a stream ``<owner>/watch-<n>`` to the current endpoint and sends the watch request
 on it. `WatchEvent`s arriving on it go to ``on_event(now, stream, event, out)``; the server's final
 `Response` on the stream, or the stream breaking (``None``), goes to ``on_closed(now, stream, response,
@@ -71,6 +82,15 @@ def client_timeout(request: Request, endpoint: str) -> Response:
                         f'(Client.Timeout exceeded while awaiting headers)'))
 
 
+def connection_lost(request: Request, endpoint: str) -> Response:
+    """What a caller gets when the API server's process was down: its connection reset with the request
+    unanswered, or every endpoint refused it (client-go's transport error, as a Status: a 503, as a load
+    balancer with no backend left answers)."""
+    return Response(request.id, 503, Status(
+        503, "ServiceUnavailable", f'{request.verb} {request.resource} on {endpoint}: connection refused or '
+                                   f'reset (the API server is down)'))
+
+
 class UpdateRecord(NamedTuple):
     """An update the API server accepted, as the client that sent it saw it (see the module docstring)."""
 
@@ -98,13 +118,14 @@ _WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))
 
 
 class _Pending:
-    __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint", "read_rv", "sent")
+    __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint", "read_rv", "sent", "refusals")
 
     def __init__(self, request: Request, on_done: Optional[Done], deadline: int, attempts: int, endpoint: str):
         self.request, self.on_done, self.deadline, self.attempts, self.endpoint = (
             request, on_done, deadline, attempts, endpoint)
         self.read_rv = ""  # an update's: the resourceVersion its body was read at
         self.sent = 0
+        self.refusals = 0  # endpoints that refused it in a row (see on_send_refused)
 
 
 class _Watch:
@@ -332,6 +353,56 @@ class ApiClient:
         self._failed(w.endpoint)
         w.on_closed(now, stream, None, out)
         return True
+
+    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
+        """`peer` crashed with requests of this client unanswered: each whose answer is not `arriving` (sent
+        before the crash, still on its way) is failed now, in id order, as client-go fails a request whose
+        connection was reset: a read is resent to the next endpoint (client-go retries a GET on a reset
+        connection), up to `read_attempts` in all; anything else gets `connection_lost` (a write may have been
+        applied before the crash)."""
+        answered = {r.id for r in arriving if type(r) is Response}
+        lost = [p for p in self._pending.values() if p.endpoint == peer and p.request.id not in answered]
+        if not lost:
+            return
+        self._failed(peer)
+        for p in lost:
+            if p.request.verb in READ_VERBS and p.attempts < self.read_attempts:
+                self._resend(now, out, p, p.attempts + 1)
+            else:
+                self._fail_now(now, out, p, peer)
+        self._disarm_if_idle(out)
+
+    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
+        """A request just sent to `dst` was refused (its API server is down): it never arrived, so it goes to
+        the next endpoint at once, whatever its verb, as a load balancer redispatches a connection its backend
+        refused; once every endpoint has refused it, the caller gets `connection_lost`."""
+        if type(payload) is not Request:
+            return
+        p = self._pending.get(payload.id)
+        if p is None or p.endpoint != dst:
+            return
+        self._failed(dst)
+        if p.refusals + 1 < len(self.endpoints):
+            self._resend(now, out, p, p.attempts, refusals=p.refusals + 1)
+        else:
+            self._fail_now(now, out, p, dst)
+            self._disarm_if_idle(out)
+
+    def _resend(self, now: int, out: Out, p: "_Pending", attempts: int, refusals: int = 0) -> None:
+        self._send(now, out, p.request, p.on_done, attempts)
+        q = self._pending[p.request.id]
+        q.read_rv, q.sent, q.refusals = p.read_rv, p.sent, refusals
+
+    def _fail_now(self, now: int, out: Out, p: "_Pending", endpoint: str) -> None:
+        del self._pending[p.request.id]
+        if p.on_done is not None:
+            p.on_done(now, connection_lost(p.request, endpoint), out)
+
+    def _disarm_if_idle(self, out: Out) -> None:
+        if not self._pending and self._deadline_armed is not None:
+            self._deadline_armed = None
+            self._deadlines.clear()
+            out.cancel_timer(self.deadline_timer)
 
     def on_timer(self, now: int, name: str, out: Out) -> bool:
         if name == self.deadline_timer:

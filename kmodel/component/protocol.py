@@ -14,6 +14,16 @@ The inputs, each a separate loop event:
     on_message(now, msg, out)          a `Message` (msg.src, msg.payload, msg.stream, msg.id) was delivered
     on_timer(now, name, out)           this component's timer `name` fell due and fired
     on_stream_closed(now, stream, out) a stream it is an end of was closed by the peer or broken by a fault
+    on_connection_reset(now, peer, arriving, out)
+                                       `peer`'s process crashed: its machine's kernel reset the connections
+                                       (told to every live component that ever sent it a message and reaches
+                                       it); what this component sent it and awaits an answer to is lost,
+                                       unless the answer is among `arriving` (the payloads outside streams
+                                       `peer` sent it before crashing, still on their way, delivered later)
+    on_send_refused(now, dst, payload, out)
+                                       a message outside any stream that this component just sent (`payload`)
+                                       was refused: `dst`'s process is down (a reachable machine answers a
+                                       connection to a port nobody listens on at once); it was never delivered
     work(now, out)                     do one queued item; only called while has_work() is true
 
 `has_work()` says whether a queued item is waiting (a controller's work queue). The loop asks it after
@@ -27,6 +37,8 @@ disk) is the component's choice: keep it in attributes that `crash()` does not r
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from kmodel.component.effects import Out
 from kmodel.network.message import Message
@@ -54,6 +66,12 @@ class Component:
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         """Handle the end of a stream this component is an end of (not called for its own close)."""
+
+    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
+        """Handle `peer`'s connections breaking (its process crashed; see the module docstring)."""
+
+    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
+        """Handle a message just sent to `dst` being refused (its process is down; see the module docstring)."""
 
     def has_work(self) -> bool:
         """Whether a queued item is waiting for `work`."""

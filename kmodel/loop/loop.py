@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
@@ -487,9 +487,14 @@ class Loop:
                 if t is Send:
                     stream = effect.stream
                     result = send(owner, effect.dst, effect.payload, stream)
-                    if result is REFUSED and stream is not None:
-                        # Connection refused: the opener learns its new stream is closed.
-                        pending = self._queue_stream_closed(pending, owner, stream)
+                    if result is REFUSED:
+                        if stream is not None:
+                            # Connection refused: the opener learns its new stream is closed.
+                            pending = self._queue_stream_closed(pending, owner, stream)
+                        elif self.network.reachability.can_reach(owner, effect.dst):
+                            # A message to a process that is down, on a machine the sender reaches: refused
+                            # at once (across a partition it is lost: the sender waits out its timeout).
+                            pending = self._queue_send_refused(pending, owner, effect.dst, effect.payload)
                 elif t is SetTimer:
                     if effect.at is not None:
                         self.clock.set_at(owner, effect.name, effect.at)
@@ -516,14 +521,41 @@ class Loop:
                     f"more than {MAX_CASCADE} stream-closed handlers ran within one step: components "
                     "are reopening refused streams at once; reopen after a timer instead"
                 )
-            owner, effects = self._call_stream_closed(*pending.popleft())
+            endpoint, stream, refused = pending.popleft()
+            if stream is not None:
+                owner, effects = self._call_stream_closed(endpoint, stream)
+            else:
+                owner, effects = self._call_send_refused(endpoint, *refused)
 
     def _queue_stream_closed(self, pending: Optional[deque], endpoint: str, stream: str) -> deque:
         if pending is None:
             pending = deque()
         if endpoint not in self._down:
-            pending.append((endpoint, stream))
+            pending.append((endpoint, stream, None))
         return pending
+
+    def _queue_send_refused(self, pending: Optional[deque], endpoint: str, dst: str, payload: Any) -> deque:
+        if pending is None:
+            pending = deque()
+        if endpoint not in self._down:
+            pending.append((endpoint, None, (dst, payload)))
+        return pending
+
+    def _call_send_refused(self, endpoint: str, dst: str, payload: Any) -> tuple[str, list]:
+        component = self.components[endpoint]
+        out = Out()
+        component.on_send_refused(self.clock.now, dst, payload, out)
+        if self._has_work_queue[endpoint]:
+            self._check_work(endpoint, component)
+        return endpoint, out.effects
+
+    def _call_connection_reset(self, endpoint: str, peer: str, arriving: tuple) -> tuple[str, list]:
+        component = self.components[endpoint]
+        out = Out()
+        component.on_connection_reset(self.clock.now, peer, arriving, out)
+        if self._has_work_queue[endpoint]:
+            self._check_work(endpoint, component)
+        return endpoint, out.effects
 
     def _call_stream_closed(self, endpoint: str, stream: str) -> tuple[str, list]:
         component = self.components[endpoint]
@@ -586,10 +618,20 @@ class Loop:
         self._down[name] = None
         self._work_ready.pop(name, None)
         self.clock.cancel_owner(name)
-        broken = self.network.set_down(name)
+        net = self.network
+        broken = net.set_down(name)
         component.crash()
         for stream, opener, peer in broken:
             self._tell_stream_closed(stream, (opener, peer))
+        # The process is gone, its machine is not: the kernel resets its connections, so each live sender
+        # that reaches it learns at once (requests it had sent there are lost; a request sent from now on
+        # is refused, see _apply). Told in name order, after the streams, with what the crashed process had
+        # sent it that is still on its way (TCP delivers that before the reset).
+        for sender in net.senders_to(name):
+            if sender != name and sender not in self._down and net.reachability.can_reach(sender, name):
+                arriving = tuple(m.payload for m in net.in_flight(name, sender) if m.stream is None)
+                owner, effects = self._call_connection_reset(sender, name, arriving)
+                self._apply(owner, effects)
 
     def _restart(self, name: str) -> None:
         del self._down[name]

@@ -134,6 +134,10 @@ class Network:
     def is_down(self, name: str) -> bool:
         return name in self._down
 
+    def senders_to(self, endpoint: str) -> list[str]:
+        """The endpoints that have ever sent `endpoint` a message (a link to it exists), sorted."""
+        return sorted(self._in[endpoint])
+
     # -- sending and delivering (the hot path) ----------------------------------------------------------
 
     def send(self, src: str, dst: str, payload: Any, stream: Optional[str] = None) -> Message | str | None:

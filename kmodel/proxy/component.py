@@ -136,6 +136,12 @@ class KubeProxy(Component):
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         self.client.on_stream_closed(now, stream, out)
 
+    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
+        self.client.on_connection_reset(now, peer, arriving, out)
+
+    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
+        self.client.on_send_refused(now, dst, payload, out)
+
     def crash(self) -> None:
         self.client.reset()
         self._init_memory()

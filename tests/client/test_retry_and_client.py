@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from kmodel.client import retry_on_conflict
-from kmodel.loop import Partition
+from kmodel.loop import Crash, Deliver, Partition
 
 from .harness import Cluster, Probe, pod
 
@@ -76,3 +76,96 @@ def test_reads_fail_over_after_a_timeout_and_writes_report_it():
     timeout = p.answers[-1]
     assert (timeout.code, timeout.body.reason) == (504, "Timeout")
     assert p.client.endpoint == "apiserver-1" and c.store.revision == c.replicas[1].cache.resource_version
+
+
+class Timed(Probe):
+    """A probe that also notes when each answer came."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.times: list[int] = []
+
+    def record(self, now, response, out) -> None:
+        super().record(now, response, out)
+        self.times.append(now)
+
+
+def two_requests_in_flight(p: Probe, c: Cluster) -> None:
+    c.act(p, lambda now, out: p.client.list(now, out, "pods", resource_version="0", on_done=p.record))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    assert c.network.in_flight("probe", "apiserver-0")
+
+
+def test_a_crashed_api_server_resets_its_connections_a_read_is_resent_a_write_fails_at_once():
+    p = Timed("probe", ["apiserver-0", "apiserver-1"])
+    c = Cluster(2, probes=[p])
+    c.run()
+    start = c.loop.now
+    two_requests_in_flight(p, c)
+    c.loop.step(Crash("apiserver-0"))
+    # the write failed within the crash itself, the read was resent to the other replica
+    [lost] = p.answers
+    assert (lost.code, lost.body.reason) == (503, "ServiceUnavailable") and "connection" in lost.body.message
+    assert p.client.endpoint == "apiserver-1"
+    c.run(until_ms=start)  # the same instant: no timeout waited out
+    assert [a.code for a in p.answers] == [503, 200] and p.times == [start, start]
+    assert not c.store.range("/registry/pods/default/w").kvs  # it was lost with the crash, never applied
+
+
+def test_a_request_to_a_down_api_server_is_refused_and_goes_to_the_other_replica():
+    p = Timed("probe", ["apiserver-0", "apiserver-1"])
+    c = Cluster(2, probes=[p])
+    c.run()
+    c.loop.step(Crash("apiserver-0"))  # the probe had nothing out: it still points at apiserver-0
+    assert p.client.endpoint == "apiserver-0"
+    start = c.loop.now
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    c.run(until_ms=start)
+    [created] = p.answers
+    assert created.code == 201 and p.times == [start] and p.client.endpoint == "apiserver-1"
+
+
+def test_refused_by_every_replica_a_request_fails_at_once():
+    p = Timed("probe", ["apiserver-0", "apiserver-1"])
+    c = Cluster(2, probes=[p])
+    c.run()
+    c.loop.step(Crash("apiserver-0"))
+    c.loop.step(Crash("apiserver-1"))
+    start = c.loop.now
+    c.act(p, lambda now, out: p.client.get(now, out, "pods", "w", namespace="default", on_done=p.record))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    assert [(a.code, a.body.reason) for a in p.answers] == [(503, "ServiceUnavailable")] * 2
+    assert p.times == [start, start]
+
+
+def test_across_a_partition_a_crash_is_not_seen_the_client_waits_out_its_timeout():
+    p = Timed("probe", ["apiserver-0", "apiserver-1"], timeout_ms=5_000)
+    c = Cluster(2, probes=[p])
+    c.run()
+    c.loop.step(Partition(["probe"]))
+    start = c.loop.now
+    two_requests_in_flight(p, c)
+    c.loop.step(Crash("apiserver-0"))
+    assert p.answers == [] and p.client.endpoint == "apiserver-0"
+    c.loop.step(Crash("apiserver-1"))
+    c.act(p, lambda now, out: p.client.get(now, out, "pods", "x", namespace="default", on_done=p.record))
+    assert p.answers == []  # a request to a machine it cannot reach is lost, not refused
+    c.loop.step(Partition(["probe"]))  # still cut off
+    c.run(until_ms=start + 5_000)
+    assert [a.code for a in p.answers] == [504] and p.times == [start + 5_000]  # the write's timeout
+
+
+def test_an_answer_sent_before_the_crash_still_arrives_and_its_request_is_not_failed():
+    p = Timed("probe", ["apiserver-0", "apiserver-1"])
+    c = Cluster(2, probes=[p])
+    c.run()
+    start = c.loop.now
+    two_requests_in_flight(p, c)
+    c.loop.step(Deliver("probe", "apiserver-0"))  # the list is answered; the answer is on its way back
+    assert c.network.in_flight("apiserver-0", "probe")
+    c.loop.step(Crash("apiserver-0"))
+    [lost] = p.answers  # only the create, which never reached the server
+    assert lost.code == 503
+    c.loop.step(Deliver("apiserver-0", "probe"))
+    assert [a.code for a in p.answers] == [503, 200] and p.times == [start, start]
+    assert not c.network.in_flight("apiserver-1", "probe")  # the list was not resent

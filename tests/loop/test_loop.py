@@ -3,6 +3,7 @@
 import pytest
 
 from kmodel.component import Component
+from kmodel.component.effects import Send
 from kmodel.component.example import CounterClient, CounterServer, Echo, Pinger
 from kmodel.loop import (
     AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EventNotEnabled, FireTimer, Heal,
@@ -34,6 +35,12 @@ class Recorder(Component):
 
     def on_stream_closed(self, now, stream, out):
         self.log.append(("closed", now, stream))
+
+    def on_connection_reset(self, now, peer, arriving, out):
+        self.log.append(("reset", now, peer, arriving))
+
+    def on_send_refused(self, now, dst, payload, out):
+        self.log.append(("refused", now, dst, payload))
 
     def crash(self):
         self.log.append(("crash",))
@@ -226,6 +233,25 @@ def test_a_stream_to_a_crashed_server_is_refused_and_the_opener_told():
     loop.step(Restart("server"))
     loop.run_fair(until_ms=1000)
     assert client.watch_stream is not None and list(server.watches) == [client.watch_stream]
+
+
+def test_a_crash_resets_the_connections_of_every_live_sender_that_reaches_it_and_a_send_to_it_is_refused():
+    server = Recorder("server")
+    a, b, c, quiet = (Recorder(n, sends=[("server", f"hello from {n}", None)]) for n in ("a", "b", "c", "d"))
+    quiet.sends = []
+    loop = Loop(components=[server, c, b, a, quiet])
+    loop.run_fair(until_ms=0)
+    loop.step(Partition(["c"]))
+    loop.step(Crash("b"))
+    loop.step(Crash("server"))
+    # told in name order; not b (down), not c (cut off: no reset reaches it), not d (never sent it anything)
+    assert [e for e in a.log if e[0] == "reset"] == [("reset", 0, "server", ())]
+    assert [e[0] for e in c.log + quiet.log if e[0] == "reset"] == []
+    # a message to the down server: refused at once when the sender reaches its machine, lost across a partition
+    loop._apply("a", [Send("server", "again", None)])  # noqa: SLF001 (an input from outside the model)
+    loop._apply("c", [Send("server", "again", None)])  # noqa: SLF001
+    assert a.log[-1] == ("refused", 0, "server", "again")
+    assert [e for e in c.log if e[0] == "refused"] == []
 
 
 def test_heal_all_is_only_enabled_when_something_is_partitioned():
