@@ -30,7 +30,7 @@ import attrs
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
-from kmodel.loop.events import AdvanceTime, Event, Record, event_from_json
+from kmodel.loop.events import AdvanceTime, Event, Record, check_json_fields, event_from_json
 
 #: the user's applications: a Deployment and a Service of each name may exist
 APPS: tuple[str, ...] = ("web", "api")
@@ -565,7 +565,16 @@ def action_from_json(data: Any) -> Action:
         raise ValueError(f"unknown action {data.get('name')!r}; known: {', '.join(sorted(ACTIONS))}")
     if cls is CrashMidReconcile and "process" in fields and "component" not in fields:
         fields["component"] = fields.pop("process")  # traces written before the field was renamed
+    check_json_fields(cls, cls.kind, fields, ACTION_MINIMUMS.get(cls.kind, {}))
     try:
         return cls(**fields)
     except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"bad {cls.kind} action {data}: {exc}") from None
+        raise ValueError(f"bad {cls.kind} action: {exc}") from None
+
+
+#: the least value of each whole-number field of an action read from a trace (see check_json_fields)
+ACTION_MINIMUMS: dict[str, dict[str, int]] = {
+    "apply-deployment": {"replicas": 0, "cpu_millis": 0}, "scale-deployment": {"replicas": 0},
+    "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
+    "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1},
+}

@@ -15,6 +15,7 @@ format version.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import tempfile
@@ -25,6 +26,7 @@ import attrs
 
 from kmodel import __version__
 from kmodel.checker.actions import Action, action_from_json
+from kmodel.loop.events import check_json_fields
 from kmodel.cluster import ClusterConfig
 
 FORMAT = "kmodel-trace/1"
@@ -55,11 +57,41 @@ def config_from_json(data: Any) -> ClusterConfig:
     unknown = sorted(set(data) - set(names) | ({"variant"} & set(data)))
     if unknown:
         raise TraceError(f"'config' has unknown fields {unknown}")
+    _check_config(data)
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     try:
         return ClusterConfig(**kwargs)
     except (TypeError, ValueError) as exc:
         raise TraceError(f"'config' is not a cluster configuration: {exc}") from None
+
+
+#: the least value of each whole-number field of a trace's configuration
+CONFIG_MINIMUMS: dict[str, int] = {
+    "nodes": 0, "apiservers": 1, "max_pods": 0, "node_cidr_mask_size": 1, "node_status_update_period_ms": 1,
+    "node_status_report_period_ms": 1, "lease_duration_seconds": 1, "lease_renew_interval_ms": 1,
+    "node_monitor_period_ms": 1, "node_monitor_grace_period_ms": 1, "node_startup_grace_period_ms": 1,
+}
+
+
+def _check_config(data: dict[str, Any]) -> None:
+    """TraceError (one line) for a configuration field of the wrong type or out of range."""
+    fields = {k: v for k, v in data.items() if k != "static_pods"}
+    try:
+        check_json_fields(ClusterConfig, "config", {k: v for k, v in fields.items()
+                                                    if not isinstance(v, list)}, CONFIG_MINIMUMS)
+    except ValueError as exc:
+        if "is missing" not in str(exc):  # a field left out takes its default
+            raise TraceError(str(exc)) from None
+    for name in ("components", "users"):
+        value = data.get(name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise TraceError(f"config: {name} must be a list of strings, not {value!r}")
+    for name in ("cluster_cidr", "service_cidr"):
+        if name in data:
+            try:
+                ipaddress.ip_network(data[name])
+            except (TypeError, ValueError):
+                raise TraceError(f"config: {name} must be a network such as 10.244.0.0/16, not {data[name]!r}") from None
 
 
 @attrs.frozen

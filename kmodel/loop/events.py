@@ -246,13 +246,54 @@ FAULT_EVENTS = (Partition, Heal, HealAll, ReleaseAll, DropHead, DelayHead, SlowL
 EVENT_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in PROGRESS_EVENTS + FAULT_EVENTS}
 
 
+#: the least value a whole-number field read from JSON may hold (per record kind, per field); absent: any
+JSON_MINIMUMS: dict[str, dict[str, int]] = {
+    "advance_time": {"to_ms": 0}, "delay_head": {"delay_ms": 1}, "slow_link": {"delay_ms": 1},
+}
+
+_SCALARS = {"int": int, "str": str, "bool": bool}
+
+
+def check_json_fields(cls: type, kind: str, fields: dict[str, Any], minimums: dict[str, int]) -> None:
+    """ValueError, one line, if a field read from JSON does not fit `cls` (an attrs Record): an unknown or
+    missing field, a value of the wrong type (a bool is no whole number, a whole number no bool), or a whole
+    number below its least value in `minimums`."""
+    declared = {f.name: f for f in attrs.fields(cls)}
+    unknown = sorted(set(fields) - set(declared))
+    if unknown:
+        raise ValueError(f"{kind}: unknown fields {unknown}; it has {sorted(declared)}")
+    for name, field in declared.items():
+        if name not in fields:
+            if field.default is attrs.NOTHING:
+                raise ValueError(f"{kind}: the field {name!r} is missing")
+            continue
+        value = fields[name]
+        annotation = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "")
+        optional = annotation.startswith("Optional[")
+        base = annotation[len("Optional["):-1] if optional else annotation
+        want = _SCALARS.get(base)
+        if want is None or (optional and value is None):
+            continue
+        if type(value) is not want:
+            raise ValueError(f"{kind}: {name} must be {_ARTICLE[base]}, not {value!r}")
+        least = minimums.get(name)
+        if least is not None and value < least:
+            raise ValueError(f"{kind}: {name} must be at least {least}, not {value}")
+
+
+_ARTICLE = {"int": "a whole number", "str": "a string", "bool": "true or false"}
+
+
 def event_from_json(data: dict[str, Any]) -> Event:
-    """Rebuild an event from its `to_json()` form."""
+    """Rebuild an event from its `to_json()` form; ValueError (one line) if it is not one."""
+    if not isinstance(data, dict):
+        raise ValueError(f"an event is a JSON object, not {type(data).__name__}")
     fields = dict(data)
     kind = fields.pop("kind", None)
     cls = EVENT_KINDS.get(kind)  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown event kind {kind!r}; known: {sorted(EVENT_KINDS)}")
+    check_json_fields(cls, kind, fields, JSON_MINIMUMS.get(kind, {}))
     return cls(**fields)
 
 

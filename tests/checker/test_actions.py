@@ -45,8 +45,23 @@ def test_readable_names():
 def test_bad_actions_are_refused():
     with pytest.raises(ValueError, match="unknown action"):
         action_from_json({"name": "teleport"})
-    with pytest.raises(ValueError, match="bad scale-deployment"):
+    with pytest.raises(ValueError, match="scale-deployment: the field 'replicas' is missing"):
         action_from_json({"name": "scale-deployment", "app": "web"})
+    # each field is checked against its type and least value, in one line that names it
+    for data, message in [
+        ({"name": "scale-deployment", "app": "web", "replicas": "many"}, "replicas must be a whole number, not 'many'"),
+        ({"name": "scale-deployment", "app": "web", "replicas": True}, "replicas must be a whole number, not True"),
+        ({"name": "scale-deployment", "app": "web", "replicas": -1}, "replicas must be at least 0, not -1"),
+        ({"name": "apply-deployment", "app": "web", "replicas": 1, "host_port": 1}, "host_port must be true or false"),
+        ({"name": "run", "ms": 0}, "run: ms must be at least 1, not 0"),
+        ({"name": "run", "ms": 10, "extra": 1}, r"run: unknown fields \['extra'\]"),
+        ({"name": "fault", "event": {"kind": "delay_head", "src": "a", "dst": "b", "delay_ms": 0}},
+         "delay_head: delay_ms must be at least 1, not 0"),
+        ({"name": "fault", "event": {"kind": "crash", "component": 7}}, "crash: component must be a string, not 7"),
+        ({"name": "fault", "event": "crash"}, "an event is a JSON object, not str"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            action_from_json(data)
 
 
 def test_deployment_manifest_shape():

@@ -31,6 +31,18 @@ def test_round_trip(tmp_path):
     ('{"format": "kmodel-trace/1", "config": {"nodez": 1}, "actions": [], "expect": "pass"}', "unknown fields"),
     ('{"format": "kmodel-trace/1", "config": {}, "actions": [{"name": "x"}], "expect": "pass"}', "action 0"),
     ('{"format": "kmodel-trace/1", "config": {}, "actions": [], "expect": "maybe"}', "'expect'"),
+    ('{"format": "kmodel-trace/1", "config": {"nodes": -1}, "actions": [], "expect": "pass"}',
+     "config: nodes must be at least 0, not -1"),
+    ('{"format": "kmodel-trace/1", "config": {"seed": "x"}, "actions": [], "expect": "pass"}',
+     "config: seed must be a whole number, not 'x'"),
+    ('{"format": "kmodel-trace/1", "config": {"apiservers": true}, "actions": [], "expect": "pass"}',
+     "config: apiservers must be a whole number, not True"),
+    ('{"format": "kmodel-trace/1", "config": {"components": "kubelet"}, "actions": [], "expect": "pass"}',
+     "config: components must be a list of strings"),
+    ('{"format": "kmodel-trace/1", "config": {"cluster_cidr": "10.0.0.0/33"}, "actions": [], "expect": "pass"}',
+     "config: cluster_cidr must be a network"),
+    ('{"format": "kmodel-trace/1", "config": {}, "actions": [{"name": "run", "ms": -5}], "expect": "pass"}',
+     "action 0: run: ms must be at least 1, not -5"),
 ])
 def test_unusable_files(tmp_path, text, words):
     path = tmp_path / "bad.json"
