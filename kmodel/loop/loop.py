@@ -525,7 +525,7 @@ class Loop:
             if stream is not None:
                 owner, effects = self._call_stream_closed(endpoint, stream)
             else:
-                owner, effects = self._call_send_refused(endpoint, *refused)
+                owner, effects = self._call_peer_handler(endpoint, "on_send_refused", *refused)
 
     def _queue_stream_closed(self, pending: Optional[deque], endpoint: str, stream: str) -> deque:
         if pending is None:
@@ -541,29 +541,18 @@ class Loop:
             pending.append((endpoint, None, (dst, payload)))
         return pending
 
-    def _call_send_refused(self, endpoint: str, dst: str, payload: Any) -> tuple[str, list]:
+    def _call_peer_handler(self, endpoint: str, handler: str, *args: Any) -> tuple[str, list]:
+        """Call `endpoint`'s handler of what befell a peer or a stream (on_stream_closed, on_connection_reset,
+        on_send_refused) with (now, *args, out); return the effects it asked for, to be applied."""
         component = self.components[endpoint]
         out = Out()
-        component.on_send_refused(self.clock.now, dst, payload, out)
-        if self._has_work_queue[endpoint]:
-            self._check_work(endpoint, component)
-        return endpoint, out.effects
-
-    def _call_connection_reset(self, endpoint: str, peer: str, arriving: tuple) -> tuple[str, list]:
-        component = self.components[endpoint]
-        out = Out()
-        component.on_connection_reset(self.clock.now, peer, arriving, out)
+        getattr(component, handler)(self.clock.now, *args, out)
         if self._has_work_queue[endpoint]:
             self._check_work(endpoint, component)
         return endpoint, out.effects
 
     def _call_stream_closed(self, endpoint: str, stream: str) -> tuple[str, list]:
-        component = self.components[endpoint]
-        out = Out()
-        component.on_stream_closed(self.clock.now, stream, out)
-        if self._has_work_queue[endpoint]:
-            self._check_work(endpoint, component)
-        return endpoint, out.effects
+        return self._call_peer_handler(endpoint, "on_stream_closed", stream)
 
     def _tell_stream_closed(self, stream: str, ends: Iterable[str]) -> None:
         """Tell the live ends of an ended stream, in the order given (opener first)."""
@@ -630,7 +619,7 @@ class Loop:
         for sender in net.senders_to(name):
             if sender != name and sender not in self._down and net.reachability.can_reach(sender, name):
                 arriving = tuple(m.payload for m in net.in_flight(name, sender) if m.stream is None)
-                owner, effects = self._call_connection_reset(sender, name, arriving)
+                owner, effects = self._call_peer_handler(sender, "on_connection_reset", name, arriving)
                 self._apply(owner, effects)
 
     def _restart(self, name: str) -> None:

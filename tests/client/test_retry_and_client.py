@@ -90,6 +90,13 @@ class Timed(Probe):
         self.times.append(now)
 
 
+def two_replicas(**client_options) -> tuple[Timed, Cluster]:
+    p = Timed("probe", ["apiserver-0", "apiserver-1"], **client_options)
+    c = Cluster(2, probes=[p])
+    c.run()
+    return p, c
+
+
 def two_requests_in_flight(p: Probe, c: Cluster) -> None:
     c.act(p, lambda now, out: p.client.list(now, out, "pods", resource_version="0", on_done=p.record))
     c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
@@ -97,9 +104,7 @@ def two_requests_in_flight(p: Probe, c: Cluster) -> None:
 
 
 def test_a_crashed_api_server_resets_its_connections_a_read_is_resent_a_write_fails_at_once():
-    p = Timed("probe", ["apiserver-0", "apiserver-1"])
-    c = Cluster(2, probes=[p])
-    c.run()
+    p, c = two_replicas()
     start = c.loop.now
     two_requests_in_flight(p, c)
     c.loop.step(Crash("apiserver-0"))
@@ -113,9 +118,7 @@ def test_a_crashed_api_server_resets_its_connections_a_read_is_resent_a_write_fa
 
 
 def test_a_request_to_a_down_api_server_is_refused_and_goes_to_the_other_replica():
-    p = Timed("probe", ["apiserver-0", "apiserver-1"])
-    c = Cluster(2, probes=[p])
-    c.run()
+    p, c = two_replicas()
     c.loop.step(Crash("apiserver-0"))  # the probe had nothing out: it still points at apiserver-0
     assert p.client.endpoint == "apiserver-0"
     start = c.loop.now
@@ -126,9 +129,7 @@ def test_a_request_to_a_down_api_server_is_refused_and_goes_to_the_other_replica
 
 
 def test_refused_by_every_replica_a_request_fails_at_once():
-    p = Timed("probe", ["apiserver-0", "apiserver-1"])
-    c = Cluster(2, probes=[p])
-    c.run()
+    p, c = two_replicas()
     c.loop.step(Crash("apiserver-0"))
     c.loop.step(Crash("apiserver-1"))
     start = c.loop.now
@@ -139,9 +140,7 @@ def test_refused_by_every_replica_a_request_fails_at_once():
 
 
 def test_across_a_partition_a_crash_is_not_seen_the_client_waits_out_its_timeout():
-    p = Timed("probe", ["apiserver-0", "apiserver-1"], timeout_ms=5_000)
-    c = Cluster(2, probes=[p])
-    c.run()
+    p, c = two_replicas(timeout_ms=5_000)
     c.loop.step(Partition(["probe"]))
     start = c.loop.now
     two_requests_in_flight(p, c)
@@ -156,9 +155,7 @@ def test_across_a_partition_a_crash_is_not_seen_the_client_waits_out_its_timeout
 
 
 def test_an_answer_sent_before_the_crash_still_arrives_and_its_request_is_not_failed():
-    p = Timed("probe", ["apiserver-0", "apiserver-1"])
-    c = Cluster(2, probes=[p])
-    c.run()
+    p, c = two_replicas()
     start = c.loop.now
     two_requests_in_flight(p, c)
     c.loop.step(Deliver("probe", "apiserver-0"))  # the list is answered; the answer is on its way back
