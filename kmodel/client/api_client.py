@@ -22,7 +22,8 @@ Crashed API servers. A timeout is how a client learns of a request lost across a
 crashed API server's machine is still there, and its kernel answers for it: when the process crashes, every
 client that reaches it learns at once that its connection was reset (`on_connection_reset`, told by the
 loop), and its unanswered requests there fail as client-go fails them: a read is resent to the next endpoint
-(client-go retries a GET on a reset connection), anything else gets a 503 built by the client
+a second later (client-go retries a GET on a reset connection after a made-up "Retry-After: 1"), anything else
+gets a 503 built by the client
 (`connection_lost`: a write may have been applied before the crash). A request sent to an API server that is
 down is refused at once (`on_send_refused`): it never arrived, so it goes to the next endpoint whatever its
 verb, as a load balancer redispatches a refused connection, and fails with `connection_lost` once every
@@ -72,6 +73,9 @@ OnEvent = Callable[[int, str, WatchEvent, Out], None]
 OnClosed = Callable[[int, str, Optional[Response], Out], None]
 
 DEFAULT_TIMEOUT_MS = 60_000
+#: how long client-go waits before it resends a GET whose connection was reset (the "Retry-After: 1" response
+#: it makes up for that error, rest.Request's isErrRetryableFunc)
+RESET_RETRY_AFTER_MS = 1_000
 READ_VERBS = ("get", "list")
 
 
@@ -357,9 +361,9 @@ class ApiClient:
     def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
         """`peer` crashed with requests of this client unanswered: each whose answer is not `arriving` (sent
         before the crash, still on its way) is failed now, in id order, as client-go fails a request whose
-        connection was reset: a read is resent to the next endpoint (client-go retries a GET on a reset
-        connection), up to `read_attempts` in all; anything else gets `connection_lost` (a write may have been
-        applied before the crash)."""
+        connection was reset: a read is resent to the next endpoint a second later (client-go retries a GET on
+        a reset connection after a made-up "Retry-After: 1"), up to `read_attempts` in all; anything else gets
+        `connection_lost` (a write may have been applied before the crash)."""
         answered = {r.id for r in arriving if type(r) is Response}
         lost = [p for p in self._pending.values() if p.endpoint == peer and p.request.id not in answered]
         if not lost:
@@ -367,7 +371,10 @@ class ApiClient:
         self._failed(peer)
         for p in lost:
             if p.request.verb in READ_VERBS and p.attempts < self.read_attempts:
-                self._resend(now, out, p, p.attempts + 1)
+                # client-go retries it after the artificial "Retry-After: 1" it sets for a reset connection
+                del self._pending[p.request.id]
+                self.call_later(now, out, RESET_RETRY_AFTER_MS,
+                                lambda t, o, p=p: self._resend(t, o, p, p.attempts + 1))
             else:
                 self._fail_now(now, out, p, peer)
         self._disarm_if_idle(out)
