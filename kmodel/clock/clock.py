@@ -117,10 +117,22 @@ class Clock:
 
     def earliest_due(self) -> Optional[TimerKey]:
         """The first due timer in (due, owner, name) order, or None if none is due now."""
-        top = self._top()
-        if top is None or top[0] > self.now:
-            return None
-        return top
+        # _top, inlined, stopping at the first entry not due (the fair runner asks before every event): a
+        # stale entry later than now is left for later, as no live one can come before it
+        heap = self._heap
+        now = self.now
+        timers = self._timers
+        while heap:
+            due, owner, name, seq = heap[0]
+            if due > now:
+                return None
+            owned = timers.get(owner)
+            if owned is not None:
+                entry = owned.get(name)
+                if entry is not None and entry[1] == seq:
+                    return (due, owner, name)
+            heapq.heappop(heap)
+        return None
 
     def due_timers(self) -> list[TimerKey]:
         """Every timer due now, sorted by (due, owner, name)."""
