@@ -19,20 +19,26 @@ from kmodel.scheduler.framework import Resource
 KUBELET_PREFIX = "kubelet/"
 
 
-def _node_runtimes(cluster: Any) -> Iterator[tuple[str, Any]]:
-    """(node, kubelet) for every machine still in the cluster, by node name (a removed machine runs nothing)."""
-    removed = set(cluster.removed_nodes)
-    for name in sorted(cluster.loop.components):
-        if name.startswith(KUBELET_PREFIX):
-            node = name[len(KUBELET_PREFIX):]
-            if node not in removed:
-                yield node, cluster.loop.components[name]
+def _node_runtimes(cluster: Any, memo: dict) -> list[tuple[str, Any]]:
+    """(node, kubelet) for every machine still in the cluster, by node name (a removed machine runs nothing).
+    Components are only ever added and machines only ever removed, so the list is kept until either count
+    changes."""
+    components = cluster.loop.components
+    removed = cluster.removed_nodes
+    key = (len(components), len(removed))
+    cached = memo.get("runtimes")
+    if cached is None or cached[0] != key:
+        gone = set(removed)
+        found = [(name[len(KUBELET_PREFIX):], components[name]) for name in sorted(components)
+                 if name.startswith(KUBELET_PREFIX) and name[len(KUBELET_PREFIX):] not in gone]
+        cached = memo["runtimes"] = (key, found)
+    return cached[1]
 
 
 def _per_node(cluster: Any, memo: dict, judge: Callable[[str, Any], list[str]]) -> Iterator[str]:
     """Judge each node again only when its runtime's sandboxes changed (the runtime's generation moved)."""
     seen: dict[str, tuple[int, list[str]]] = memo.setdefault("nodes", {})
-    for node, kubelet in _node_runtimes(cluster):
+    for node, kubelet in _node_runtimes(cluster, memo):
         generation = kubelet.runtime.generation
         entry = seen.get(node)
         if entry is None or entry[0] != generation:

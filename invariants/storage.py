@@ -104,17 +104,20 @@ def _read_makers(cluster: Any, memo: dict) -> None:
 
 def _clients(cluster: Any, memo: dict) -> list:
     """(name, ApiClient) of every component with a client, by name. Components are only ever added to the loop
-    (a removed machine's stay, crashed), so their sorted list is kept until there are more of them."""
+    (a removed machine's stay, crashed) and keep their client (a crash resets it, the same object), so the
+    list is kept until there are more components or a component holds another client than the one kept."""
     components = cluster.loop.components
     known = memo.get("components")
-    if known is None or known[0] != len(components):
-        known = memo["components"] = (len(components), sorted(components.items()))
-    found = []
-    for name, component in known[1]:
+    if known is not None and known[0] == len(components) and all(
+            component.client is client for _, component, client in known[1]):
+        return known[2]
+    entries = []
+    for name, component in sorted(components.items()):
         client = getattr(component, "client", None)
         if client is not None and getattr(client, "updates", None) is not None:
-            found.append((name, client))
-    return found
+            entries.append((name, component, client))
+    known = memo["components"] = (len(components), entries, [(name, client) for name, _, client in entries])
+    return known[2]
 
 
 _UNJUDGED_META = ("resource_version", "generation", "managed_fields")
