@@ -35,13 +35,28 @@ class CompactLog(Sequence):
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._entries)))]
+            return self._read(range(*index.indices(len(self._entries))))
         entry = self._entries[index]
         full = self._expand(entry)
         if full is None:
             return entry
         self._entries[index] = full  # built once: later reads get this same value
         return full
+
+    def _read(self, indices: range) -> list[Any]:
+        """The entries at `indices`, each built once (the slice path: readers take `log[position:]`)."""
+        entries = self._entries
+        expand = self._expand
+        out = []
+        for i in indices:
+            entry = entries[i]
+            full = expand(entry)
+            if full is None:
+                out.append(entry)
+            else:
+                entries[i] = full
+                out.append(full)
+        return out
 
     def __iter__(self) -> Iterator[Any]:
         for i in range(len(self._entries)):
