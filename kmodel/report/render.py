@@ -87,6 +87,15 @@ def _count(value: Any) -> str:
     return str(value)
 
 
+def _as_run(key: str, figures: dict) -> str:
+    """What a run did beside its budget: the examples and steps that ran (a violation ends a run early)."""
+    if key == "examples" and isinstance(figures.get("examples_run"), int):
+        return f" budgeted, {figures['examples_run']:,} run"
+    if key == "steps" and isinstance(figures.get("steps_run"), int):
+        return f" at most per example, {figures['steps_run']:,} run in all"
+    return ""
+
+
 def _as_int(value: Any) -> int:
     try:
         return int(value)
@@ -146,11 +155,14 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
         headline = "PASS: no invariant violated"
 
     summary: list[tuple[str, str, bool]] = [("Verdict", headline, False)]
+    figures = report.get("figures") if isinstance(report.get("figures"), dict) else {}
     for key, label, code in (("seed", "Seed", True), ("examples", "Examples", False), ("steps", "Steps", False),
                              ("trace_digest", "Trace digest", True), ("variant", "Variant", True),
                              ("profile", "Profile", True)):
         if key in report and report[key] is not None:
-            summary.append((label, _count(report[key]), code))
+            summary.append((label, _count(report[key]) + _as_run(key, figures), code))
+    if figures.get("model_events") is not None:
+        summary.append(("Model events", _count(figures["model_events"]), False))
     if report.get("duration_s") is not None:
         duration = report["duration_s"]
         text = f"{duration:.1f} s" if isinstance(duration, (int, float)) else str(duration)

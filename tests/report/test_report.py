@@ -371,3 +371,15 @@ def test_optional_summary_fields(tmp_path):
     assert '| Configuration | `{"apiservers": 2, "nodes": 3}` |' in md
     assert "No two pods \\| share an IP." in md and "| Principle | Guarantee |" in md
     assert "<th>Guarantee</th>" in files["report.html"]
+
+
+def test_the_summary_says_what_ran_beside_the_budget():
+    """A violation ends a run early: the summary shows the examples and steps that ran, not only the budget."""
+    report = report_dict()
+    report["figures"] = {"examples_run": 2, "steps_run": 6, "model_events": 1176}
+    files = render_reports(report, [])
+    md = files["report.md"]
+    assert "| Examples | 30 budgeted, 2 run |" in md
+    assert "| Steps | 4,210 at most per example, 6 run in all |" in md and "| Model events | 1,176 |" in md
+    assert "30 budgeted, 2 run" in files["report.html"]
+    assert "| Examples | 30 |" in render_reports(report_dict(), [])["report.md"]  # without figures: the budget
