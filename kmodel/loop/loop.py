@@ -15,7 +15,14 @@ whole system changes only through `step(event)`, and every event is a value from
 
 A handler's effects (`Out`) are applied at once, in order, within the same step: sends go onto links,
 timers are set or cancelled, a closed stream is purged and its other end told (its `on_stream_closed`
-runs in the same step, and its effects are applied after the current ones, first in first out).
+runs in the same step, and its effects are applied after the current ones, first in first out). A message
+outside a stream sent to a component that is down, from a machine that reaches it, is refused the same way
+(the sender's `on_send_refused`); across a partition it is lost.
+
+A crash is a process dying on a machine that stays up: its timers are cancelled, what was on its way to it
+is lost, its streams break (both ends told), and every live component that ever sent it a message and
+reaches it is told its connections were reset (`on_connection_reset`, in name order, with the answers the
+crashed process had already sent it, which are still delivered). What it had sent stays in flight.
 
 `enabled_events()` lists the progress events in a stable order: deliveries by (src, dst), due timers by
 (due, owner, timer), work by component name, then the one time advance (to the next due time). It is the
