@@ -24,10 +24,10 @@ client that reaches it learns at once that its connection was reset (`on_connect
 loop), and its unanswered requests there fail as client-go fails them: a read is resent to the next endpoint
 a second later (client-go retries a GET on a reset connection after a made-up "Retry-After: 1"), anything else
 gets a 503 built by the client (`connection_lost`: a write may have been applied before the crash). A request
-sent to an API server that is down is refused at once (`on_send_refused`): it never arrived, so it goes to the next endpoint whatever its
-verb, as a load balancer redispatches a refused connection, and fails with `connection_lost` once every
-endpoint has refused it. Answers the server sent before it crashed are still delivered, first (its kernel
-had them): their requests are not failed.
+sent to an API server that is down is refused at once (`on_send_refused`): it never arrived, so it goes to
+the next endpoint whatever its verb, as a load balancer redispatches a refused connection, and fails with
+`connection_lost` once every endpoint has refused it. Answers the server sent before it crashed are still
+delivered, first (its kernel had them): their requests are not failed.
 
 Watches. `watch` opens a stream ``<owner>/watch-<n>`` to the current endpoint and sends the watch request
 on it. `WatchEvent`s arriving on it go to ``on_event(now, stream, event, out)``; the server's final
