@@ -8,9 +8,12 @@ A component embeds these objects and forwards to them the inputs they own:
   never going back to an older resourceVersion.
 * `WorkQueue` (workqueue.py): client-go's deduplicating FIFO with delayed and rate-limited adds.
 * `retry_on_conflict` (retry.py): RetryOnConflict with DefaultRetry, as continuations.
+* `ClientComponent` (component.py): a Component base that hands its peers' news (a stream closed, a peer's
+  connections reset, a message refused) to its ApiClient.
 """
 
-from kmodel.client.api_client import ApiClient, client_timeout
+from kmodel.client.api_client import ApiClient, client_timeout, connection_lost
+from kmodel.client.component import ClientComponent
 from kmodel.client.indexer import (
     NAMESPACE_INDEX, NODE_NAME_INDEX, OWNER_UID_INDEX, DeletedFinalStateUnknown, Indexer, index_by_namespace,
     index_by_node_name, index_by_owner_uid, meta_namespace_key,
@@ -20,8 +23,8 @@ from kmodel.client.retry import RetryOnConflict, is_conflict, retry_on_conflict
 from kmodel.client.workqueue import ItemExponentialFailureRateLimiter, WorkQueue
 
 __all__ = [
-    "ApiClient", "DeletedFinalStateUnknown", "Indexer", "Informer", "ItemExponentialFailureRateLimiter",
-    "NAMESPACE_INDEX", "NODE_NAME_INDEX", "OWNER_UID_INDEX", "RetryOnConflict", "WorkQueue", "client_timeout",
+    "ApiClient", "ClientComponent", "DeletedFinalStateUnknown", "Indexer", "Informer", "ItemExponentialFailureRateLimiter",
+    "NAMESPACE_INDEX", "NODE_NAME_INDEX", "OWNER_UID_INDEX", "RetryOnConflict", "WorkQueue", "client_timeout", "connection_lost",
     "index_by_namespace", "index_by_node_name", "index_by_owner_uid", "is_conflict", "meta_namespace_key",
     "retry_on_conflict",
 ]

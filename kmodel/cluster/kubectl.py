@@ -28,7 +28,8 @@ import attrs
 from kmodel.apiserver.resources import RESOURCES, Resource, resource_of
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient
-from kmodel.component import Component, Out
+from kmodel.client.component import ClientComponent
+from kmodel.component import Out
 from kmodel.network import Message
 from kmodel.objects import dump
 
@@ -112,7 +113,7 @@ def describe(command: Command) -> str:
     return f"{kind}.{group}/{name}" if group else f"{kind}/{name}"
 
 
-class Kubectl(Component):
+class Kubectl(ClientComponent):
     """Runs submitted commands one at a time. See the module docstring."""
 
     def __init__(self, endpoints: Sequence[str], *, token: str = "admin-token", name: str = KUBECTL) -> None:
@@ -165,15 +166,6 @@ class Kubectl(Component):
 
     def on_timer(self, now: int, name: str, out: Out) -> None:
         self.client.on_timer(now, name, out)
-
-    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
-        self.client.on_stream_closed(now, stream, out)
-
-    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
-        self.client.on_connection_reset(now, peer, arriving, out)
-
-    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
-        self.client.on_send_refused(now, dst, payload, out)
 
     def crash(self) -> None:
         # the invocation in progress dies with the process; queued commands are the user's, not memory

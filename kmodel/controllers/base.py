@@ -35,7 +35,8 @@ from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, WorkQueue
 from kmodel.client.indexer import meta_namespace_key
-from kmodel.component import Component, Out
+from kmodel.client.component import ClientComponent
+from kmodel.component import Out
 from kmodel.network import Message
 
 Done = Callable[[int, Response, Out], Optional[bool]]
@@ -105,7 +106,7 @@ class Sync:
         self.controller._sync_finished(now, out, self)
 
 
-class Controller(Component):
+class Controller(ClientComponent):
     """Base class of the controllers. Subclasses implement `setup` and `sync` (see the module docstring)."""
 
     reconciles = True
@@ -182,15 +183,6 @@ class Controller(Component):
     def on_timer(self, now: int, name: str, out: Out) -> None:
         if not self.client.on_timer(now, name, out) and not self.queue.on_timer(now, name, out):
             self.on_own_timer(now, name, out)
-
-    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
-        self.client.on_stream_closed(now, stream, out)
-
-    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
-        self.client.on_connection_reset(now, peer, arriving, out)
-
-    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
-        self.client.on_send_refused(now, dst, payload, out)
 
     def has_work(self) -> bool:
         return self.queue.has_work() and self.synced()

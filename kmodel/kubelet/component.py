@@ -56,6 +56,7 @@ from typing import Any, Optional, Sequence
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
+from kmodel.client.component import ClientComponent
 from kmodel.component import Component, Out
 from kmodel.kubelet import lease as lease_mod
 from kmodel.kubelet import node_status
@@ -95,7 +96,7 @@ def kubelet_name(node: str) -> str:
     return f"kubelet/{node}"
 
 
-class Kubelet(Component):
+class Kubelet(ClientComponent):
     """The node agent of one node. See the module docstring."""
 
     reconciles = True
@@ -171,15 +172,6 @@ class Kubelet(Component):
         pod gets a worker and is synced like a pod the informer brought. The API never tells this kubelet about
         it (it is not bound there), so nothing but a crash of this kubelet stops it."""
         self._pod_changed(pod)
-
-    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
-        self.client.on_stream_closed(now, stream, out)
-
-    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
-        self.client.on_connection_reset(now, peer, arriving, out)
-
-    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
-        self.client.on_send_refused(now, dst, payload, out)
 
     def on_timer(self, now: int, name: str, out: Out) -> None:
         if self.client.on_timer(now, name, out):

@@ -32,6 +32,7 @@ from typing import Any, Optional, Sequence
 
 from kmodel.client import ApiClient, Informer
 from kmodel.client.indexer import DeletedFinalStateUnknown
+from kmodel.client.component import ClientComponent
 from kmodel.component import Component, Out
 from kmodel.network import Message
 from kmodel.proxy.rules import service_rules
@@ -46,7 +47,7 @@ def _key(obj: Any) -> str:
     return f"{obj.metadata.namespace}/{obj.metadata.name}"
 
 
-class KubeProxy(Component):
+class KubeProxy(ClientComponent):
     """The kube-proxy of one node (see the module docstring)."""
 
     def __init__(self, name: str, node: str, endpoints: Sequence[str], *, token: str = PROXY_TOKEN) -> None:
@@ -132,15 +133,6 @@ class KubeProxy(Component):
 
     def on_timer(self, now: int, name: str, out: Out) -> None:
         self.client.on_timer(now, name, out)
-
-    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
-        self.client.on_stream_closed(now, stream, out)
-
-    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
-        self.client.on_connection_reset(now, peer, arriving, out)
-
-    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
-        self.client.on_send_refused(now, dst, payload, out)
 
     def crash(self) -> None:
         self.client.reset()

@@ -58,6 +58,7 @@ from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer
 from kmodel.client.indexer import DeletedFinalStateUnknown
+from kmodel.client.component import ClientComponent
 from kmodel.component import Component, Out
 from kmodel.network import Message
 from kmodel.objects import Node, Pod, PodCondition
@@ -134,7 +135,7 @@ def _ports_overlap(deleted: Pod, pending: Pod) -> bool:
     return any((proto or "TCP", port) in wanted for _, proto, port in pod_host_ports(deleted) if port > 0)
 
 
-class Scheduler(Component):
+class Scheduler(ClientComponent):
     """The kube-scheduler (see the module docstring)."""
 
     reconciles = True
@@ -304,15 +305,6 @@ class Scheduler(Component):
             self._flush_armed = None
             self.queue.flush(now)
             self._arm(now, out)
-
-    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
-        self.client.on_stream_closed(now, stream, out)
-
-    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
-        self.client.on_connection_reset(now, peer, arriving, out)
-
-    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
-        self.client.on_send_refused(now, dst, payload, out)
 
     def has_work(self) -> bool:
         return self.queue.has_active() and self.pods.has_synced and self.nodes.has_synced

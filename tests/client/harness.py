@@ -10,8 +10,8 @@ from kmodel.apiserver.pipeline import Pipeline
 from kmodel.apiserver.replica import APIServerReplica
 from kmodel.apiserver.resources import object_key, resource_of
 from kmodel.apiserver.watchcache import WatchCacheConfig
-from kmodel.client import ApiClient, Informer
-from kmodel.component import Component, Out
+from kmodel.client import ApiClient, ClientComponent, Informer
+from kmodel.component import Out
 from kmodel.loop import Loop
 from kmodel.network import Message, Network
 from kmodel.objects import Container, Namespace, ObjectMeta, Pod, PodSpec
@@ -37,7 +37,7 @@ def pod(name: str, namespace: str = "default", *, node: str = "", labels: Option
                spec=PodSpec(containers=(Container(name="c", image="nginx"),), node_name=node))
 
 
-class Probe(Component):
+class Probe(ClientComponent):
     """A component that owns an ApiClient and any informers; records every answer it gets."""
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "admin-token", **client_options):
@@ -65,15 +65,6 @@ class Probe(Component):
 
     def on_timer(self, now: int, name: str, out: Out) -> None:
         self.client.on_timer(now, name, out)
-
-    def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
-        self.client.on_stream_closed(now, stream, out)
-
-    def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
-        self.client.on_connection_reset(now, peer, arriving, out)
-
-    def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
-        self.client.on_send_refused(now, dst, payload, out)
 
     def crash(self) -> None:
         self.client.reset()
