@@ -230,7 +230,9 @@ class Cluster:
         restarting process's last requests may still arrive; a machine that is switched off retransmits
         nothing, and the operator deletes the Node only once it is down, so none of its requests may arrive
         after the delete (one would, say, register the deleted Node again under a new podCIDR). What the API
-        servers already received stays theirs to finish."""
+        servers already received stays theirs to finish. (The loop takes the stop for a process crash, whose
+        peers are told their connections reset and later messages refused; only API servers talk to a node's
+        components, and they have nothing to do about either, as with a machine that is gone.)"""
         if node not in self.nodes:
             raise ClusterError(f"no node {node!r} in the cluster ({', '.join(self.nodes)})")
         self.nodes.remove(node)

@@ -80,7 +80,8 @@ from kmodel.loop.events import (
 from kmodel.network import REFUSED, Message, Network
 
 
-#: How many stream-closed handlers may run within one step before the loop calls it a livelock.
+#: How many stream-closed and send-refused handlers may run within one step before the loop calls it a
+#: livelock.
 MAX_CASCADE = 10_000
 
 
@@ -525,8 +526,9 @@ class Loop:
             cascade += 1
             if cascade > MAX_CASCADE:
                 raise RuntimeError(
-                    f"more than {MAX_CASCADE} stream-closed handlers ran within one step: components "
-                    "are reopening refused streams at once; reopen after a timer instead"
+                    f"more than {MAX_CASCADE} stream-closed or send-refused handlers ran within one step: "
+                    "components are reopening refused streams or resending refused messages at once; retry "
+                    "after a timer instead"
                 )
             endpoint, stream, refused = pending.popleft()
             if stream is not None:
