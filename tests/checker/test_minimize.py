@@ -44,3 +44,28 @@ def test_minimize_returns_a_trace_with_nothing_to_cut_as_it_is():
     assert minimize(tight, keep_prefix=len(PREFIX)) == tight
     with pytest.raises(ValueError, match="only a failing trace"):
         minimize(Trace(tight.config, tight.actions, HARDCODED_POD_IP), keep_prefix=3)
+
+
+
+def test_a_long_trace_gets_a_budget_to_try_cutting_every_single_action(monkeypatch):
+    """A campaign's examples run 100 steps: the replay budget grows with the trace (REPLAYS_PER_ACTION per
+    action), so ddmin gets down to single actions instead of stopping at MAX_REPLAYS (a 100-step campaign
+    failure left at 44 actions by 120 replays comes down to 8). Here no cut ever fails, so ddmin tries every
+    granularity: about two candidates per action."""
+    from kmodel.checker import minimize as module
+
+    filler = tuple(RunFair(100 + i) for i in range(100))
+    trace = Trace(ClusterConfig(), PREFIX + filler + (SETTLE,), expect={"fail": "x"}, violation=Violation("x", "m", 1))
+    tried: list[int] = []
+    monkeypatch.setattr(module._Runner, "__init__", lambda self, *a, **k: setattr(self, "replays", 0))
+
+    def fails(self, rest, invariant):
+        self.replays += 1
+        tried.append(len(rest))
+        return None
+
+    monkeypatch.setattr(module._Runner, "fails", fails)
+    assert minimize(trace, keep_prefix=len(PREFIX)) == trace  # nothing could be cut
+    # a candidate is what is left plus the final settle: cutting one action leaves len(filler) of them
+    assert len(tried) > module.MAX_REPLAYS and max(tried) == len(filler)  # down to cutting single actions
+    assert len(tried) <= module.REPLAYS_PER_ACTION * len(filler)
