@@ -6,9 +6,10 @@ Hypothesis shrinks the choices an example drew, within a budget of successful sh
 often spends them making steps simpler rather than removing them, and leaves traces of 30-odd actions of which
 a handful matter. Actions are data and a replay is exact, so the trace itself can be cut further: `minimize`
 removes chunks of actions (halves, then quarters, ... then single actions, Zeller's ddmin) and keeps a cut
-whenever the shorter trace, replayed from the start, still violates the same invariant. A cut that makes
-another action impossible (a `Fire` of an event that is no longer enabled) simply does not fail, and is not
-kept.
+whenever the shorter trace, replayed from the start, still violates the same invariant. A cut may make later
+loop events impossible (a `Fire` delivering a message that is no longer sent, a fault on a link now empty):
+those events are skipped in the replay (`_execute_leniently`), and the trace kept is what the replay did run,
+which replays exactly. A cut that makes any other action impossible simply does not fail, and is not kept.
 
 What is never cut: the first `keep_prefix` actions (the checker's initial workload and warm-up, which every
 trace shares) and the last one (the step that broke the invariant: for a liveness failure, the final settle).
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from kmodel.checker.actions import Action
+from kmodel.checker.actions import Action, Fault, Fire
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.trace import Trace, Violation
@@ -64,19 +65,48 @@ class _Runner:
         return session
 
     def fails(self, rest: Sequence[Action], invariant: str) -> Optional[Session]:
-        """The session if `prefix + rest` violates `invariant` (it stops at the violation), else None."""
+        """The session if `prefix + rest` violates `invariant` (it stops at the violation), else None. The
+        interleaving and fault steps are replayed leniently (`_execute_leniently`); the session records what
+        did run, so its actions replay exactly."""
         self.replays += 1
         session = self._start()
         try:
             for action in rest:
-                session.execute(action)
+                _execute_leniently(session, action)
         except InvariantViolation as violation:
             if violation.invariant == invariant:
                 return session
-        except Exception:  # noqa: BLE001 — a cut the model cannot replay (an event no longer enabled) does not fail
+        except Exception:  # noqa: BLE001 — a cut the model cannot replay (an action no longer possible) does not fail
             pass
         session.dispose()  # not kept: free it now (Session.dispose)
         return None
+
+
+def _execute_leniently(session: Session, action: Action) -> None:
+    """Execute `action`, except that a cut may have made some of its loop events impossible: a `Fire` runs the
+    events enabled when their turn comes and skips the others (skipped whole if none is enabled at its
+    start), and a `Fault` whose event is not enabled is skipped. Without this, cutting one action that an
+    interleaving step depended on (the message it delivered, the timer it fired) made every later such step
+    impossible, and traces heavy with them kept dozens of actions."""
+    loop = session.cluster.loop
+    if isinstance(action, Fault):
+        if loop.is_enabled(action.event):
+            session.execute(action)
+        return
+    if not isinstance(action, Fire):
+        session.execute(action)
+        return
+    if not any(loop.is_enabled(e) for e in action.events):
+        return
+    ran: list = []
+
+    def run() -> None:
+        for event in action.events:
+            if loop.is_enabled(event):
+                loop.step(event)
+                ran.append(event)
+
+    session._execute(None, run, lambda: Fire(tuple(ran)))  # noqa: SLF001 (records what ran, as a burst does)
 
 
 def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = None,
@@ -107,6 +137,8 @@ def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = Non
             candidate = body[:start] + body[start + size:]
             session = runner.fails(candidate + [last], invariant)
             if session is not None:
+                if best is not None:
+                    best.dispose()  # superseded by a shorter one
                 body, best, cut = candidate, session, True
                 chunks = max(chunks - 1, 2)
                 break

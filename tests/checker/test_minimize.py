@@ -69,3 +69,26 @@ def test_a_long_trace_gets_a_budget_to_try_cutting_every_single_action(monkeypat
     # a candidate is what is left plus the final settle: cutting one action leaves len(filler) of them
     assert len(tried) > module.MAX_REPLAYS and max(tried) == len(filler)  # down to cutting single actions
     assert len(tried) <= module.REPLAYS_PER_ACTION * len(filler)
+
+
+def test_a_cut_replays_interleaving_and_fault_steps_leniently_and_records_what_ran():
+    """After a cut, a Fire runs only its events still enabled (recorded as just those), and a fault whose event is
+    no longer enabled is skipped: cutting an action a later interleaving step depended on no longer makes the
+    whole candidate impossible. What the session records replays exactly."""
+    from kmodel.checker.actions import Fault, Fire
+    from kmodel.checker.minimize import _execute_leniently
+    from kmodel.loop.events import Deliver, DropHead, Work
+
+    config = ClusterConfig(nodes=2, apiservers=2, seed=1)
+    session = Session(config, all_invariants())
+    for action in PREFIX:
+        session.execute(action)
+    done = len(session.actions)
+    _execute_leniently(session, Fire((Work("kubectl"),)))  # nothing queued: skipped whole
+    _execute_leniently(session, Fault(DropHead("kubectl", "apiserver-0")))  # an empty link: skipped
+    assert len(session.actions) == done
+    _execute_leniently(session, ApplyService("api"))
+    _execute_leniently(session, Fire((Deliver("scheduler", "etcd"), Work("kubectl"))))
+    assert session.actions[done:] == [ApplyService("api"), Fire((Work("kubectl"),))]
+    again = replay(Trace(config, tuple(session.actions)))
+    assert again.violation is None and again.digest == session.digest()
