@@ -16,8 +16,8 @@ trace shares) and the last one (the step that broke the invariant: for a livenes
 A safety violation may come earlier in a cut trace; the trace then ends there.
 
 Cost: one replay per candidate, started from a snapshot of the session after the kept prefix (restored, not
-rebuilt), at most `max_replays` of them: a count, so the result is a function of the trace, never of the
-machine's speed.
+rebuilt), at most `max_replays` of them and at most EVENTS_PER_TRACE times the model events of the trace
+itself in all: counts, so the result is a function of the trace, never of the machine's speed.
 """
 
 from __future__ import annotations
@@ -32,9 +32,14 @@ from invariants.registry import Invariant
 
 #: replays one minimization may spend: at least MAX_REPLAYS, and REPLAYS_PER_ACTION for each action it may cut
 #: (ddmin needs about that many to reach single actions; a campaign's 100-step example left at 44 actions by
-#: 120 replays comes down to 8 with 300)
+#: 120 replays comes down to 8 with 300) ...
 MAX_REPLAYS = 120
 REPLAYS_PER_ACTION = 6
+#: ... and at most this many times the model events of the trace itself, all replays together: a campaign's
+#: failing example can cost a second or more per replay (a settle run to its 600 s bound in a grown cluster),
+#: where 6 replays per action took minimization past ten minutes. Counts, never time: the result stays a
+#: function of the trace.
+EVENTS_PER_TRACE = 60
 
 
 class _Runner:
@@ -44,6 +49,7 @@ class _Runner:
         self.trace = trace
         self.invariants = list(invariants) if invariants is not None else all_invariants()
         self.replays = 0
+        self.events = 0  # model events all replays applied (after the prefix)
         session = self._fresh()
         for action in prefix:
             session.execute(action)
@@ -70,14 +76,17 @@ class _Runner:
         did run, so its actions replay exactly."""
         self.replays += 1
         session = self._start()
+        started = session.events_applied
         try:
             for action in rest:
                 _execute_leniently(session, action)
         except InvariantViolation as violation:
             if violation.invariant == invariant:
+                self.events += session.events_applied - started
                 return session
         except Exception:  # noqa: BLE001 — a cut the model cannot replay (an action no longer possible) does not fail
             pass
+        self.events += session.events_applied - started
         session.dispose()  # not kept: free it now (Session.dispose)
         return None
 
@@ -126,13 +135,23 @@ def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = Non
         max_replays = max(MAX_REPLAYS, REPLAYS_PER_ACTION * (len(actions) - keep_prefix - 1))
     runner = _Runner(trace, actions[:keep_prefix], invariants)
     body, last = actions[keep_prefix:-1], actions[-1]
+    # the trace itself, replayed once: what it costs sets the event budget (and it must fail as reported)
+    whole = runner.fails(body + [last], invariant)
+    if whole is None:
+        return trace
+    max_events = EVENTS_PER_TRACE * max(runner.events, 1)
+    whole.dispose()
+
+    def spent() -> bool:
+        return runner.replays >= max_replays or runner.events >= max_events
+
     best: Optional[Session] = None
     chunks = 2
-    while len(body) >= 1 and runner.replays < max_replays:
+    while len(body) >= 1 and not spent():
         size = max(1, -(-len(body) // chunks))  # ceil
         cut = False
         for start in range(0, len(body), size):
-            if runner.replays >= max_replays:
+            if spent():
                 break
             candidate = body[:start] + body[start + size:]
             session = runner.fails(candidate + [last], invariant)

@@ -57,18 +57,58 @@ def test_a_long_trace_gets_a_budget_to_try_cutting_every_single_action(monkeypat
     filler = tuple(RunFair(100 + i) for i in range(100))
     trace = Trace(ClusterConfig(), PREFIX + filler + (SETTLE,), expect={"fail": "x"}, violation=Violation("x", "m", 1))
     tried: list[int] = []
-    monkeypatch.setattr(module._Runner, "__init__", lambda self, *a, **k: setattr(self, "replays", 0))
+
+    def init(self, *args, **kwargs):
+        self.replays = self.events = 0
+
+    class Whole:  # the first replay, of the whole trace, fails as reported (and costs the most events)
+        def dispose(self):
+            pass
 
     def fails(self, rest, invariant):
         self.replays += 1
+        if self.replays == 1:
+            self.events += 1_000
+            return Whole()
+        self.events += 1
         tried.append(len(rest))
         return None
+
+    monkeypatch.setattr(module._Runner, "__init__", init)
 
     monkeypatch.setattr(module._Runner, "fails", fails)
     assert minimize(trace, keep_prefix=len(PREFIX)) == trace  # nothing could be cut
     # a candidate is what is left plus the final settle: cutting one action leaves len(filler) of them
     assert len(tried) > module.MAX_REPLAYS and max(tried) == len(filler)  # down to cutting single actions
-    assert len(tried) <= module.REPLAYS_PER_ACTION * len(filler)
+    assert len(tried) < module.REPLAYS_PER_ACTION * len(filler)
+
+
+def test_the_replays_together_cost_at_most_a_multiple_of_the_trace_itself(monkeypatch):
+    """Where each replay is dear (a campaign's failing example, its settle run to the bound), the event budget
+    ends minimization before the replay count does: EVENTS_PER_TRACE times the trace's own events."""
+    from kmodel.checker import minimize as module
+
+    filler = tuple(RunFair(100 + i) for i in range(100))
+    trace = Trace(ClusterConfig(), PREFIX + filler + (SETTLE,), expect={"fail": "x"}, violation=Violation("x", "m", 1))
+    calls = []
+
+    def init(self, *args, **kwargs):
+        self.replays = self.events = 0
+
+    class Whole:
+        def dispose(self):
+            pass
+
+    def fails(self, rest, invariant):
+        self.replays += 1
+        self.events += 1_000  # every replay as dear as the whole trace
+        calls.append(len(rest))
+        return Whole() if self.replays == 1 else None
+
+    monkeypatch.setattr(module._Runner, "__init__", init)
+    monkeypatch.setattr(module._Runner, "fails", fails)
+    assert minimize(trace, keep_prefix=len(PREFIX)) == trace
+    assert len(calls) == module.EVENTS_PER_TRACE  # the whole trace once, then replays until the budget is spent
 
 
 def test_a_cut_replays_interleaving_and_fault_steps_leniently_and_records_what_ran():
