@@ -16,8 +16,9 @@ trace shares) and the last one (the step that broke the invariant: for a livenes
 A safety violation may come earlier in a cut trace; the trace then ends there.
 
 Cost: one replay per candidate, started from a snapshot of the session after the kept prefix (restored, not
-rebuilt), at most `max_replays` of them and at most EVENTS_PER_TRACE times the model events of the trace
-itself in all: counts, so the result is a function of the trace, never of the machine's speed.
+rebuilt), at most `max_replays` of them, and in all at most EVENTS_PER_TRACE times the model events of the
+trace itself and never more than MAX_EVENTS: counts, so the result is a function of the trace, never of the
+machine's speed.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ REPLAYS_PER_ACTION = 6
 #: where 6 replays per action took minimization past ten minutes. Counts, never time: the result stays a
 #: function of the trace.
 EVENTS_PER_TRACE = 60
+#: ... and never more than this many in all (about a minute and a half here)
+MAX_EVENTS = 3_000_000
 
 
 class _Runner:
@@ -139,7 +142,7 @@ def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = Non
     whole = runner.fails(body + [last], invariant)
     if whole is None:
         return trace
-    max_events = EVENTS_PER_TRACE * max(runner.events, 1)
+    max_events = min(EVENTS_PER_TRACE * max(runner.events, 1), MAX_EVENTS)
     whole.dispose()
 
     def spent() -> bool:
