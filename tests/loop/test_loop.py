@@ -10,6 +10,7 @@ from kmodel.loop import (
     HealAll, Loop, Partition, ReleaseAll, Restart, SlowLink, Work,
 )
 
+from kmodel.loop.loop import BUSY_QUANTUM_MS, BUSY_SPELL_DIVISOR
 
 class Recorder(Component):
     """Records everything that happens to it; sets the timers it is told to set on start."""
@@ -366,9 +367,23 @@ def test_a_busy_instant_lets_the_clock_move_on_only_when_asked():
     assert loop.run_fair(until_ms=100, max_events=1_000) == 1_000 and loop.now == 0  # Zeno: time stands still
     loop = Loop(components=[_Ping("p")])
     applied = loop.run_fair(until_ms=100, max_events=1_000, busy_instant=300)
-    assert loop.now == 50 and loop.components["p"].woke == 50
-    # still busy and nothing due before 100 ms: the run ends there instead of spinning to max_events
-    assert applied < 1_000 and loop.clock.now == 50
+    assert loop.components["p"].woke == 50
+    # still busy with nothing more due: the clock goes on, BUSY_QUANTUM_MS at a time, to 100 ms, and the run
+    # ends there instead of spinning to max_events
+    assert applied < 1_000 and loop.clock.now == 100
+
+
+def test_a_busy_spell_moves_the_clock_at_a_steady_pace_not_from_timer_to_timer():
+    # the only timer is at 50 ms, but a busy spell's clock stops every BUSY_QUANTUM_MS on the way: each quantum
+    # gets its share of events, so a backlog queued behind a hot loop drains in logical time a control plane
+    # would take, not in one share per timer (which could be seconds apart)
+    loop = Loop(components=[_Ping("p")])
+    times = []
+    loop.set_delivery_tap(lambda msg: times.append(loop.now))
+    loop.run_fair(until_ms=50, max_events=10_000, busy_instant=300)
+    steps = sorted(set(times))
+    assert steps == list(range(0, 51, BUSY_QUANTUM_MS))
+    assert all(times.count(t) <= 300 // BUSY_SPELL_DIVISOR for t in steps[1:])
 
 
 class _Retrier(Component):
