@@ -66,6 +66,7 @@ from kmodel.objects.core import Binding
 from kmodel.objects.meta import ObjectMeta, ObjectReference
 from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
 from kmodel.objects.fastevolve import evolve
+from kmodel.client.rate_limiter import RateLimit, TokenBucket
 
 Done = Callable[[int, Response, Out], None]
 OnEvent = Callable[[int, str, WatchEvent, Out], None]
@@ -142,7 +143,7 @@ class ApiClient:
     """Requests and watches to the API server replicas of one component. See the module docstring."""
 
     def __init__(self, owner: str, endpoints: Sequence[str], *, token: str = "", timeout_ms: int = DEFAULT_TIMEOUT_MS,
-                 read_attempts: int = 3, timer_prefix: str = "api/") -> None:
+                 read_attempts: int = 3, timer_prefix: str = "api/", rate_limit: Optional[RateLimit] = None) -> None:
         if not endpoints:
             raise ValueError("an ApiClient needs at least one API server endpoint")
         self.owner = owner
@@ -150,6 +151,7 @@ class ApiClient:
         self.token = token
         self.timeout_ms = timeout_ms
         self.read_attempts = read_attempts
+        self.rate_limit = rate_limit  # rest.Config's QPS and Burst; None: no client-side limit
         self.deadline_timer = timer_prefix + "deadline"
         self.later_timer = timer_prefix + "later"
         self._next_id = 0  # survives reset (see the module docstring)
@@ -173,6 +175,8 @@ class ApiClient:
         self._watches: dict[str, _Watch] = {}
         self._later: list[tuple[int, int, Callable[[int, Out], None]]] = []
         self._later_armed: Optional[int] = None
+        # a new process, a new (full) bucket; requests still waiting for a token were on `_later`, now gone
+        self._bucket = None if self.rate_limit is None else TokenBucket(self.rate_limit)
 
     # -- endpoints ---------------------------------------------------------------------------------------------
 
@@ -228,11 +232,19 @@ class ApiClient:
         self._next_id += 1
         req = Request(self._next_id, verb, resource, namespace, name, subresource, body, self.token,
                       resource_version, label_selector, field_selector, grace_period_seconds=grace_period_seconds)
+        bucket = self._bucket
+        at = now if bucket is None else bucket.reserve(now)
+        if at > now:  # the bucket is empty: the request waits for its token, as rest.Request's tryThrottle does
+            self.call_later(now, out, at - now, lambda t, o: self._send_first(t, o, req, on_done, read_rv))
+        else:
+            self._send_first(now, out, req, on_done, read_rv)
+        return req.id
+
+    def _send_first(self, now: int, out: Out, req: Request, on_done: Optional[Done], read_rv: str) -> None:
         self._send(now, out, req, on_done, 1)
         if read_rv:
             p = self._pending[req.id]
             p.read_rv, p.sent = read_rv, now
-        return req.id
 
     def _send(self, now: int, out: Out, req: Request, on_done: Optional[Done], attempts: int) -> None:
         endpoint = self.endpoint

@@ -29,6 +29,7 @@ from kmodel.apiserver.resources import RESOURCES, Resource, resource_of
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient
 from kmodel.client.component import ClientComponent
+from kmodel.client.rate_limiter import KUBECTL_LIMIT
 from kmodel.component import Out
 from kmodel.network import Message
 from kmodel.objects import dump
@@ -119,7 +120,7 @@ class Kubectl(ClientComponent):
     def __init__(self, endpoints: Sequence[str], *, token: str = "admin-token", name: str = KUBECTL) -> None:
         super().__init__(name)
         self.default_token = token
-        self.client = ApiClient(name, endpoints, token=token)
+        self.client = ApiClient(name, endpoints, token=token, rate_limit=KUBECTL_LIMIT)
         self.pending: deque[Command] = deque()
         self.results: list[CommandResult] = []
         self.current: Optional[Command] = None  # the command whose answer is awaited

@@ -35,6 +35,7 @@ from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, WorkQueue
 from kmodel.client.indexer import meta_namespace_key
+from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT
 from kmodel.client.component import ClientComponent
 from kmodel.component import Out
 from kmodel.network import Message
@@ -116,7 +117,7 @@ class Controller(ClientComponent):
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "controller-manager-token") -> None:
         super().__init__(name)
-        self.client = ApiClient(name, endpoints, token=token)
+        self.client = ApiClient(name, endpoints, token=token, rate_limit=CONTROLLER_MANAGER_LIMIT)
         self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late
         self._init_memory()
 

@@ -57,6 +57,7 @@ from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
+from kmodel.client.rate_limiter import KUBELET_LIMIT
 from kmodel.component import Component, Out
 from kmodel.kubelet import lease as lease_mod
 from kmodel.kubelet import node_status
@@ -109,7 +110,7 @@ class Kubelet(ClientComponent):
         # The node's disk and processes: they outlive the kubelet process.
         self.cni_disk: dict[str, str] = {}
         self.runtime = ContainerRuntime()
-        self.client = ApiClient(self.name, self.apiservers, token=token)
+        self.client = ApiClient(self.name, self.apiservers, token=token, rate_limit=KUBELET_LIMIT)
         self.recorder = EventRecorder("kubelet", config.node)
         self.backoff = RestartBackoff(config.restart_backoff_initial_ms, config.restart_backoff_max_ms)
         self._forget()

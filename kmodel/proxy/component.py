@@ -33,6 +33,7 @@ from typing import Any, Optional, Sequence
 from kmodel.client import ApiClient, Informer
 from kmodel.client.indexer import DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
+from kmodel.client.rate_limiter import PROXY_LIMIT
 from kmodel.component import Component, Out
 from kmodel.network import Message
 from kmodel.proxy.rules import service_rules
@@ -53,7 +54,7 @@ class KubeProxy(ClientComponent):
     def __init__(self, name: str, node: str, endpoints: Sequence[str], *, token: str = PROXY_TOKEN) -> None:
         super().__init__(name)
         self.node = node
-        self.client = ApiClient(name, endpoints, token=token)
+        self.client = ApiClient(name, endpoints, token=token, rate_limit=PROXY_LIMIT)
         # the kernel's state: survives a crash of the process
         self._programmed: dict[str, dict[str, list[str]]] = {}
         self._view: Optional[dict[str, list[str]]] = {}

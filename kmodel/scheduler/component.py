@@ -59,6 +59,7 @@ from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer
 from kmodel.client.indexer import DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
+from kmodel.client.rate_limiter import SCHEDULER_LIMIT
 from kmodel.component import Component, Out
 from kmodel.network import Message
 from kmodel.objects import Node, Pod, PodCondition
@@ -147,7 +148,7 @@ class Scheduler(ClientComponent):
         super().__init__(name)
         #: the direct-calls variant (kmodel.variants): bind by telling the kubelet, not by writing the Binding
         self.direct_calls = direct_calls
-        self.client = ApiClient(name, endpoints, token=token)
+        self.client = ApiClient(name, endpoints, token=token, rate_limit=SCHEDULER_LIMIT)
         self.recorder = EventRecorder(self.event_source)
         self._init_memory(0)
 

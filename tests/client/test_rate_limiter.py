@@ -1,0 +1,69 @@
+"""The client-side rate limiter (rest.Config QPS and Burst): the token bucket itself, and the ApiClient's
+requests waiting for their tokens in the order they were made."""
+
+from __future__ import annotations
+
+import pytest
+
+from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT, RateLimit, TokenBucket
+from kmodel.loop import Crash, Restart
+
+from .harness import Cluster, pod
+from .test_retry_and_client import Timed
+
+
+def test_a_full_bucket_lets_a_burst_through_then_one_request_per_interval():
+    bucket = TokenBucket(RateLimit(qps=20, burst=3))
+    assert [bucket.reserve(0) for _ in range(6)] == [0, 0, 0, 50, 100, 150]
+
+
+def test_the_bucket_refills_while_idle_but_never_beyond_its_burst():
+    bucket = TokenBucket(RateLimit(qps=20, burst=3))
+    assert [bucket.reserve(0) for _ in range(3)] == [0, 0, 0]
+    assert bucket.reserve(75) == 75  # one token back at 50 ms
+    assert bucket.reserve(75) == 100  # the next at 100
+    # an hour idle refills it to 3, no more
+    assert [bucket.reserve(3_600_000) for _ in range(4)] == [3_600_000] * 3 + [3_600_050]
+
+
+def test_a_bucket_needs_a_whole_number_of_ms_per_token():
+    with pytest.raises(ValueError, match="qps must divide 1000"):
+        TokenBucket(RateLimit(qps=3, burst=1))
+    with pytest.raises(ValueError, match="burst must be at least 1"):
+        TokenBucket(RateLimit(qps=20, burst=0))
+
+
+def limited(limit: RateLimit) -> tuple[Timed, Cluster]:
+    p = Timed("probe", ["apiserver-0", "apiserver-1"], rate_limit=limit)
+    c = Cluster(2, probes=[p])
+    c.run()
+    return p, c
+
+
+def test_requests_beyond_the_burst_wait_for_their_tokens_and_keep_their_order():
+    p, c = limited(RateLimit(qps=20, burst=2))
+    start = c.loop.now
+    for i in range(5):
+        c.act(p, lambda now, out, i=i: p.client.create(now, out, "pods", pod(f"w{i}"), on_done=p.record))
+    assert len(c.network.in_flight("probe", "apiserver-0")) == 2  # the burst; three wait, nothing sent yet
+    c.run(until_ms=start + 150)
+    assert [a.code for a in p.answers] == [201] * 5
+    assert [a.body.metadata.name for a in p.answers] == ["w0", "w1", "w2", "w3", "w4"]
+    assert p.times == [start, start, start + 50, start + 100, start + 150]
+
+
+def test_a_crash_forgets_the_requests_waiting_for_a_token_and_starts_a_full_bucket():
+    p, c = limited(RateLimit(qps=20, burst=1))
+    start = c.loop.now
+    for i in range(3):
+        c.act(p, lambda now, out, i=i: p.client.create(now, out, "pods", pod(f"w{i}"), on_done=p.record))
+    c.loop.step(Crash("probe"))
+    c.run(until_ms=start + 1_000)
+    assert not c.store.range("/registry/pods/default/w1").kvs and not c.store.range("/registry/pods/default/w2").kvs
+    c.loop.step(Restart("probe"))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("x"), on_done=p.record))
+    assert c.network.in_flight("probe", "apiserver-0")  # a new process: a full bucket, sent at once
+
+
+def test_the_controller_manager_limit_is_its_flags_defaults():
+    assert CONTROLLER_MANAGER_LIMIT == RateLimit(qps=20, burst=30)  # --kube-api-qps, --kube-api-burst
