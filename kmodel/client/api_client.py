@@ -34,6 +34,12 @@ on it. `WatchEvent`s arriving on it go to ``on_event(now, stream, event, out)``;
 `Response` on the stream, or the stream breaking (``None``), goes to ``on_closed(now, stream, response,
 out)``. A broken stream also fails the client over to the next endpoint. `stop_watch` closes a stream.
 
+Rate limits. A client given a `rate_limit` (rest.Config's QPS and Burst; kmodel/client/rate_limiter.py) takes
+a token for each new request, as rest.Request's tryThrottle does; a request that finds the bucket empty waits,
+on the `later` timer, and is sent (and its deadline starts) when its token comes, in the order the requests
+were made. Watch requests and resends (after a timeout, a reset or a refusal) neither wait nor take one. A
+crash forgets the waiting requests, and the new process starts with a full bucket.
+
 `call_later(now, out, delay_ms, fn)` runs ``fn(now, out)`` after a delay, on one more client timer
 (``<prefix>later``); informers and retry loops use it for their backoffs.
 
