@@ -115,6 +115,11 @@ class Controller(ClientComponent):
     #: the name the controller's Events carry as their source component
     event_source = "controller-manager"
 
+    #: a key whose sync failed this many times in a row is dropped (forgotten, so its back-off starts again at
+    #: 5 ms) until an event enqueues it again, as upstream's handleErr does with its maxRetries; None: retried
+    #: for ever with the rate limiter (the ReplicaSet controller and the garbage collector)
+    max_retries: Optional[int] = None
+
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "controller-manager-token") -> None:
         super().__init__(name)
         self.client = ApiClient(name, endpoints, token=token, rate_limit=CONTROLLER_MANAGER_LIMIT)
@@ -202,7 +207,10 @@ class Controller(ClientComponent):
         self._syncing.pop(key, None)
         self.queue.done(key)
         if sync.failed:
-            self.queue.add_rate_limited(now, out, key)
+            if self.max_retries is None or self.queue.num_requeues(key) < self.max_retries:
+                self.queue.add_rate_limited(now, out, key)
+            else:
+                self.queue.forget(key)
         else:
             self.queue.forget(key)
             if sync.delay_ms is not None:

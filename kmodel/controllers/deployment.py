@@ -500,6 +500,8 @@ class _Run:
 class DeploymentController(Controller):
     """See the module docstring."""
 
+    max_retries = 15  # maxRetries in deployment_controller.go
+
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME) -> None:
         super().__init__(name, endpoints)
 

@@ -34,7 +34,7 @@ in the cache returns an error ("endpoints informer cache is out of date") to be 
 informer has caught up. The map lives in memory, so a crash forgets it (the restarted informer lists
 afresh anyway). As upstream, an UPDATE that was applied but whose answer was lost (a 504 from the client's
 deadline) marks nothing; upstream then relies on the Service informer's periodic resync (12–24 h), which
-the model does not have. Nor does it drop a key after upstream's maxRetries (15): the key backs off instead.
+the model does not have. After maxRetries (15) failures in a row the key is dropped, as upstream.
 
 Differences from upstream: see endpoints_logic (port/subset order, no over-capacity truncation, no
 last-change-trigger-time annotation); EndpointSlices (and their mirroring) are not modelled. The
@@ -83,6 +83,8 @@ def pod_endpoints_changed(old: Pod, new: Pod) -> tuple[bool, bool]:
 
 class EndpointsController(Controller):
     """See the module docstring."""
+
+    max_retries = 15  # maxRetries in endpoints_controller.go
 
     event_source = EVENT_SOURCE
 
