@@ -37,8 +37,10 @@ out)``. A broken stream also fails the client over to the next endpoint. `stop_w
 Rate limits. A client given a `rate_limit` (rest.Config's QPS and Burst; kmodel/client/rate_limiter.py) takes
 a token for each new request, as rest.Request's tryThrottle does; a request that finds the bucket empty waits,
 on the `later` timer, and is sent (and its deadline starts) when its token comes, in the order the requests
-were made. Watch requests and resends (after a timeout, a reset or a refusal) neither wait nor take one. A
-crash forgets the waiting requests, and the new process starts with a full bucket.
+were made. Watch requests, resends (after a timeout, a reset or a refusal) and informers' lists
+(`rate_limited=False`: upstream's informers list and watch through a client of their own, the shared
+informer factory's, whose bucket a controller's writes never empty) neither wait nor take one. A crash
+forgets the waiting requests, and the new process starts with a full bucket.
 
 `call_later(now, out, delay_ms, fn)` runs ``fn(now, out)`` after a delay, on one more client timer
 (``<prefix>later``); informers and retry loops use it for their backoffs.
@@ -209,9 +211,10 @@ class ApiClient:
     def request(self, now: int, out: Out, verb: str, resource: str, *, namespace: str = "", name: str = "",
                 subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",
                 field_selector: str = "", grace_period_seconds: Optional[int] = None,
-                on_done: Optional[Done] = None) -> int:
+                on_done: Optional[Done] = None, rate_limited: bool = True) -> int:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
-        `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own)."""
+        `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own).
+        `rate_limited=False` skips the client's rate limit (an informer's list: see the module docstring)."""
         read_rv = ""
         if verb == "update":
             read_rv = _read_rv(body)
@@ -229,17 +232,18 @@ class ApiClient:
                             resource=resource, namespace=namespace, name=name, on_done=on_done)
         return self._send_request(now, out, verb, resource, namespace, name, subresource, body, resource_version,
                                   read_rv, label_selector=label_selector, field_selector=field_selector,
-                                  grace_period_seconds=grace_period_seconds, on_done=on_done)
+                                  grace_period_seconds=grace_period_seconds, on_done=on_done,
+                                  rate_limited=rate_limited)
 
     def _send_request(self, now: int, out: Out, verb: str, resource: str, namespace: str, name: str,
                       subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",
                       field_selector: str = "", grace_period_seconds: Optional[int] = None,
-                      on_done: Optional[Done] = None) -> int:
+                      on_done: Optional[Done] = None, rate_limited: bool = True) -> int:
         self._next_id += 1
         req = Request(self._next_id, verb, resource, namespace, name, subresource, body, self.token,
                       resource_version, label_selector, field_selector, grace_period_seconds=grace_period_seconds)
         bucket = self._bucket
-        at = now if bucket is None else bucket.reserve(now)
+        at = now if bucket is None or not rate_limited else bucket.reserve(now)
         if at > now:  # the bucket is empty: the request waits for its token, as rest.Request's tryThrottle does
             self.call_later(now, out, at - now, lambda t, o: self._send_first(t, o, req, on_done, read_rv))
         else:
@@ -268,9 +272,11 @@ class ApiClient:
                             resource_version=resource_version, on_done=on_done)
 
     def list(self, now: int, out: Out, resource: str, *, namespace: str = "", resource_version: str = "",
-             label_selector: str = "", field_selector: str = "", on_done: Optional[Done] = None) -> int:
+             label_selector: str = "", field_selector: str = "", on_done: Optional[Done] = None,
+             rate_limited: bool = True) -> int:
         return self.request(now, out, "list", resource, namespace=namespace, resource_version=resource_version,
-                            label_selector=label_selector, field_selector=field_selector, on_done=on_done)
+                            label_selector=label_selector, field_selector=field_selector, on_done=on_done,
+                            rate_limited=rate_limited)
 
     def create(self, now: int, out: Out, resource: str, obj: Any, *, namespace: Optional[str] = None,
                on_done: Optional[Done] = None) -> int:
