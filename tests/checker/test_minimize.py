@@ -83,12 +83,12 @@ def test_a_long_trace_gets_a_budget_to_try_cutting_every_single_action(monkeypat
     assert len(tried) < module.REPLAYS_PER_ACTION * len(filler)
 
 
-def test_the_replays_together_cost_at_most_a_multiple_of_the_trace_itself(monkeypatch):
-    """Where each replay is dear (a campaign's failing example, its settle run to the bound), the event budget
-    ends minimization before the replay count does: EVENTS_PER_TRACE times the trace's own events."""
+def _replays_within_the_event_budget(monkeypatch, actions: int, events_per_replay: int) -> int:
+    """How many replays minimize makes of a trace of `actions` actions where nothing can be cut and every
+    replay costs `events_per_replay` model events."""
     from kmodel.checker import minimize as module
 
-    filler = tuple(RunFair(100 + i) for i in range(100))
+    filler = tuple(RunFair(100 + i) for i in range(actions))
     trace = Trace(ClusterConfig(), PREFIX + filler + (SETTLE,), expect={"fail": "x"}, violation=Violation("x", "m", 1))
     calls = []
 
@@ -101,14 +101,33 @@ def test_the_replays_together_cost_at_most_a_multiple_of_the_trace_itself(monkey
 
     def fails(self, rest, invariant):
         self.replays += 1
-        self.events += 1_000  # every replay as dear as the whole trace
+        self.events += events_per_replay  # every replay as dear as the whole trace
         calls.append(len(rest))
         return Whole() if self.replays == 1 else None
 
     monkeypatch.setattr(module._Runner, "__init__", init)
     monkeypatch.setattr(module._Runner, "fails", fails)
     assert minimize(trace, keep_prefix=len(PREFIX)) == trace
-    assert len(calls) == module.EVENTS_PER_TRACE  # the whole trace once, then replays until the budget is spent
+    return len(calls)
+
+
+def test_the_replays_together_cost_at_most_a_multiple_of_the_trace_itself(monkeypatch):
+    """Where each replay is dear (a campaign's failing example, its settle run to the bound), the event budget
+    ends minimization before the replay count does: EVENTS_PER_TRACE times the trace's own events."""
+    from kmodel.checker import minimize as module
+
+    # the whole trace once, then replays until the budget is spent
+    assert _replays_within_the_event_budget(monkeypatch, 100, 20_000) == module.EVENTS_PER_TRACE
+    # ... and never more than MAX_EVENTS in all
+    assert _replays_within_the_event_budget(monkeypatch, 100, 200_000) == module.MAX_EVENTS // 200_000
+
+
+def test_a_cheap_trace_gets_at_least_the_least_event_budget(monkeypatch):
+    """A trace that replays in a few thousand events still gets MIN_EVENTS for its replays (60 times its own
+    would end minimization within seconds, a long campaign trace half cut)."""
+    from kmodel.checker import minimize as module
+
+    assert _replays_within_the_event_budget(monkeypatch, 300, 2_000) == module.MIN_EVENTS // 2_000
 
 
 def test_a_cut_replays_interleaving_and_fault_steps_leniently_and_records_what_ran():
