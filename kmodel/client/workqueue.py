@@ -14,12 +14,13 @@ processed) and `processing` (keys handed out by `get` and not yet `done`):
 Delays (delaying_queue.go): `add_after(now, out, key, delay_ms)` keeps the key waiting until `now + delay`
 (a key already waiting keeps the earlier of its two times) on one timer of the owning component
 (``<name>/delay``), which the component forwards to `on_timer`. Rate limiting (rate_limiting_queue.go with
-default_rate_limiters.go's ItemExponentialFailureRateLimiter): `add_rate_limited` waits
-``base × 2^failures`` (5 ms × 2^n, capped at 1000 s) where failures counts the key's earlier rate-limited
-adds since the last `forget(key)`. Everything is in logical milliseconds.
+default_rate_limiters.go's DefaultControllerRateLimiter): `add_rate_limited` waits the longer of
+``base × 2^failures`` (5 ms × 2^n, capped at 1000 s, where failures counts the key's earlier rate-limited
+adds since the last `forget(key)`: ItemExponentialFailureRateLimiter) and the wait for a token of the
+queue's overall bucket (10 a second, 100 at once: BucketRateLimiter), which every rate-limited add takes,
+whichever of the two is longer, as MaxOfRateLimiter asks both. Everything is in logical milliseconds.
 
-Not modelled: the default controller rate limiter's overall token bucket (10 qps, burst 100), shutdown, and
-metrics.
+Not modelled: shutdown and metrics.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ import heapq
 from collections import deque
 from typing import Hashable, Optional
 
+from kmodel.client.rate_limiter import RateLimit, TokenBucket
 from kmodel.component import Out
 
 BASE_DELAY_MS = 5
 MAX_DELAY_MS = 1_000_000
+#: the default controller rate limiter's overall bucket: rate.NewLimiter(rate.Limit(10), 100)
+OVERALL_LIMIT = RateLimit(qps=10, burst=100)
 
 
 class ItemExponentialFailureRateLimiter:
@@ -63,6 +67,7 @@ class WorkQueue:
         self.name = name
         self.timer = f"{name}/delay"
         self.rate_limiter = rate_limiter if rate_limiter is not None else ItemExponentialFailureRateLimiter()
+        self.bucket = TokenBucket(OVERALL_LIMIT)
         self.queue: deque = deque()
         self.dirty: dict[Hashable, None] = {}
         self.processing: dict[Hashable, None] = {}
@@ -116,7 +121,9 @@ class WorkQueue:
             out.set_timer(self.timer, at=ready)
 
     def add_rate_limited(self, now: int, out: Out, key: Hashable) -> None:
-        self.add_after(now, out, key, self.rate_limiter.when(key))
+        backoff = self.rate_limiter.when(key)
+        token = self.bucket.reserve(now) - now
+        self.add_after(now, out, key, backoff if backoff > token else token)
 
     def forget(self, key: Hashable) -> None:
         self.rate_limiter.forget(key)

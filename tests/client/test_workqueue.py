@@ -59,3 +59,20 @@ def test_rate_limited_adds_wait_on_the_queue_timer():
     q.on_timer(150, "ctl/delay", Out())
     assert q.get() == "b"
     assert q.num_requeues("a") == 2
+
+
+def test_rate_limited_adds_also_wait_for_the_queues_overall_bucket_of_100_at_10_a_second():
+    # DefaultControllerRateLimiter: the longer of the key's own back-off and a token of one bucket per queue
+    q = WorkQueue()
+    out = Out()
+    for i in range(103):
+        q.add_rate_limited(0, out, f"k{i}")
+    assert {q.waiting[f"k{i}"] for i in range(100)} == {5}  # the burst: each key's own first back-off
+    assert [q.waiting[f"k{i}"] for i in (100, 101, 102)] == [100, 200, 300]  # then one token per 100 ms
+    # a key's own back-off still wins when it is the longer wait (13th failure: 5 ms × 2^12, with tokens to spare)
+    q2 = WorkQueue()
+    for n in range(12):
+        q2.add_rate_limited(0, out, "slow")
+        q2.waiting.clear()
+    q2.add_rate_limited(0, out, "slow")
+    assert q2.waiting["slow"] == 5 * 2 ** 12
