@@ -17,8 +17,9 @@ Delays (delaying_queue.go): `add_after(now, out, key, delay_ms)` keeps the key w
 default_rate_limiters.go's DefaultControllerRateLimiter): `add_rate_limited` waits the longer of
 ``base × 2^failures`` (5 ms × 2^n, capped at 1000 s, where failures counts the key's earlier rate-limited
 adds since the last `forget(key)`: ItemExponentialFailureRateLimiter) and the wait for a token of the
-queue's overall bucket (10 a second, 100 at once: BucketRateLimiter), which every rate-limited add takes,
-whichever of the two is longer, as MaxOfRateLimiter asks both. Everything is in logical milliseconds.
+queue's overall bucket (10 a second, 100 at once: BucketRateLimiter). Every rate-limited add takes a token,
+even when its own back-off is the longer wait, as MaxOfRateLimiter asks both. Everything is in logical
+milliseconds.
 
 Not modelled: shutdown and metrics.
 """
