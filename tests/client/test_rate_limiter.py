@@ -65,8 +65,21 @@ def test_a_crash_forgets_the_requests_waiting_for_a_token_and_starts_a_full_buck
     assert c.network.in_flight("probe", "apiserver-0")  # a new process: a full bucket, sent at once
 
 
-def test_the_controller_manager_limit_is_its_flags_defaults():
-    assert CONTROLLER_MANAGER_LIMIT == RateLimit(qps=20, burst=30)  # --kube-api-qps, --kube-api-burst
+def test_every_component_of_a_cluster_gets_its_upstream_default_limit_and_a_bucket_of_its_own():
+    from kmodel.cluster import Cluster as ModelCluster, ClusterConfig
+
+    cluster = ModelCluster(ClusterConfig(nodes=1, apiservers=1))
+    limits = {name: c.client.rate_limit for name, c in cluster.loop.components.items() if hasattr(c, "client")}
+    controllers = {n: l for n, l in limits.items() if n.startswith("controller/")}
+    assert len(controllers) == 8
+    assert set(controllers.values()) == {RateLimit(qps=20, burst=30)}  # --kube-api-qps, --kube-api-burst
+    assert CONTROLLER_MANAGER_LIMIT == RateLimit(qps=20, burst=30)
+    assert limits["kubelet/node-1"] == RateLimit(qps=50, burst=100)  # kubeAPIQPS, kubeAPIBurst
+    assert limits["scheduler"] == RateLimit(qps=50, burst=100)  # clientConnection.qps, .burst
+    assert limits["proxy/node-1"] == RateLimit(qps=5, burst=10)
+    assert limits["kubectl"] == RateLimit(qps=50, burst=300)
+    buckets = [cluster.loop.components[n].client._bucket for n in controllers]  # noqa: SLF001
+    assert len({id(b) for b in buckets}) == len(buckets)  # one per controller, as each has a client of its own
 
 
 def test_an_informers_list_takes_no_token_from_its_owners_bucket():
