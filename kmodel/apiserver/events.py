@@ -14,10 +14,11 @@ case), MESSAGE, in the order given.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 import attrs
 
+from kmodel.client.rate_limiter import TokenBucket
 from kmodel.objects import Event, EventSource, ObjectMeta, ObjectReference, kind_info
 from kmodel.objects.logical_time import EPOCH
 
@@ -46,17 +47,39 @@ def make_event(involved: Any, reason: str, message: str, *, type: str = "Normal"
                  count=1, type=type, reporting_component=component, reporting_instance=host)
 
 
+#: the event correlator's spam filter (tools/record/events_cache.go): a source may write 25 events about one
+#: object at once, then one more every 5 minutes (defaultSpamBurst, defaultSpamQPS = 1/300)
+SPAM_BURST = 25
+SPAM_REFILL_MS = 300_000
+
+
 class EventRecorder:
-    """One component's recorder: numbers its events so that names stay unique within a millisecond."""
+    """One component's recorder: numbers its events so that names stay unique within a millisecond, and drops
+    those its spam filter refuses, as client-go's EventCorrelator does before anything is sent: one token bucket
+    per source and involved object (getSpamKey: component, host, and the object's kind, namespace, name, uid
+    and apiVersion, whatever the reason). `restart` forgets the buckets (a new process, a new correlator)."""
 
     def __init__(self, component: str, host: str = "") -> None:
         self.component = component
         self.host = host
         self._seq = 0
+        self._spam: dict[tuple, TokenBucket] = {}
 
-    def event(self, involved: Any, reason: str, message: str, *, type: str = "Normal", now: int = 0) -> Event:
+    def restart(self) -> None:
+        self._spam = {}
+
+    def event(self, involved: Any, reason: str, message: str, *, type: str = "Normal",
+              now: int = 0) -> Optional[Event]:
+        """The Event to write, or None if the spam filter drops it."""
+        ref = involved if isinstance(involved, ObjectReference) else object_reference(involved)
+        key = (ref.kind, ref.namespace, ref.name, ref.uid, ref.api_version)  # this recorder's source is fixed
+        bucket = self._spam.get(key)
+        if bucket is None:
+            bucket = self._spam[key] = TokenBucket.refilled_every(SPAM_REFILL_MS, SPAM_BURST)
+        if not bucket.try_take(now):
+            return None
         self._seq += 1
-        return make_event(involved, reason, message, type=type, component=self.component, host=self.host,
+        return make_event(ref, reason, message, type=type, component=self.component, host=self.host,
                           now=now, seq=self._seq)
 
 

@@ -41,10 +41,23 @@ class TokenBucket:
     def __init__(self, limit: RateLimit) -> None:
         if limit.qps <= 0 or 1000 % limit.qps:
             raise ValueError(f"qps must divide 1000 (a whole number of ms per token), not {limit.qps}")
-        if limit.burst < 1:
-            raise ValueError(f"burst must be at least 1, not {limit.burst}")
-        self.interval_ms = 1000 // limit.qps
-        self.tolerance_ms = (limit.burst - 1) * self.interval_ms
+        self._start(1000 // limit.qps, limit.burst)
+
+    @classmethod
+    def refilled_every(cls, interval_ms: int, burst: int) -> "TokenBucket":
+        """A bucket gaining one token per `interval_ms` (for rates below one a second: the event spam filter's
+        1/300 qps is one token per 300,000 ms)."""
+        if interval_ms < 1:
+            raise ValueError(f"interval_ms must be at least 1, not {interval_ms}")
+        bucket = cls.__new__(cls)
+        bucket._start(interval_ms, burst)
+        return bucket
+
+    def _start(self, interval_ms: int, burst: int) -> None:
+        if burst < 1:
+            raise ValueError(f"burst must be at least 1, not {burst}")
+        self.interval_ms = interval_ms
+        self.tolerance_ms = (burst - 1) * interval_ms
         self.full_at = 0  # full from the start
 
     def reserve(self, now: int) -> int:
@@ -55,3 +68,10 @@ class TokenBucket:
             at = now
         self.full_at = (full_at if full_at > now else now) + self.interval_ms
         return at
+
+    def try_take(self, now: int) -> bool:
+        """Take a token if one is there at `now` (flowcontrol's TryAccept); False, and nothing taken, if not."""
+        if self.full_at - self.tolerance_ms > now:
+            return False
+        self.reserve(now)
+        return True

@@ -171,7 +171,9 @@ class Controller(ClientComponent):
         """Record an Event about `obj` (fire and forget, as client-go's recorder)."""
         if self.recorder is None:
             self.recorder = EventRecorder(self.event_source)
-        self.client.create(now, out, "events", self.recorder.event(obj, reason, message, type=type_, now=now))
+        event = self.recorder.event(obj, reason, message, type=type_, now=now)
+        if event is not None:  # None: its spam filter dropped it
+            self.client.create(now, out, "events", event)
 
     def synced(self) -> bool:
         return all(inf.has_synced for inf in self.informers)
@@ -218,4 +220,6 @@ class Controller(ClientComponent):
 
     def crash(self) -> None:
         self.client.reset()
+        if self.recorder is not None:
+            self.recorder.restart()
         self._init_memory()

@@ -146,6 +146,7 @@ class Kubelet(ClientComponent):
 
     def crash(self) -> None:
         self._forget()
+        self.recorder.restart()
 
     # -- component protocol --------------------------------------------------------------------------------
 
@@ -618,7 +619,9 @@ class Kubelet(ClientComponent):
     # -- events ------------------------------------------------------------------------------------------------
 
     def _event(self, now: int, out: Out, pod: Pod, typ: str, reason: str, message: str) -> None:
-        self.client.create(now, out, "events", self.recorder.event(pod, reason, message, type=typ, now=now))
+        event = self.recorder.event(pod, reason, message, type=typ, now=now)
+        if event is not None:  # None: its spam filter dropped it
+            self.client.create(now, out, "events", event)
 
     # -- fault hooks -------------------------------------------------------------------------------------------
 

@@ -287,7 +287,9 @@ class Scheduler(ClientComponent):
                               subresource="status")
 
     def event(self, now: int, out: Out, obj: Any, type_: str, reason: str, message: str) -> None:
-        self.client.create(now, out, "events", self.recorder.event(obj, reason, message, type=type_, now=now))
+        event = self.recorder.event(obj, reason, message, type=type_, now=now)
+        if event is not None:  # None: its spam filter dropped it
+            self.client.create(now, out, "events", event)
 
     # -- the component protocol ------------------------------------------------------------------------------
 
@@ -312,6 +314,7 @@ class Scheduler(ClientComponent):
 
     def crash(self) -> None:
         self.client.reset()
+        self.recorder.restart()
         self._init_memory(0)
 
 
