@@ -75,12 +75,20 @@ class EventRecorder:
         key = (ref.kind, ref.namespace, ref.name, ref.uid, ref.api_version)  # this recorder's source is fixed
         bucket = self._spam.get(key)
         if bucket is None:
-            bucket = self._spam[key] = TokenBucket.refilled_every(SPAM_REFILL_MS, SPAM_BURST)
+            bucket = self._spam[key] = TokenBucket(SPAM_REFILL_MS, SPAM_BURST)
         if not bucket.try_take(now):
             return None
         self._seq += 1
         return make_event(ref, reason, message, type=type, component=self.component, host=self.host,
                           now=now, seq=self._seq)
+
+    def record(self, client: Any, now: int, out: Any, involved: Any, reason: str, message: str, *,
+               type: str = "Normal") -> None:
+        """Write the event through `client` (an ApiClient: fire and forget, as client-go's recorder), unless the
+        spam filter drops it."""
+        event = self.event(involved, reason, message, type=type, now=now)
+        if event is not None:
+            client.create(now, out, "events", event)
 
 
 def bump_event(event: Event, now: int) -> Event:

@@ -74,7 +74,7 @@ from kmodel.objects.core import Binding
 from kmodel.objects.meta import ObjectMeta, ObjectReference
 from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
 from kmodel.objects.fastevolve import evolve
-from kmodel.client.rate_limiter import RateLimit, TokenBucket
+from kmodel.client.rate_limiter import RateLimit
 
 Done = Callable[[int, Response, Out], None]
 OnEvent = Callable[[int, str, WatchEvent, Out], None]
@@ -184,7 +184,7 @@ class ApiClient:
         self._later: list[tuple[int, int, Callable[[int, Out], None]]] = []
         self._later_armed: Optional[int] = None
         # a new process, a new (full) bucket; requests still waiting for a token were on `_later`, now gone
-        self._bucket = None if self.rate_limit is None else TokenBucket(self.rate_limit)
+        self._bucket = None if self.rate_limit is None else self.rate_limit.bucket()
 
     # -- endpoints ---------------------------------------------------------------------------------------------
 

@@ -25,6 +25,12 @@ class RateLimit(NamedTuple):
     qps: int
     burst: int
 
+    def bucket(self) -> "TokenBucket":
+        """A full bucket of this limit."""
+        if self.qps <= 0 or 1000 % self.qps:
+            raise ValueError(f"qps must divide 1000 (a whole number of ms per token), not {self.qps}")
+        return TokenBucket(1000 // self.qps, self.burst)
+
 
 CONTROLLER_MANAGER_LIMIT = RateLimit(20, 30)
 KUBELET_LIMIT = RateLimit(50, 100)
@@ -34,26 +40,14 @@ KUBECTL_LIMIT = RateLimit(50, 300)
 
 
 class TokenBucket:
-    """A token bucket of `limit.burst` tokens refilled at `limit.qps` a second. See the module docstring."""
+    """A full bucket of `burst` tokens, gaining one every `interval_ms` (`RateLimit.bucket` for a qps; the event
+    spam filter's 1/300 qps is one token per 300,000 ms). See the module docstring."""
 
     __slots__ = ("interval_ms", "tolerance_ms", "full_at")
 
-    def __init__(self, limit: RateLimit) -> None:
-        if limit.qps <= 0 or 1000 % limit.qps:
-            raise ValueError(f"qps must divide 1000 (a whole number of ms per token), not {limit.qps}")
-        self._start(1000 // limit.qps, limit.burst)
-
-    @classmethod
-    def refilled_every(cls, interval_ms: int, burst: int) -> "TokenBucket":
-        """A bucket gaining one token per `interval_ms` (for rates below one a second: the event spam filter's
-        1/300 qps is one token per 300,000 ms)."""
+    def __init__(self, interval_ms: int, burst: int) -> None:
         if interval_ms < 1:
             raise ValueError(f"interval_ms must be at least 1, not {interval_ms}")
-        bucket = cls.__new__(cls)
-        bucket._start(interval_ms, burst)
-        return bucket
-
-    def _start(self, interval_ms: int, burst: int) -> None:
         if burst < 1:
             raise ValueError(f"burst must be at least 1, not {burst}")
         self.interval_ms = interval_ms

@@ -30,7 +30,7 @@ import heapq
 from collections import deque
 from typing import Hashable, Optional
 
-from kmodel.client.rate_limiter import RateLimit, TokenBucket
+from kmodel.client.rate_limiter import RateLimit
 from kmodel.component import Out
 
 BASE_DELAY_MS = 5
@@ -68,7 +68,7 @@ class WorkQueue:
         self.name = name
         self.timer = f"{name}/delay"
         self.rate_limiter = rate_limiter if rate_limiter is not None else ItemExponentialFailureRateLimiter()
-        self.bucket = TokenBucket(OVERALL_LIMIT)
+        self.bucket = OVERALL_LIMIT.bucket()
         self.queue: deque = deque()
         self.dirty: dict[Hashable, None] = {}
         self.processing: dict[Hashable, None] = {}

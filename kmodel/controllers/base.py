@@ -171,9 +171,7 @@ class Controller(ClientComponent):
         """Record an Event about `obj` (fire and forget, as client-go's recorder)."""
         if self.recorder is None:
             self.recorder = EventRecorder(self.event_source)
-        event = self.recorder.event(obj, reason, message, type=type_, now=now)
-        if event is not None:  # None: its spam filter dropped it
-            self.client.create(now, out, "events", event)
+        self.recorder.record(self.client, now, out, obj, reason, message, type=type_)
 
     def synced(self) -> bool:
         return all(inf.has_synced for inf in self.informers)

@@ -619,9 +619,7 @@ class Kubelet(ClientComponent):
     # -- events ------------------------------------------------------------------------------------------------
 
     def _event(self, now: int, out: Out, pod: Pod, typ: str, reason: str, message: str) -> None:
-        event = self.recorder.event(pod, reason, message, type=typ, now=now)
-        if event is not None:  # None: its spam filter dropped it
-            self.client.create(now, out, "events", event)
+        self.recorder.record(self.client, now, out, pod, reason, message, type=typ)
 
     # -- fault hooks -------------------------------------------------------------------------------------------
 

@@ -287,9 +287,7 @@ class Scheduler(ClientComponent):
                               subresource="status")
 
     def event(self, now: int, out: Out, obj: Any, type_: str, reason: str, message: str) -> None:
-        event = self.recorder.event(obj, reason, message, type=type_, now=now)
-        if event is not None:  # None: its spam filter dropped it
-            self.client.create(now, out, "events", event)
+        self.recorder.record(self.client, now, out, obj, reason, message, type=type_)
 
     # -- the component protocol ------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT, RateLimit, TokenBucket
+from kmodel.client.rate_limiter import RateLimit, TokenBucket
 from kmodel.loop import Crash, Restart
 
 from .harness import Cluster, pod
@@ -13,12 +13,12 @@ from .test_retry_and_client import Timed
 
 
 def test_a_full_bucket_lets_a_burst_through_then_one_request_per_interval():
-    bucket = TokenBucket(RateLimit(qps=20, burst=3))
+    bucket = RateLimit(qps=20, burst=3).bucket()
     assert [bucket.reserve(0) for _ in range(6)] == [0, 0, 0, 50, 100, 150]
 
 
 def test_the_bucket_refills_while_idle_but_never_beyond_its_burst():
-    bucket = TokenBucket(RateLimit(qps=20, burst=3))
+    bucket = RateLimit(qps=20, burst=3).bucket()
     assert [bucket.reserve(0) for _ in range(3)] == [0, 0, 0]
     assert bucket.reserve(75) == 75  # one token back at 50 ms
     assert bucket.reserve(75) == 100  # the next at 100
@@ -26,11 +26,21 @@ def test_the_bucket_refills_while_idle_but_never_beyond_its_burst():
     assert [bucket.reserve(3_600_000) for _ in range(4)] == [3_600_000] * 3 + [3_600_050]
 
 
+def test_try_take_takes_a_token_only_when_there_is_one():
+    # flowcontrol's TryAccept: a refusal takes nothing, so the next token comes on time
+    bucket = TokenBucket(300_000, 2)
+    assert [bucket.try_take(0) for _ in range(3)] == [True, True, False]
+    assert bucket.try_take(299_999) is False
+    assert bucket.try_take(300_000) is True and bucket.try_take(300_000) is False
+    with pytest.raises(ValueError, match="interval_ms must be at least 1"):
+        TokenBucket(0, 1)
+
+
 def test_a_bucket_needs_a_whole_number_of_ms_per_token():
     with pytest.raises(ValueError, match="qps must divide 1000"):
-        TokenBucket(RateLimit(qps=3, burst=1))
+        RateLimit(qps=3, burst=1).bucket()
     with pytest.raises(ValueError, match="burst must be at least 1"):
-        TokenBucket(RateLimit(qps=20, burst=0))
+        RateLimit(qps=20, burst=0).bucket()
 
 
 def limited(limit: RateLimit) -> tuple[Timed, Cluster]:
@@ -73,7 +83,6 @@ def test_every_component_of_a_cluster_gets_its_upstream_default_limit_and_a_buck
     controllers = {n: l for n, l in limits.items() if n.startswith("controller/")}
     assert len(controllers) == 8
     assert set(controllers.values()) == {RateLimit(qps=20, burst=30)}  # --kube-api-qps, --kube-api-burst
-    assert CONTROLLER_MANAGER_LIMIT == RateLimit(qps=20, burst=30)
     assert limits["kubelet/node-1"] == RateLimit(qps=50, burst=100)  # kubeAPIQPS, kubeAPIBurst
     assert limits["scheduler"] == RateLimit(qps=50, burst=100)  # clientConnection.qps, .burst
     assert limits["proxy/node-1"] == RateLimit(qps=5, burst=10)
