@@ -80,7 +80,7 @@ def _check_config(data: dict[str, Any]) -> None:
         check_json_fields(ClusterConfig, "config", data, CONFIG_MINIMUMS)
     except ValueError as exc:
         raise TraceError(str(exc)) from None
-    for name in ("components", "users"):
+    for name in ("components", "users", "fixes"):
         value = data.get(name, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise TraceError(f"config: {name} must be a list of strings, not {value!r}")

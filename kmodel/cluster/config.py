@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import attrs
 
+from kmodel.fixes import check_fixes
+
 #: the components a default cluster runs, by the name `kmodel.cluster.components` knows them
 DEFAULT_COMPONENTS: tuple[str, ...] = (
     "deployment", "replicaset", "garbagecollector", "podgc", "nodeipam", "nodelifecycle", "endpoints",
@@ -44,6 +46,9 @@ class ClusterConfig:
     static_pods: tuple[tuple[str, tuple], ...] = ()
     # the anti-pattern variant the model runs (kmodel.variants); "default" is Kubernetes as it is built
     variant: str = "default"
+    # opt-in fixes of upstream bugs the default model reproduces (kmodel.fixes); () is Kubernetes as it is
+    # (each once, in the registry's order; ValueError for an unknown name)
+    fixes: tuple[str, ...] = attrs.field(default=(), converter=check_fixes)
 
     def node_names(self) -> list[str]:
         return [f"node-{i}" for i in range(1, self.nodes + 1)]

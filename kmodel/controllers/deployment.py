@@ -395,7 +395,8 @@ class _Run:
                     self.cleanup(t3, o3, old_rss, lambda t4, o4: self.sync_deployment_status(t4, o4, all_rss, new_rs))
                 else:
                     self.sync_deployment_status(t3, o3, all_rss, new_rs)
-            self.write_scales(t2, o2, scale(self.d, new_rs, old_rss), scaled)
+            writes = scale(self.d, new_rs, old_rss, refresh_annotations=self.ctrl.refresh_annotations)
+            self.write_scales(t2, o2, writes, scaled)
         self.get_all(t, o, False, have)
 
     def status_only(self, t: int, o: Out) -> None:
@@ -502,7 +503,9 @@ class DeploymentController(Controller):
 
     max_retries = 15  # maxRetries in deployment_controller.go
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME) -> None:
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, refresh_annotations: bool = False) -> None:
+        #: the deployment-refresh-annotations fix (kmodel.fixes): scale() refreshes stale replica annotations
+        self.refresh_annotations = refresh_annotations
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -617,4 +620,7 @@ class DeploymentController(Controller):
 
 def make(ctx: Any) -> list:
     """The cluster factory: one Deployment controller talking to the API servers in order."""
-    return [DeploymentController(ctx.apiservers)]
+    from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS
+
+    return [DeploymentController(ctx.apiservers,
+                                 refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in ctx.config.fixes)]

@@ -24,6 +24,15 @@ taken blocks in a `CidrSet` (kmodel/ipam/cidrset: upstream's allocation order, r
 
 A crash forgets the CidrSet; the restart lists again and re-occupies, as a restarted kube-controller-manager.
 
+The nodeipam-release-by-owner fix (kmodel.fixes, off by default; kmodel's sketch, upstream has none) takes
+out the leaks above. The allocator keeps `owners`: which node (name and uid) holds each block it occupied or
+patched. A delete or a tombstone releases what that node holds (a tombstone's own podCIDRs can predate the
+patch); a node that shows up with another node's name and a new uid first releases what the old one held;
+and once the informer has synced, one more consistent LIST releases each node of the startup list that is
+gone or has another uid (a node deleted between the two lists: its informer never had it). A record is
+dropped when released, so no block is released twice. Without a record (a node deleted before its sync ran),
+a delete releases the node's podCIDRs, as upstream.
+
 Differences from upstream: one IP family (the config has one cluster CIDR); the allocator's own node
 informer and the controller's are the same here. Faithfully kept: after a patch whose answer never came
 (the client's timeout is not a ServerTimeout status) the block is released although the patch may have
@@ -46,6 +55,7 @@ from .base import Controller, Sync
 NAME = "controller/nodeipam"
 EVENT_SOURCE = "cidrAllocator"
 NODE_POLL_INTERVAL_MS = 10_000  # how often the startup list is retried
+SYNC_POLL_MS = 1_000  # the fix: how often it looks whether the informer has synced (a kmodel choice)
 CIDR_UPDATE_RETRIES = 3
 
 
@@ -70,9 +80,11 @@ class NodeIpamController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, cluster_cidr: str = "10.244.0.0/16",
-                 node_mask_size: int = 24, name: str = NAME) -> None:
+                 node_mask_size: int = 24, name: str = NAME, release_by_owner: bool = False) -> None:
         self.cluster_cidr = cluster_cidr
         self.node_mask_size = node_mask_size
+        #: the nodeipam-release-by-owner fix (kmodel.fixes): the one place that reads it is this class
+        self.release_by_owner = release_by_owner
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -80,6 +92,10 @@ class NodeIpamController(Controller):
         self.initial_listed = False
         self.errors: list[str] = []  # the errors syncs returned (upstream logs them), oldest first
         self.nodes = self.informer("nodes", on_delete=self._on_node_delete)
+        # the fix's records: node name -> (uid, the blocks it holds); the startup list's nodes with blocks,
+        # name -> uid, until the list after the informer's sync has been compared with them
+        self.owners: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self.start_nodes: dict[str, str] = {}
 
     # -- start: occupy what is in use -----------------------------------------------------------------------
 
@@ -96,6 +112,28 @@ class NodeIpamController(Controller):
         for node in response.body.items:
             self._occupy(node)
         self.initial_listed = True
+        if self.release_by_owner:
+            self.start_nodes = {n.metadata.name: n.metadata.uid for n in response.body.items if node_cidrs(n)}
+            self._reconcile_start(now, out)
+
+    def _reconcile_start(self, now: int, out: Out) -> None:
+        """The fix: once the informer has synced, list again from etcd and release the blocks of the startup
+        list's nodes that are gone (a consistent list taken after the informer's own: a node deleted before
+        the informer listed is missing here, one deleted after is a delete the informer sees)."""
+        if not self.nodes.has_synced:
+            self.client.call_later(now, out, SYNC_POLL_MS, self._reconcile_start)
+            return
+        self.client.list(now, out, "nodes", on_done=self._on_reconcile_listed)
+
+    def _on_reconcile_listed(self, now: int, response: Response, out: Out) -> None:
+        if not response.ok:
+            self.client.call_later(now, out, NODE_POLL_INTERVAL_MS, self._reconcile_start)
+            return
+        present = {n.metadata.name: n.metadata.uid for n in response.body.items}
+        for name, uid in sorted(self.start_nodes.items()):
+            if present.get(name) != uid:
+                self._release_owner(name, uid)
+        self.start_nodes = {}
 
     def has_work(self) -> bool:
         return self.initial_listed and super().has_work()
@@ -106,14 +144,41 @@ class NodeIpamController(Controller):
                 self.cidrs.occupy(cidr)
             except (CidrSetError, ValueError) as e:
                 return f"failed to mark cidr[{cidr}] at idx [0] as occupied for node: {node.metadata.name}: {e}"
+        self._own(node.metadata.name, node.metadata.uid, node_cidrs(node))
         return None
 
+    def _own(self, name: str, uid: str, cidrs: tuple[str, ...]) -> None:
+        """The fix: record that node (name, uid) holds `cidrs`. Names are unique at any one time, so a record
+        of that name with another uid is a node that is gone: its blocks are released first."""
+        if not self.release_by_owner or not cidrs:
+            return
+        held = self.owners.get(name)
+        if held is not None and held[0] != uid:
+            self._release_owner(name, held[0], keep=cidrs)
+        self.owners[name] = (uid, cidrs)
+
+    def _release_owner(self, name: str, uid: str, keep: tuple[str, ...] = ()) -> bool:
+        """The fix: release what node (name, uid) holds, once (the record goes); False if there is no record."""
+        held = self.owners.get(name)
+        if held is None or held[0] != uid:
+            return False
+        del self.owners[name]
+        for cidr in held[1]:
+            if cidr not in keep:
+                self._release_block(name, cidr)
+        return True
+
     def _release(self, node: Node) -> None:
+        if self.release_by_owner and self._release_owner(node.metadata.name, node.metadata.uid):
+            return
         for cidr in node_cidrs(node):
-            try:
-                self.cidrs.release(cidr)
-            except (CidrSetError, ValueError) as e:
-                self.errors.append(f"failed to release cidr {cidr} for node {node.metadata.name}: {e}")
+            self._release_block(node.metadata.name, cidr)
+
+    def _release_block(self, name: str, cidr: str) -> None:
+        try:
+            self.cidrs.release(cidr)
+        except (CidrSetError, ValueError) as e:
+            self.errors.append(f"failed to release cidr {cidr} for node {name}: {e}")
 
     def _on_node_delete(self, now: int, obj: Any, out: Out) -> None:
         node = getattr(obj, "obj", obj)  # DeletedFinalStateUnknown carries the last state seen
@@ -163,6 +228,7 @@ class NodeIpamController(Controller):
         def attempt(t: int, o: Out, tries: int) -> None:
             def done(t2: int, response: Response, o2: Out) -> bool:
                 if response.ok:
+                    self._own(name, node.metadata.uid, (cidr,))
                     return True
                 if tries < CIDR_UPDATE_RETRIES:
                     attempt(t2, o2, tries + 1)
@@ -183,4 +249,7 @@ class NodeIpamController(Controller):
 def make(ctx: ClusterContext) -> list:
     """The node IPAM controller over the cluster CIDR of the config."""
     c = ctx.config
-    return [NodeIpamController(ctx.apiservers, cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size)]
+    from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER
+
+    return [NodeIpamController(ctx.apiservers, cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size,
+                               release_by_owner=NODEIPAM_RELEASE_BY_OWNER in c.fixes)]

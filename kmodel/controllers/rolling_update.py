@@ -244,12 +244,19 @@ def _neg_str(s: str) -> tuple:
     return tuple(-ord(c) for c in s) + (1,)
 
 
-def scale(d: Deployment, new_rs: ReplicaSet | None, old_rss: Sequence[ReplicaSet]) -> tuple:
-    """sync.go scale(): the writes for a scaling event (or a paused Deployment)."""
+def scale(d: Deployment, new_rs: ReplicaSet | None, old_rss: Sequence[ReplicaSet], *,
+          refresh_annotations: bool = False) -> tuple:
+    """sync.go scale(): the writes for a scaling event (or a paused Deployment). `refresh_annotations` is the
+    deployment-refresh-annotations fix (kmodel.fixes; kubernetes/kubernetes#138036): when the only active set
+    already has the right size, upstream returns without writing, so a stale desired-replicas annotation keeps
+    every later sync a scaling event; the fix writes the annotations (scaleReplicaSet at the same size)."""
     r = replicas_of(d)
     active_or_latest = find_active_or_latest(new_rs, old_rss)
     if active_or_latest is not None:
         if replicas_of(active_or_latest) == r:
+            if refresh_annotations:
+                w = scale_replica_set(active_or_latest, r, d, "")
+                return (w,) if w else ()
             return ()
         w = scale_replica_set_and_record_event(active_or_latest, r, d)
         return (w,) if w else ()

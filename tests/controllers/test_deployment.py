@@ -146,6 +146,21 @@ def test_scale_single_active_and_saturated():
     assert [(w.rs.metadata.name, w.new) for w in ws] == [("old", 0)]
 
 
+def test_scale_refreshes_stale_annotations_of_a_right_sized_set_only_with_the_fix():
+    """Upstream's scale() returns when the active set's size matches, leaving a stale desired-replicas annotation
+    (so every sync stays a scaling event); the deployment-refresh-annotations fix writes the annotations."""
+    d = deployment(1)
+    stale = _annotated(replicaset("only", 1), 2, 3)  # sized for 1, annotated for 2
+    assert is_scaling_event(d, stale, [])
+    assert scale(d, stale, []) == ()
+    (w,) = scale(d, stale, [], refresh_annotations=True)
+    assert w.new == w.old == 1 and w.operation == "" and not w.scaled
+    assert w.rs.metadata.annotations[du.DESIRED_REPLICAS_ANNOTATION] == "1"
+    assert not is_scaling_event(d, w.rs, [])
+    fresh = _annotated(replicaset("only", 1), 1, 2)  # max-replicas 1 + surge 1 (25% of 1, rounded up)
+    assert scale(d, fresh, [], refresh_annotations=True) == ()
+
+
 # --- rolling update ---------------------------------------------------------------------------------------
 
 def test_reconcile_old_cleans_unhealthy_first():

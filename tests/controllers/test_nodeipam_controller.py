@@ -88,3 +88,82 @@ def test_restart_occupies_before_allocating_even_with_a_lagging_informer():
     c.apply([node("b")])
     c.run(3_000)
     assert ctrl.cidrs.allocated == 2 and cidrs(c) == {"a": "10.244.0.0/24", "b": "10.244.1.0/24"}
+
+
+# -- the nodeipam-release-by-owner fix (kmodel.fixes): off by default, as upstream --------------------------
+
+def _fixed_cluster(fixed: bool) -> Cluster:
+    from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER
+
+    return make_cluster(fixes=(NODEIPAM_RELEASE_BY_OWNER,) if fixed else ())
+
+
+def _without_cidr(n: Node) -> Node:
+    import attrs
+
+    return attrs.evolve(n, spec=attrs.evolve(n.spec, pod_cidr="", pod_cidrs=()))
+
+
+def test_a_tombstone_older_than_the_patch_releases_the_block_only_with_the_fix():
+    from kmodel.client.indexer import DeletedFinalStateUnknown
+
+    for fixed, left in ((False, 2), (True, 1)):
+        c = _fixed_cluster(fixed)
+        c.apply([node("a"), node("b")])
+        c.run(2_000)
+        ctrl = c.loop.components[NAME]
+        stale = _without_cidr(c.get("nodes", "", "a"))  # the state from before nodeipam's patch
+        ctrl._on_node_delete(c.now, DeletedFinalStateUnknown("a", stale), None)
+        assert ctrl.cidrs.allocated == left, fixed
+
+
+def test_with_the_fix_a_block_is_released_once_however_often_its_node_is_seen_gone():
+    c = _fixed_cluster(True)
+    c.apply([node("a"), node("b")])
+    c.run(2_000)
+    ctrl = c.loop.components[NAME]
+    a = c.get("nodes", "", "a")
+    ctrl._on_node_delete(c.now, a, None)
+    assert ctrl.cidrs.allocated == 1
+    c.apply([node("c")])  # takes the next block; a's block waits for the wrap
+    c.run(4_000)
+    ctrl._on_node_delete(c.now, a, None)  # seen gone again (a second tombstone): nothing more is released
+    assert ctrl.cidrs.allocated == 2 and ctrl.errors == []
+
+
+def test_with_the_fix_a_new_node_of_the_same_name_first_releases_the_old_ones_block():
+    """Names are unique at any one time: a record of the same name with another uid is a node that is gone."""
+    c = _fixed_cluster(True)
+    c.apply([node("a")])
+    c.run(2_000)
+    ctrl = c.loop.components[NAME]
+    old = c.get("nodes", "", "a")
+    ctrl._own("a", "another-uid", ("10.244.7.0/24",))
+    assert ctrl.owners["a"] == ("another-uid", ("10.244.7.0/24",))
+    assert ctrl.cidrs.allocated == 0  # old's 10.244.0.0/24 released (the test did not occupy .7)
+    assert old.spec.pod_cidr == "10.244.0.0/24"
+
+
+def test_with_the_fix_the_startup_list_nodes_gone_by_the_informer_sync_are_released():
+    """The route upstream leaks on: a node in nodeipam's startup list, deleted before its informer's first list
+    (so no delete ever reaches it). With the fix, the list after the informer's sync no longer has it, and its
+    block is released."""
+    import attrs
+
+    from kmodel.apiserver.wire import ListResult, Response
+    from kmodel.component import Out
+
+    for fixed, left in ((False, 2), (True, 1)):
+        c = _fixed_cluster(fixed)
+        c.apply([node("a")])
+        c.run(2_000)
+        ctrl = c.loop.components[NAME]
+        a = c.get("nodes", "", "a")
+        ghost = attrs.evolve(a, metadata=attrs.evolve(a.metadata, name="ghost", uid="ghost-uid"),
+                             spec=attrs.evolve(a.spec, pod_cidr="10.244.5.0/24", pod_cidrs=("10.244.5.0/24",)))
+        out = Out()  # a startup list that still had `ghost`, handled as the loop would
+        ctrl._on_listed(c.now, Response(0, 200, ListResult((a, ghost), "1")), out)
+        c.loop._apply(NAME, out.effects)  # noqa: SLF001
+        c.run(20_000)
+        assert ctrl.cidrs.allocated == left, fixed
+        assert ctrl.start_nodes == {} if fixed else True

@@ -1,0 +1,85 @@
+"""Fixes: opt-in changes that take out one of the upstream bugs the default model reproduces.
+
+The default model keeps upstream's behaviour, bugs included (README, "Upstream bugs the default model
+reproduces"). A fix is a switch, like a variant (DESIGN.md, principle 5): it changes one behaviour at one
+named place, read from `ClusterConfig.fixes` there and nowhere else. Fixes serve two purposes:
+
+* checking a proposed fix: `kmodel replay TRACE --fix NAME --lenient` replays the bug's trace on the fixed
+  model, and `kmodel check --fix NAME` explores the fixed model for what the fix breaks or leaves;
+* hunting new bugs: a long campaign on the default model keeps finding the same known bug (most
+  `--profile campaign` seeds find the nodeipam leak); with the fixes on it looks past them.
+
+A fix is either upstream's own proposal (`upstream` names the pull requests) or kmodel's sketch where
+upstream has none (`upstream` says so): a sketch is kmodel's guess at a fix, not Kubernetes behaviour.
+
+    kmodel fixes             lists them
+    kmodel check --fix NAME, kmodel replay --fix NAME, kmodel simulate --fix NAME (repeatable)
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import attrs
+
+DEPLOYMENT_REFRESH_ANNOTATIONS = "deployment-refresh-annotations"
+NODEIPAM_RELEASE_BY_OWNER = "nodeipam-release-by-owner"
+
+
+@attrs.frozen
+class Fix:
+    name: str
+    #: the invariant the bug violates
+    invariant: str
+    #: the bug, in one sentence
+    bug: str
+    #: what the fix changes, in one sentence
+    changes: str
+    #: the one place in the model that reads the switch
+    where: str
+    #: upstream's proposals (pull requests), or why there is none
+    upstream: str
+    #: the regression traces of the bug (tests/regressions), which pass with the fix on
+    traces: tuple[str, ...]
+
+
+FIXES: tuple[Fix, ...] = (
+    Fix(
+        DEPLOYMENT_REFRESH_ANNOTATIONS, "converges-replicas",
+        "an active ReplicaSet of the right size with a stale desired-replicas annotation makes every sync a "
+        "scaling event, and scale() returns early because the sizes match, so a new template is never rolled out",
+        "scale() updates the active ReplicaSet's replica annotations when its size already matches and they "
+        "are stale, instead of returning",
+        "kmodel/controllers/rolling_update.py (scale)",
+        "kubernetes/kubernetes#138036 and #138840 (open), #102579 (closed): all three propose this change",
+        ("deployment-stale-desired-replicas-annotation-blocks-rollout.json",)),
+    Fix(
+        NODEIPAM_RELEASE_BY_OWNER, "no-cidr-leak",
+        "after a restart, nodeipam releases a block only on an informer delete that carries the node's "
+        "podCIDR: a node deleted between its startup list and its informer's first list, or deleted as a "
+        "tombstone older than its patch, keeps its block",
+        "the range allocator remembers which node (name and uid) holds each block it occupied or patched; a "
+        "delete or tombstone releases what that node holds, and once its informer has synced, one more "
+        "consistent list releases each node of the startup list that is gone (or back with another uid)",
+        "kmodel/controllers/nodeipam.py (NodeIpamController)",
+        "none: upstream accepts such leaks until the next restart; this is kmodel's sketch of a fix",
+        ("nodeipam-node-deleted-between-its-two-lists.json",
+         "nodeipam-tombstone-older-than-the-cidr-it-was-given.json")),
+)
+
+NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
+
+
+def fix(name: str) -> Fix:
+    for f in FIXES:
+        if f.name == name:
+            return f
+    raise ValueError(f"unknown fix {name!r}; fixes: {', '.join(NAMES)}")
+
+
+def check_fixes(names: Iterable[str]) -> tuple[str, ...]:
+    """The fixes named, each once, in the registry's order; ValueError (one line) for an unknown name."""
+    wanted = list(names)
+    for name in wanted:
+        fix(name)
+    return tuple(n for n in NAMES if n in wanted)
