@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kmodel {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     from kmodel.checker import command as checker_command
+    from kmodel.fixes import command as fixes_command
     from kmodel.simulate import command as simulate_command
     from kmodel.variants import command as variants_command
 
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     checker_command.register(subparsers)
     variants_command.register(subparsers)
     variants_command.register_principles(subparsers)
+    fixes_command.register(subparsers)
     return parser
 
 

@@ -1,11 +1,12 @@
 """The `kmodel check`, `kmodel replay` and `kmodel invariants` subcommands: options, exit codes, output.
 
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--variant NAME]
-                 [--profile dev|ci|campaign] [--report DIR]
+                 [--fix NAME]… [--profile dev|ci|campaign] [--report DIR]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage
-    kmodel replay TRACE [--variant NAME] [--quiet]
+    kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet]
         re-execute a trace step by step without Hypothesis; exit 1 a violation reproduced, 0 the trace passes,
-        2 an unreadable, truncated or wrong-version file (or one this model cannot apply)
+        2 an unreadable, truncated or wrong-version file (or one this model cannot apply; with --lenient,
+        interleaving and fault steps whose events are not enabled are skipped instead)
     kmodel invariants
         the table of invariants: name, kind, principle, guarantee
 
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kmodel.checker.profiles import PROFILES
+from kmodel.fixes.command import add_fix_option, fixes_from
 
 CHECK_HELP = "explore interleavings and faults with Hypothesis, checking every invariant"
 REPLAY_HELP = "re-execute a trace step by step, without Hypothesis"
@@ -35,6 +37,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes (default 3)")
     p.add_argument("--apiservers", type=int, default=2, metavar="N", help="API server replicas (default 2)")
     p.add_argument("--variant", default="default", metavar="NAME", help="model variant (default: default)")
+    add_fix_option(p, "explore the model")
     p.add_argument("--profile", default="dev", choices=PROFILES, help="Hypothesis profile (default dev)")
     p.add_argument("--report", default="reports/latest", metavar="DIR", help="report folder (default reports/latest)")
     p.set_defaults(handler=check)
@@ -44,6 +47,11 @@ def register(subparsers: Any) -> None:
                                      "cannot be used")
     r.add_argument("trace", metavar="TRACE", help="a trace file (kmodel-trace/1)")
     r.add_argument("--variant", default=None, metavar="NAME", help="replay under this variant (default: the trace's)")
+    add_fix_option(r, "replay (besides the trace's own fixes)")
+    r.add_argument("--lenient", action="store_true",
+                   help="skip the events of interleaving and fault steps that are not enabled when their turn comes "
+                        "(as the minimizer replays), instead of refusing a trace this model no longer fits: for a "
+                        "trace recorded on another model, e.g. a bug's trace replayed with its --fix")
     r.add_argument("--quiet", action="store_true", help="print only the outcome")
     r.set_defaults(handler=replay_command)
 
@@ -87,7 +95,8 @@ def check(args: argparse.Namespace) -> int:
 
     try:
         options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
-                               apiservers=args.apiservers, variant=args.variant, profile=args.profile)
+                               apiservers=args.apiservers, variant=args.variant, profile=args.profile,
+                               fixes=fixes_from(args.fix))
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
     _prepare_report_folder(Path(args.report))
@@ -97,6 +106,8 @@ def check(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     report = write_results(result, Path(args.report))
     checked = sum(1 for inv in report["invariants"] if inv["checks"])
+    if options.fixes:
+        print(f"fixes on: {', '.join(options.fixes)}")
     print(f"kmodel check: seed {options.seed}, {result.stats.examples} examples, {result.stats.steps} steps, "
           f"{result.stats.events} model events in {result.seconds:.1f} s; {checked}/{len(report['invariants'])} "
           f"invariants checked; trace digest {report['trace_digest']}")
@@ -122,15 +133,20 @@ def replay_command(args: argparse.Namespace) -> int:
         raise KmodelUsageError(str(exc)) from None
     if trace.variant not in VARIANTS and args.variant is None:
         raise KmodelUsageError(f"{args.trace}: unknown variant {trace.variant!r}; variants: {', '.join(VARIANTS)}")
+    fixes = fixes_from(args.fix)
 
     def show(i: int, action: Any) -> None:
         if not args.quiet:
             print(f"{i:4d}. {action.name}")
 
     try:
-        result = replay(trace, variant=args.variant, record_messages=False, on_step=show)
+        result = replay(trace, variant=args.variant, record_messages=False, on_step=show, fixes=fixes,
+                        lenient=args.lenient)
     except TraceDiverged as exc:
-        raise KmodelUsageError(f"{args.trace} does not fit this model: {exc}") from None
+        raise KmodelUsageError(f"{args.trace} does not fit this model: {exc} (--lenient skips the events that are "
+                               f"not enabled)") from None
+    if args.lenient:
+        print(f"lenient: {result.skipped} of {len(trace.actions)} steps lost some or all of their events")
     expected = trace.expected_invariant
     if result.violation is not None:
         v = result.violation
@@ -138,7 +154,7 @@ def replay_command(args: argparse.Namespace) -> int:
         if expected is not None and expected != v.invariant:
             print(f"(the trace expected {expected})")
         return 1
-    print(f"passed: {len(trace.actions)} steps, no invariant violated (digest {result.digest})")
+    print(f"passed: {len(result.steps)} steps, no invariant violated (digest {result.digest})")
     if expected is not None:
         print(f"(the trace expected {expected} to fail)")
     return 0

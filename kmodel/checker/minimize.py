@@ -8,7 +8,7 @@ a handful matter. Actions are data and a replay is exact, so the trace itself ca
 removes chunks of actions (halves, then quarters, ... then single actions, Zeller's ddmin) and keeps a cut
 whenever the shorter trace, replayed from the start, still violates the same invariant. A cut may make later
 loop events impossible (a `Fire` delivering a message that is no longer sent, a fault on a link now empty):
-those events are skipped in the replay (`_execute_leniently`), and the trace kept is what the replay did run,
+those events are skipped in the replay (`execute_leniently`), and the trace kept is what the replay did run,
 which replays exactly. A cut that makes any other action impossible simply does not fail, and is not kept.
 
 What is never cut: the first `keep_prefix` actions (the checker's initial workload and warm-up, which every
@@ -78,14 +78,14 @@ class _Runner:
 
     def fails(self, rest: Sequence[Action], invariant: str) -> Optional[Session]:
         """The session if `prefix + rest` violates `invariant` (it stops at the violation), else None. The
-        interleaving and fault steps are replayed leniently (`_execute_leniently`); the session records what
+        interleaving and fault steps are replayed leniently (`execute_leniently`); the session records what
         did run, so its actions replay exactly."""
         self.replays += 1
         session = self._start()
         started = session.events_applied
         try:
             for action in rest:
-                _execute_leniently(session, action)
+                execute_leniently(session, action)
         except InvariantViolation as violation:
             if violation.invariant == invariant:
                 self.events += session.events_applied - started
@@ -97,7 +97,7 @@ class _Runner:
         return None
 
 
-def _execute_leniently(session: Session, action: Action) -> None:
+def execute_leniently(session: Session, action: Action) -> None:
     """Execute `action`, except that a cut may have made some of its loop events impossible: a `Fire` runs the
     events enabled when their turn comes and skips the others (skipped whole if none is enabled at its
     start), and a `Fault` whose event is not enabled is skipped. Without this, cutting one action that an

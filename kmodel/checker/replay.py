@@ -4,7 +4,10 @@
 invariants are checked the same way as during the search) and returns a `ReplayResult`: the steps executed,
 the violation (or None), the messages delivered at each step (recorded by a tap on the loop, for the report's
 sequence diagram) and the session's digest. `on_step(index, action)` is called before each step, which is how
-`kmodel replay` prints as it goes. A trace whose moves the model no longer makes raises `TraceDiverged`.
+`kmodel replay` prints as it goes. A trace whose moves the model no longer makes raises `TraceDiverged`,
+unless `lenient`: then its interleaving and fault steps are replayed as the minimizer replays them (the events
+not enabled when their turn comes are skipped), and `skipped` counts the steps that lost events. `fixes` are
+turned on besides the trace's own (kmodel.fixes).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class ReplayResult:
     violation: Optional[InvariantViolation]
     messages: tuple[tuple[int, str, str, str], ...]
     digest: str
+    skipped: int = 0  # lenient replays: steps that lost some or all of their events
 
     @property
     def passed(self) -> bool:
@@ -38,17 +42,29 @@ def replay(
     invariants: Optional[Iterable[Invariant]] = None,
     record_messages: bool = True,
     on_step: Optional[Callable[[int, Action], None]] = None,
+    fixes: Iterable[str] = (),
+    lenient: bool = False,
 ) -> ReplayResult:
-    session = Session(trace.config, all_invariants() if invariants is None else invariants,
+    from kmodel.checker.minimize import execute_leniently
+
+    config = attrs.evolve(trace.config, fixes=(*trace.config.fixes, *fixes))
+    session = Session(config, all_invariants() if invariants is None else invariants,
                       variant=variant or trace.variant, record_messages=record_messages)
     violation = None
+    skipped = 0
     for i, action in enumerate(trace.actions):
         if on_step is not None:
             on_step(i, action)
         try:
-            session.execute(action)
+            if lenient:
+                before = len(session.actions)
+                execute_leniently(session, action)
+                if len(session.actions) == before or session.actions[-1] != action:
+                    skipped += 1
+            else:
+                session.execute(action)
         except InvariantViolation as exc:
             violation = exc
             break
     return ReplayResult(tuple(a.name for a in session.actions), violation, tuple(session.messages),
-                        session.digest())
+                        session.digest(), skipped)

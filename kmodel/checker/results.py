@@ -53,6 +53,7 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dic
         "steps": result.steps,
         "profile": options.profile,
         "variant": options.variant,
+        "fixes": list(options.fixes),
         "config": {"nodes": options.nodes, "apiservers": options.apiservers},
         "trace_digest": stats.trace_digest(),
         "invariants": invariants,

@@ -28,6 +28,7 @@ from kmodel.checker.session import VARIANTS, InvariantViolation, Session
 from kmodel.checker.stats import Stats
 from kmodel.checker.trace import Trace, Violation
 from kmodel.cluster import ClusterConfig
+from kmodel.fixes import check_fixes
 
 
 @attrs.frozen
@@ -39,6 +40,8 @@ class CheckOptions:
     apiservers: int = 2  # two replicas, so one can lag behind the other (stale reads)
     variant: str = "default"
     profile: str = "dev"
+    #: fixes of upstream bugs turned on (kmodel.fixes), each once, in the registry's order
+    fixes: tuple[str, ...] = attrs.field(default=(), converter=check_fixes)
 
     def __attrs_post_init__(self) -> None:
         profile(self.profile)  # ValueError for an unknown one
@@ -54,7 +57,8 @@ class CheckOptions:
             raise ValueError("--apiservers must be between 1 and 9")
 
     def config(self) -> ClusterConfig:
-        return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed, variant=self.variant)
+        return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed, variant=self.variant,
+                             fixes=self.fixes)
 
     def settings(self) -> Settings:
         base = profile(self.profile)

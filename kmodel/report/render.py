@@ -161,6 +161,9 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
                              ("profile", "Profile", True)):
         if key in report and report[key] is not None:
             summary.append((label, _count(report[key]) + _as_run(key, figures), code))
+    fixes = report.get("fixes")
+    if isinstance(fixes, list) and fixes:  # only when some are on: the default model has none
+        summary.append(("Fixes on", ", ".join(str(f) for f in fixes), True))
     if figures.get("model_events") is not None:
         summary.append(("Model events", _count(figures["model_events"]), False))
     if report.get("duration_s") is not None:

@@ -10,6 +10,7 @@ from typing import Any
 from kmodel.simulate.inputs import InputError, parse_fault, read_manifests
 from kmodel.simulate.render import render
 from kmodel.simulate.run import simulate
+from kmodel.fixes.command import add_fix_option, fixes_from
 from kmodel.variants import variant as known_variant
 
 
@@ -40,6 +41,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
     p.add_argument("--variant", default="default", metavar="NAME",
                    help="model variant (default: default; see kmodel variants)")
+    add_fix_option(p, "simulate")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.set_defaults(handler=run)
 
@@ -54,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         if args.until != args.until or args.until in (float("inf"), float("-inf")):
             raise InputError("--until must be a finite number of seconds")
         _, report = simulate(manifests, nodes=args.nodes, until_ms=round(args.until * 1000), faults=faults,
-                             as_user=args.as_user, seed=args.seed, variant=args.variant)
+                             as_user=args.as_user, seed=args.seed, variant=args.variant,
+                             fixes=fixes_from(args.fix))
     except InputError as exc:
         raise KmodelUsageError(str(exc)) from None
     if args.json:

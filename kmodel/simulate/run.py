@@ -43,7 +43,8 @@ def check_faults(cluster: Cluster, faults: Sequence[FaultSpec], until_ms: int) -
 
 def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 60_000,
              faults: Sequence[FaultSpec] = (), as_user: Optional[str] = None, seed: int = 0,
-             components: tuple[str, ...] = DEFAULT_COMPONENTS, variant: str = "default") -> tuple[Cluster, dict]:
+             components: tuple[str, ...] = DEFAULT_COMPONENTS, variant: str = "default",
+             fixes: tuple[str, ...] = ()) -> tuple[Cluster, dict]:
     """Run one simulation; returns the cluster (for inspection) and the report."""
     if nodes < 1:
         raise InputError(f"--nodes must be at least 1 (got {nodes})")
@@ -51,7 +52,7 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
         raise InputError("--until must be >= 0 seconds")
     users = (as_user,) if as_user and as_user not in BUILT_IN_USERS else ()
     cluster = Cluster(ClusterConfig(nodes=nodes, seed=seed, components=components, users=users,
-                                    variant=variant))
+                                    variant=variant, fixes=fixes))
     check_faults(cluster, faults, until_ms)
     token = "" if not as_user or as_user == "admin" else user_token(as_user)
     cluster.apply([m.document for m in manifests], token=token)

@@ -135,7 +135,7 @@ def test_a_cut_replays_interleaving_and_fault_steps_leniently_and_records_what_r
     no longer enabled is skipped: cutting an action a later interleaving step depended on no longer makes the
     whole candidate impossible. What the session records replays exactly."""
     from kmodel.checker.actions import Fault, Fire
-    from kmodel.checker.minimize import _execute_leniently
+    from kmodel.checker.minimize import execute_leniently
     from kmodel.loop.events import Deliver, DropHead, Work
 
     config = ClusterConfig(nodes=2, apiservers=2, seed=1)
@@ -143,11 +143,11 @@ def test_a_cut_replays_interleaving_and_fault_steps_leniently_and_records_what_r
     for action in PREFIX:
         session.execute(action)
     done = len(session.actions)
-    _execute_leniently(session, Fire((Work("kubectl"),)))  # nothing queued: skipped whole
-    _execute_leniently(session, Fault(DropHead("kubectl", "apiserver-0")))  # an empty link: skipped
+    execute_leniently(session, Fire((Work("kubectl"),)))  # nothing queued: skipped whole
+    execute_leniently(session, Fault(DropHead("kubectl", "apiserver-0")))  # an empty link: skipped
     assert len(session.actions) == done
-    _execute_leniently(session, ApplyService("api"))
-    _execute_leniently(session, Fire((Deliver("scheduler", "etcd"), Work("kubectl"))))
+    execute_leniently(session, ApplyService("api"))
+    execute_leniently(session, Fire((Deliver("scheduler", "etcd"), Work("kubectl"))))
     assert session.actions[done:] == [ApplyService("api"), Fire((Work("kubectl"),))]
     again = replay(Trace(config, tuple(session.actions)))
     assert again.violation is None and again.digest == session.digest()

@@ -1,0 +1,47 @@
+"""The `kmodel fixes` subcommand, and the `--fix NAME` option that check, replay and simulate share."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from typing import Any, Iterable, Optional
+
+from kmodel.fixes import FIXES, check_fixes
+
+HELP = "list the fixes: opt-in changes that take out an upstream bug the default model reproduces"
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("fixes", help=HELP, description=HELP,
+                              epilog="turn one on with --fix NAME (repeatable) on check, replay and simulate")
+    p.set_defaults(handler=fixes_command)
+
+
+def add_fix_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--fix", action="append", default=[], metavar="NAME",
+                        help=f"{what} with this fix of an upstream bug on (repeatable; `kmodel fixes` lists them)")
+
+
+def fixes_from(values: Optional[Iterable[str]]) -> tuple[str, ...]:
+    """The --fix values (each may also be a comma-separated list), checked: KmodelUsageError for an unknown one."""
+    from kmodel.cli import KmodelUsageError
+
+    names = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
+    try:
+        return check_fixes(names)
+    except ValueError as exc:
+        raise KmodelUsageError(str(exc)) from None
+
+
+def fixes_command(args: argparse.Namespace) -> int:
+    width = max(len(f.name) for f in FIXES)
+    indent = " " * (width + 2)
+    for f in FIXES:
+        print(f"{f.name.ljust(width)}  fixes {f.invariant}")
+        for label, text in (("bug:     ", f.bug), ("changes: ", f.changes), ("where:   ", f.where),
+                            ("upstream:", f.upstream), ("traces:  ", ", ".join(f"tests/regressions/{t}" for t in f.traces))):
+            lines = textwrap.wrap(text, 100 - len(indent) - len(label) - 1, break_on_hyphens=False) or [""]
+            print(f"{indent}{label} {lines[0]}")
+            for line in lines[1:]:
+                print(f"{indent}{' ' * len(label)} {line}")
+    return 0

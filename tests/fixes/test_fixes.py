@@ -1,0 +1,119 @@
+"""Fixes (kmodel.fixes): the registry, the switch in the configuration and traces, the CLI, and each fix
+taking out its bug: its regression traces fail on the default model and pass with it on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kmodel.checker.replay import replay
+from kmodel.checker.trace import TraceError, config_from_json, config_to_json, read_trace
+from kmodel.cli import main
+from kmodel.cluster import ClusterConfig
+from kmodel.fixes import FIXES, NAMES, check_fixes
+
+ROOT = Path(__file__).resolve().parents[2]
+REGRESSIONS = ROOT / "tests" / "regressions"
+
+
+def test_registry_names_places_and_traces_exist():
+    assert len(set(NAMES)) == len(NAMES)
+    for f in FIXES:
+        assert (ROOT / f.where.split(" ")[0]).is_file(), f.where
+        assert f.traces
+        for name in f.traces:
+            trace = read_trace(REGRESSIONS / name)
+            assert trace.expected_invariant == f.invariant, name  # the bug's trace, expected to fail
+
+
+def test_config_keeps_each_fix_once_in_registry_order_and_refuses_unknown_ones():
+    assert ClusterConfig(fixes=tuple(reversed(NAMES)) + NAMES[:1]).fixes == NAMES
+    with pytest.raises(ValueError, match="unknown fix 'no-such-fix'; fixes: "):
+        ClusterConfig(fixes=("no-such-fix",))
+    assert check_fixes([]) == ()
+
+
+def test_trace_config_round_trips_fixes_and_refuses_unknown_ones():
+    config = ClusterConfig(fixes=NAMES)
+    data = config_to_json(config)
+    assert data["fixes"] == list(NAMES)
+    assert config_from_json(data) == config
+    with pytest.raises(TraceError, match="unknown fix"):
+        config_from_json({**data, "fixes": ["no-such-fix"]})
+    with pytest.raises(TraceError, match="fixes must be a list of strings"):
+        config_from_json({**data, "fixes": "deployment-refresh-annotations"})
+    assert config_from_json({k: v for k, v in data.items() if k != "fixes"}).fixes == ()  # older traces
+
+
+@pytest.mark.parametrize("fix, trace", [(f.name, t) for f in FIXES for t in f.traces])
+def test_each_fix_takes_out_its_bug_on_its_traces(fix, trace):
+    loaded = read_trace(REGRESSIONS / trace)
+    without = replay(loaded, record_messages=False)
+    assert without.violation is not None and without.violation.invariant == loaded.expected_invariant
+    with_fix = replay(loaded, record_messages=False, fixes=(fix,))  # strict: the trace still fits
+    assert with_fix.violation is None, with_fix.violation
+
+
+def test_a_fix_leaves_the_other_bugs_alone():
+    """Each fix touches its own bug only: the other fix's traces still fail with it on."""
+    for f in FIXES:
+        for other in FIXES:
+            if other is f:
+                continue
+            for name in other.traces:
+                result = replay(read_trace(REGRESSIONS / name), record_messages=False, fixes=(f.name,))
+                assert result.violation is not None and result.violation.invariant == other.invariant, (f.name, name)
+
+
+def test_fixes_command_lists_every_fix(capsys):
+    assert main(["fixes"]) == 0
+    out = capsys.readouterr().out
+    for f in FIXES:
+        assert f.name in out and f"fixes {f.invariant}" in out
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "--examples", "1", "--fix", "no-such-fix"],
+    ["replay", str(REGRESSIONS / FIXES[0].traces[0]), "--fix", "no-such-fix"],
+    ["simulate", "-f", str(ROOT / "examples" / "web-service.yaml"), "--fix", "no-such-fix"],
+])
+def test_an_unknown_fix_is_one_line_and_exit_2(argv, capsys, tmp_path):
+    if argv[0] == "check":
+        argv = [*argv, "--report", str(tmp_path / "r")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "unknown fix 'no-such-fix'; fixes: " in err
+
+
+def test_replay_with_a_fix_exits_0_on_the_bug_trace(capsys):
+    f = FIXES[0]
+    path = str(REGRESSIONS / f.traces[0])
+    assert main(["replay", "--quiet", path]) == 1
+    assert main(["replay", "--quiet", "--lenient", "--fix", f.name, path]) == 0
+    out = capsys.readouterr().out
+    assert "lenient: 0 of 7 steps lost some or all of their events" in out and "passed: 7 steps" in out
+
+
+def test_replay_lenient_skips_what_the_model_no_longer_enables(tmp_path, capsys):
+    """A trace whose recorded event is not enabled is refused (exit 2, naming --lenient); --lenient skips it."""
+    data = json.loads((REGRESSIONS / FIXES[0].traces[0]).read_text())
+    data["actions"].insert(len(data["actions"]) - 1, {"name": "fault", "event": {"kind": "drop_head", "src": "kubectl",
+                                                                               "dst": "apiserver-1"}})
+    data["expect"] = "pass"
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    assert main(["replay", "--quiet", str(path)]) == 2
+    assert "--lenient" in capsys.readouterr().err
+    assert main(["replay", "--quiet", "--lenient", str(path)]) == 1
+    assert "lenient: 1 of 8 steps lost" in capsys.readouterr().out
+
+
+def test_check_with_fixes_reports_them(tmp_path):
+    folder = tmp_path / "r"
+    assert main(["check", "--examples", "2", "--steps", "3", "--seed", "1", "--fix", ",".join(NAMES),
+                 "--report", str(folder)]) == 0
+    report = json.loads((folder / "report.json").read_text())
+    assert report["fixes"] == list(NAMES)
+    assert "Fixes on" in (folder / "report.md").read_text()
