@@ -6,7 +6,9 @@ import argparse
 import textwrap
 from typing import Any, Iterable, Optional
 
-from kmodel.fixes import FIXES, check_fixes
+from kmodel.fixes import FIXES, NAMES, check_fixes
+
+ALL = "all"  # --fix all: every fix
 
 HELP = "list the fixes: opt-in changes that take out an upstream bug the default model reproduces"
 
@@ -19,14 +21,18 @@ def register(subparsers: Any) -> None:
 
 def add_fix_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--fix", action="append", default=[], metavar="NAME",
-                        help=f"{what} with this fix of an upstream bug on (repeatable; `kmodel fixes` lists them)")
+                        help=f"{what} with this fix of an upstream bug on (repeatable or comma-separated; 'all' "
+                             f"for every one; `kmodel fixes` lists them)")
 
 
 def fixes_from(values: Optional[Iterable[str]]) -> tuple[str, ...]:
-    """The --fix values (each may also be a comma-separated list), checked: KmodelUsageError for an unknown one."""
+    """The --fix values (each may also be a comma-separated list; "all" is every fix), checked: KmodelUsageError
+    for an unknown one."""
     from kmodel.cli import KmodelUsageError
 
     names = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
+    if ALL in names:
+        names = [n for n in names if n != ALL] + list(NAMES)
     try:
         return check_fixes(names)
     except ValueError as exc:

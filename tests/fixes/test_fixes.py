@@ -67,6 +67,14 @@ def test_a_fix_leaves_the_other_bugs_alone():
                 assert result.violation is not None and result.violation.invariant == other.invariant, (f.name, name)
 
 
+def test_fix_option_takes_names_lists_and_all():
+    from kmodel.fixes.command import fixes_from
+
+    assert fixes_from([NAMES[-1], f" {NAMES[0]} ,"]) == NAMES
+    assert fixes_from(["all"]) == fixes_from([",".join(NAMES)]) == NAMES
+    assert fixes_from(None) == ()
+
+
 def test_fixes_command_lists_every_fix(capsys):
     assert main(["fixes"]) == 0
     out = capsys.readouterr().out
@@ -112,7 +120,7 @@ def test_replay_lenient_skips_what_the_model_no_longer_enables(tmp_path, capsys)
 
 def test_check_with_fixes_reports_them(tmp_path):
     folder = tmp_path / "r"
-    assert main(["check", "--examples", "2", "--steps", "3", "--seed", "1", "--fix", ",".join(NAMES),
+    assert main(["check", "--examples", "2", "--steps", "3", "--seed", "1", "--fix", "all",
                  "--report", str(folder)]) == 0
     report = json.loads((folder / "report.json").read_text())
     assert report["fixes"] == list(NAMES)
