@@ -6,12 +6,13 @@ A pod bound to a node that no longer exists can never be run, stopped or confirm
 would ever remove it, and its ReplicaSet would count it forever. Upstream's PodGC, every 20 s (gcCheckPeriod),
 finds pods whose spec.nodeName names a node absent from its node informer, waits a quarantine of 40 s
 (the node may only be missing from a lagging cache), confirms with a live GET of the node (404), then
-force-deletes the pod (gracePeriodSeconds 0) after marking it with the DisruptionTarget condition
-(reason DeletionByPodGC).
+force-deletes the pod (gracePeriodSeconds 0) after marking it Failed with the DisruptionTarget condition
+(reason DeletionByPodGC, a server-side apply).
 
 The model does the same, level-driven: a key is a pod; the periodic timer queues every pod whose node is
 missing from the cache; its sync waits out the quarantine (requeue_after), GETs the node and deletes the pod
-with grace 0 when the node is really gone. Not modelled: gcTerminated (the 12,500 terminated-pods threshold),
+with grace 0 when the node is really gone. Not modelled: the Failed phase and DisruptionTarget condition written
+before the delete (the pod is deleted as it was); gcTerminated (the 12,500 terminated-pods threshold),
 gcUnscheduledTerminating and gcTerminating (out-of-service taint).
 """
 
