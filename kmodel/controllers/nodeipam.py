@@ -30,8 +30,8 @@ patched. A delete or a tombstone releases what that node holds (a tombstone's ow
 patch); a node that shows up with another node's name and a new uid first releases what the old one held;
 and once the informer has synced, one more consistent LIST releases each node of the startup list that is
 gone or has another uid (a node deleted between the two lists: its informer never had it). A record is
-dropped when released, so no block is released twice. Without a record (a node deleted before its sync ran),
-a delete releases the node's podCIDRs, as upstream.
+dropped when released, and a node once released is never released again, so no block is released twice.
+Without a record (a node deleted before its sync ran), a delete releases the node's podCIDRs, as upstream.
 
 Differences from upstream: one IP family (the config has one cluster CIDR); the allocator's own node
 informer and the controller's are the same here. Faithfully kept: after a patch whose answer never came
@@ -96,6 +96,7 @@ class NodeIpamController(Controller):
         # name -> uid, until the list after the informer's sync has been compared with them
         self.owners: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.start_nodes: dict[str, str] = {}
+        self.released: set[tuple[str, str]] = set()  # the fix: (name, uid) whose record was released
 
     # -- start: occupy what is in use -----------------------------------------------------------------------
 
@@ -163,14 +164,17 @@ class NodeIpamController(Controller):
         if held is None or held[0] != uid:
             return False
         del self.owners[name]
+        self.released.add((name, uid))
         for cidr in held[1]:
             if cidr not in keep:
                 self._release_block(name, cidr)
         return True
 
     def _release(self, node: Node) -> None:
-        if self.release_by_owner and self._release_owner(node.metadata.name, node.metadata.uid):
-            return
+        if self.release_by_owner:
+            key = (node.metadata.name, node.metadata.uid)
+            if self._release_owner(*key) or key in self.released:
+                return  # released now, or before (a delete after syncNode saw the deletionTimestamp)
         for cidr in node_cidrs(node):
             self._release_block(node.metadata.name, cidr)
 

@@ -118,16 +118,21 @@ def test_a_tombstone_older_than_the_patch_releases_the_block_only_with_the_fix()
 
 
 def test_with_the_fix_a_block_is_released_once_however_often_its_node_is_seen_gone():
-    c = _fixed_cluster(True)
+    """Two blocks: a's block, released, goes to c; a seen gone again must not free it under c."""
+    from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER
+
+    c = make_cluster(cluster_cidr="10.0.0.0/23", fixes=(NODEIPAM_RELEASE_BY_OWNER,))
     c.apply([node("a"), node("b")])
     c.run(2_000)
     ctrl = c.loop.components[NAME]
     a = c.get("nodes", "", "a")
     ctrl._on_node_delete(c.now, a, None)
     assert ctrl.cidrs.allocated == 1
-    c.apply([node("c")])  # takes the next block; a's block waits for the wrap
-    c.run(4_000)
+    c.apply([node("c")])
+    c.run(30_000)
+    assert cidrs(c)["c"] == a.spec.pod_cidr and ctrl.cidrs.allocated == 2
     ctrl._on_node_delete(c.now, a, None)  # seen gone again (a second tombstone): nothing more is released
+    ctrl._release(a)  # nor by syncNode's release of a node being deleted
     assert ctrl.cidrs.allocated == 2 and ctrl.errors == []
 
 
