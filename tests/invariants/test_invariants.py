@@ -435,20 +435,30 @@ def test_rbac_enforced_catches_an_authorizer_that_allows_everyone():
 # -- lifecycle ---------------------------------------------------------------------------------------------------
 
 
+KCM_TOKEN = "controller-manager-token"
+
+
+def _tainted_node_2_pod(cluster: Cluster, memo: dict):
+    """node-2 cut off for 60 s (Unknown and tainted, 5 minutes from eviction); its first pod, marked with taint
+    eviction's DisruptionTarget condition by the controller manager, as taint eviction's first write does."""
+    from kmodel.objects import PodCondition
+
+    cluster.partition("node-2")
+    cluster.run(cluster.now + 60 * S)
+    assert check(cluster, "eviction-timing", memo) == []
+    victim = next(p for p in pods(cluster) if p.spec.node_name == "node-2")
+    marked = attrs.evolve(victim, status=attrs.evolve(victim.status, conditions=victim.status.conditions + (
+        PodCondition(type="DisruptionTarget", status="True", reason="DeletionByTaintManager"),)))
+    assert call(cluster, "update", "pods", "default", victim.metadata.name, subresource="status", body=marked,
+                token=KCM_TOKEN).code == 200
+    return victim
+
+
 def test_eviction_timing_catches_an_eviction_before_the_toleration_ran_out():
     cluster = web_cluster()
     memo: dict = {}
-    cluster.partition("node-2")
-    cluster.run(cluster.now + 60 * S)  # Unknown and tainted, 5 minutes from eviction
-    assert check(cluster, "eviction-timing", memo) == []
-    victim = next(p for p in pods(cluster) if p.spec.node_name == "node-2")
-    from kmodel.objects import PodCondition
-    marked = attrs.evolve(victim, status=attrs.evolve(victim.status, conditions=victim.status.conditions + (
-        PodCondition(type="DisruptionTarget", status="True", reason="DeletionByTaintManager"),)))
-    token = "controller-manager-token"
-    assert call(cluster, "update", "pods", "default", victim.metadata.name, subresource="status", body=marked,
-                token=token).code == 200
-    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=token).code == 200
+    victim = _tainted_node_2_pod(cluster, memo)
+    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=KCM_TOKEN).code == 200
     [message] = check(cluster, "eviction-timing", memo)
     assert victim.metadata.name in message and "before its toleration" in message
 
@@ -457,22 +467,13 @@ def test_eviction_timing_judges_only_the_controller_managers_delete_that_starts_
     """A pod marked by taint eviction (DisruptionTarget) whose eviction was cut short, then deleted by a user, and
     deleted again by the controller manager once it is terminating, was evicted by neither delete: neither is
     judged (both were, by the old condition)."""
-    from kmodel.objects import PodCondition
-
     cluster = web_cluster()
     memo: dict = {}
-    cluster.partition("node-2")
-    cluster.run(cluster.now + 60 * S)  # Unknown and tainted, 5 minutes from eviction
-    victim = next(p for p in pods(cluster) if p.spec.node_name == "node-2")
-    marked = attrs.evolve(victim, status=attrs.evolve(victim.status, conditions=victim.status.conditions + (
-        PodCondition(type="DisruptionTarget", status="True", reason="DeletionByTaintManager"),)))
-    token = "controller-manager-token"
-    assert call(cluster, "update", "pods", "default", victim.metadata.name, subresource="status", body=marked,
-                token=token).code == 200
+    victim = _tainted_node_2_pod(cluster, memo)
     assert call(cluster, "delete", "pods", "default", victim.metadata.name).code == 200  # the user (admin)
     assert check(cluster, "eviction-timing", memo) == []
     # terminating now (no kubelet will finish it): the controller manager's delete evicts nothing more
-    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=token).code == 200
+    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=KCM_TOKEN).code == 200
     assert check(cluster, "eviction-timing", memo) == []
 
 
