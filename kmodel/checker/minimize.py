@@ -176,4 +176,5 @@ def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = Non
     violation = best.violation
     assert violation is not None
     return Trace(best.config, tuple(best.actions), trace.variant, {"fail": invariant},
-                 Violation(violation.invariant, violation.message, violation.step))
+                 Violation(violation.invariant, violation.message, violation.step),
+                 boot_revision=best.boot_revision)

@@ -4,7 +4,8 @@
 invariants are checked the same way as during the search) and returns a `ReplayResult`: the steps executed,
 the violation (or None), the messages delivered at each step (recorded by a tap on the loop, for the report's
 sequence diagram) and the session's digest. `on_step(index, action)` is called before each step, which is how
-`kmodel replay` prints as it goes. A trace whose moves the model no longer makes raises `TraceDiverged`,
+`kmodel replay` prints as it goes. A trace recorded on a model that booted at another store revision has its
+compactions moved to match (trace.fitted). A trace whose moves the model no longer makes raises `TraceDiverged`,
 unless `lenient`: then its interleaving and fault steps are replayed as the minimizer replays them (the events
 not enabled when their turn comes are skipped), and `skipped` counts the steps that lost events. `fixes` are
 turned on besides the trace's own (kmodel.fixes).
@@ -18,7 +19,7 @@ import attrs
 
 from kmodel.checker.actions import Action
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
-from kmodel.checker.trace import Trace
+from kmodel.checker.trace import Trace, fitted
 from invariants.registry import Invariant
 
 
@@ -50,6 +51,7 @@ def replay(
     config = attrs.evolve(trace.config, fixes=(*trace.config.fixes, *fixes))
     session = Session(config, all_invariants() if invariants is None else invariants,
                       variant=variant or trace.variant, record_messages=record_messages)
+    trace = fitted(trace, session.boot_revision)
     violation = None
     skipped = 0
     for i, action in enumerate(trace.actions):

@@ -90,7 +90,7 @@ def trace_of(session: Session) -> Trace:
     v = session.violation
     assert v is not None
     return Trace(session.config, tuple(session.actions), session.variant, {"fail": v.invariant},
-                 Violation(v.invariant, v.message, v.step))
+                 Violation(v.invariant, v.message, v.step), boot_revision=session.boot_revision)
 
 
 #: successful shrinks before Hypothesis stops shrinking (its own default is 500; each attempt replays a

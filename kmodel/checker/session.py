@@ -113,6 +113,8 @@ class Session:
         self.config = config
         self.variant = variant
         self.cluster = Cluster(config, extra=extra_components)
+        #: the store's revision once the cluster booted, before any action (a trace records it: trace.fitted)
+        self.boot_revision: int = self.cluster.store.revision
         invs = list(invariants)
         self.safety = [inv for inv in invs if inv.kind == SAFETY]
         self.liveness = [inv for inv in invs if inv.kind == LIVENESS]

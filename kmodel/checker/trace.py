@@ -4,13 +4,20 @@
      "config": {ClusterConfig's fields}, "variant": "default",
      "actions": [{"name": "run", "ms": 15000, "say": "run fairly for 15 s"}, ...],
      "expect": "pass" | {"fail": "<invariant>"},
-     "violation": {"invariant": ..., "message": ..., "step": ...} | null}
+     "violation": {"invariant": ..., "message": ..., "step": ...} | null,
+     "boot_revision": 29}
 
 Each action is its `to_json()` plus a "say" key holding its readable line (ignored when read back). `expect`
 says what a replay must show: a regression seed under tests/regressions either must pass, or must fail with
 the named invariant. Files are written to a temporary name and renamed, so a reader never sees half a
 trace; `read_trace` raises `TraceError` with one line for anything unreadable, truncated or of another
 format version.
+
+`boot_revision` is the store's revision once the cluster had booted (its bootstrap objects created) on the model
+that recorded the trace. A `compact` action names an absolute store revision, so when a later model boots
+with more or fewer objects (as the service accounts' roles added in December 2026 did), `fitted` moves each
+compaction by the difference, and the trace compacts at the same point of its story. A trace without the key
+was recorded before it existed, on a model that booted at revision LEGACY_BOOT_REVISION.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from kmodel.loop.events import check_json_fields
 from kmodel.cluster import ClusterConfig
 
 FORMAT = "kmodel-trace/1"
+#: the boot revision of every model before traces recorded theirs (15 bootstrap objects)
+LEGACY_BOOT_REVISION = 15
 PASS = "pass"
 Expect = Union[str, dict]
 
@@ -107,6 +116,8 @@ class Trace:
     expect: Expect = PASS
     violation: Optional[Violation] = None
     kmodel: str = __version__
+    #: the recording model's boot revision (see the module docstring); None: this model's (never moved)
+    boot_revision: Optional[int] = None
 
     @property
     def expected_invariant(self) -> Optional[str]:
@@ -122,7 +133,21 @@ class Trace:
             "actions": [{**a.to_json(), "say": a.name} for a in self.actions],
             "expect": self.expect,
             "violation": attrs.asdict(self.violation) if self.violation is not None else None,
+            **({"boot_revision": self.boot_revision} if self.boot_revision is not None else {}),
         }
+
+
+def fitted(trace: Trace, boot_revision: int) -> Trace:
+    """`trace` for a model that boots at `boot_revision`: its compactions moved by the difference between that
+    and the trace's own boot revision (see the module docstring)."""
+    from kmodel.checker.actions import Compact
+
+    if trace.boot_revision is None or trace.boot_revision == boot_revision:
+        return attrs.evolve(trace, boot_revision=boot_revision)
+    shift = boot_revision - trace.boot_revision
+    actions = tuple(attrs.evolve(a, revision=a.revision + shift) if isinstance(a, Compact) else a
+                    for a in trace.actions)
+    return attrs.evolve(trace, actions=actions, boot_revision=boot_revision)
 
 
 def write_trace(trace: Trace, path: Path) -> Path:
@@ -171,7 +196,10 @@ def trace_from_json(data: Any) -> Trace:
             raise TraceError("'violation' must be null or {invariant, message, step}") from None
     variant = str(data.get("variant", "default"))
     config = attrs.evolve(config_from_json(data["config"]), variant=variant)
-    return Trace(config, tuple(actions), variant, expect, violation, str(data.get("kmodel", "")))
+    boot = data.get("boot_revision", LEGACY_BOOT_REVISION)
+    if type(boot) is not int or boot < 0:
+        raise TraceError(f"'boot_revision' must be a whole number of at least 0, not {boot!r}")
+    return Trace(config, tuple(actions), variant, expect, violation, str(data.get("kmodel", "")), boot)
 
 
 def read_trace(path: Path) -> Trace:

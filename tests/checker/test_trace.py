@@ -6,13 +6,14 @@ import json
 
 import pytest
 
-from kmodel.checker.actions import ApplyDeployment, RunFair, Settle
-from kmodel.checker.trace import FORMAT, Trace, TraceError, Violation, read_trace, write_trace
+from kmodel.checker.actions import ApplyDeployment, Compact, RunFair, Settle
+from kmodel.checker.trace import (FORMAT, LEGACY_BOOT_REVISION, Trace, TraceError, Violation, fitted, read_trace,
+                                  trace_from_json, write_trace)
 from kmodel.cli import main
 from kmodel.cluster import ClusterConfig
 
 TRACE = Trace(ClusterConfig(nodes=2, apiservers=2), (RunFair(15_000), ApplyDeployment("web", 1), Settle(60_000)),
-              expect={"fail": "x"}, violation=Violation("x", "boom", 1))
+              expect={"fail": "x"}, violation=Violation("x", "boom", 1), boot_revision=29)
 
 
 def test_round_trip(tmp_path):
@@ -23,6 +24,22 @@ def test_round_trip(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # no temporary file left behind
 
 
+def test_a_trace_without_a_boot_revision_was_recorded_on_a_model_that_booted_at_the_legacy_revision():
+    data = TRACE.to_json()
+    assert data["boot_revision"] == 29
+    del data["boot_revision"]
+    assert trace_from_json(data).boot_revision == LEGACY_BOOT_REVISION == 15
+
+
+def test_fitted_moves_compactions_by_the_difference_in_boot_revisions_and_nothing_else():
+    old = Trace(ClusterConfig(), (RunFair(1_000), Compact(70), Compact(40), Settle(60_000)), boot_revision=15)
+    moved = fitted(old, 29)
+    assert moved.actions == (RunFair(1_000), Compact(84), Compact(54), Settle(60_000))
+    assert moved.boot_revision == 29
+    assert fitted(moved, 29) == moved
+    assert fitted(Trace(ClusterConfig(), (Compact(70),)), 29).actions == (Compact(70),)  # this model's own
+
+
 @pytest.mark.parametrize("text, words", [
     ("", "truncated"),
     ('{"format": "kmodel-trace/1", "actions": [', "truncated"),
@@ -31,6 +48,8 @@ def test_round_trip(tmp_path):
     ('{"format": "kmodel-trace/1", "config": {"nodez": 1}, "actions": [], "expect": "pass"}', "unknown fields"),
     ('{"format": "kmodel-trace/1", "config": {}, "actions": [{"name": "x"}], "expect": "pass"}', "action 0"),
     ('{"format": "kmodel-trace/1", "config": {}, "actions": [], "expect": "maybe"}', "'expect'"),
+    ('{"format": "kmodel-trace/1", "config": {}, "actions": [], "expect": "pass", "boot_revision": -3}',
+     "'boot_revision' must be a whole number of at least 0, not -3"),
     ('{"format": "kmodel-trace/1", "config": {"nodes": -1}, "actions": [], "expect": "pass"}',
      "config: nodes must be at least 0, not -1"),
     ('{"format": "kmodel-trace/1", "config": {"seed": "x"}, "actions": [], "expect": "pass"}',
