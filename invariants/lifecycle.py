@@ -7,6 +7,7 @@ from typing import Any, Iterator, Optional
 
 from invariants._history import NODES, change_feed, condition, name_of, node_key
 from invariants.registry import SAFETY, invariant
+from kmodel.apiserver.authentication import service_account_name
 
 NODE_LIFECYCLE = "controller/nodelifecycle"
 TAINT_MANAGER_REASON = "DeletionByTaintManager"
@@ -73,7 +74,9 @@ def _last_heard(times: list[int], starts: list[int], at: int) -> Optional[int]:
     return last if life is None or last >= life else None
 
 
-CONTROLLER_MANAGER_USER = "system:kube-controller-manager"  # whom taint eviction's requests authenticate as
+#: whom taint eviction's requests authenticate as: the node-controller service account, which node lifecycle and
+#: node IPAM share (neither deletes a pod)
+TAINT_EVICTION_USER = service_account_name("node-controller")
 
 
 @invariant("eviction-timing", kind=SAFETY, principle="node lifecycle")
@@ -149,14 +152,14 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
             continue
         pod = kv.value
         # The eviction is the delete that starts the pod's termination (the first accepted delete of it, in the
-        # order the API servers handled them), made by the controller manager. A later delete of a pod already
+        # order the API servers handled them), made by taint eviction's service account. A later delete of a pod already
         # terminating (PodGC's force delete once its node is gone, a user's) evicts nothing, and a user deleting
         # a pod marked by an eviction cut short is not taint eviction: both carry the old DisruptionTarget
         # condition, and judging them by it blamed taint eviction for a delete it never made (found by
         # `kmodel check --profile campaign --seed 3 --fix all`).
         first = (key, pod.metadata.uid) not in started
         started.add((key, pod.metadata.uid))
-        if not first or r.user != CONTROLLER_MANAGER_USER:
+        if not first or r.user != TAINT_EVICTION_USER:
             continue
         target = condition(pod, "DisruptionTarget")
         if target is None or target.reason != TAINT_MANAGER_REASON or target.status != "True":

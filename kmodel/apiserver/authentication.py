@@ -11,7 +11,15 @@ the cluster use them):
 
     "admin-token"                   admin                           system:masters
     "scheduler-token"               system:kube-scheduler
-    "controller-manager-token"      system:kube-controller-manager
+    "controller-manager-token"      system:kube-controller-manager  (its informers: the shared informer factory)
+    "sa-<sa>-token"                 system:serviceaccount:kube-system:<sa>
+                                                                    system:serviceaccounts,
+                                                                    system:serviceaccounts:kube-system
+        for each controller's service account <sa> in CONTROLLER_SERVICE_ACCOUNTS (deployment-controller,
+        replicaset-controller, endpoint-controller, generic-garbage-collector, node-controller,
+        pod-garbage-collector): kube-controller-manager runs each controller under its own service account,
+        as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
+        service account's token (no ServiceAccount objects or token controller are modelled)
     "proxy-token"                   system:kube-proxy
     "node-<name>-token"             system:node:<name>              system:nodes
     "<user>-token" for alice, bob   alice / bob                     (no extra group)
@@ -31,6 +39,16 @@ ANONYMOUS = "system:anonymous"
 MASTERS = "system:masters"
 NODES = "system:nodes"
 NODE_PREFIX = "system:node:"
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+SERVICE_ACCOUNTS = "system:serviceaccounts"
+KUBE_SYSTEM = "kube-system"
+CONTROLLER_MANAGER_TOKEN = "controller-manager-token"
+#: the service accounts kube-controller-manager's controllers run as (upstream's names: several controllers share
+#: node-controller: node lifecycle, node IPAM and taint eviction, "taint-manager uses existing cluster role from
+#: node-controller" in cmd/kube-controller-manager/app/core.go)
+CONTROLLER_SERVICE_ACCOUNTS: tuple[str, ...] = (
+    "deployment-controller", "endpoint-controller", "generic-garbage-collector", "node-controller",
+    "pod-garbage-collector", "replicaset-controller")
 
 
 @attrs.frozen
@@ -59,16 +77,33 @@ def node_token(node: str) -> str:
     return f"node-{node}-token"
 
 
+def service_account_name(name: str, namespace: str = KUBE_SYSTEM) -> str:
+    """The user name a service account authenticates as: ``system:serviceaccount:<namespace>:<name>``."""
+    return f"{SERVICE_ACCOUNT_PREFIX}{namespace}:{name}"
+
+
+def service_account_user(name: str, namespace: str = KUBE_SYSTEM) -> UserInfo:
+    """A service account as the token authenticator returns it (its two groups, then system:authenticated)."""
+    return user(service_account_name(name, namespace), SERVICE_ACCOUNTS, f"{SERVICE_ACCOUNTS}:{namespace}")
+
+
+def service_account_token(name: str) -> str:
+    """The model's token of the kube-system service account `name`."""
+    return f"sa-{name}-token"
+
+
 def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
     """The model's identities by token (see the module docstring)."""
     tokens = {
         "admin-token": user("admin", MASTERS),
         "scheduler-token": user("system:kube-scheduler"),
-        "controller-manager-token": user("system:kube-controller-manager"),
+        CONTROLLER_MANAGER_TOKEN: user("system:kube-controller-manager"),
         "proxy-token": user("system:kube-proxy"),
         "alice-token": user("alice"),
         "bob-token": user("bob"),
     }
+    for account in CONTROLLER_SERVICE_ACCOUNTS:
+        tokens[service_account_token(account)] = service_account_user(account)
     for node in node_names:
         tokens[node_token(node)] = user(NODE_PREFIX + node, NODES)
     return tokens

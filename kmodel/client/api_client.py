@@ -38,7 +38,7 @@ Rate limits. A client given a `rate_limit` (rest.Config's QPS and Burst; kmodel/
 a token for each new request, as rest.Request's tryThrottle does; a request that finds the bucket empty waits,
 on the `later` timer, and is sent (and its deadline starts) when its token comes, in the order the requests
 were made. Watch requests, resends (after a timeout, a reset or a refusal) and informers' lists
-(`rate_limited=False`: upstream's informers list and watch through a client of their own, the shared
+(`informer=True`: upstream's informers list and watch through a client of their own, the shared
 informer factory's, whose bucket a controller's writes never empty) neither wait nor take one. A crash
 forgets the waiting requests, and the new process starts with a full bucket.
 
@@ -150,13 +150,17 @@ class _Watch:
 class ApiClient:
     """Requests and watches to the API server replicas of one component. See the module docstring."""
 
-    def __init__(self, owner: str, endpoints: Sequence[str], *, token: str = "", timeout_ms: int = DEFAULT_TIMEOUT_MS,
-                 read_attempts: int = 3, timer_prefix: str = "api/", rate_limit: Optional[RateLimit] = None) -> None:
+    def __init__(self, owner: str, endpoints: Sequence[str], *, token: str = "", informer_token: Optional[str] = None,
+                 timeout_ms: int = DEFAULT_TIMEOUT_MS, read_attempts: int = 3, timer_prefix: str = "api/",
+                 rate_limit: Optional[RateLimit] = None) -> None:
         if not endpoints:
             raise ValueError("an ApiClient needs at least one API server endpoint")
         self.owner = owner
         self.endpoints = list(endpoints)
         self.token = token
+        #: the identity of informers' lists and watches (`informer=True`): kube-controller-manager's shared informer
+        #: factory has a client of its own, with the controller manager's identity; None: `token`
+        self.informer_token = token if informer_token is None else informer_token
         self.timeout_ms = timeout_ms
         self.read_attempts = read_attempts
         self.rate_limit = rate_limit  # rest.Config's QPS and Burst; None: no client-side limit
@@ -211,10 +215,11 @@ class ApiClient:
     def request(self, now: int, out: Out, verb: str, resource: str, *, namespace: str = "", name: str = "",
                 subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",
                 field_selector: str = "", grace_period_seconds: Optional[int] = None,
-                on_done: Optional[Done] = None, rate_limited: bool = True) -> int:
+                on_done: Optional[Done] = None, informer: bool = False) -> int:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
         `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own).
-        `rate_limited=False` skips the client's rate limit (an informer's list: see the module docstring)."""
+        `informer=True` marks an informer's list: sent with `informer_token`, past the client's rate limit (see the
+        module docstring)."""
         read_rv = ""
         if verb == "update":
             read_rv = _read_rv(body)
@@ -233,17 +238,18 @@ class ApiClient:
         return self._send_request(now, out, verb, resource, namespace, name, subresource, body, resource_version,
                                   read_rv, label_selector=label_selector, field_selector=field_selector,
                                   grace_period_seconds=grace_period_seconds, on_done=on_done,
-                                  rate_limited=rate_limited)
+                                  informer=informer)
 
     def _send_request(self, now: int, out: Out, verb: str, resource: str, namespace: str, name: str,
                       subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",
                       field_selector: str = "", grace_period_seconds: Optional[int] = None,
-                      on_done: Optional[Done] = None, rate_limited: bool = True) -> int:
+                      on_done: Optional[Done] = None, informer: bool = False) -> int:
         self._next_id += 1
-        req = Request(self._next_id, verb, resource, namespace, name, subresource, body, self.token,
-                      resource_version, label_selector, field_selector, grace_period_seconds=grace_period_seconds)
+        req = Request(self._next_id, verb, resource, namespace, name, subresource, body,
+                      self.informer_token if informer else self.token, resource_version, label_selector,
+                      field_selector, grace_period_seconds=grace_period_seconds)
         bucket = self._bucket
-        at = now if bucket is None or not rate_limited else bucket.reserve(now)
+        at = now if bucket is None or informer else bucket.reserve(now)
         if at > now:  # the bucket is empty: the request waits for its token, as rest.Request's tryThrottle does
             self.call_later(now, out, at - now, lambda t, o: self._send_first(t, o, req, on_done, read_rv))
         else:
@@ -273,10 +279,10 @@ class ApiClient:
 
     def list(self, now: int, out: Out, resource: str, *, namespace: str = "", resource_version: str = "",
              label_selector: str = "", field_selector: str = "", on_done: Optional[Done] = None,
-             rate_limited: bool = True) -> int:
+             informer: bool = False) -> int:
         return self.request(now, out, "list", resource, namespace=namespace, resource_version=resource_version,
                             label_selector=label_selector, field_selector=field_selector, on_done=on_done,
-                            rate_limited=rate_limited)
+                            informer=informer)
 
     def create(self, now: int, out: Out, resource: str, obj: Any, *, namespace: Optional[str] = None,
                on_done: Optional[Done] = None) -> int:
@@ -316,12 +322,12 @@ class ApiClient:
     def watch(self, now: int, out: Out, resource: str, *, on_event: OnEvent, on_closed: OnClosed,
               namespace: str = "", name: str = "", resource_version: str = "", label_selector: str = "",
               field_selector: str = "", allow_bookmarks: bool = True) -> str:
-        """Open a watch; returns its stream id."""
+        """Open a watch (an informer's: sent with `informer_token`); returns its stream id."""
         self._next_id += 1
         self._watch_seq += 1
         stream = f"{self.owner}/watch-{self._watch_seq}"
-        req = Request(self._next_id, "watch", resource, namespace, name, "", None, self.token, resource_version,
-                      label_selector, field_selector, allow_bookmarks)
+        req = Request(self._next_id, "watch", resource, namespace, name, "", None, self.informer_token,
+                      resource_version, label_selector, field_selector, allow_bookmarks)
         endpoint = self.endpoint
         self._watches[stream] = _Watch(req, on_event, on_closed, endpoint)
         out.send(endpoint, req, stream)

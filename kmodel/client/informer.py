@@ -137,7 +137,7 @@ class Informer:
         self.client.list(now, out, self.resource, namespace=self.namespace,
                          resource_version=self.relist_resource_version(), label_selector=self.label_selector,
                          field_selector=self.field_selector, on_done=self._on_list,
-                         rate_limited=False)  # upstream lists through the informer factory's own client
+                         informer=True)  # upstream lists through the informer factory's own client
 
     def _backoff_ms(self) -> int:
         self._failures += 1

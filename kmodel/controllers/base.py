@@ -3,7 +3,10 @@
 Theory of operation
 -------------------
 A controller is a sans-IO component (kmodel/component) that reaches the cluster only through its
-`ApiClient` (kmodel/client), as kube-controller-manager's controllers do through client-go:
+`ApiClient` (kmodel/client), as kube-controller-manager's controllers do through client-go. Its requests
+authenticate as its own service account (`service_account`, as with --use-service-account-credentials), its
+informers' lists and watches as kube-controller-manager itself (upstream's shared informer factory has the
+controller manager's own client):
 
     informers ──handlers──▶ WorkQueue of keys ──work()──▶ sync(key, sync, now, out) ──requests──▶ API
 
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Optional, Sequence
 
+from kmodel.apiserver.authentication import CONTROLLER_MANAGER_TOKEN, service_account_token
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, WorkQueue
@@ -120,9 +124,15 @@ class Controller(ClientComponent):
     #: for ever with the rate limiter (the ReplicaSet controller and the garbage collector)
     max_retries: Optional[int] = None
 
-    def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "controller-manager-token") -> None:
+    #: the kube-system service account its requests authenticate as (upstream's ClientBuilder.ClientOrDie name)
+    service_account: str = ""
+
+    def __init__(self, name: str, endpoints: Sequence[str], *, token: Optional[str] = None) -> None:
         super().__init__(name)
-        self.client = ApiClient(name, endpoints, token=token, rate_limit=CONTROLLER_MANAGER_LIMIT)
+        if token is None:
+            token = service_account_token(self.service_account) if self.service_account else CONTROLLER_MANAGER_TOKEN
+        self.client = ApiClient(name, endpoints, token=token, informer_token=CONTROLLER_MANAGER_TOKEN,
+                                rate_limit=CONTROLLER_MANAGER_LIMIT)
         self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late
         self._init_memory()
 

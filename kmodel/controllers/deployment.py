@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Endpoint "controller/deployment", token "controller-manager-token". Informers on deployments, replicasets
+Endpoint "controller/deployment", service account deployment-controller. Informers on deployments, replicasets
 and pods; the work queue holds Deployment keys. Handlers (deployment_controller.go): any Deployment event →
 its key; a ReplicaSet added/updated/deleted → its controlling Deployment's key (an orphan: every Deployment
 whose non-empty selector matches it); a pod deleted → its Deployment's key, only for Recreate and only once
@@ -500,6 +500,8 @@ class _Run:
 
 class DeploymentController(Controller):
     """See the module docstring."""
+
+    service_account = "deployment-controller"
 
     max_retries = 15  # maxRetries in deployment_controller.go
 

@@ -84,6 +84,8 @@ def pod_endpoints_changed(old: Pod, new: Pod) -> tuple[bool, bool]:
 class EndpointsController(Controller):
     """See the module docstring."""
 
+    service_account = "endpoint-controller"
+
     max_retries = 15  # maxRetries in endpoints_controller.go
 
     event_source = EVENT_SOURCE

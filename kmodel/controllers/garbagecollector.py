@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Endpoint "controller/garbagecollector", token "controller-manager-token". Upstream keeps a graph of every
+Endpoint "controller/garbagecollector", service account generic-garbage-collector. Upstream keeps a graph of every
 object's ownerReferences (GraphBuilder) fed by informers on every resource, and runs attemptToDelete on a
 dependent when one of its owners is gone. The model keeps the same decisions over the kinds the
 workload controllers use: informers on deployments, replicasets and pods (owners and dependents), each
@@ -73,6 +73,8 @@ def owner_resource(api_version: str, kind: str) -> Any:
 
 class GarbageCollector(Controller):
     """See the module docstring."""
+
+    service_account = "generic-garbage-collector"
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME) -> None:
         super().__init__(name, endpoints)

@@ -77,6 +77,8 @@ def node_cidrs(node: Node) -> tuple[str, ...]:
 class NodeIpamController(Controller):
     """See the module docstring."""
 
+    service_account = "node-controller"
+
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, cluster_cidr: str = "10.244.0.0/16",

@@ -143,6 +143,8 @@ class _Pass:
 class NodeLifecycleController(Controller):
     """See the module docstring."""
 
+    service_account = "node-controller"
+
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, monitor_period_ms: int = nl.DEFAULT_NODE_MONITOR_PERIOD_MS,

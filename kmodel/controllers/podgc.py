@@ -30,6 +30,8 @@ TIMER = "podgc/check"
 
 
 class PodGCController(Controller):
+    service_account = "pod-garbage-collector"
+
     def __init__(self, endpoints: Any, *, name: str = "controller/podgc") -> None:
         self.missing_since: dict[str, int] = {}
         super().__init__(name, endpoints)

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Endpoint "controller/replicaset", token "controller-manager-token". Informers on replicasets and pods; the
+Endpoint "controller/replicaset", service account replicaset-controller. Informers on replicasets and pods; the
 work queue holds ReplicaSet keys ("namespace/name"). The handlers are upstream's:
 
 * a ReplicaSet added/updated/deleted → its key (a deletion also forgets its expectations);
@@ -93,6 +93,8 @@ def _replicas(rs: ReplicaSet) -> int:
 
 class ReplicaSetController(Controller):
     """See the module docstring."""
+
+    service_account = "replicaset-controller"
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS,
                  variant: str = DEFAULT) -> None:

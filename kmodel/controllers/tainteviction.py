@@ -77,6 +77,8 @@ def with_disruption_target(pod: Pod, now: int) -> Optional[Pod]:
 class TaintEvictionController(Controller):
     """See the module docstring."""
 
+    service_account = "node-controller"
+
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME) -> None:

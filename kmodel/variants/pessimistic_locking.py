@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from kmodel.apiserver.authentication import CONTROLLER_SERVICE_ACCOUNTS, service_account_token
 from kmodel.apiserver.wire import Response, Status
 from kmodel.component import Out
 from kmodel.objects.coordination import Lease, LeaseSpec
@@ -39,8 +40,9 @@ from kmodel.objects.meta import ObjectMeta
 LOCK_NAMESPACE = "kube-system"
 LOCK_RETRY_MS = 1_000
 LOCK_WAIT_MS = 60_000
-#: the identity whose writers take locks (the bootstrap policy lets it create and delete Leases)
-LOCKERS_TOKEN = "controller-manager-token"
+#: the identities whose writers take locks: the controllers' service accounts (the bootstrap policy's
+#: kmodel:pessimistic-locking role lets them create, update and delete Leases)
+LOCKERS_TOKENS = frozenset(service_account_token(a) for a in CONTROLLER_SERVICE_ACCOUNTS)
 
 Done = Callable[[int, Response, Out], Any]
 Send = Callable[[int, Out, Done], int]
@@ -49,7 +51,7 @@ Send = Callable[[int, Out, Done], int]
 def takes_locks(client: Any) -> bool:
     """Does this client's writer lock? The controller manager's do; kubelets (the Node authorizer lets them
     touch only their own node's Lease), the scheduler and kube-proxy never update under a lock."""
-    return client.token == LOCKERS_TOKEN
+    return client.token in LOCKERS_TOKENS
 
 
 def lock_name(resource: str, namespace: str, name: str) -> str:

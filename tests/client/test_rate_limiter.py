@@ -95,7 +95,7 @@ def test_an_informers_list_takes_no_token_from_its_owners_bucket():
     # upstream's informers list through the informer factory's client, not through the controller's
     p, c = limited(RateLimit(qps=20, burst=1))
     start = c.loop.now
-    c.act(p, lambda now, out: p.client.list(now, out, "pods", on_done=p.record, rate_limited=False))
+    c.act(p, lambda now, out: p.client.list(now, out, "pods", on_done=p.record, informer=True))
     c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
     c.run(until_ms=start)
     assert [a.code for a in p.answers] == [200, 201] and p.times == [start, start]

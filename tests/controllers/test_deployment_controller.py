@@ -119,8 +119,8 @@ def test_deleting_the_deployment_removes_its_replicaset_and_pods():
     assert c.objects("replicasets", "default") == []
     assert c.objects("pods", "default") == []
     deletes = [(r.user, r.resource) for r in c.audit if r.verb == "delete" and r.code == 200]
-    assert ("system:kube-controller-manager", "replicasets") in deletes
-    assert ("system:kube-controller-manager", "pods") in deletes
+    assert ("system:serviceaccount:kube-system:generic-garbage-collector", "replicasets") in deletes
+    assert ("system:serviceaccount:kube-system:generic-garbage-collector", "pods") in deletes
 
 
 def test_two_syncs_converge_without_flapping():

@@ -51,8 +51,8 @@ def test_keeps_a_dependent_whose_owner_it_has_not_seen_yet():
     assert gc.caches["pods"].get("default", "child") is not None
     assert gc.caches["replicasets"].get("default", "web") is None  # the owner is unknown to the GC ...
     assert [p.metadata.name for p in c.objects("pods", "default")] == ["child"]  # ... and the pod stays
-    gets = [r for r in c.audit if r.user == "system:kube-controller-manager" and r.verb == "get"
-            and r.resource == "replicasets" and r.name == "web"]
+    gets = [r for r in c.audit if r.user == "system:serviceaccount:kube-system:generic-garbage-collector"
+            and r.verb == "get" and r.resource == "replicasets" and r.name == "web"]
     assert gets and gets[0].code == 200  # it asked the API server instead of trusting its cache
     c.run_for(60_000)
     assert [p.metadata.name for p in c.objects("pods", "default")] == ["child"]

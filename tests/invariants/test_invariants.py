@@ -11,6 +11,7 @@ import pytest
 import invariants
 from invariants._history import condition
 from invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
+from kmodel.apiserver.authentication import service_account_token
 from kmodel.apiserver.wire import Request, Response, WatchEvent
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete
@@ -121,7 +122,7 @@ def test_safety_invariants_hold_through_a_partition_an_eviction_and_a_heal():
         for inv in registered(SAFETY):
             assert list(inv.check(cluster, memos[inv.name])) == [], inv.name
     evicted = [r for r in cluster.audit.records if r.verb == "delete" and r.resource == "pods"
-               and r.user == "system:kube-controller-manager"]
+               and r.user == "system:serviceaccount:kube-system:node-controller"]
     assert evicted  # the taint eviction really happened, and eviction-timing found it on time
     cluster.heal("node-2")
     cluster.run(cluster.now + 120 * S)
@@ -435,12 +436,13 @@ def test_rbac_enforced_catches_an_authorizer_that_allows_everyone():
 # -- lifecycle ---------------------------------------------------------------------------------------------------
 
 
-KCM_TOKEN = "controller-manager-token"
+NODE_CONTROLLER_TOKEN = service_account_token("node-controller")  # node lifecycle's and taint eviction's
 
 
 def _tainted_node_2_pod(cluster: Cluster, memo: dict):
     """node-2 cut off for 60 s (Unknown and tainted, 5 minutes from eviction); its first pod, marked with taint
-    eviction's DisruptionTarget condition by the controller manager, as taint eviction's first write does."""
+    eviction's DisruptionTarget condition by the node-controller service account, as taint eviction's first write
+    does."""
     from kmodel.objects import PodCondition
 
     cluster.partition("node-2")
@@ -450,7 +452,7 @@ def _tainted_node_2_pod(cluster: Cluster, memo: dict):
     marked = attrs.evolve(victim, status=attrs.evolve(victim.status, conditions=victim.status.conditions + (
         PodCondition(type="DisruptionTarget", status="True", reason="DeletionByTaintManager"),)))
     assert call(cluster, "update", "pods", "default", victim.metadata.name, subresource="status", body=marked,
-                token=KCM_TOKEN).code == 200
+                token=NODE_CONTROLLER_TOKEN).code == 200
     return victim
 
 
@@ -458,22 +460,34 @@ def test_eviction_timing_catches_an_eviction_before_the_toleration_ran_out():
     cluster = web_cluster()
     memo: dict = {}
     victim = _tainted_node_2_pod(cluster, memo)
-    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=KCM_TOKEN).code == 200
+    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=NODE_CONTROLLER_TOKEN).code == 200
     [message] = check(cluster, "eviction-timing", memo)
     assert victim.metadata.name in message and "before its toleration" in message
 
 
-def test_eviction_timing_judges_only_the_controller_managers_delete_that_starts_a_termination():
+def test_eviction_timing_judges_only_taint_evictions_delete_that_starts_a_termination():
     """A pod marked by taint eviction (DisruptionTarget) whose eviction was cut short, then deleted by a user, and
-    deleted again by the controller manager once it is terminating, was evicted by neither delete: neither is
-    judged (both were, by the old condition)."""
+    deleted again by taint eviction's service account once it is terminating, was evicted by neither delete:
+    neither is judged (both were, by the old condition)."""
     cluster = web_cluster()
     memo: dict = {}
     victim = _tainted_node_2_pod(cluster, memo)
     assert call(cluster, "delete", "pods", "default", victim.metadata.name).code == 200  # the user (admin)
     assert check(cluster, "eviction-timing", memo) == []
-    # terminating now (no kubelet will finish it): the controller manager's delete evicts nothing more
-    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=KCM_TOKEN).code == 200
+    # terminating now (no kubelet will finish it): taint eviction's delete evicts nothing more
+    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=NODE_CONTROLLER_TOKEN).code == 200
+    assert check(cluster, "eviction-timing", memo) == []
+
+
+def test_eviction_timing_does_not_blame_taint_eviction_for_another_controllers_delete_of_a_pod_it_marked():
+    """Each controller has its own service account: the ReplicaSet controller scaling down a pod that taint eviction
+    marked before it crashed is not a taint eviction (with one identity for the controller manager it was judged
+    as one)."""
+    cluster = web_cluster()
+    memo: dict = {}
+    victim = _tainted_node_2_pod(cluster, memo)
+    assert call(cluster, "delete", "pods", "default", victim.metadata.name,
+                token=service_account_token("replicaset-controller")).code == 200
     assert check(cluster, "eviction-timing", memo) == []
 
 
@@ -488,7 +502,7 @@ def test_eviction_timing_catches_a_node_marked_unknown_while_it_heartbeats():
                        if c.type == "Ready" else c for c in node.status.conditions)
     assert call(cluster, "update", "nodes", "", "node-1", subresource="status",
                 body=attrs.evolve(node, status=attrs.evolve(node.status, conditions=conditions)),
-                token="controller-manager-token").code == 200
+                token=NODE_CONTROLLER_TOKEN).code == 200
     [message] = check(cluster, "eviction-timing", memo)
     assert "node-1 was marked Ready=Unknown" in message
 
@@ -554,7 +568,7 @@ def test_eviction_timing_counts_the_grace_period_from_when_node_lifecycle_heard_
                        if c.type == "Ready" else c for c in node.status.conditions)
     assert call(cluster, "update", "nodes", "", "node-1", subresource="status",
                 body=attrs.evolve(node, status=attrs.evolve(node.status, conditions=conditions)),
-                token="controller-manager-token").code == 200
+                token=NODE_CONTROLLER_TOKEN).code == 200
     [message] = check(cluster, "eviction-timing", memo)
     assert "node-1 was marked Ready=Unknown" in message and "reached node lifecycle's informers" in message
 

@@ -41,7 +41,8 @@ def test_a_replica_crashing_with_a_lease_renewal_in_flight_costs_the_node_nothin
     assert renewals[0].time - crashed_at < 1 * S  # the lease controller's retry, through the other replica
     assert max(b.time - a.time for a, b in zip(renewals, renewals[1:])) <= 10 * S
     # so node lifecycle never marks it, and nothing is tainted or evicted
-    assert not [r for r in records if r.resource == "nodes" and r.user == "system:kube-controller-manager"]
+    assert not [r for r in records
+                if r.resource == "nodes" and r.user == "system:serviceaccount:kube-system:node-controller"]
     for n in cluster.objects("nodes"):
         assert condition(n, "Ready").status == "True" and not n.spec.taints, n.metadata.name
     assert not [r for r in records if r.resource == "pods" and r.verb == "delete"]

@@ -60,8 +60,8 @@ def test_a_deployment_flows_through_the_seeds_pipeline_in_order():
         raise AssertionError(f"no {user} {verb} {resource}/{subresource} in the audit trail")
 
     created = first("admin", "create", "deployments")
-    rs = first("system:kube-controller-manager", "create", "replicasets")
-    pod = first("system:kube-controller-manager", "create", "pods")
+    rs = first("system:serviceaccount:kube-system:deployment-controller", "create", "replicasets")
+    pod = first("system:serviceaccount:kube-system:replicaset-controller", "create", "pods")
     bound = first("system:kube-scheduler", "create", "pods", "binding")
     status = [i for i, r in enumerate(records) if r.user.startswith("system:node:") and r.resource == "pods"
               and r.subresource == "status" and r.code == 200]
@@ -137,7 +137,7 @@ def test_a_node_cut_off_goes_unknown_its_pods_move_and_keep_running_until_it_is_
     assert any(t.key == "node.kubernetes.io/unreachable" and t.effect == "NoExecute" for t in node.spec.taints)
 
     evictions = [r for r in cluster.audit.records if r.verb == "delete" and r.resource == "pods"
-                 and r.name in before and r.user == "system:kube-controller-manager"]
+                 and r.name in before and r.user == "system:serviceaccount:kube-system:node-controller"]
     assert evictions and all(r.time >= went_unknown + 300 * S for r in evictions)
     nodes = {n.metadata.name: n for n in cluster.objects("nodes")}
     replacements = [p for p in pods_of(cluster, "storefront-") if p.metadata.name not in original]

@@ -25,7 +25,8 @@ def controller(c: Cluster) -> ReplicaSetController:
 def trail(c: Cluster, since: int) -> list[tuple]:
     """The requests of the ReplicaSet controller after audit record `since`, minus pods and events."""
     return [(r.verb, r.resource, r.name, r.subresource, r.code) for r in c.audit.records[since:]
-            if r.user == "system:kube-controller-manager" and r.resource in ("leases", "replicasets")
+            if r.user == "system:serviceaccount:kube-system:replicaset-controller"
+            and r.resource in ("leases", "replicasets")
             and r.verb not in ("list", "watch", "get")]
 
 
