@@ -378,7 +378,16 @@ class Compact(Action):
     def name(self) -> str:
         return f"compact the store at revision {self.revision}"
 
+    def fits(self, cluster: Cluster) -> bool:
+        """Can the store be compacted there now (above its last compaction, not past its newest revision)?"""
+        store = cluster.store
+        return store.compact_revision < self.revision <= store.revision
+
     def apply(self, cluster: Cluster) -> None:
+        if not self.fits(cluster):  # a replayed trace that does not fit this model: the trace's fault, not etcd's
+            store = cluster.store
+            raise EventNotEnabled(f"cannot compact at revision {self.revision}: the store is at revision "
+                                  f"{store.revision}, compacted at {store.compact_revision}")
         cluster.store.compact(self.revision)
 
 

@@ -90,7 +90,9 @@ class Cluster:
 
     def __init__(self, config: ClusterConfig = ClusterConfig(), *, extra: Iterable[Component] = ()) -> None:
         self.config = config
-        self.store = Store()
+        from kmodel.fixes import ETCD_KEEP_COMPACTION_TOMBSTONE
+
+        self.store = Store(keep_compaction_tombstone=ETCD_KEEP_COMPACTION_TOMBSTONE in config.fixes)
         self.network = Network()
         self.etcd = EtcdServer(self.store, self.network)
         self.audit = AuditLog()

@@ -24,13 +24,14 @@ import attrs
 
 DEPLOYMENT_REFRESH_ANNOTATIONS = "deployment-refresh-annotations"
 NODEIPAM_RELEASE_BY_OWNER = "nodeipam-release-by-owner"
+ETCD_KEEP_COMPACTION_TOMBSTONE = "etcd-keep-compaction-tombstone"
 
 
 @attrs.frozen
 class Fix:
     name: str
-    #: the invariant the bug violates
-    invariant: str
+    #: the invariants the bug violates (its traces fail with one of them)
+    invariants: tuple[str, ...]
     #: the bug, in one sentence
     bug: str
     #: what the fix changes, in one sentence
@@ -45,7 +46,7 @@ class Fix:
 
 FIXES: tuple[Fix, ...] = (
     Fix(
-        DEPLOYMENT_REFRESH_ANNOTATIONS, "converges-replicas",
+        DEPLOYMENT_REFRESH_ANNOTATIONS, ("converges-replicas",),
         "an active ReplicaSet of the right size with a stale desired-replicas annotation makes every sync a "
         "scaling event, and scale() returns early because the sizes match, so a new template is never rolled out",
         "scale() updates the active ReplicaSet's replica annotations when its size already matches and they "
@@ -54,7 +55,7 @@ FIXES: tuple[Fix, ...] = (
         "kubernetes/kubernetes#138036 and #138840 (open), #102579 (closed): all three propose this change",
         ("deployment-stale-desired-replicas-annotation-blocks-rollout.json",)),
     Fix(
-        NODEIPAM_RELEASE_BY_OWNER, "no-cidr-leak",
+        NODEIPAM_RELEASE_BY_OWNER, ("no-cidr-leak",),
         "after a restart, nodeipam releases a block only on an informer delete that carries the node's "
         "podCIDR: a node deleted between its startup list and its informer's first list, or deleted as a "
         "tombstone older than its patch, keeps its block",
@@ -65,6 +66,18 @@ FIXES: tuple[Fix, ...] = (
         "none: upstream accepts such leaks until the next restart; this is kmodel's sketch of a fix",
         ("nodeipam-node-deleted-between-its-two-lists.json",
          "nodeipam-tombstone-older-than-the-cidr-it-was-given.json")),
+    Fix(
+        ETCD_KEEP_COMPACTION_TOMBSTONE, ("converges-replicas", "converges-proxy-rules", "no-cidr-leak"),
+        "etcd's compaction drops a tombstone made at the compaction revision, yet a watch starting at that "
+        "revision is not refused: an API server resuming its etcd watch there never gets the delete, and its "
+        "watch cache, so every informer on it, keeps the object for good",
+        "compaction keeps a tombstone whose revision is the compaction revision (the next compaction drops it), "
+        "so a watch starting there gets the delete",
+        "kmodel/store/keyspace.py (Keyspace.compact)",
+        "etcd-io/etcd#18274 (merged, fixing etcd-io/etcd#18089), backported by #18474 (3.5) and #18475 (3.4): "
+        "etcd's own fix, in releases after the 3.4.23 the model matches",
+        ("apiserver-cache-keeps-a-node-deleted-at-the-compaction-revision.json",
+         "apiserver-cache-keeps-a-service-deleted-at-the-compaction-revision.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

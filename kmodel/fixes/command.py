@@ -43,7 +43,7 @@ def fixes_command(args: argparse.Namespace) -> int:
     width = max(len(f.name) for f in FIXES)
     indent = " " * (width + 2)
     for f in FIXES:
-        print(f"{f.name.ljust(width)}  fixes {f.invariant}")
+        print(f"{f.name.ljust(width)}  fixes {', '.join(f.invariants)}")
         for label, text in (("bug:     ", f.bug), ("changes: ", f.changes), ("where:   ", f.where),
                             ("upstream:", f.upstream), ("traces:  ", ", ".join(f"tests/regressions/{t}" for t in f.traces))):
             lines = textwrap.wrap(text, 100 - len(indent) - len(label) - 1, break_on_hyphens=False) or [""]

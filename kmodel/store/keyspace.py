@@ -50,9 +50,13 @@ FROM_KEY = "\0"  # etcd's range_end meaning "every key >= key"
 
 
 class Keyspace:
-    __slots__ = ("latest", "versions", "_live", "_live_new", "_known", "_known_new", "touched")
+    __slots__ = ("latest", "versions", "_live", "_live_new", "_known", "_known_new", "touched",
+                 "keep_compaction_tombstone")
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_compaction_tombstone: bool = False) -> None:
+        #: etcd's fix of etcd-io/etcd#18089 (kmodel.fixes): compaction keeps a tombstone at the compaction
+        #: revision, so a watch starting there gets the delete; off, as the etcd 3.4.23 the conformance tests run
+        self.keep_compaction_tombstone = keep_compaction_tombstone
         self.latest: dict[str, KeyValue] = {}
         self.versions: dict[str, list[KeyValue]] = {}
         self._live = SortedList()
@@ -157,15 +161,19 @@ class Keyspace:
                 self.touched[key] = None
                 continue
             kept_at_or_below = versions[i - 1]
-            start = i if kept_at_or_below.version == 0 else i - 1
+            # etcd before #18274 drops the newest version at or below the compaction revision when it is a
+            # tombstone, even one made at that very revision; with the fix it keeps a tombstone made there
+            dropped = kept_at_or_below.version == 0 and not (
+                self.keep_compaction_tombstone and kept_at_or_below.mod_revision == revision)
+            start = i if dropped else i - 1
             remaining = versions[start:]
             if not remaining:
                 del self.versions[key]
                 self.known_keys.remove(key)
                 continue
             self.versions[key] = remaining
-            if remaining[-1].mod_revision > revision:
-                self.touched[key] = None
+            if remaining[-1].mod_revision > revision or remaining[-1].version == 0:
+                self.touched[key] = None  # more to compact later (a kept tombstone goes with the next compaction)
 
 
 def _keys_in(keys: SortedList, key: str, range_end: Optional[str]) -> Iterator[str]:

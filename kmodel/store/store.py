@@ -100,11 +100,12 @@ class ChangeTracker:
 class Store:
     """An etcd v3 server's KV and Watch API as a value. See the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_compaction_tombstone: bool = False) -> None:
+        """`keep_compaction_tombstone`: etcd's fix of etcd-io/etcd#18089 (kmodel.fixes, off by default)."""
         self._rev = 1
         # etcd's compactMainRev starts at -1: compact(0) on a fresh store succeeds once.
         self._compact_rev = -1
-        self._keys = Keyspace()
+        self._keys = Keyspace(keep_compaction_tombstone=keep_compaction_tombstone)
         # _log[i] holds the changes of revision _log_base + i, in the order they were made: the KeyValue itself
         # when the revision changed one key (nearly every write: no wrapping tuple is kept alive per write,
         # one object less for the cyclic GC to walk), else a tuple of them (see `_changes_of`)

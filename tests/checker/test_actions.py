@@ -107,6 +107,27 @@ def test_kube_controller_manager_crashes_and_restarts_as_one_process():
     assert CrashProcess().name == "crash kube-controller-manager (every controller in it)"
 
 
+def test_a_compaction_the_store_cannot_take_is_not_enabled():
+    """A replayed compaction past the store's newest revision, or at or below its last compaction, is a trace that
+    does not fit this model (TraceDiverged), not an etcd error inside the model (model-error)."""
+    from kmodel.checker.actions import Compact
+    from kmodel.cluster import Cluster, ClusterConfig
+    from kmodel.loop import EventNotEnabled
+
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(5_000)
+    newest = cluster.store.revision
+    assert not Compact(newest + 1).fits(cluster)
+    with pytest.raises(EventNotEnabled, match=f"cannot compact at revision {newest + 1}: the store is at revision "
+                                              f"{newest}, compacted at 0"):
+        Compact(newest + 1).apply(cluster)
+    Compact(newest - 2).apply(cluster)
+    assert cluster.store.compact_revision == newest - 2
+    assert not Compact(newest - 2).fits(cluster) and Compact(newest).fits(cluster)
+    with pytest.raises(EventNotEnabled, match="compacted at"):
+        Compact(newest - 3).apply(cluster)
+
+
 def test_crash_mid_reconcile_waits_for_the_process_to_be_half_way_through_a_sync():
     from kmodel.checker.actions import is_mid_reconcile
     from kmodel.cluster import Cluster, ClusterConfig

@@ -25,7 +25,7 @@ def test_registry_names_places_and_traces_exist():
         assert f.traces
         for name in f.traces:
             trace = read_trace(REGRESSIONS / name)
-            assert trace.expected_invariant == f.invariant, name  # the bug's trace, expected to fail
+            assert trace.expected_invariant in f.invariants, name  # the bug's trace, expected to fail
 
 
 def test_config_keeps_each_fix_once_in_registry_order_and_refuses_unknown_ones():
@@ -56,21 +56,32 @@ def test_each_fix_takes_out_its_bug_on_its_traces(fix, trace):
     assert with_fix.violation is None, with_fix.violation
 
 
+#: (fix, another bug's trace) where the fix moves the interleaving the trace needs, not that bug: the nodeipam
+#: fix's second list after the controller manager restarts changes what is in flight when the store is compacted
+#: in the node trace (the Service trace of the same etcd bug still fails with it on)
+MOVES_THE_INTERLEAVING = {
+    ("nodeipam-release-by-owner", "apiserver-cache-keeps-a-node-deleted-at-the-compaction-revision.json")}
+
+
 def test_a_fix_leaves_the_other_bugs_alone():
-    """Each fix touches its own bug only: the other fix's traces still fail with it on."""
+    """Each fix touches its own bug only: the other fixes' traces still fail with it on."""
     for f in FIXES:
         for other in FIXES:
             if other is f:
                 continue
             for name in other.traces:
-                result = replay(read_trace(REGRESSIONS / name), record_messages=False, fixes=(f.name,))
-                assert result.violation is not None and result.violation.invariant == other.invariant, (f.name, name)
+                if (f.name, name) in MOVES_THE_INTERLEAVING:
+                    continue
+                trace = read_trace(REGRESSIONS / name)
+                result = replay(trace, record_messages=False, fixes=(f.name,))
+                assert result.violation is not None and result.violation.invariant == trace.expected_invariant, \
+                    (f.name, name)
 
 
 def test_fix_option_takes_names_lists_and_all():
     from kmodel.fixes.command import fixes_from
 
-    assert fixes_from([NAMES[-1], f" {NAMES[0]} ,"]) == NAMES
+    assert fixes_from([NAMES[-1], f" {NAMES[0]} ,"]) == (NAMES[0], NAMES[-1])  # registry order
     assert fixes_from(["all"]) == fixes_from([",".join(NAMES)]) == NAMES
     assert fixes_from(None) == ()
 
@@ -79,7 +90,7 @@ def test_fixes_command_lists_every_fix(capsys):
     assert main(["fixes"]) == 0
     out = capsys.readouterr().out
     for f in FIXES:
-        assert f.name in out and f"fixes {f.invariant}" in out
+        assert f.name in out and f"fixes {', '.join(f.invariants)}" in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -116,6 +127,18 @@ def test_replay_lenient_skips_what_the_model_no_longer_enables(tmp_path, capsys)
     assert "--lenient" in capsys.readouterr().err
     assert main(["replay", "--quiet", "--lenient", str(path)]) == 1
     assert "lenient: 1 of 8 steps lost" in capsys.readouterr().out
+
+
+def test_replay_refuses_a_compaction_past_the_store_and_lenient_skips_it(tmp_path, capsys):
+    data = json.loads((REGRESSIONS / FIXES[0].traces[0]).read_text())
+    data["actions"].insert(len(data["actions"]) - 1, {"name": "compact", "revision": 10**6})
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    assert main(["replay", "--quiet", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot compact at revision 1000014" in err and len(err.strip().splitlines()) == 1  # moved by 29 - 15
+    assert main(["replay", "--quiet", "--lenient", str(path)]) == 1
+    assert "lenient: 1 of" in capsys.readouterr().out
 
 
 def test_check_with_fixes_reports_them(tmp_path):

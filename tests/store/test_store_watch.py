@@ -86,6 +86,22 @@ def test_watch_at_the_compacted_revision_misses_its_tombstones():
     assert s.take_watch_responses(w)[0].canceled
 
 
+def test_with_etcds_fix_a_watch_at_the_compacted_revision_gets_its_tombstone_until_the_next_compaction():
+    """etcd-io/etcd#18274 (the etcd-keep-compaction-tombstone fix): a tombstone made at the compaction revision is
+    kept, so a watch starting there gets the delete; the next compaction drops it."""
+    s = Store(keep_compaction_tombstone=True)
+    s.put("a", "1")  # 2
+    s.put("b", "1")  # 3
+    s.delete_range("a")  # 4
+    s.compact(4)
+    assert events_of(s.take_watch_responses(s.watch("", "\0", start_revision=4))) == [("DELETE", "a", 4)]
+    assert s.range("a").kvs == [] and s.range("a", revision=4).kvs == []  # still deleted to every read
+    s.put("c", "1")  # 5
+    s.compact(5)
+    assert events_of(s.take_watch_responses(s.watch("", "\0", start_revision=5))) == [("PUT", "c", 5)]
+    assert "a" not in s._keys.versions  # noqa: SLF001 (the tombstone went with the second compaction)
+
+
 def test_future_start_revision_waits():
     s = Store()
     w = s.watch("k", start_revision=4)
