@@ -134,6 +134,14 @@ NODE_PROXIER = _role(
 )
 
 
+def controller_role(service_account: str, rules: tuple[PolicyRule, ...]) -> list:
+    """A controller's `system:controller:<account>` ClusterRole and its binding to the kube-system service account,
+    as upstream's controller_policy.go installs them (the cluster installs one for a controller of your own that
+    declares its `rbac_rules`: kmodel.controllers.base)."""
+    role = _role(CONTROLLER_ROLE_PREFIX + service_account, *rules)
+    return [role, _service_accounts_binding(role.metadata.name, (service_account,))]
+
+
 def bootstrap_policy() -> list:
     """The bootstrap ClusterRoles then ClusterRoleBindings (cluster-admin bound to group system:masters,
     as upstream; the privileged-group authorizer lets masters through even without it)."""

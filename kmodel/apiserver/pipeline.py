@@ -94,8 +94,10 @@ class Pipeline:
         user_name = ""
         verb = request.verb
         try:
-            res, user = self._admit(request)
-            user_name = user.name
+            res = self._resource(request)
+            user = self.authenticator.authenticate(request.token)
+            user_name = user.name  # a request refused by authorization is audited with its user, as upstream
+            self._authorize(request, res, user)
             handler = self._verbs.get(verb)
             if handler is None:
                 raise errors.method_not_allowed(f"{verb} is not supported by this handler")
@@ -115,15 +117,23 @@ class Pipeline:
             return Response(request.id, e.status.code, e.status)
 
     def _admit(self, request: Request) -> tuple[Resource, UserInfo]:
+        res = self._resource(request)
+        user = self.authenticator.authenticate(request.token)
+        self._authorize(request, res, user)
+        return res, user
+
+    @staticmethod
+    def _resource(request: Request) -> Resource:
         res = RESOURCES.get(request.resource)
         subresource = request.subresource
         if res is None or (subresource and subresource not in res.subresources):
             raise errors.APIError(Status(404, "NotFound", _NOT_FOUND_RESOURCE))
-        user = self.authenticator.authenticate(request.token)
-        verb = request.verb
+        return res
+
+    def _authorize(self, request: Request, res: Resource, user: UserInfo) -> None:
+        verb, subresource = request.verb, request.subresource
         name = request.name if (verb != "create" or subresource) else ""
         self.authorizer.allows(user, verb, res.name, request.namespace, name, subresource, res.group)
-        return res, user
 
     def _rng(self, replica: str) -> random.Random:
         rng = self._rngs.get(replica)

@@ -24,13 +24,13 @@ directly, as an observer outside the model; no component does.
 from __future__ import annotations
 
 import random
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 import attrs
 
 from kmodel.apiserver.audit import AuditLog
-from kmodel.apiserver.authentication import default_tokens, user
-from kmodel.apiserver.bootstrap_policy import bootstrap_policy
+from kmodel.apiserver.authentication import default_tokens, service_account_token, service_account_user, user
+from kmodel.apiserver.bootstrap_policy import bootstrap_policy, controller_role
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
@@ -97,7 +97,15 @@ class Cluster:
         self.etcd = EtcdServer(self.store, self.network)
         self.audit = AuditLog()
         self.service_ips = ServiceIPAllocator(config.service_cidr, random.Random(f"{config.seed}/serviceips"))
+        extra = list(extra)
         tokens = default_tokens(config.node_names())
+        # a controller of your own authenticates as its service account, with the role it declares
+        own_roles: list = []
+        for component in extra:
+            account = getattr(component, "service_account", "")
+            if account and service_account_token(account) not in tokens:
+                tokens[service_account_token(account)] = service_account_user(account)
+                own_roles += controller_role(account, tuple(getattr(component, "rbac_rules", ())))
         for name in config.users:  # users known by a token "<name>-token" (kubectl --as <name>)
             tokens.setdefault(user_token(name), user(name))
         pipeline_config = PipelineConfig(seed=config.seed, tokens=tokens, service_cidr=config.service_cidr)
@@ -106,7 +114,7 @@ class Cluster:
             handle = self.etcd.handle_for(name)
             pipeline = Pipeline(handle, config=pipeline_config, audit=self.audit, service_ips=self.service_ips)
             self.replicas.append(APIServerReplica(name, pipeline, handle))
-        self._boot(self.replicas[0].pipeline)
+        self._boot(self.replicas[0].pipeline, own_roles)
         self.kubectl = Kubectl(config.apiserver_names())
         ctx = ClusterContext(config, tuple(config.apiserver_names()))
         self.components: list[Component] = [c for name in config.components for c in self._build(name, ctx)]
@@ -124,8 +132,8 @@ class Cluster:
         self.etcd.poke()
         wire(self)  # a variant's extra components, the nodes' data plane (kmodel.cluster.components)
 
-    def _boot(self, pipeline: Pipeline) -> None:
-        for i, obj in enumerate(boot_objects(self.config.service_cidr, self.config.apiserver_names())):
+    def _boot(self, pipeline: Pipeline, own_roles: Sequence[Any] = ()) -> None:
+        for i, obj in enumerate([*boot_objects(self.config.service_cidr, self.config.apiserver_names()), *own_roles]):
             res = resource_of(obj)
             request = Request(-(i + 1), "create", res.name, obj.metadata.namespace, body=obj, token="admin-token")
             response = pipeline.handle(request, now=0, replica="bootstrap")

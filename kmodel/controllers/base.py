@@ -124,13 +124,21 @@ class Controller(ClientComponent):
     #: for ever with the rate limiter (the ReplicaSet controller and the garbage collector)
     max_retries: Optional[int] = None
 
-    #: the kube-system service account its requests authenticate as (upstream's ClientBuilder.ClientOrDie name)
+    #: the kube-system service account its requests authenticate as (upstream's ClientBuilder.ClientOrDie name);
+    #: every controller names one
     service_account: str = ""
+    #: for a controller of your own (an extra component): the rules of its role, which the cluster installs at
+    #: boot as `system:controller:<service_account>`, bound to its service account (the cluster's own
+    #: controllers' roles are upstream's, in kmodel.apiserver.bootstrap_policy)
+    rbac_rules: tuple = ()
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: Optional[str] = None) -> None:
         super().__init__(name)
         if token is None:
-            token = service_account_token(self.service_account) if self.service_account else CONTROLLER_MANAGER_TOKEN
+            if not self.service_account:
+                raise ValueError(f"{type(self).__name__} names no service_account: set it to the kube-system service "
+                                 f"account its requests authenticate as, and its rbac_rules to what it may do")
+            token = service_account_token(self.service_account)
         self.client = ApiClient(name, endpoints, token=token, informer_token=CONTROLLER_MANAGER_TOKEN,
                                 rate_limit=CONTROLLER_MANAGER_LIMIT)
         self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late

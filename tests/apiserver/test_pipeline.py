@@ -32,6 +32,7 @@ def test_unauthenticated_and_invalid_gets_401_and_changes_nothing(api, store):
     r = api.handle(req("create", "pods", "shop", token="bogus", body=bad_pod()), now=NOW)
     assert (r.code, r.body.reason, r.body.message) == (401, "Unauthorized", "Unauthorized")
     assert state(store) == before
+    assert api.audit.records[-1].user == ""  # nobody authenticated
 
 
 def test_unauthorized_and_invalid_gets_403(api, store):
@@ -41,6 +42,7 @@ def test_unauthorized_and_invalid_gets_403(api, store):
     assert r.body.message == ('pods is forbidden: User "bob" cannot create resource "pods" in API group "" '
                               'in the namespace "shop"')
     assert state(store) == before
+    assert (api.audit.records[-1].user, api.audit.records[-1].code) == ("bob", 403)  # audited with its user
 
 
 def test_anonymous_meets_authorization(api):

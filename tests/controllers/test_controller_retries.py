@@ -13,6 +13,8 @@ from kmodel.controllers.replicaset import ReplicaSetController
 
 
 class AlwaysFails(Controller):
+    service_account = "always-fails"
+
     def __init__(self, max_retries):
         self.max_retries = max_retries
         self.syncs = 0
