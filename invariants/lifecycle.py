@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import Any, Iterator, Optional
 
 from invariants._history import NODES, change_feed, condition, name_of, node_key
@@ -10,6 +10,7 @@ from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import service_account_name
 
 NODE_LIFECYCLE = "controller/nodelifecycle"
+TAINT_EVICTION = "controller/tainteviction"
 TAINT_MANAGER_REASON = "DeletionByTaintManager"
 
 
@@ -74,6 +75,43 @@ def _last_heard(times: list[int], starts: list[int], at: int) -> Optional[int]:
     return last if life is None or last >= life else None
 
 
+def _taint_eviction_view(cluster: Any, memo: dict) -> tuple[dict[str, list[tuple[int, tuple]]], list[int]]:
+    """Taint eviction's heard log (see kmodel/controllers/tainteviction.py), read from where the last check
+    stopped: node -> (time, its NoExecute taints) each time the controller's informer delivered a change of
+    them, and the times the controller (re)started. Both in time order."""
+    by_node: dict[str, list[tuple[int, tuple]]] = memo.setdefault("te_heard", {})
+    starts: list[int] = memo.setdefault("te_starts", [])
+    log = getattr(cluster.loop.components.get(TAINT_EVICTION), "heard", None)
+    if log is not None:
+        pos = memo.get("te_heard_pos", 0)
+        for t, node, taints in log[pos:]:
+            if node is None:
+                starts.append(t)
+            else:
+                by_node.setdefault(node, []).append((t, taints))
+        memo["te_heard_pos"] = len(log)
+    return by_node, starts
+
+
+def _taints_seen(heard: list[tuple[int, tuple]], starts: list[int], at: int) -> tuple:
+    """The NoExecute taints of a node as the taint eviction process running at `at` saw it then: the last change
+    its informer delivered before `at` in that process's life, or one delivered at that very instant (the
+    order within an instant is unknown, so a taint seen then counts)."""
+    j = bisect_right(starts, at)
+    life = starts[j - 1] if j else 0
+    seen: tuple = ()
+    for t, taints in heard:
+        if t > at:
+            break
+        if t < life:
+            continue
+        if t < at:
+            seen = taints
+        elif taints:
+            return taints
+    return seen
+
+
 #: whom taint eviction's requests authenticate as: the node-controller service account, which node lifecycle and
 #: node IPAM share (neither deletes a pod)
 TAINT_EVICTION_USER = service_account_name("node-controller")
@@ -90,9 +128,12 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     Upstream's guarantee, nothing stronger: tryUpdateNodeHealth measures the grace period from probeTimestamp,
     its own clock when a monitor pass *noticed* a heartbeat change in its caches (pkg/controller/nodelifecycle/
     node_lifecycle_controller.go), so a renewal committed but not yet delivered to it (a lagging informer,
-    watch cache or link) does not count: upstream marks a live node Unknown then, and so may the model.
+    watch cache or link) does not count: upstream marks a live node Unknown then, and so may the model. Likewise
+    taint eviction evicts by its informer's view: a pod evicted after its node's NoExecute taint was removed in
+    the store is judged by the taints taint eviction had seen when it decided (its heard log, at the time of
+    the DisruptionTarget condition it wrote), not flagged for a removal not delivered to it yet.
 
-    Reads the store's history (nodes), the controller's heard log and the audit trail (the evictions)."""
+    Reads the store's history (nodes), the two controllers' heard logs and the audit trail (the evictions)."""
     grace = cluster.config.node_monitor_grace_period_ms
     startup_grace = cluster.config.node_startup_grace_period_ms
     reader = memo.get("reader")
@@ -170,8 +211,16 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         if node_kv is None and pod.spec.node_name in gone:  # its node was deleted while tainted
             taints, tainted_at = gone[pod.spec.node_name]
         if not taints:
+            # Upstream evicts by its informer's view: a taint removed in the store but not yet delivered to it
+            # still evicts. Judge by what it had seen when it decided (the DisruptionTarget condition's time).
+            decided = target.last_transition_time if target.last_transition_time is not None else r.time
+            te_heard, te_starts = _taint_eviction_view(cluster, memo)
+            taints = list(_taints_seen(te_heard.get(pod.spec.node_name, []), te_starts, decided))
+            tainted_at = None
+        if not taints:
             bad.append(f"pod {name_of(key)} was evicted at {r.time} ms by taint eviction, but its node "
-                       f"{pod.spec.node_name or '(none)'} had no NoExecute taint")
+                       f"{pod.spec.node_name or '(none)'} had no NoExecute taint, in the store nor as taint "
+                       f"eviction had seen it")
             continue
         since = tainted_at if tainted_at is not None else min(t.time_added or 0 for t in taints)
         due = eviction_due(pod, taints, since)

@@ -23,6 +23,12 @@ Syncing a pod key is handlePodUpdate/processPodOnNode over the pod's *scheduled 
   it; the whole step is tried up to 5 times. Success or not, the worker is done (upstream's timed worker
   does not retry either); a later pod or node change schedules again.
 
+Heard log (an observation record, read by the eviction-timing invariant; not used by any decision): `heard`
+gets (now, node, its NoExecute taints) each time the nodes informer delivers a node whose NoExecute taints
+differ from the last it delivered of that node (a delete: no taints), and (now, None, ()) at each start of the
+process. It lives outside the process's memory (a crash keeps it), as node lifecycle's: upstream evicts by
+what its informer shows, so a taint removed in etcd but not yet delivered still evicts.
+
 Differences from upstream: the timed worker fires through the work queue (the key is re-queued at the
 fire time and synced by a work event), so the deletion happens at the fire time plus the time to get a
 worker; the eviction's start time is the time the pod key is synced rather than the node handler's
@@ -82,17 +88,36 @@ class TaintEvictionController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME) -> None:
+        #: (time, node, NoExecute taints) as the informer delivered them; (time, None, ()) at each start
+        self.heard: list[tuple[int, Optional[str], tuple]] = []
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
         self.scheduled: dict[str, te.ScheduledEviction] = {}
         self.evictions = 0  # pods whose deletion succeeded
+        self._heard_taints: dict[str, tuple] = {}  # node -> its NoExecute taints last put on the heard log
         self.pods = self.informer("pods", indexers={NODE_NAME_INDEX: index_by_node_name},
                                   on_update=self._pod_updated)
-        self.nodes = self.informer("nodes", on_add=self._node_changed_to, on_update=self._node_updated,
-                                   on_delete=self._node_changed_to)
+        self.nodes = self.informer("nodes", on_add=self._node_added, on_update=self._node_updated,
+                                   on_delete=self._node_deleted)
+
+    def on_started(self, now: int, out: Out) -> None:
+        self.heard.append((now, None, ()))
+
+    def _hear(self, now: int, name: str, taints: tuple) -> None:
+        if self._heard_taints.get(name) != taints:
+            self._heard_taints[name] = taints
+            self.heard.append((now, name, taints))
 
     # -- handlers --------------------------------------------------------------------------------------------
+
+    def _node_added(self, now: int, node: Any, out: Out) -> None:
+        self._hear(now, node.metadata.name, te.no_execute_taints(node.spec.taints))
+        self._node_changed_to(now, node, out)
+
+    def _node_deleted(self, now: int, node: Any, out: Out) -> None:
+        self._hear(now, getattr(node, "obj", node).metadata.name, ())
+        self._node_changed_to(now, node, out)
 
     def _pod_updated(self, now: int, old: Pod, new: Pod, out: Out) -> None:
         if old.spec.node_name == new.spec.node_name and old.spec.tolerations == new.spec.tolerations:
@@ -100,7 +125,9 @@ class TaintEvictionController(Controller):
         self.queue.add(meta_namespace_key(new))
 
     def _node_updated(self, now: int, old: Any, new: Any, out: Out) -> None:
-        if te.no_execute_taints(old.spec.taints) != te.no_execute_taints(new.spec.taints):
+        taints = te.no_execute_taints(new.spec.taints)
+        if te.no_execute_taints(old.spec.taints) != taints:
+            self._hear(now, new.metadata.name, taints)
             self._node_changed_to(now, new, out)
 
     def _node_changed_to(self, now: int, node: Any, out: Out) -> None:
