@@ -71,3 +71,31 @@ def test_a_controller_must_name_its_service_account():
 
     with pytest.raises(ValueError, match="Anonymous names no service_account"):
         Anonymous("controller/anonymous", ["apiserver-0"])
+
+
+def _every_running_pod_labeled(cluster, memo):
+    for pod in cluster.objects("pods", "default"):
+        if pod.status.phase == "Running" and pod.metadata.deletion_timestamp is None \
+                and pod.metadata.labels.get("seen") != "yes":
+            yield f"pod {pod.metadata.name} runs without the label seen=yes"
+
+
+def test_the_checker_explores_a_cluster_with_an_own_controller():
+    """The documented plugin path: a machine whose extra component is an own controller, with an invariant of its
+    own, explored under faults (its role is installed at boot, in the warmed-up snapshot the examples start from)."""
+    from invariants.registry import LIVENESS, Invariant
+    from kmodel.pytest_plugin import KmodelMachine, _options, kmodel_test
+
+    class Labeled(KmodelMachine):
+        config = ClusterConfig(nodes=2)
+        extra_invariants = (Invariant("pods-labeled", LIVENESS, "mine", "Running pods carry seen=yes.",
+                                      _every_running_pod_labeled),)
+
+        def extra_components(self):
+            return [PodLabeler(self.config.apiserver_names())]
+
+    _options.update(seed=3, profile="ci")
+    try:
+        kmodel_test(Labeled, max_examples=4, stateful_step_count=8)()
+    finally:
+        _options.update(seed=None, profile="dev")
