@@ -1,8 +1,8 @@
 """The ClusterRoles and ClusterRoleBindings a cluster installs at boot, so components pass RBAC like real ones.
 
 Cut down from kube-apiserver's bootstrap policy (plugin/pkg/auth/authorizer/rbac/bootstrappolicy: policy.go
-and controller_policy.go) to the resources the model serves: the role names, bound subjects and rules are
-upstream's, less the rules on resources the model does not have. kube-controller-manager runs as with
+and controller_policy.go) to the resources the model serves: the role names and bound subjects are upstream's,
+and the rules follow upstream's, cut to the resources and verbs the model has. kube-controller-manager runs as with
 --use-service-account-credentials (kubeadm's default): each controller's requests authenticate as its own
 service account in kube-system and are allowed by its `system:controller:<account>` role, while the
 controller manager's own identity, `system:kube-controller-manager`, lists and watches everything for the
