@@ -132,13 +132,12 @@ class Controller(ClientComponent):
     #: controllers' roles are upstream's, in kmodel.apiserver.bootstrap_policy)
     rbac_rules: tuple = ()
 
-    def __init__(self, name: str, endpoints: Sequence[str], *, token: Optional[str] = None) -> None:
+    def __init__(self, name: str, endpoints: Sequence[str]) -> None:
         super().__init__(name)
-        if token is None:
-            if not self.service_account:
-                raise ValueError(f"{type(self).__name__} names no service_account: set it to the kube-system service "
-                                 f"account its requests authenticate as, and its rbac_rules to what it may do")
-            token = service_account_token(self.service_account)
+        if not self.service_account:
+            raise ValueError(f"{type(self).__name__} names no service_account: set it to the kube-system service "
+                             f"account its requests authenticate as, and its rbac_rules to what it may do")
+        token = service_account_token(self.service_account)
         self.client = ApiClient(name, endpoints, token=token, informer_token=CONTROLLER_MANAGER_TOKEN,
                                 rate_limit=CONTROLLER_MANAGER_LIMIT)
         self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late

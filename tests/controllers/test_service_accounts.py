@@ -62,7 +62,7 @@ def test_each_controller_acts_as_its_own_service_account_and_its_informers_as_th
     # the controller manager's own identity is only the shared informers' (watches and lists from the watch cache
     # are off the audit trail: what the controllers sent shows them)
     assert {verb for verb, _ in seen.get(KCM, set())} <= {"list"}
-    assert sorted(sent) == sorted(c for c in cluster.controller_manager)
+    assert sorted(sent) == sorted(cluster.controller_manager)
     for controller, requests in sorted(sent.items()):
         own = service_account_token(type(cluster.loop.components[controller]).service_account)
         assert {token for verb, token in requests if verb == "watch"} == {KCM_TOKEN}, controller
