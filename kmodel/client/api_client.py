@@ -29,6 +29,12 @@ the next endpoint whatever its verb, as a load balancer redispatches a refused c
 `connection_lost` once every endpoint has refused it. Answers the server sent before it crashed are still
 delivered, first (its kernel had them): their requests are not failed.
 
+A connection across a partition. Nothing comes back, so a request waits for its deadline and a watch hangs,
+until the transport's health check gives up on the connection (kmodel.loop.health: about 30 to 45 s after the
+cut). Then the client is told (`on_connection_lost`): its watch streams there have ended (each goes to its
+``on_closed`` as broken, and the client fails over), and its requests there fail as on a reset connection,
+a write with `http2_connection_lost`.
+
 Watches. `watch` opens a stream ``<owner>/watch-<n>`` to the current endpoint and sends the watch request
 on it. `WatchEvent`s arriving on it go to ``on_event(now, stream, event, out)``; the server's final
 `Response` on the stream, or the stream breaking (``None``), goes to ``on_closed(now, stream, response,
@@ -101,6 +107,15 @@ def connection_lost(request: Request, endpoint: str) -> Response:
     return Response(request.id, 503, Status(
         503, "ServiceUnavailable", f'{request.verb} {request.resource} on {endpoint}: connection refused or '
                                    f'reset (the API server is down)'))
+
+
+def http2_connection_lost(request: Request, endpoint: str) -> Response:
+    """What a caller gets when its transport's health check gave up on the connection the request was on
+    (kmodel.loop.health; golang.org/x/net/http2's errClientConnLost, as a Status: a 503, like
+    `connection_lost`, since the write may have been applied)."""
+    return Response(request.id, 503, Status(
+        503, "ServiceUnavailable", f'{request.verb} {request.resource} on {endpoint}: http2: client connection '
+                                   f'lost'))
 
 
 class UpdateRecord(NamedTuple):
@@ -394,6 +409,20 @@ class ApiClient:
         a reset connection after a made-up "Retry-After: 1"), up to `read_attempts` in all; anything else gets
         `connection_lost` (a write may have been applied before the crash)."""
         answered = {r.id for r in arriving if type(r) is Response}
+        self._fail_requests_on(now, out, peer, answered, connection_lost)
+
+    def on_connection_lost(self, now: int, peer: str, out: Out) -> None:
+        """The transport's health check gave up on the connection to `peer` (kmodel.loop.health; its watch
+        streams have ended already and were told to `on_stream_closed`). Every request awaiting an answer
+        there fails as on a reset connection (`on_connection_reset`: client-go retries a GET on "http2: client
+        connection lost" as on a reset), a write with `http2_connection_lost`. The client fails over even with
+        nothing outstanding there: its next request needs a new connection, which the load balancer gives to a
+        replica that answers."""
+        self._failed(peer)
+        self._fail_requests_on(now, out, peer, set(), http2_connection_lost)
+
+    def _fail_requests_on(self, now: int, out: Out, peer: str, answered: set,
+                          error: Callable[[Request, str], Response]) -> None:
         lost = [p for p in self._pending.values() if p.endpoint == peer and p.request.id not in answered]
         if not lost:
             return
@@ -405,7 +434,7 @@ class ApiClient:
                 self.call_later(now, out, RESET_RETRY_AFTER_MS,
                                 lambda t, o, p=p: self._resend(t, o, p, p.attempts + 1))
             else:
-                self._fail_now(now, out, p, peer)
+                self._fail_now(now, out, p, peer, error)
         self._disarm_if_idle(out)
 
     def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
@@ -421,7 +450,7 @@ class ApiClient:
         if p.refusals + 1 < len(self.endpoints):
             self._resend(now, out, p, p.attempts, refusals=p.refusals + 1)
         else:
-            self._fail_now(now, out, p, dst)
+            self._fail_now(now, out, p, dst, connection_lost)
             self._disarm_if_idle(out)
 
     def _resend(self, now: int, out: Out, p: "_Pending", attempts: int, refusals: int = 0) -> None:
@@ -429,10 +458,11 @@ class ApiClient:
         q = self._pending[p.request.id]
         q.read_rv, q.sent, q.refusals = p.read_rv, p.sent, refusals
 
-    def _fail_now(self, now: int, out: Out, p: "_Pending", endpoint: str) -> None:
+    def _fail_now(self, now: int, out: Out, p: "_Pending", endpoint: str,
+                  error: Callable[[Request, str], Response]) -> None:
         del self._pending[p.request.id]
         if p.on_done is not None:
-            p.on_done(now, connection_lost(p.request, endpoint), out)
+            p.on_done(now, error(p.request, endpoint), out)
 
     def _disarm_if_idle(self, out: Out) -> None:
         if not self._pending and self._deadline_armed is not None:

@@ -4,6 +4,6 @@ See `kmodel.component.protocol` (the handlers) and `kmodel.component.effects` (t
 """
 
 from kmodel.component.effects import CancelTimer, CloseStream, Effect, Out, Send, SetTimer
-from kmodel.component.protocol import Component
+from kmodel.component.protocol import Component, HealthCheck
 
-__all__ = ["CancelTimer", "CloseStream", "Component", "Effect", "Out", "Send", "SetTimer"]
+__all__ = ["CancelTimer", "CloseStream", "Component", "Effect", "HealthCheck", "Out", "Send", "SetTimer"]

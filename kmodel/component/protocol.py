@@ -20,6 +20,11 @@ The inputs, each a separate loop event:
                                        it); what this component sent it and awaits an answer to is lost,
                                        unless the answer is among `arriving` (the payloads outside streams
                                        `peer` sent it before crashing, still on their way, delivered later)
+    on_connection_lost(now, peer, out)  this component's transport gave up on its connection to `peer` (its
+                                       `connection_health_check` found the connection dead across a
+                                       partition; kmodel.loop.health): the streams on it have ended (it was
+                                       told, as for any stream), what was in flight on it is lost, and what it
+                                       sent `peer` and awaits an answer to never gets one
     on_send_refused(now, dst, payload, out)
                                        a message outside any stream that this component just sent (`payload`)
                                        was refused: `dst`'s process is down (a reachable machine answers a
@@ -38,10 +43,21 @@ disk) is the component's choice: keep it in attributes that `crash()` does not r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Optional
+
+import attrs
 
 from kmodel.component.effects import Out
 from kmodel.network.message import Message
+
+
+@attrs.frozen
+class HealthCheck:
+    """A transport's connection health check (kmodel.loop.health): PING the peer after `idle_ms` without a frame
+    from it, and give the connection up when no answer came `ping_timeout_ms` after the PING."""
+
+    idle_ms: int
+    ping_timeout_ms: int
 
 
 class Component:
@@ -51,6 +67,9 @@ class Component:
     #: kubelets)? Those are the processes a crash between two writes of one sync can leave half done
     #: (the checker's crash_mid_reconcile fault picks among them).
     reconciles: bool = False
+    #: how its transport checks its connections' health (None: it does not; a connection across a partition
+    #: then waits for the heal). See kmodel.loop.health.
+    connection_health_check: ClassVar[Optional[HealthCheck]] = None
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -69,6 +88,9 @@ class Component:
 
     def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
         """Handle `peer`'s connections breaking (its process crashed; see the module docstring)."""
+
+    def on_connection_lost(self, now: int, peer: str, out: Out) -> None:
+        """Handle this component's transport giving up on its connection to `peer` (see the module docstring)."""
 
     def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
         """Handle a message just sent to `dst` being refused (its process is down; see the module docstring)."""

@@ -60,6 +60,7 @@ from typing import Any, Callable, Iterable, Optional
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
 from kmodel.component.protocol import Component
+from kmodel.loop.health import TIMER_PREFIX as HEALTH_TIMER_PREFIX, ConnectionHealth
 from kmodel.loop.events import (
     AdvanceTime,
     BreakStream,
@@ -124,6 +125,8 @@ class Loop:
         self._deliver_cache: dict[tuple[str, str], tuple[Deliver, bytes]] = {}
         self._timer_cache: dict[tuple[str, str], tuple[FireTimer, bytes]] = {}
         self._work_cache: dict[str, tuple[Work, bytes]] = {}
+        #: health-checked connections across partitions (kmodel.loop.health)
+        self.health = ConnectionHealth(self.network, self.clock)
         # Every endpoint exists before any component starts (a start may send to any of them); sorted so
         # a set of components starts in the same order as any list of them.
         ordered = sorted(components, key=lambda c: c.name)
@@ -147,6 +150,7 @@ class Loop:
             self.network.add_endpoint(name)
         self.components[name] = component
         self._has_work_queue[name] = type(component).has_work is not Component.has_work
+        self.health.add_client(name, component.connection_health_check)
 
     def _start(self, component: Component) -> None:
         out = Out()
@@ -292,11 +296,11 @@ class Loop:
         if t is AdvanceTime:
             self._advance(event.to_ms)
         elif t is Partition:
-            net.partition(event.endpoints)
+            self.health.on_reachability_changed(net.partition(event.endpoints), self.clock.now, self._down)
         elif t is Heal:
-            net.heal(event.endpoints)
+            self.health.on_reachability_changed(net.heal(event.endpoints), self.clock.now, self._down)
         elif t is HealAll:
-            net.heal_all()
+            self.health.on_reachability_changed(net.heal_all(), self.clock.now, self._down)
         elif t is ReleaseAll:
             net.release_all()
         elif t is DropHead:
@@ -399,7 +403,7 @@ class Loop:
         entry = self._deliver_cache.get(key) or self._deliver_entry(key)
         self._hash.update(entry[1])  # _record, inlined (one call per delivery)
         self.events_applied += 1
-        msg = self.network.deliver(key[0], key[1])
+        msg = self.network.deliver(key[0], key[1], self.clock.now)
         component = self.components[key[1]]
         out = self._out
         try:
@@ -427,7 +431,7 @@ class Loop:
 
     def _deliver_tapped(self, key: tuple[str, str]) -> None:
         self._record(self._deliver_entry(key)[1])
-        msg = self.network.deliver(key[0], key[1])
+        msg = self.network.deliver(key[0], key[1], self.clock.now)
         self._tap(msg)
         component = self.components[key[1]]
         out = self._out
@@ -444,6 +448,9 @@ class Loop:
     def _fire(self, owner: str, timer: str) -> None:
         self._record(self._timer_entry(owner, timer)[1])
         self.clock.pop(owner, timer)
+        if timer.startswith(HEALTH_TIMER_PREFIX):
+            self._lose_connection(owner, timer[len(HEALTH_TIMER_PREFIX):])
+            return
         component = self.components[owner]
         out = self._out
         try:
@@ -626,6 +633,7 @@ class Loop:
         self._down[name] = None
         self._work_ready.pop(name, None)
         self.clock.cancel_owner(name)
+        self.health.on_crash(name)
         net = self.network
         broken = net.set_down(name)
         component.crash()
@@ -640,6 +648,23 @@ class Loop:
                 arriving = tuple(m.payload for m in net.in_flight(name, sender) if m.stream is None)
                 owner, effects = self._call_peer_handler(sender, "on_connection_reset", name, arriving)
                 self._apply(owner, effects)
+
+    def _lose_connection(self, client: str, peer: str) -> None:
+        """`client`'s transport gave up on its connection to `peer` (kmodel.loop.health): the streams between
+        them end (both ends told, opener first, in stream order; the peer, which a real partition keeps from
+        hearing the close until it heals, is told now), what is in flight between them outside streams is lost,
+        and the client is told its connection was lost (`on_connection_lost`)."""
+        self.health.fired(client, peer)
+        net = self.network
+        broken = net.streams_between(client, peer)
+        for stream, _, _ in broken:
+            net.close_stream(stream)
+        net.drop_between(client, peer)
+        for stream, opener, other in broken:
+            self._tell_stream_closed(stream, (opener, other))
+        if client not in self._down:
+            owner, effects = self._call_peer_handler(client, "on_connection_lost", peer)
+            self._apply(owner, effects)
 
     def _restart(self, name: str) -> None:
         del self._down[name]

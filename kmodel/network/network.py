@@ -77,7 +77,7 @@ class NetworkError(ValueError):
 class Link:
     """One FIFO link src→dst, and when it is held by a delay fault, the logical time it is held until."""
 
-    __slots__ = ("key", "src", "dst", "queue", "held_until")
+    __slots__ = ("key", "src", "dst", "queue", "held_until", "delivered_at")
 
     def __init__(self, src: str, dst: str) -> None:
         self.key: LinkKey = (src, dst)
@@ -85,6 +85,7 @@ class Link:
         self.dst = dst
         self.queue: deque[Message] = deque()
         self.held_until: Optional[int] = None
+        self.delivered_at = 0  # logical time of the last delivery (what a health check calls "heard")
 
 
 class Network:
@@ -182,12 +183,13 @@ class Network:
                 self._refresh(link)
         return msg
 
-    def deliver(self, src: str, dst: str) -> Message:
-        """Pop and return the head of the deliverable link src→dst."""
+    def deliver(self, src: str, dst: str, now: int = 0) -> Message:
+        """Pop and return the head of the deliverable link src→dst (delivered at logical time `now`)."""
         key = (src, dst)
         link = self._ready.get(key)
         if link is None:
             raise NetworkError(f"link {src} -> {dst} is not deliverable")
+        link.delivered_at = now
         queue = link.queue
         msg = queue.popleft()
         if not queue:
@@ -255,6 +257,15 @@ class Network:
         if link is None:
             raise NetworkError(f"link {src} -> {dst} is empty")
         return link.queue[0]
+
+    def delivered_at(self, src: str, dst: str) -> int:
+        """The logical time of the last delivery on link src→dst (0: none yet)."""
+        link = self._links.get((src, dst))
+        return link.delivered_at if link is not None else 0
+
+    def peers_of(self, endpoint: str) -> list[str]:
+        """The endpoints `endpoint` has ever sent a message to (a link from it exists), sorted."""
+        return sorted(self._out[endpoint])
 
     def in_flight_count(self) -> int:
         return sum(len(link.queue) for link in self._nonempty.values())
@@ -425,6 +436,31 @@ class Network:
             raise NetworkError(f"stream {stream!r} is not open")
         self._end_stream(stream)
         return ends
+
+    def streams_between(self, a: str, b: str) -> list[tuple[str, str, str]]:
+        """The open streams between `a` and `b` (either one the opener), as sorted (stream, opener, peer)."""
+        found = []
+        for stream in self._streams_of.get(a, ()):
+            ends = self._streams[stream]
+            if ends == (a, b) or ends == (b, a):
+                found.append((stream, *ends))
+        return sorted(found)
+
+    def drop_between(self, a: str, b: str) -> int:
+        """Lose every message outside a stream on the links a→b and b→a (a connection between them closed:
+        its requests and answers in flight are gone); returns how many. Streams are ended by `close_stream`."""
+        dropped = 0
+        for key in ((a, b), (b, a)):
+            link = self._links.get(key)
+            if link is None or not link.queue:
+                continue
+            kept = deque(m for m in link.queue if m.stream is not None)
+            dropped += len(link.queue) - len(kept)
+            link.queue = kept
+            if not kept:
+                del self._nonempty[key]
+            self._refresh(link)
+        return dropped
 
     # -- crash and restart -------------------------------------------------------------------------------
 
