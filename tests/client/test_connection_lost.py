@@ -1,0 +1,78 @@
+"""A client whose replica is cut off: its HTTP/2 health check gives up on the connection (kmodel.loop.health), its
+watch moves to the other replica, a read is resent there and a write fails, instead of everything hanging until
+the partition heals."""
+
+from __future__ import annotations
+
+from kmodel.client.component import CLIENT_GO_HTTP2
+from kmodel.loop import HealAll, Partition
+from kmodel.loop.health import TIMER_PREFIX, first_ping_after
+from tests.client.harness import Cluster, Probe, pod
+
+IDLE, PING_TIMEOUT = CLIENT_GO_HTTP2.idle_ms, CLIENT_GO_HTTP2.ping_timeout_ms
+
+
+class Recording(Probe):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.times: list[int] = []
+
+    def record(self, now, response, out) -> None:
+        super().record(now, response, out)
+        self.times.append(now)
+
+
+def cut_off_replica_with_work_in_flight() -> tuple[Recording, Cluster, int]:
+    """A probe watching pods through apiserver-0, which is then cut off with a read and a write of the probe on
+    their way to it. Returns the time the connection is given up on."""
+    p = Recording("probe", ["apiserver-0", "apiserver-1"])
+    pods = p.informer("pods")
+    c = Cluster(2, probes=[p])
+    c.run()
+    assert pods.has_synced and pods.watch_stream is not None
+    heard = c.network.delivered_at("apiserver-0", "probe")
+    c.loop.step(Partition(["apiserver-0"]))
+    c.act(p, lambda now, out: p.client.list(now, out, "pods", resource_version="0", on_done=p.record))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    gives_up = first_ping_after(heard, c.loop.now, IDLE) + PING_TIMEOUT
+    assert c.loop.clock.due_at("probe", TIMER_PREFIX + "apiserver-0") == gives_up
+    return p, c, gives_up
+
+
+def test_until_the_health_check_gives_up_the_connection_just_hears_nothing():
+    p, c, gives_up = cut_off_replica_with_work_in_flight()
+    stream = p.informers[0].watch_stream
+    c.run(until_ms=gives_up - 1)
+    assert p.answers == [] and p.informers[0].watch_stream == stream
+
+
+def test_then_the_watch_moves_to_the_other_replica_a_read_is_resent_and_a_write_fails():
+    p, c, gives_up = cut_off_replica_with_work_in_flight()
+    pods = p.informers[0]
+    old_stream = pods.watch_stream
+    c.run(until_ms=gives_up)
+    [write] = p.answers
+    assert (write.code, write.body.reason) == (503, "ServiceUnavailable")
+    assert "http2: client connection lost" in write.body.message and p.times == [gives_up]
+    assert p.client.endpoint == "apiserver-1"
+    assert not c.network.streams_between("probe", "apiserver-0")
+    c.run(until_ms=gives_up + 1_000)  # the read, as client-go retries a GET on a lost connection
+    assert [a.code for a in p.answers] == [503, 200] and p.times == [gives_up, gives_up + 1_000]
+    # the watch, which had delivered nothing, is opened again after the informer's first backoff (800 ms)
+    assert pods.watch_stream not in (None, old_stream)
+    assert c.network.stream_ends(pods.watch_stream) == ("probe", "apiserver-1")
+
+    # The write died with the connection: healing the partition does not deliver it late.
+    c.loop.step(HealAll())
+    c.run(until_ms=c.loop.now + 10_000)
+    assert not c.store.range("/registry/pods/default/w").kvs
+
+
+def test_the_moved_watch_hears_what_is_written_through_the_other_replica():
+    p, c, gives_up = cut_off_replica_with_work_in_flight()
+    writer = Recording("writer", ["apiserver-1"])
+    c.loop.add_component(writer)
+    c.act(writer, lambda now, out: writer.client.create(now, out, "pods", pod("x"), on_done=writer.record))
+    c.run(until_ms=gives_up + 1_000)
+    assert [a.code for a in writer.answers] == [201]
+    assert p.informers[0].get("default", "x") is not None  # heard while apiserver-0 is still cut off
