@@ -145,11 +145,14 @@ _WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))
 
 
 class _Pending:
-    __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint", "read_rv", "sent", "refusals")
+    __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint", "read_rv", "sent", "refusals",
+                 "timeout_ms")
 
-    def __init__(self, request: Request, on_done: Optional[Done], deadline: int, attempts: int, endpoint: str):
+    def __init__(self, request: Request, on_done: Optional[Done], deadline: int, attempts: int, endpoint: str,
+                 timeout_ms: int):
         self.request, self.on_done, self.deadline, self.attempts, self.endpoint = (
             request, on_done, deadline, attempts, endpoint)
+        self.timeout_ms = timeout_ms  # this request's own (each resend gets it again)
         self.read_rv = ""  # an update's: the resourceVersion its body was read at
         self.sent = 0
         self.refusals = 0  # endpoints that refused it in a row (see on_send_refused)
@@ -230,11 +233,14 @@ class ApiClient:
     def request(self, now: int, out: Out, verb: str, resource: str, *, namespace: str = "", name: str = "",
                 subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",
                 field_selector: str = "", grace_period_seconds: Optional[int] = None,
-                on_done: Optional[Done] = None, informer: bool = False) -> int:
+                on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
+                throttled: bool = True) -> int:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
         `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own).
         `informer=True` marks an informer's list: sent with `informer_token`, past the client's rate limit (see the
-        module docstring)."""
+        module docstring). `timeout_ms` overrides the client's request timeout, and `throttled=False` sends past
+        its rate limit: a request of a client built from a copy of the config with its own Timeout and QPS -1
+        (the kubelet's heartbeat client), over the same connections."""
         read_rv = ""
         if verb == "update":
             read_rv = _read_rv(body)
@@ -248,49 +254,53 @@ class ApiClient:
                     if takes_locks(self):
                         return locked_update(self, now, out, lambda t, o, done: self._send_request(
                             t, o, verb, resource, namespace, name, subresource, body, resource_version, read_rv,
-                            on_done=done),
+                            on_done=done, timeout_ms=timeout_ms, throttled=throttled),
                             resource=resource, namespace=namespace, name=name, on_done=on_done)
         return self._send_request(now, out, verb, resource, namespace, name, subresource, body, resource_version,
                                   read_rv, label_selector=label_selector, field_selector=field_selector,
                                   grace_period_seconds=grace_period_seconds, on_done=on_done,
-                                  informer=informer)
+                                  informer=informer, timeout_ms=timeout_ms, throttled=throttled)
 
     def _send_request(self, now: int, out: Out, verb: str, resource: str, namespace: str, name: str,
                       subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",
                       field_selector: str = "", grace_period_seconds: Optional[int] = None,
-                      on_done: Optional[Done] = None, informer: bool = False) -> int:
+                      on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
+                      throttled: bool = True) -> int:
         self._next_id += 1
         req = Request(self._next_id, verb, resource, namespace, name, subresource, body,
                       self.informer_token if informer else self.token, resource_version, label_selector,
                       field_selector, grace_period_seconds=grace_period_seconds)
         bucket = self._bucket
-        at = now if bucket is None or informer else bucket.reserve(now)
+        at = now if bucket is None or informer or not throttled else bucket.reserve(now)
+        timeout = self.timeout_ms if timeout_ms is None else timeout_ms
         if at > now:  # the bucket is empty: the request waits for its token, as rest.Request's tryThrottle does
-            self.call_later(now, out, at - now, lambda t, o: self._send_first(t, o, req, on_done, read_rv))
+            self.call_later(now, out, at - now, lambda t, o: self._send_first(t, o, req, on_done, read_rv, timeout))
         else:
-            self._send_first(now, out, req, on_done, read_rv)
+            self._send_first(now, out, req, on_done, read_rv, timeout)
         return req.id
 
-    def _send_first(self, now: int, out: Out, req: Request, on_done: Optional[Done], read_rv: str) -> None:
-        self._send(now, out, req, on_done, 1)
+    def _send_first(self, now: int, out: Out, req: Request, on_done: Optional[Done], read_rv: str,
+                    timeout_ms: int) -> None:
+        self._send(now, out, req, on_done, 1, timeout_ms)
         if read_rv:
             p = self._pending[req.id]
             p.read_rv, p.sent = read_rv, now
 
-    def _send(self, now: int, out: Out, req: Request, on_done: Optional[Done], attempts: int) -> None:
+    def _send(self, now: int, out: Out, req: Request, on_done: Optional[Done], attempts: int,
+              timeout_ms: int) -> None:
         endpoint = self.endpoint
         out.send(endpoint, req)
-        deadline = now + self.timeout_ms
-        self._pending[req.id] = _Pending(req, on_done, deadline, attempts, endpoint)
+        deadline = now + timeout_ms
+        self._pending[req.id] = _Pending(req, on_done, deadline, attempts, endpoint, timeout_ms)
         heapq.heappush(self._deadlines, (deadline, req.id))
         if self._deadline_armed is None or deadline < self._deadline_armed:
             self._deadline_armed = deadline
             out.set_timer(self.deadline_timer, at=deadline)
 
     def get(self, now: int, out: Out, resource: str, name: str, *, namespace: str = "", resource_version: str = "",
-            on_done: Optional[Done] = None) -> int:
+            on_done: Optional[Done] = None, **options: Any) -> int:
         return self.request(now, out, "get", resource, namespace=namespace, name=name,
-                            resource_version=resource_version, on_done=on_done)
+                            resource_version=resource_version, on_done=on_done, **options)
 
     def list(self, now: int, out: Out, resource: str, *, namespace: str = "", resource_version: str = "",
              label_selector: str = "", field_selector: str = "", on_done: Optional[Done] = None,
@@ -300,18 +310,19 @@ class ApiClient:
                             informer=informer)
 
     def create(self, now: int, out: Out, resource: str, obj: Any, *, namespace: Optional[str] = None,
-               on_done: Optional[Done] = None) -> int:
+               on_done: Optional[Done] = None, **options: Any) -> int:
         ns = obj.metadata.namespace if namespace is None else namespace
-        return self.request(now, out, "create", resource, namespace=ns, body=obj, on_done=on_done)
+        return self.request(now, out, "create", resource, namespace=ns, body=obj, on_done=on_done, **options)
 
     def update(self, now: int, out: Out, resource: str, obj: Any, *, subresource: str = "",
-               on_done: Optional[Done] = None) -> int:
+               on_done: Optional[Done] = None, **options: Any) -> int:
         meta = obj.metadata
         return self.request(now, out, "update", resource, namespace=meta.namespace, name=meta.name,
-                            subresource=subresource, body=obj, on_done=on_done)
+                            subresource=subresource, body=obj, on_done=on_done, **options)
 
-    def update_status(self, now: int, out: Out, resource: str, obj: Any, *, on_done: Optional[Done] = None) -> int:
-        return self.update(now, out, resource, obj, subresource="status", on_done=on_done)
+    def update_status(self, now: int, out: Out, resource: str, obj: Any, *, on_done: Optional[Done] = None,
+                      **options: Any) -> int:
+        return self.update(now, out, resource, obj, subresource="status", on_done=on_done, **options)
 
     def patch(self, now: int, out: Out, resource: str, name: str, patch: Any, *, namespace: str = "",
               subresource: str = "", on_done: Optional[Done] = None) -> int:
@@ -421,20 +432,38 @@ class ApiClient:
         self._failed(peer)
         self._fail_requests_on(now, out, peer, set(), http2_connection_lost)
 
+    def close_all_connections(self, now: int, out: Out) -> None:
+        """The process closes every connection its clients have (the kubelet's onRepeatedHeartbeatFailure,
+        closeAllConns: a connection may be dead long before the health check gives up on it). Every watch ends
+        (each goes to its ``on_closed`` as broken), and every request awaiting an answer fails as on a lost
+        connection (`on_connection_lost`). New connections go to the current endpoint: the client does not fail
+        over for this (a timeout or a loss already moved it off a replica that did not answer)."""
+        lost = list(self._pending.values())  # not what the handlers below send on new connections
+        for stream in list(self._watches):
+            w = self._watches.pop(stream)
+            out.close_stream(stream)
+            w.on_closed(now, stream, None, out)
+        self._fail(now, out, lost, http2_connection_lost)
+
     def _fail_requests_on(self, now: int, out: Out, peer: str, answered: set,
                           error: Callable[[Request, str], Response]) -> None:
         lost = [p for p in self._pending.values() if p.endpoint == peer and p.request.id not in answered]
         if not lost:
             return
         self._failed(peer)
+        self._fail(now, out, lost, error)
+
+    def _fail(self, now: int, out: Out, lost: list, error: Callable[[Request, str], Response]) -> None:
         for p in lost:
+            if self._pending.get(p.request.id) is not p:
+                continue  # failed already by a handler of an earlier one (the kubelet closing all connections)
             if p.request.verb in READ_VERBS and p.attempts < self.read_attempts:
                 # client-go retries it after the artificial "Retry-After: 1" it sets for a reset connection
                 del self._pending[p.request.id]
                 self.call_later(now, out, RESET_RETRY_AFTER_MS,
                                 lambda t, o, p=p: self._resend(t, o, p, p.attempts + 1))
             else:
-                self._fail_now(now, out, p, peer, error)
+                self._fail_now(now, out, p, p.endpoint, error)
         self._disarm_if_idle(out)
 
     def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
@@ -454,7 +483,7 @@ class ApiClient:
             self._disarm_if_idle(out)
 
     def _resend(self, now: int, out: Out, p: "_Pending", attempts: int, refusals: int = 0) -> None:
-        self._send(now, out, p.request, p.on_done, attempts)
+        self._send(now, out, p.request, p.on_done, attempts, p.timeout_ms)
         q = self._pending[p.request.id]
         q.read_rv, q.sent, q.refusals = p.read_rv, p.sent, refusals
 
@@ -494,7 +523,7 @@ class ApiClient:
                 continue  # answered, or resent with a later deadline
             self._failed(p.endpoint)
             if p.request.verb in READ_VERBS and p.attempts < self.read_attempts:
-                self._send(now, out, p.request, p.on_done, p.attempts + 1)
+                self._send(now, out, p.request, p.on_done, p.attempts + 1, p.timeout_ms)
                 continue
             del self._pending[rid]
             if p.on_done is not None:
