@@ -14,7 +14,14 @@ What it does, each piece in its own module:
   updateNodeStatus does: up to 5 tries, the first reading the Node from its own informer, the others from the
   API (GET); each computes the status and writes nodes/status only when it changed (beyond heartbeat times),
   when the podCIDRs are new to this process, or 5 min after the last write;
-* the Lease (lease.py): renewed every 10 s from the start, created if missing;
+* the Lease (lease.py): renewed every 10 s from the start, created if missing; a renewal that fails is tried
+  again after a backoff (200 ms doubling to 7 s), updating the same Lease unless it changed (409) or is gone;
+* the heartbeat client: the Lease and node status requests (not the registration) go as upstream's
+  HeartbeatClient sends them, a copy of the client config with Timeout min(nodeStatusUpdateFrequency,
+  nodeLeaseDurationSeconds), 10 s here, and no rate limit, over the same connections. A heartbeat failing
+  again (a Lease renewal's retry, a node status try after the first) closes all the kubelet's connections
+  (onRepeatedHeartbeatFailure, closeAllConns: `ApiClient.close_all_connections`), so its watches start again
+  on new connections instead of waiting for the health check to give up on a dead one;
 * admission (admission.py): before a pod first runs, it is checked against the pods the kubelet already runs
   (resources, node selector, node name, host ports, NoExecute taints), the pods learnt of together oldest
   first; a rejected pod never runs and is reported Failed (`Pod was rejected: …`). This is what stops a pod
@@ -111,6 +118,11 @@ class Kubelet(ClientComponent):
         self.cni_disk: dict[str, str] = {}
         self.runtime = ContainerRuntime()
         self.client = ApiClient(self.name, self.apiservers, token=token, rate_limit=KUBELET_LIMIT)
+        #: the heartbeat client's requests (Lease, node status): upstream's kubelet makes them through a copy of its
+        #: client config with Timeout min(nodeStatusUpdateFrequency, nodeLeaseDurationSeconds) and QPS -1
+        #: (cmd/kubelet/app/server.go), over the same connections
+        self.heartbeat = {"timeout_ms": min(config.node_status_update_period_ms,
+                                            config.lease_duration_seconds * 1000), "throttled": False}
         self.recorder = EventRecorder("kubelet", config.node)
         self.backoff = RestartBackoff(config.restart_backoff_initial_ms, config.restart_backoff_max_ms)
         self._forget()
@@ -298,9 +310,16 @@ class Kubelet(ClientComponent):
             if response.ok:
                 self._sync_node_status(t, o, response.body, try_number)
             else:
-                self._post_node_status(t, o, try_number + 1)
+                self._node_status_failed(t, o, try_number)
 
-        self.client.get(now, out, "nodes", self.config.node, on_done=got)
+        self.client.get(now, out, "nodes", self.config.node, on_done=got, **self.heartbeat)
+
+    def _node_status_failed(self, now: int, out: Out, try_number: int) -> None:
+        """updateNodeStatus after a failed try: a failure of a retry is a repeated heartbeat failure, on which the
+        kubelet closes all its connections (onRepeatedHeartbeatFailure); then the next try."""
+        if try_number > 0:
+            self.client.close_all_connections(now, out)
+        self._post_node_status(now, out, try_number + 1)
 
     def _sync_node_status(self, now: int, out: Out, node: Any, try_number: int) -> None:
         """tryUpdateNodeStatus once the Node is read: write the recomputed status only when it changed, the
@@ -322,10 +341,10 @@ class Kubelet(ClientComponent):
             if response.ok:
                 self._last_status_report = t
             else:
-                self._post_node_status(t, o, try_number + 1)
+                self._node_status_failed(t, o, try_number)
 
         new = evolve(node, metadata=evolve(node.metadata, resource_version=""), status=status)
-        self.client.update_status(now, out, "nodes", new, on_done=wrote)
+        self.client.update_status(now, out, "nodes", new, on_done=wrote, **self.heartbeat)
 
     def _renew_lease(self, now: int, out: Out) -> None:
         if self._lease_in_flight:
@@ -333,37 +352,44 @@ class Kubelet(ClientComponent):
         cfg = self.config
         self._lease_in_flight = True
 
-        def finished(t: int, o: Out, ok: bool) -> None:
+        def finished(t: int, o: Out, response: Response) -> None:
             self._lease_in_flight = False
-            if ok:
+            if response.ok:
                 self._lease_failures = 0
                 o.set_timer(LEASE_TIMER, cfg.lease_renew_interval_ms)
-            else:
-                self._lease_failures += 1
-                o.set_timer(LEASE_TIMER, lease_mod.retry_delay_ms(self._lease_failures))
+                return
+            if response.code != 409 and self._lease_failures > 0:
+                # retryUpdateLease: the renewal failing again (a conflict aside) is a repeated heartbeat failure
+                # (upstream retries its update at once, up to 5 times; the model after the backoff below)
+                self.client.close_all_connections(t, o)
+            self._lease_failures += 1
+            o.set_timer(LEASE_TIMER, lease_mod.retry_delay_ms(self._lease_failures))
 
         def written(t: int, response: Response, o: Out) -> None:
             if response.ok:
                 self._lease = response.body
-            else:
-                self._lease = None  # conflict, gone, or unknown: read it again next time
-            finished(t, o, response.ok)
+            elif response.code in (404, 409):
+                self._lease = None  # gone, or changed by someone else: read it again next time
+            # otherwise (a timeout, a lost connection, a 5xx) the next try updates the same Lease again, as
+            # retryUpdateLease retries its update with the same base
+            finished(t, o, response)
 
         def got(t: int, response: Response, o: Out) -> None:
             if response.code == 404:
                 lease = lease_mod.new_lease(cfg.node, self.node_uid, t, cfg.lease_duration_seconds)
-                self.client.create(t, o, "leases", lease, on_done=written)
+                self.client.create(t, o, "leases", lease, on_done=written, **self.heartbeat)
             elif response.ok:
                 lease = lease_mod.renewed(response.body, cfg.node, self.node_uid, t, cfg.lease_duration_seconds)
-                self.client.update(t, o, "leases", lease, on_done=written)
+                self.client.update(t, o, "leases", lease, on_done=written, **self.heartbeat)
             else:
-                finished(t, o, False)
+                finished(t, o, response)
 
         if self._lease is not None:
             lease = lease_mod.renewed(self._lease, cfg.node, self.node_uid, now, cfg.lease_duration_seconds)
-            self.client.update(now, out, "leases", lease, on_done=written)
+            self.client.update(now, out, "leases", lease, on_done=written, **self.heartbeat)
         else:
-            self.client.get(now, out, "leases", cfg.node, namespace=lease_mod.NODE_LEASE_NAMESPACE, on_done=got)
+            self.client.get(now, out, "leases", cfg.node, namespace=lease_mod.NODE_LEASE_NAMESPACE, on_done=got,
+                            **self.heartbeat)
 
     # -- pod workers -------------------------------------------------------------------------------------------
 
