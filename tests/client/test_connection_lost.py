@@ -76,3 +76,36 @@ def test_the_moved_watch_hears_what_is_written_through_the_other_replica():
     c.run(until_ms=gives_up + 1_000)
     assert [a.code for a in writer.answers] == [201]
     assert p.informers[0].get("default", "x") is not None  # heard while apiserver-0 is still cut off
+
+
+def test_a_request_with_a_timeout_of_its_own_times_out_then():
+    # the kubelet's heartbeat client: Timeout 10 s, where the client's other requests wait 60 s
+    p = Recording("probe", ["apiserver-0", "apiserver-1"])
+    c = Cluster(2, probes=[p])
+    c.run()
+    c.loop.step(Partition(["apiserver-0", "apiserver-1"]))
+    start = c.loop.now
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("slow"), on_done=p.record))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("hb"), on_done=p.record, timeout_ms=10_000))
+    c.run(until_ms=start + 60_000)
+    assert [(a.code, a.body.reason) for a in p.answers] == [(504, "Timeout")] * 2
+    assert p.times == [start + 10_000, start + 60_000]
+
+
+def test_closing_all_connections_ends_every_watch_and_fails_what_is_outstanding_without_failing_over():
+    p = Recording("probe", ["apiserver-0", "apiserver-1"])
+    pods = p.informer("pods")
+    c = Cluster(2, probes=[p])
+    c.run()
+    old = pods.watch_stream
+    c.act(p, lambda now, out: p.client.list(now, out, "pods", resource_version="0", on_done=p.record))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    start = c.loop.now
+    c.act(p, lambda now, out: p.client.close_all_connections(now, out))
+    [write] = p.answers
+    assert write.code == 503 and "http2: client connection lost" in write.body.message
+    assert c.network.stream_ends(old) is None and p.client.endpoint == "apiserver-0"
+    c.run(until_ms=start + 1_000)
+    assert [a.code for a in p.answers] == [503, 200]  # the read, resent a second later
+    assert pods.watch_stream not in (None, old)
+    assert c.network.stream_ends(pods.watch_stream) == ("probe", "apiserver-0")  # a new connection, same replica

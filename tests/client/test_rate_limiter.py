@@ -99,3 +99,14 @@ def test_an_informers_list_takes_no_token_from_its_owners_bucket():
     c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
     c.run(until_ms=start)
     assert [a.code for a in p.answers] == [200, 201] and p.times == [start, start]
+
+
+def test_an_unthrottled_request_takes_no_token():
+    # the kubelet's heartbeat client (QPS -1): its Lease renewal never waits behind the kubelet's other writes
+    p, c = limited(RateLimit(qps=20, burst=1))
+    start = c.loop.now
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("a"), on_done=p.record))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("hb"), on_done=p.record, throttled=False))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("b"), on_done=p.record))
+    c.run(until_ms=start + 50)
+    assert [a.body.metadata.name for a in p.answers] == ["a", "hb", "b"] and p.times == [start, start, start + 50]

@@ -48,3 +48,47 @@ def test_every_watch_leaves_a_cut_off_replica_and_a_scale_converges_before_the_h
     assert cluster.network.partitioned  # still cut off
     running = [p for p in pods_of(cluster, "storefront") if p.status.phase == "Running"]
     assert len(running) == 5
+
+
+def test_a_kubelet_renewing_through_a_cut_off_replica_renews_through_the_other_within_its_heartbeat_timeout():
+    # the kubelet's heartbeat client times out after min(nodeStatusUpdateFrequency, lease duration) = 10 s, so the
+    # renewal goes through apiserver-1 well within node lifecycle's 40 s grace period
+    from .test_apiserver_failover import lease_renewal_in_flight
+    from .test_seed_scenarios import condition
+
+    cluster = Cluster(ClusterConfig(nodes=3, apiservers=2))
+    cluster.run(15 * S)
+    cluster.apply(manifest("web-service.yaml"))
+    cluster.run(cluster.now + 30 * S)
+    while lease_renewal_in_flight(cluster, CUT) is None:
+        cluster.loop.run_fair(cluster.now + 60 * S, max_events=1)
+    node = lease_renewal_in_flight(cluster, CUT).split("/")[1]
+    cut_at, start = cluster.now, len(cluster.audit.records)
+    cluster.loop.step(Partition((CUT,)))
+    cluster.run(cut_at + 120 * S)
+    records = cluster.audit.records[start:]
+    renewals = [r for r in records if r.user == f"system:node:{node}" and r.resource == "leases"
+                and r.verb == "update" and r.code == 200]
+    assert renewals[0].replica == "apiserver-1"
+    assert 10 * S <= renewals[0].time - cut_at <= 11 * S  # the timeout, then the retry 200 ms later
+    assert max(b.time - a.time for a, b in zip(renewals, renewals[1:])) <= 10 * S
+    assert not [r for r in records
+                if r.resource == "nodes" and r.user == "system:serviceaccount:kube-system:node-controller"]
+    for n in cluster.objects("nodes"):
+        assert condition(n, "Ready").status == "True" and not n.spec.taints, n.metadata.name
+
+
+def test_a_kubelet_cut_off_from_every_replica_closes_all_its_connections_on_its_second_failed_renewal():
+    # onRepeatedHeartbeatFailure (closeAllConns): its watches end long before the health check would end them
+    cluster = Cluster(ClusterConfig(nodes=2, apiservers=2))
+    cluster.run(30 * S)
+    kubelet = "kubelet/node-1"
+    net = cluster.network
+    watches = [s for s in net.open_streams() if net.stream_ends(s)[0] == kubelet]
+    assert watches
+    cut_at = cluster.now
+    cluster.loop.step(Partition((kubelet,)))
+    cluster.run(cut_at + 31 * S)  # two renewals timed out (10 s each, the second 200 ms after the first)
+    assert all(net.stream_ends(s) is None for s in watches)
+    gives_up = min(ping for (client, _), ping in cluster.loop.health.armed.items() if client == kubelet) + 15 * S
+    assert gives_up > cluster.now  # before the health check gave up on either connection
