@@ -24,6 +24,11 @@ is lost, its streams break (both ends told), and every live component that ever 
 reaches it is told its connections were reset (`on_connection_reset`, in name order, with the answers the
 crashed process had already sent it, which are still delivered). What it had sent stays in flight.
 
+A partition loses packets and resets nothing, so a connection across one dies only when its client's transport
+gives up on it (kmodel.loop.health): a partition or heal arms or cancels the health-checked clients' timers
+``http2-health/<peer>``, which fire like the client's own (`FireTimer`), and firing one closes that connection
+(`_lose_connection`: its streams end, what is in flight on it is lost, the client's `on_connection_lost` runs).
+
 `enabled_events()` lists the progress events in a stable order: deliveries by (src, dst), due timers by
 (due, owner, timer), work by component name, then the one time advance (to the next due time). It is the
 explorer's menu. Faults are listed separately by `enabled_faults()` (only the parameterless ones; the
