@@ -4,10 +4,12 @@ partition at the first PING after the cut plus the PING timeout, and only then."
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kmodel.component import HealthCheck, Out
 from kmodel.component.example import CounterClient, CounterServer
-from kmodel.loop import Crash, FireTimer, Heal, HealAll, Loop, Partition
+from kmodel.loop import AdvanceTime, Crash, FireTimer, Heal, HealAll, Loop, Partition
 from kmodel.loop.health import TIMER_PREFIX, first_ping_after
 
 CHECK = HealthCheck(idle_ms=30_000, ping_timeout_ms=15_000)
@@ -131,3 +133,42 @@ def test_a_client_without_a_health_check_waits_for_the_heal():
     assert loop.clock.due_at("client", TIMER) is None
     loop.run_fair(until_ms=600_000)
     assert client.watch_stream == "client#watch-1" and server.watches  # the watch hangs, still open
+
+
+class CheckedCounterClient(CounterClient):
+    connection_health_check = CHECK
+
+
+def _armed_checks_are_consistent(loop: Loop) -> None:
+    for (client, peer), ping in loop.health.armed.items():
+        assert loop.is_up(client) and loop.is_up(peer), (client, peer)
+        assert not loop.network.can_reach(client, peer), (client, peer)
+        assert loop.clock.due_at(client, TIMER_PREFIX + peer) == ping + CHECK.ping_timeout_ms
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_random_walks_keep_the_checks_consistent_and_replay(data):
+    def build() -> Loop:
+        clients = [CheckedCounterClient(f"c{i}", "server", retry_ms=7_000) for i in range(2)]
+        loop = Loop(components=[CounterServer("server"), *clients])
+        for c in clients:
+            c.enqueue(2)
+            loop.notify_work(c.name)
+        return loop
+
+    loop = build()
+    trace = []
+    for _ in range(data.draw(st.integers(0, 60), label="steps")):
+        menu = loop.enabled_events() + loop.enabled_faults()
+        menu.append(Partition((data.draw(st.sampled_from(["server", "c0", "c1"]), label="cut"),)))
+        menu.append(Heal((data.draw(st.sampled_from(["server", "c0", "c1"]), label="heal"),)))
+        menu.extend([e for e in menu if isinstance(e, AdvanceTime)] * 4)  # let time pass: checks must fire
+        event = data.draw(st.sampled_from(menu), label="event")
+        loop.step(event)
+        trace.append(event)
+        _armed_checks_are_consistent(loop)
+    replay = build()
+    for event in trace:
+        replay.step(event)
+    assert replay.digest() == loop.digest()
