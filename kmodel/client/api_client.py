@@ -31,9 +31,10 @@ delivered, first (its kernel had them): their requests are not failed.
 
 A connection across a partition. Nothing comes back, so a request waits for its deadline and a watch hangs,
 until the transport's health check gives up on the connection (kmodel.loop.health: about 30 to 45 s after the
-cut). Then the client is told (`on_connection_lost`): its watch streams there have ended (each goes to its
-``on_closed`` as broken, and the client fails over), and its requests there fail as on a reset connection,
-a write with `http2_connection_lost`.
+cut), or, for a connection that had to be dialed across the partition, until the dial times out (30 s). Then
+the client is told (`on_connection_lost`): its watch streams there have ended (each goes to its ``on_closed``
+as broken, and the client fails over), and its requests there fail as on a reset connection, a write with a
+503 giving the transport's error.
 
 Watches. `watch` opens a stream ``<owner>/watch-<n>`` to the current endpoint and sends the watch request
 on it. `WatchEvent`s arriving on it go to ``on_event(now, stream, event, out)``; the server's final
@@ -109,13 +110,20 @@ def connection_lost(request: Request, endpoint: str) -> Response:
                                    f'reset (the API server is down)'))
 
 
-def http2_connection_lost(request: Request, endpoint: str) -> Response:
-    """What a caller gets when its transport's health check gave up on the connection the request was on
-    (kmodel.loop.health; golang.org/x/net/http2's errClientConnLost, as a Status: a 503, like
-    `connection_lost`, since the write may have been applied)."""
-    return Response(request.id, 503, Status(
-        503, "ServiceUnavailable", f'{request.verb} {request.resource} on {endpoint}: http2: client connection '
-                                   f'lost'))
+HTTP2_CONNECTION_LOST = "http2: client connection lost"
+
+
+def transport_error(reason: str) -> Callable[[Request, str], Response]:
+    """What a caller gets when its transport gave up on the connection the request was on (kmodel.loop.health):
+    `reason` is the transport's error (golang.org/x/net/http2's errClientConnLost, or a dial's i/o timeout), as a
+    Status: a 503, like `connection_lost`, since a write may have been applied."""
+    def error(request: Request, endpoint: str) -> Response:
+        return Response(request.id, 503, Status(
+            503, "ServiceUnavailable", f"{request.verb} {request.resource} on {endpoint}: {reason}"))
+    return error
+
+
+http2_connection_lost = transport_error(HTTP2_CONNECTION_LOST)
 
 
 class UpdateRecord(NamedTuple):
@@ -422,15 +430,15 @@ class ApiClient:
         answered = {r.id for r in arriving if type(r) is Response}
         self._fail_requests_on(now, out, peer, answered, connection_lost)
 
-    def on_connection_lost(self, now: int, peer: str, out: Out) -> None:
-        """The transport's health check gave up on the connection to `peer` (kmodel.loop.health; its watch
-        streams have ended already and were told to `on_stream_closed`). Every request awaiting an answer
-        there fails as on a reset connection (`on_connection_reset`: client-go retries a GET on "http2: client
-        connection lost" as on a reset), a write with `http2_connection_lost`. The client fails over even with
-        nothing outstanding there: its next request needs a new connection, which the load balancer gives to a
-        replica that answers."""
+    def on_connection_lost(self, now: int, peer: str, reason: str, out: Out) -> None:
+        """The transport gave up on the connection to `peer` (kmodel.loop.health: its health check found it
+        dead, or its dial timed out; its watch streams have ended already and were told to `on_stream_closed`).
+        Every request awaiting an answer there fails as on a reset connection (`on_connection_reset`: client-go
+        retries a GET on "http2: client connection lost" as on a reset), a write with a 503 saying `reason`.
+        The client fails over even with nothing outstanding there: its next request needs a new connection,
+        which the load balancer gives to a replica that answers."""
         self._failed(peer)
-        self._fail_requests_on(now, out, peer, set(), http2_connection_lost)
+        self._fail_requests_on(now, out, peer, set(), transport_error(reason))
 
     def close_all_connections(self, now: int, out: Out) -> None:
         """The process closes every connection its clients have (the kubelet's onRepeatedHeartbeatFailure,

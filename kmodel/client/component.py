@@ -13,8 +13,9 @@ from typing import Any
 from kmodel.component import Component, HealthCheck, Out
 
 #: client-go's HTTP/2 health check: k8s.io/apimachinery/pkg/util/net's readIdleTimeoutSeconds (30) and
-#: pingTimeoutSeconds (15), the defaults of HTTP2_READ_IDLE_TIMEOUT_SECONDS and HTTP2_PING_TIMEOUT_SECONDS
-CLIENT_GO_HTTP2 = HealthCheck(idle_ms=30_000, ping_timeout_ms=15_000)
+#: pingTimeoutSeconds (15), the defaults of HTTP2_READ_IDLE_TIMEOUT_SECONDS and HTTP2_PING_TIMEOUT_SECONDS; its dialer's
+#: timeout (30 s, k8s.io/client-go/transport/cache.go)
+CLIENT_GO_HTTP2 = HealthCheck(idle_ms=30_000, ping_timeout_ms=15_000, dial_timeout_ms=30_000)
 
 
 class ClientComponent(Component):
@@ -29,8 +30,8 @@ class ClientComponent(Component):
     def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
         self.client.on_connection_reset(now, peer, arriving, out)
 
-    def on_connection_lost(self, now: int, peer: str, out: Out) -> None:
-        self.client.on_connection_lost(now, peer, out)
+    def on_connection_lost(self, now: int, peer: str, reason: str, out: Out) -> None:
+        self.client.on_connection_lost(now, peer, reason, out)
 
     def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
         self.client.on_send_refused(now, dst, payload, out)

@@ -20,11 +20,13 @@ The inputs, each a separate loop event:
                                        it); what this component sent it and awaits an answer to is lost,
                                        unless the answer is among `arriving` (the payloads outside streams
                                        `peer` sent it before crashing, still on their way, delivered later)
-    on_connection_lost(now, peer, out)  this component's transport gave up on its connection to `peer` (its
+    on_connection_lost(now, peer, reason, out)
+                                       this component's transport gave up on its connection to `peer` (its
                                        `connection_health_check` found the connection dead across a
-                                       partition; kmodel.loop.health): the streams on it have ended (it was
-                                       told, as for any stream), what was in flight on it is lost, and what it
-                                       sent `peer` and awaits an answer to never gets one
+                                       partition, or its dial there timed out; kmodel.loop.health; `reason` is
+                                       the transport's error): the streams on it have ended (it was told, as
+                                       for any stream), what was in flight on it is lost, and what it sent
+                                       `peer` and awaits an answer to never gets one
     on_send_refused(now, dst, payload, out)
                                        a message outside any stream that this component just sent (`payload`)
                                        was refused: `dst`'s process is down (a reachable machine answers a
@@ -58,6 +60,8 @@ class HealthCheck:
 
     idle_ms: int
     ping_timeout_ms: int
+    #: how long a dial may take (kmodel.loop.health: a dial across a partition never completes)
+    dial_timeout_ms: int = 30_000
 
 
 class Component:
@@ -89,7 +93,7 @@ class Component:
     def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
         """Handle `peer`'s connections breaking (its process crashed; see the module docstring)."""
 
-    def on_connection_lost(self, now: int, peer: str, out: Out) -> None:
+    def on_connection_lost(self, now: int, peer: str, reason: str, out: Out) -> None:
         """Handle this component's transport giving up on its connection to `peer` (see the module docstring)."""
 
     def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:

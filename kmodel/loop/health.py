@@ -33,7 +33,15 @@ sends none. It only works out when a PING would go unanswered:
 "Heard" is the time of the last message delivered from the peer to the client (the network's
 `Link.delivered_at`), or the last answered PING.
 
-Not modelled: a delay fault (`DelayHead`, `SlowLink`) holds a link for at most 30 s, which can also make a
+Dialing across a partition. A connection that dies (given up on, or reset by a crash) is replaced by a new one
+when the client next sends to that peer, and a client's first message to a peer opens its first. Across a
+partition the dial cannot complete: client-go's dialer gives up after `dial_timeout_ms` (30 s, transport/cache.go's
+net.Dialer), and whatever waits on the connection fails. So `on_send_across` (the loop calls it for every message
+a health-checked client sends across a partition) arms the client's timer ``dial-timeout/<peer>`` when no
+connection to the peer is up, and a heal before it fires cancels it (the retransmitted SYN gets through). Firing
+it does what giving up on a connection does, with the reason "dial tcp: i/o timeout".
+
+Not modelled: a dial's own retries (the model dials once, when the first message is sent); a delay fault (`DelayHead`, `SlowLink`) holds a link for at most 30 s, which can also make a
 PING late; the check reacts to partitions only. The API servers' own etcd client (gRPC keepalive, 30 s and
 10 s in kube-apiserver) is not health-checked: a replica cut off from etcd waits for the heal.
 """
@@ -50,6 +58,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the client's timer that fires when its transport gives up on the connection to a peer: prefix + peer
 TIMER_PREFIX = "http2-health/"
+#: the client's timer that fires when its dial to a peer across a partition times out: prefix + peer
+DIAL_TIMER_PREFIX = "dial-timeout/"
+#: both (the loop handles these timers itself; the client never sees them)
+TIMER_PREFIXES = (TIMER_PREFIX, DIAL_TIMER_PREFIX)
+#: what each makes the transport report (`Component.on_connection_lost`'s reason)
+REASONS = {TIMER_PREFIX: "http2: client connection lost", DIAL_TIMER_PREFIX: "dial tcp: i/o timeout"}
 
 
 def first_ping_after(heard: int, cut: int, idle_ms: int) -> int:
@@ -70,6 +84,10 @@ class ConnectionHealth:
         self._policies: dict[str, HealthCheck] = {}  # client -> its transport's check
         self._armed: dict[tuple[str, str], int] = {}  # (client, peer) -> the PING time that will go unanswered
         self._pong: dict[tuple[str, str], int] = {}  # (client, peer) -> the last PING answered after a heal
+        self._dialing: dict[tuple[str, str], int] = {}  # (client, peer) -> when its dial across a partition started
+        # (client, peer) -> the network's last message id when their connection died (lost, or reset by a crash):
+        # a connection is up again only once a message from the peer was delivered after it
+        self._died: dict[tuple[str, str], int] = {}
 
     def add_client(self, name: str, check: Optional[HealthCheck]) -> None:
         if check is not None:
@@ -79,6 +97,27 @@ class ConnectionHealth:
     def armed(self) -> dict[tuple[str, str], int]:
         """(client, peer) -> the PING time that goes unanswered, for every connection being given up on."""
         return dict(self._armed)
+
+    def checks(self, name: str) -> bool:
+        """Does `name`'s transport check its connections?"""
+        return name in self._policies
+
+    @property
+    def dialing(self) -> dict[tuple[str, str], int]:
+        """(client, peer) -> when it started, for every dial waiting across a partition."""
+        return dict(self._dialing)
+
+    def on_send_across(self, client: str, peer: str, now: int) -> None:
+        """`client` (health-checked) just sent `peer` a message across a partition. Over a connection that is up,
+        its check is armed already (the partition armed it); with none (never connected, or the last one died),
+        the transport is dialing, and the dial cannot complete: arm its timeout."""
+        key = (client, peer)
+        if key in self._armed or key in self._dialing:
+            return
+        if self._network.delivered_id(peer, client) > self._died.get(key, 0):
+            return  # a connection that is up (armed at the partition, or given up on and being replaced)
+        self._dialing[key] = now
+        self._clock.set_at(client, DIAL_TIMER_PREFIX + peer, now + self._policies[client].dial_timeout_ms)
 
     def on_reachability_changed(self, moved: Iterable[str], now: int, down: dict[str, None]) -> None:
         """Arm or cancel the checks of every connection with an end among `moved` (see the module docstring)."""
@@ -93,9 +132,14 @@ class ConnectionHealth:
                 if sender in policies:
                     pairs[(sender, e)] = None
         for client, peer in sorted(pairs):
-            if client == peer or client in down or peer in down:
+            if client == peer:
                 continue
             reachable = net.can_reach(client, peer)
+            if reachable and (client, peer) in self._dialing:
+                del self._dialing[(client, peer)]  # the dial's retransmitted SYN gets through (or is refused)
+                self._clock.cancel(client, DIAL_TIMER_PREFIX + peer)
+            if client in down or peer in down:
+                continue
             ping = self._armed.get((client, peer))
             if reachable and ping is not None:
                 self._disarm(client, peer)
@@ -109,17 +153,31 @@ class ConnectionHealth:
                 self._clock.set_at(client, TIMER_PREFIX + peer, ping + check.ping_timeout_ms)
 
     def fired(self, client: str, peer: str) -> None:
-        """The client's timer for `peer` fired (the loop closes the connection)."""
-        self._armed.pop((client, peer), None)
-        self._pong.pop((client, peer), None)
+        """The client's timer for `peer` fired (the loop closes the connection, or ends the dial)."""
+        key = (client, peer)
+        self._armed.pop(key, None)
+        self._pong.pop(key, None)
+        self._dialing.pop(key, None)
+        self._died[key] = self._network.messages_sent
 
     def on_crash(self, name: str) -> None:
-        """`name` crashed: its own checks are gone with its timers, and checks of connections to it are moot
-        (they were reset)."""
+        """`name` crashed: its own checks are gone with its timers, checks of connections to it are moot (they
+        were reset), and every connection it was an end of is dead."""
         for client, peer in [k for k in self._armed if name in k]:
             self._disarm(client, peer)
+        for client, peer in [k for k in self._dialing if name in k]:
+            del self._dialing[(client, peer)]
+            self._clock.cancel(client, DIAL_TIMER_PREFIX + peer)
         for key in [k for k in self._pong if name in k]:
             del self._pong[key]
+        mark = self._network.messages_sent
+        net = self._network
+        if name in self._policies:
+            for peer in net.peers_of(name):
+                self._died[(name, peer)] = mark
+        for sender in net.senders_to(name):
+            if sender in self._policies:
+                self._died[(sender, name)] = mark
 
     def _disarm(self, client: str, peer: str) -> None:
         del self._armed[(client, peer)]

@@ -26,8 +26,10 @@ crashed process had already sent it, which are still delivered). What it had sen
 
 A partition loses packets and resets nothing, so a connection across one dies only when its client's transport
 gives up on it (kmodel.loop.health): a partition or heal arms or cancels the health-checked clients' timers
-``http2-health/<peer>``, which fire like the client's own (`FireTimer`), and firing one closes that connection
-(`_lose_connection`: its streams end, what is in flight on it is lost, the client's `on_connection_lost` runs).
+``http2-health/<peer>``, and a message such a client sends across a partition with no connection up arms its dial's
+timeout ``dial-timeout/<peer>``. They fire like the client's own timers (`FireTimer`), and firing one closes that
+connection (`_lose_connection`: its streams end, what is in flight on it is lost, the client's
+`on_connection_lost` runs).
 
 `enabled_events()` lists the progress events in a stable order: deliveries by (src, dst), due timers by
 (due, owner, timer), work by component name, then the one time advance (to the next due time). It is the
@@ -65,7 +67,7 @@ from typing import Any, Callable, Iterable, Optional
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
 from kmodel.component.protocol import Component
-from kmodel.loop.health import TIMER_PREFIX as HEALTH_TIMER_PREFIX, ConnectionHealth
+from kmodel.loop.health import REASONS, TIMER_PREFIXES, ConnectionHealth
 from kmodel.loop.events import (
     AdvanceTime,
     BreakStream,
@@ -453,8 +455,9 @@ class Loop:
     def _fire(self, owner: str, timer: str) -> None:
         self._record(self._timer_entry(owner, timer)[1])
         self.clock.pop(owner, timer)
-        if timer.startswith(HEALTH_TIMER_PREFIX):
-            self._lose_connection(owner, timer[len(HEALTH_TIMER_PREFIX):])
+        if timer.startswith(TIMER_PREFIXES):
+            prefix, peer = timer.split("/", 1)
+            self._lose_connection(owner, peer, REASONS[prefix + "/"])
             return
         component = self.components[owner]
         out = self._out
@@ -511,12 +514,17 @@ class Loop:
         pending: Optional[deque] = None
         cascade = 0
         send = self.network.send
+        reachability = self.network.reachability
+        health = self.health
         while True:
             for effect in effects:
                 t = type(effect)
                 if t is Send:
                     stream = effect.stream
                     result = send(owner, effect.dst, effect.payload, stream)
+                    if reachability.partitioned and not reachability.can_reach(owner, effect.dst) and \
+                            health.checks(owner) and result is not None:
+                        health.on_send_across(owner, effect.dst, self.clock.now)  # a dial that cannot complete
                     if result is REFUSED:
                         if stream is not None:
                             # Connection refused: the opener learns its new stream is closed.
@@ -654,11 +662,12 @@ class Loop:
                 owner, effects = self._call_peer_handler(sender, "on_connection_reset", name, arriving)
                 self._apply(owner, effects)
 
-    def _lose_connection(self, client: str, peer: str) -> None:
-        """`client`'s transport gave up on its connection to `peer` (kmodel.loop.health): the streams between
-        them end (both ends told, opener first, in stream order; the peer, which a real partition keeps from
-        hearing the close until it heals, is told now), what is in flight between them outside streams is lost,
-        and the client is told its connection was lost (`on_connection_lost`)."""
+    def _lose_connection(self, client: str, peer: str, reason: str) -> None:
+        """`client`'s transport gave up on its connection to `peer`, or on its dial there (kmodel.loop.health):
+        the streams between them end (both ends told, opener first, in stream order; the peer, which a real
+        partition keeps from hearing the close until it heals, is told now), what is in flight between them
+        outside streams is lost, and the client is told its connection was lost (`on_connection_lost`, with the
+        transport's error, `reason`)."""
         self.health.fired(client, peer)
         net = self.network
         broken = net.streams_between(client, peer)
@@ -668,7 +677,7 @@ class Loop:
         for stream, opener, other in broken:
             self._tell_stream_closed(stream, (opener, other))
         if client not in self._down:
-            owner, effects = self._call_peer_handler(client, "on_connection_lost", peer)
+            owner, effects = self._call_peer_handler(client, "on_connection_lost", peer, reason)
             self._apply(owner, effects)
 
     def _restart(self, name: str) -> None:

@@ -77,7 +77,7 @@ class NetworkError(ValueError):
 class Link:
     """One FIFO link src→dst, and when it is held by a delay fault, the logical time it is held until."""
 
-    __slots__ = ("key", "src", "dst", "queue", "held_until", "delivered_at")
+    __slots__ = ("key", "src", "dst", "queue", "held_until", "delivered_at", "delivered_id")
 
     def __init__(self, src: str, dst: str) -> None:
         self.key: LinkKey = (src, dst)
@@ -86,6 +86,7 @@ class Link:
         self.queue: deque[Message] = deque()
         self.held_until: Optional[int] = None
         self.delivered_at = 0  # logical time of the last delivery (what a health check calls "heard")
+        self.delivered_id = 0  # id of the last message delivered (0: none)
 
 
 class Network:
@@ -192,6 +193,7 @@ class Network:
         link.delivered_at = now
         queue = link.queue
         msg = queue.popleft()
+        link.delivered_id = msg.id
         if not queue:
             del self._ready[key]
             del self._nonempty[key]
@@ -262,6 +264,11 @@ class Network:
         """The logical time of the last delivery on link src→dst (0: none yet)."""
         link = self._links.get((src, dst))
         return link.delivered_at if link is not None else 0
+
+    def delivered_id(self, src: str, dst: str) -> int:
+        """The id of the last message delivered on link src→dst (0: none yet); ids grow with every send."""
+        link = self._links.get((src, dst))
+        return link.delivered_id if link is not None else 0
 
     def peers_of(self, endpoint: str) -> list[str]:
         """The endpoints `endpoint` has ever sent a message to (a link from it exists), sorted."""

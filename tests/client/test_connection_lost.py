@@ -5,7 +5,7 @@ the partition heals."""
 from __future__ import annotations
 
 from kmodel.client.component import CLIENT_GO_HTTP2
-from kmodel.loop import HealAll, Partition
+from kmodel.loop import AdvanceTime, HealAll, Partition
 from kmodel.loop.health import TIMER_PREFIX, first_ping_after
 from tests.client.harness import Cluster, Probe, pod
 
@@ -83,13 +83,51 @@ def test_a_request_with_a_timeout_of_its_own_times_out_then():
     p = Recording("probe", ["apiserver-0", "apiserver-1"])
     c = Cluster(2, probes=[p])
     c.run()
-    c.loop.step(Partition(["apiserver-0", "apiserver-1"]))
+    c.loop.step(Partition(["apiserver-0"]))
     start = c.loop.now
-    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("slow"), on_done=p.record))
     c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("hb"), on_done=p.record, timeout_ms=10_000))
+    c.run(until_ms=start + 10_000)
+    assert [(a.code, a.body.reason) for a in p.answers] == [(504, "Timeout")] and p.times == [start + 10_000]
+    assert p.client.endpoint == "apiserver-1"
+
+
+def test_a_dial_to_a_cut_off_replica_times_out_after_30_s():
+    # the probe never talked to apiserver-0, which is cut off: its first request there needs a connection, which
+    # the dialer gives up on after 30 s (client-go's net.Dialer); the watch waiting on it ends too
+    p2 = Recording("late", ["apiserver-0", "apiserver-1"])
+    c = Cluster(2, probes=[])
+    c.run()
+    c.loop.step(Partition(["apiserver-0"]))
+    start = c.loop.now
+    c.loop.add_component(p2)
+    pods = p2.informer("pods")
+    c.act(p2, lambda now, out: pods.start(now, out))
+    c.act(p2, lambda now, out: p2.client.create(now, out, "pods", pod("w"), on_done=p2.record))
+    assert c.loop.health.dialing == {("late", "apiserver-0"): start}
+    c.run(until_ms=start + 29_999)
+    assert p2.answers == []
+    c.run(until_ms=start + 30_000)
+    [write] = p2.answers
+    assert write.code == 503 and "dial tcp: i/o timeout" in write.body.message and p2.times == [start + 30_000]
+    assert p2.client.endpoint == "apiserver-1"
+    c.run(until_ms=start + 32_000)
+    assert pods.has_synced and c.network.stream_ends(pods.watch_stream) == ("late", "apiserver-1")
+
+
+def test_a_heal_lets_a_waiting_dial_complete():
+    p = Recording("late", ["apiserver-0", "apiserver-1"])
+    c = Cluster(2, probes=[])
+    c.run()
+    c.loop.step(Partition(["apiserver-0"]))
+    start = c.loop.now
+    c.loop.add_component(p)
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    c.run(until_ms=start + 20_000)
+    c.loop.step(AdvanceTime(start + 20_000))  # nothing else is due before the dial's timeout
+    c.loop.step(HealAll())
+    assert c.loop.health.dialing == {}
     c.run(until_ms=start + 60_000)
-    assert [(a.code, a.body.reason) for a in p.answers] == [(504, "Timeout")] * 2
-    assert p.times == [start + 10_000, start + 60_000]
+    assert [a.code for a in p.answers] == [201] and p.times == [start + 20_000]
 
 
 def test_closing_all_connections_ends_every_watch_and_fails_what_is_outstanding_without_failing_over():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kmodel.component import HealthCheck, Out
 from kmodel.component.example import CounterClient, CounterServer
 from kmodel.loop import AdvanceTime, Crash, FireTimer, Heal, HealAll, Loop, Partition
-from kmodel.loop.health import TIMER_PREFIX, first_ping_after
+from kmodel.loop.health import DIAL_TIMER_PREFIX, TIMER_PREFIX, first_ping_after
 
 CHECK = HealthCheck(idle_ms=30_000, ping_timeout_ms=15_000)
 TIMER = TIMER_PREFIX + "server"
@@ -24,10 +24,12 @@ class CheckedClient(CounterClient):
     def __init__(self, name: str, server: str, retry_ms: int = 100) -> None:
         super().__init__(name, server, retry_ms)
         self.lost: list[tuple[int, str]] = []
+        self.reasons: list[str] = []
         self.closed: list[str] = []
 
-    def on_connection_lost(self, now: int, peer: str, out: Out) -> None:
+    def on_connection_lost(self, now: int, peer: str, reason: str, out: Out) -> None:
         self.lost.append((now, peer))
+        self.reasons.append(reason)
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         self.closed.append(stream)
@@ -144,6 +146,9 @@ def _armed_checks_are_consistent(loop: Loop) -> None:
         assert loop.is_up(client) and loop.is_up(peer), (client, peer)
         assert not loop.network.can_reach(client, peer), (client, peer)
         assert loop.clock.due_at(client, TIMER_PREFIX + peer) == ping + CHECK.ping_timeout_ms
+    for (client, peer), started_at in loop.health.dialing.items():
+        assert loop.is_up(client) and not loop.network.can_reach(client, peer), (client, peer)
+        assert loop.clock.due_at(client, DIAL_TIMER_PREFIX + peer) == started_at + CHECK.dial_timeout_ms
 
 
 @settings(max_examples=100, deadline=None)
@@ -172,3 +177,14 @@ def test_random_walks_keep_the_checks_consistent_and_replay(data):
     for event in trace:
         replay.step(event)
     assert replay.digest() == loop.digest()
+
+
+def test_a_first_message_across_a_partition_dials_and_the_dial_times_out():
+    server, client = CounterServer("server"), CheckedClient("client", "server", retry_ms=100_000)
+    loop = Loop(components=[server])
+    loop.step(Partition(("server",)))
+    loop.add_component(client)  # its watch request is its first message to the server: a new connection
+    assert loop.health.dialing == {("client", "server"): 0}
+    loop.run_fair(until_ms=60_000)
+    assert client.lost == [(30_000, "server")] and client.reasons == ["dial tcp: i/o timeout"]
+    assert client.closed == ["client#watch-1"] and loop.health.dialing == {}
