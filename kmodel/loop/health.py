@@ -12,7 +12,8 @@ closes the connection, and every stream and request on it fails with "http2: cli
 reflector then watches again, through the next connection (kmodel's client: the next replica).
 
 A component opts in with `Component.connection_health_check` (a `HealthCheck`); `ClientComponent` does,
-with client-go's values (`kmodel.client.component.CLIENT_GO_HTTP2`). The check covers every peer the component has sent a message to.
+with client-go's values (`kmodel.client.component.CLIENT_GO_HTTP2`). The check covers every peer the
+component has sent a message to.
 
 PINGs are resolved, not sent. On a connection whose peer is reachable a PING is always answered at once,
 and its only effect is to start the next idle period: nothing any component can observe. So the model
@@ -33,17 +34,19 @@ sends none. It only works out when a PING would go unanswered:
 "Heard" is the time of the last message delivered from the peer to the client (the network's
 `Link.delivered_at`), or the last answered PING.
 
-Dialing across a partition. A connection that dies (given up on, or reset by a crash) is replaced by a new one
-when the client next sends to that peer, and a client's first message to a peer opens its first. Across a
-partition the dial cannot complete: client-go's dialer gives up after `dial_timeout_ms` (30 s, transport/cache.go's
-net.Dialer), and whatever waits on the connection fails. So `on_send_across` (the loop calls it for every message
-a health-checked client sends across a partition) arms the client's timer ``dial-timeout/<peer>`` when no
-connection to the peer is up, and a heal before it fires cancels it (the retransmitted SYN gets through). Firing
+Dialing across a partition. A connection that dies (given up on, or reset by a crash) is replaced by a new
+one when the client next sends to that peer, and a client's first message to a peer opens its first. Across
+a partition the dial cannot complete: client-go's dialer gives up after `dial_timeout_ms` (30 s,
+transport/cache.go's net.Dialer), and whatever waits on the connection fails. So `on_send_across` (the loop
+calls it for every message a health-checked client sends across a partition) arms the client's timer
+``dial-timeout/<peer>`` when no connection to the peer is up ("up": a message from the peer was delivered
+since the last one died), and a heal before it fires cancels it (the retransmitted SYN gets through). Firing
 it does what giving up on a connection does, with the reason "dial tcp: i/o timeout".
 
-Not modelled: a dial's own retries (the model dials once, when the first message is sent); a delay fault (`DelayHead`, `SlowLink`) holds a link for at most 30 s, which can also make a
-PING late; the check reacts to partitions only. The API servers' own etcd client (gRPC keepalive, 30 s and
-10 s in kube-apiserver) is not health-checked: a replica cut off from etcd waits for the heal.
+Not modelled: a dial's own retries (the model dials once, when the first message needs it); a delay fault
+(`DelayHead`, `SlowLink`) holds a link for at most 30 s, which can also make a PING late, but the check
+reacts to partitions only. The API servers' own etcd client (gRPC keepalive, 30 s and 10 s in kube-apiserver)
+is not health-checked: a replica cut off from etcd waits for the heal.
 """
 
 from __future__ import annotations
