@@ -18,7 +18,8 @@ It never goes back in time (client-go's reflector since 1.27):
   whose RV is not newer than `last_rv` is dropped (`dropped_stale`).
 
 Errors: a broken watch stream resumes from `last_rv` at once (the client has failed over to the next
-replica), unless the watch had delivered nothing, in which case it waits a backoff first (a refused
+replica), unless it was a "very short" watch (broken within `VERY_SHORT_WATCH_MS` of its start, having
+delivered nothing: reflector.handleWatch's check), in which case it waits a backoff first (a refused
 connection must not spin); the server ending a watch (200) resumes at once; an ERROR event with 410
 Expired, or a 410 answer, relists (from `last_rv`); 429 re-watches after a backoff; anything else relists
 after a backoff and fails the client over for 5xx answers. Backoff: 800 ms × 2^n up to 30 s, reset by a
@@ -46,8 +47,8 @@ What a poller cannot see: the states an object went through between two polls. A
 "the last state seen" of a deleted object (nodeipam releases the podCIDRs of the Node its DeleteFunc gets)
 then acts on an older state than the last one written, which a watch would have delivered.
 
-Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, the
-"very short watch" check.
+Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode. After a very short
+watch upstream relists after its backoff; the model watches again after it.
 """
 
 from __future__ import annotations
@@ -63,6 +64,10 @@ from kmodel.variants import POLLING
 
 BACKOFF_INITIAL_MS = 800
 BACKOFF_MAX_MS = 30_000
+#: a watch that broke sooner than this after it was opened, having delivered nothing, is "very short" (the
+#: server or the way to it is refusing watches): the reflector backs off before it watches again
+#: (reflector.handleWatch's check); any other broken watch resumes at once
+VERY_SHORT_WATCH_MS = 1_000
 #: the `polling` variant's period between two lists of one informer (see the module docstring)
 POLL_PERIOD_MS = 10_000
 
@@ -111,6 +116,7 @@ class Informer:
         self.dropped_stale = 0
         self._listing = False
         self._events_on_watch = 0
+        self._watch_started = 0
         self._failures = 0
         self._started = False
         self._generation += 1  # a poll scheduled before the reset is dropped when its timer fires
@@ -219,6 +225,7 @@ class Informer:
 
     def _watch(self, now: int, out: Out) -> None:
         self._events_on_watch = 0
+        self._watch_started = now
         self.watch_stream = self.client.watch(
             now, out, self.resource, namespace=self.namespace, resource_version=str(self.last_rv),
             label_selector=self.label_selector, field_selector=self.field_selector, allow_bookmarks=True,
@@ -265,7 +272,7 @@ class Informer:
             return
         self.watch_stream = None
         if response is None:
-            if self._events_on_watch:
+            if self._events_on_watch or now - self._watch_started >= VERY_SHORT_WATCH_MS:
                 self._watch(now, out)
             else:
                 self._later(now, out, self._watch)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kmodel.apiserver.watchcache import WatchCacheConfig
 from kmodel.client import NODE_NAME_INDEX, DeletedFinalStateUnknown, index_by_node_name
-from kmodel.loop import BreakStream, DelayHead, Deliver, Work
+from kmodel.loop import AdvanceTime, BreakStream, DelayHead, Deliver, Work
 
 from .harness import Cluster, Probe, pod
 
@@ -135,3 +135,31 @@ def test_watch_too_old_after_compaction_makes_the_informer_relist():
     assert inf.lists == lists_before + 1  # 410 too old -> list from last RV
     assert sorted(o.metadata.name for o in inf.list()) == ["a", "b", "c"]
     assert inf.last_rv == c.store.revision
+
+
+def _quiet_watch_broken_after(ms: int) -> tuple:
+    p = Probe("probe", ["apiserver-0", "apiserver-1"])
+    inf = p.informer("pods")
+    c = Cluster(2, probes=[p])
+    c.run()
+    started = c.loop.now
+    c.loop.step(AdvanceTime(started + ms))
+    old = inf.watch_stream
+    c.loop.step(BreakStream(old))
+    return c, inf, old
+
+
+def test_a_quiet_watch_broken_after_a_second_resumes_at_once():
+    # reflector.handleWatch: only a watch under 1 s old that delivered nothing is "very short"
+    c, inf, old = _quiet_watch_broken_after(1_000)
+    assert inf.watch_stream not in (None, old) and c.network.stream_ends(inf.watch_stream)[1] == "apiserver-1"
+
+
+def test_a_very_short_watch_backs_off_before_it_watches_again():
+    c, inf, old = _quiet_watch_broken_after(999)
+    assert inf.watch_stream is None
+    now = c.loop.now
+    c.run(until_ms=now + 799)
+    assert inf.watch_stream is None
+    c.run(until_ms=now + 800)
+    assert inf.watch_stream is not None
