@@ -7,19 +7,10 @@ from __future__ import annotations
 from kmodel.client.component import CLIENT_GO_HTTP2
 from kmodel.loop import AdvanceTime, HealAll, Partition
 from kmodel.loop.health import TIMER_PREFIX, first_ping_after
-from tests.client.harness import Cluster, Probe, pod
+from tests.client.harness import Cluster, pod
+from tests.client.test_retry_and_client import Timed as Recording  # a probe that notes when each answer came
 
 IDLE, PING_TIMEOUT = CLIENT_GO_HTTP2.idle_ms, CLIENT_GO_HTTP2.ping_timeout_ms
-
-
-class Recording(Probe):
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.times: list[int] = []
-
-    def record(self, now, response, out) -> None:
-        super().record(now, response, out)
-        self.times.append(now)
 
 
 def cut_off_replica_with_work_in_flight() -> tuple[Recording, Cluster, int]:
