@@ -201,6 +201,9 @@ class ApiClient:
         self.updates: list[UpdateRecord] = []
         #: how many times this client's process started (a crash starts a new one)
         self.incarnation = 0
+        #: the endpoint of the request or watch whose answer (or failure) a continuation is handling now: a caller
+        #: that fails over because of it calls `fail_over_from(answered_by)`
+        self.answered_by = ""
         self.reset()
 
     def reset(self) -> None:
@@ -229,6 +232,11 @@ class ApiClient:
     def _failed(self, endpoint: str) -> None:
         if endpoint == self.endpoint:
             self.failover()
+
+    def fail_over_from(self, endpoint: str) -> None:
+        """Use the next endpoint, if `endpoint` is still the current one (a caller whose answer came from a replica
+        that failed it; after the client or another caller moved on already, nothing more moves)."""
+        self._failed(endpoint)
 
     # -- requests ----------------------------------------------------------------------------------------------
 
@@ -393,6 +401,7 @@ class ApiClient:
             if p.read_rv and payload.code < 300:
                 self._record_update(now, p, payload)
             if p.on_done is not None:
+                self.answered_by = p.endpoint
                 p.on_done(now, payload, out)
             return True
         w = self._watches.get(stream)
@@ -403,6 +412,7 @@ class ApiClient:
         else:  # the server ended the watch
             del self._watches[stream]
             out.close_stream(stream)
+            self.answered_by = w.endpoint
             w.on_closed(now, stream, payload, out)
         return True
 
@@ -418,6 +428,7 @@ class ApiClient:
         if w is None:
             return stream.startswith(self.owner + "/watch-")
         self._failed(w.endpoint)
+        self.answered_by = w.endpoint
         w.on_closed(now, stream, None, out)
         return True
 
@@ -450,6 +461,7 @@ class ApiClient:
         for stream in list(self._watches):
             w = self._watches.pop(stream)
             out.close_stream(stream)
+            self.answered_by = w.endpoint
             w.on_closed(now, stream, None, out)
         self._fail(now, out, lost, http2_connection_lost)
 
@@ -499,6 +511,7 @@ class ApiClient:
                   error: Callable[[Request, str], Response]) -> None:
         del self._pending[p.request.id]
         if p.on_done is not None:
+            self.answered_by = p.endpoint
             p.on_done(now, error(p.request, endpoint), out)
 
     def _disarm_if_idle(self, out: Out) -> None:
@@ -535,6 +548,7 @@ class ApiClient:
                 continue
             del self._pending[rid]
             if p.on_done is not None:
+                self.answered_by = p.endpoint
                 p.on_done(now, client_timeout(p.request, p.endpoint), out)
         while deadlines and deadlines[0][1] not in self._pending:
             heapq.heappop(deadlines)

@@ -22,7 +22,8 @@ replica), unless it was a "very short" watch (broken within `VERY_SHORT_WATCH_MS
 delivered nothing: reflector.handleWatch's check), in which case it waits a backoff first (a refused
 connection must not spin); the server ending a watch (200) resumes at once; an ERROR event with 410
 Expired, or a 410 answer, relists (from `last_rv`); 429 re-watches after a backoff; anything else relists
-after a backoff and fails the client over for 5xx answers. Backoff: 800 ms × 2^n up to 30 s, reset by a
+after a backoff and fails the client over for 5xx answers (`ApiClient.fail_over_from` the replica that answered:
+the informers of one client failing together move it once). Backoff: 800 ms × 2^n up to 30 s, reset by a
 successful list (client-go's NewExponentialBackoffManager(800ms, 30s, ...), without its jitter).
 
 After a relist every object still present is passed to ``on_update(old, new)`` (client-go's Replaced
@@ -182,7 +183,7 @@ class Informer:
                 self._list(now, out)
                 return
         if response.code >= 500:
-            self.client.failover()
+            self.client.fail_over_from(self.client.answered_by)
         self._later(now, out, self._list)
 
     def _replace(self, now: int, items: tuple, out: Out, *, changed_only: bool = False) -> None:
@@ -281,11 +282,11 @@ class Informer:
         elif response.code == 410:
             self._list(now, out)
         elif response.code == 429:
-            self.client.failover()
+            self.client.fail_over_from(self.client.answered_by)
             self._later(now, out, self._watch)
         else:
             if response.code >= 500:
-                self.client.failover()
+                self.client.fail_over_from(self.client.answered_by)
             self._later(now, out, self._list)
 
     # -- reading the cache -------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kmodel.apiserver.watchcache import WatchCacheConfig
 from kmodel.client import NODE_NAME_INDEX, DeletedFinalStateUnknown, index_by_node_name
-from kmodel.loop import AdvanceTime, BreakStream, DelayHead, Deliver, Work
+from kmodel.loop import AdvanceTime, BreakStream, DelayHead, Deliver, Partition, Work
 
 from .harness import Cluster, Probe, pod
 
@@ -163,3 +163,22 @@ def test_a_very_short_watch_backs_off_before_it_watches_again():
     assert inf.watch_stream is None
     c.run(until_ms=now + 800)
     assert inf.watch_stream is not None
+
+
+def test_informers_failing_on_one_replica_fail_the_client_over_once():
+    # Three informers of one client list through apiserver-0, which is cut off: their lists time out together.
+    # The client fails over when the first times out; each informer's own fail-over then sees it has moved on
+    # already. (Each failing over on its own used to move the client once per informer: with three informers and
+    # two replicas it ended back on the cut-off one, and every relist timed out again.)
+    p = Probe("probe", ["apiserver-0", "apiserver-1"], timeout_ms=5_000, read_attempts=1)
+    informers = [p.informer(resource) for resource in ("pods", "services", "nodes")]
+    c = Cluster(2, probes=[])
+    c.run()
+    c.loop.network.add_endpoint("probe")
+    c.loop.step(Partition(["apiserver-0"]))
+    start = c.loop.now
+    c.loop.add_component(p)
+    c.run(until_ms=start + 5_000)
+    assert p.client.endpoint == "apiserver-1"
+    c.run(until_ms=start + 7_000)  # the relists, after the informers' first backoff (800 ms)
+    assert all(inf.has_synced for inf in informers)
