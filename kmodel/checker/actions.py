@@ -404,7 +404,19 @@ class FailContainer(Action):
     def name(self) -> str:
         return f"container {self.container} of pod {self.pod} dies on {self.node}"
 
+    def fits(self, cluster: Cluster) -> bool:
+        """Does that node's kubelet run, and know that container as the pod's current one, running now (what the
+        explorer draws from)?"""
+        loop = cluster.loop
+        kubelet = loop.components.get(f"kubelet/{self.node}")
+        if kubelet is None or not loop.is_up(kubelet.name):
+            return False
+        cid = kubelet.container_id("default", self.pod, self.container)  # type: ignore[attr-defined]
+        return bool(cid) and any(c.id == cid for c in kubelet.runtime.running())  # type: ignore[attr-defined]
+
     def apply(self, cluster: Cluster) -> None:
+        if not self.fits(cluster):  # a replayed trace that does not fit this model: the trace's fault, not the CRI's
+            raise EventNotEnabled(f"{self.name}: no such running container on {self.node} now")
         kubelet = cluster.loop.components[f"kubelet/{self.node}"]
         kubelet.fail_container("default", self.pod, self.container, now=cluster.now)  # type: ignore[attr-defined]
         cluster.loop.notify_work(kubelet.name)

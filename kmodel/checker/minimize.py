@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from kmodel.checker.actions import Action, Compact, Fault, Fire
+from kmodel.checker.actions import Action, Compact, FailContainer, Fault, Fire
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.trace import Trace, Violation
@@ -101,7 +101,7 @@ def execute_leniently(session: Session, action: Action) -> None:
     """Execute `action`, except that a cut may have made some of its loop events impossible: a `Fire` runs the
     events enabled when their turn comes and skips the others (skipped whole if none is enabled at its
     start), and a `Fault` whose event is not enabled is skipped, as is a `Compact` the store cannot take now (fewer
-writes before it). Without this, cutting one action that an
+    writes before it) or a `FailContainer` of a container not running now. Without this, cutting one action that an
     interleaving step depended on (the message it delivered, the timer it fired) made every later such step
     impossible, and traces heavy with them kept dozens of actions."""
     loop = session.cluster.loop
@@ -109,7 +109,7 @@ writes before it). Without this, cutting one action that an
         if loop.is_enabled(action.event):
             session.execute(action)
         return
-    if isinstance(action, Compact):
+    if isinstance(action, (Compact, FailContainer)):
         if action.fits(session.cluster):
             session.execute(action)
         return

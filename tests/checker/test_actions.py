@@ -194,3 +194,29 @@ def test_crash_mid_reconcile_of_the_first_reconciler_crashes_nothing_when_no_one
 def test_a_crash_mid_reconcile_written_before_its_field_was_renamed_still_reads():
     old = {"name": "crash-mid-reconcile", "process": "kube-controller-manager", "max_events": 2000}
     assert action_from_json(old) == CrashMidReconcile("kube-controller-manager")
+
+
+def test_a_failed_container_that_is_not_running_is_not_enabled():
+    """A replayed fail_container of a container the node does not run now is a trace that does not fit this model
+    (TraceDiverged, exit 2), not a CRI error inside the model (model-error); --lenient and the minimizer skip it."""
+    from kmodel.checker.actions import FailContainer
+    from kmodel.cluster import Cluster, ClusterConfig
+    from kmodel.cluster.kubectl import Apply
+    from kmodel.kubelet.pod_worker import POD_NAME_LABEL, POD_NAMESPACE_LABEL
+    from kmodel.loop import EventNotEnabled
+
+    from kmodel.checker.actions import deployment_manifest
+
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(15_000)
+    cluster.submit(Apply(deployment_manifest("web", 1, 0, False)))
+    cluster.run(cluster.now + 30_000)
+    kubelet = cluster.loop.components["kubelet/node-1"]
+    [running] = [c for c in kubelet.runtime.running() if c.labels.get(POD_NAMESPACE_LABEL) == "default"]
+    pod = running.labels[POD_NAME_LABEL]
+    assert FailContainer("node-1", pod, "app").fits(cluster)
+    assert not FailContainer("node-1", "web-gone", "app").fits(cluster)
+    with pytest.raises(EventNotEnabled, match="no such running container on node-1 now"):
+        FailContainer("node-1", "web-gone", "app").apply(cluster)
+    FailContainer("node-1", pod, "app").apply(cluster)
+    assert not FailContainer("node-1", pod, "app").fits(cluster)  # it died; the kubelet has not restarted it yet
