@@ -676,9 +676,9 @@ class Loop:
         net.drop_between(client, peer)
         for stream, opener, other in broken:
             self._tell_stream_closed(stream, (opener, other))
-        if client not in self._down:
-            owner, effects = self._call_peer_handler(client, "on_connection_lost", peer, reason)
-            self._apply(owner, effects)
+        # the client is up: a crash cancels its timers, these among them
+        owner, effects = self._call_peer_handler(client, "on_connection_lost", peer, reason)
+        self._apply(owner, effects)
 
     def _restart(self, name: str) -> None:
         del self._down[name]

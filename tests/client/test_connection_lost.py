@@ -82,15 +82,21 @@ def test_a_request_with_a_timeout_of_its_own_times_out_then():
     assert p.client.endpoint == "apiserver-1"
 
 
-def test_a_dial_to_a_cut_off_replica_times_out_after_30_s():
-    # the probe never talked to apiserver-0, which is cut off: its first request there needs a connection, which
-    # the dialer gives up on after 30 s (client-go's net.Dialer); the watch waiting on it ends too
-    p2 = Recording("late", ["apiserver-0", "apiserver-1"])
+def late_probe_of_a_cut_off_replica() -> tuple[Recording, Cluster, int]:
+    """A probe that starts after apiserver-0 was cut off, so it has never talked to it: its first request there
+    needs a connection. Returns the time it started."""
+    p = Recording("late", ["apiserver-0", "apiserver-1"])
     c = Cluster(2, probes=[])
     c.run()
     c.loop.step(Partition(["apiserver-0"]))
     start = c.loop.now
-    c.loop.add_component(p2)
+    c.loop.add_component(p)
+    return p, c, start
+
+
+def test_a_dial_to_a_cut_off_replica_times_out_after_30_s():
+    # the dialer gives up on the new connection after 30 s (client-go's net.Dialer); the watch waiting on it ends too
+    p2, c, start = late_probe_of_a_cut_off_replica()
     pods = p2.informer("pods")
     c.act(p2, lambda now, out: pods.start(now, out))
     c.act(p2, lambda now, out: p2.client.create(now, out, "pods", pod("w"), on_done=p2.record))
@@ -106,12 +112,7 @@ def test_a_dial_to_a_cut_off_replica_times_out_after_30_s():
 
 
 def test_a_heal_lets_a_waiting_dial_complete():
-    p = Recording("late", ["apiserver-0", "apiserver-1"])
-    c = Cluster(2, probes=[])
-    c.run()
-    c.loop.step(Partition(["apiserver-0"]))
-    start = c.loop.now
-    c.loop.add_component(p)
+    p, c, start = late_probe_of_a_cut_off_replica()
     c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
     c.run(until_ms=start + 20_000)
     c.loop.step(AdvanceTime(start + 20_000))  # nothing else is due before the dial's timeout
