@@ -197,6 +197,9 @@ class ApiClient:
         self._later_seq = 0
         #: the anti-pattern variant this client runs (kmodel.variants); set by the cluster
         self.variant = DEFAULT
+        #: the `reflector-consistent-first-list` fix (kmodel.fixes): this client's informers list consistently
+        #: (resourceVersion "") the first time, not from a watch cache; set by the cluster
+        self.consistent_first_list = False
         #: the updates the API server accepted (an observer's record, survives reset; see the module docstring)
         self.updates: list[UpdateRecord] = []
         #: how many times this client's process started (a crash starts a new one)

@@ -8,8 +8,9 @@ the handlers ``on_add(now, obj, out)``, ``on_update(now, old, new, out)``, ``on_
 
 It never goes back in time (client-go's reflector since 1.27):
 
-* The first list asks resourceVersion "0" (served from a watch cache, possibly stale, which is fine: nothing
-  has been seen yet). Every later list asks resourceVersion = `last_rv` (NotOlderThan): a replica whose
+* The first list asks resourceVersion "0" (served from a watch cache, possibly stale: nothing has been seen
+  yet by this process, though its previous incarnation may have seen more; kubernetes#59848, and the
+  `reflector-consistent-first-list` fix, kmodel.fixes, which asks "" instead). Every later list asks resourceVersion = `last_rv` (NotOlderThan): a replica whose
   cache is behind either waits until it catches up or answers 504 "Too large resource version"; on that
   answer (or a 410) the reflector marks the RV unavailable and lists again at once with resourceVersion ""
   (a consistent read from etcd), exactly as reflector.relistResourceVersion does. A list answered with an
@@ -131,11 +132,12 @@ class Informer:
         self._list(now, out)
 
     def relist_resource_version(self) -> str:
-        """reflector.relistResourceVersion."""
+        """reflector.relistResourceVersion. With the `reflector-consistent-first-list` fix (kmodel.fixes; the
+        one place that reads it) the first list is a consistent read, as kubernetes#83520 made it."""
         if self.rv_unavailable:
             return ""
         if self.last_rv == 0:
-            return "0"
+            return "" if self.client.consistent_first_list else "0"
         return str(self.last_rv)
 
     def _list(self, now: int, out: Out) -> None:

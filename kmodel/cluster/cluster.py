@@ -142,12 +142,17 @@ class Cluster:
 
     def _build(self, name: str, ctx: ClusterContext) -> list[Component]:
         """The components `name`'s factory builds, each one's ApiClient told the cluster's variant (read where
-        a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`)."""
+        a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`) and whether the
+        `reflector-consistent-first-list` fix is on (read in kmodel/client/informer.py)."""
+        from kmodel.fixes import REFLECTOR_CONSISTENT_FIRST_LIST
+
         components = factory(name)(ctx)
+        consistent = REFLECTOR_CONSISTENT_FIRST_LIST in self.config.fixes
         for component in components:
             client = getattr(component, "client", None)
             if client is not None:
                 client.variant = self.config.variant
+                client.consistent_first_list = consistent
         return components
 
     # -- time ----------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import attrs
 DEPLOYMENT_REFRESH_ANNOTATIONS = "deployment-refresh-annotations"
 NODEIPAM_RELEASE_BY_OWNER = "nodeipam-release-by-owner"
 ETCD_KEEP_COMPACTION_TOMBSTONE = "etcd-keep-compaction-tombstone"
+REFLECTOR_CONSISTENT_FIRST_LIST = "reflector-consistent-first-list"
 
 
 @attrs.frozen
@@ -78,6 +79,18 @@ FIXES: tuple[Fix, ...] = (
         "etcd's own fix, in releases after the 3.4.23 the model matches",
         ("apiserver-cache-keeps-a-node-deleted-at-the-compaction-revision.json",
          "apiserver-cache-keeps-a-service-deleted-at-the-compaction-revision.json")),
+    Fix(
+        REFLECTOR_CONSISTENT_FIRST_LIST, ("host-ports-unique",),
+        "a reflector's first list asks resourceVersion 0, which any API server answers from its watch cache "
+        "however far behind etcd it is: a restarted kubelet can list a pod deleted long ago, miss the pod that "
+        "has run since, and run the deleted one again",
+        "every reflector's first list asks resourceVersion \"\" (a consistent read, at etcd's current revision "
+        "or later), so a restarted process never starts from a state older than one it saw before it crashed",
+        "kmodel/client/informer.py (Informer.relist_resource_version)",
+        "kubernetes/kubernetes#83520 made exactly this change for #59848 (merged for 1.17); it was reverted for "
+        "the etcd load of large clusters' relists (#86824 for 1.17; today's reflector asks \"0\" again); KEP-2340 (consistent reads from the watch "
+        "cache) and KEP-3157 (watch-list) were designed to make such a first read affordable. #59848 is open",
+        ("kubelet-restarted-against-a-lagging-cache-reruns-a-deleted-pod-on-a-host-port.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

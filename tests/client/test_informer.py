@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kmodel.apiserver.watchcache import WatchCacheConfig
 from kmodel.client import NODE_NAME_INDEX, DeletedFinalStateUnknown, index_by_node_name
-from kmodel.loop import AdvanceTime, BreakStream, DelayHead, Deliver, Partition, Work
+from kmodel.loop import AdvanceTime, BreakStream, Crash, DelayHead, Deliver, Partition, Restart, SlowLink, Work
 
 from .harness import Cluster, Probe, pod
 
@@ -113,6 +113,51 @@ def test_informer_never_goes_back_in_time_when_it_reconnects_to_a_lagging_replic
     assert c.replicas[1].cache.resource_version == c.store.revision
     assert sorted(o.metadata.name for o in inf.list()) == ["new", "newer"]
     assert inf.last_rv == c.store.revision
+
+
+def _restarted_against_a_lagging_replica(consistent_first_list: bool) -> tuple[int, int, list]:
+    """A reader on apiserver-1 only crashes and restarts while etcd -> apiserver-1 is slowed for 30 s (its
+    cache lags): "old" was deleted and "new" created since the cache's revision. Returns the store's revision
+    at the restart, the first resourceVersion the restarted informer exposed, and what its first list added."""
+    writer = Probe("writer", ["apiserver-0"])
+    p = Probe("reader", ["apiserver-1"])
+    p.client.consistent_first_list = consistent_first_list
+    inf = p.informer("pods")
+    c = Cluster(2, probes=[writer, p])
+    do(c, writer, lambda now, out: writer.client.create(now, out, "pods", pod("old"), on_done=writer.record))
+    c.run()
+    assert inf.get("default", "old") is not None
+    c.loop.step(SlowLink("etcd", "apiserver-1", 30_000))
+    c.store.delete_range("/registry/pods/default/old")
+    c.etcd.poke()
+    do(c, writer, lambda now, out: writer.client.create(now, out, "pods", pod("new"), on_done=writer.record))
+    c.run(until_ms=c.loop.now + 1_000)
+    assert c.replicas[1].cache.resource_version < c.store.revision
+    c.loop.step(Crash("reader"))
+    restarted_at = c.store.revision
+    added: list = []  # (the resourceVersion being exposed, the pod added)
+    inf.on_add = lambda now, obj, out: added.append((inf.exposed[-1], obj.metadata.name))
+    c.loop.step(Restart("reader"))
+    c.run(until_ms=c.loop.now + 40_000)  # past the slow link: the cache catches up in both cases
+    assert inf.get("default", "old") is None and inf.get("default", "new") is not None
+    first_rv = inf.exposed[inf.exposed.index(0) + 1]
+    return restarted_at, first_rv, [name for rv, name in added if rv == first_rv]
+
+
+def test_a_restarted_reflector_first_lists_from_a_lagging_cache_and_goes_back_in_time():
+    """Upstream's first list asks resourceVersion 0: the lagging cache answers at once, with a pod deleted
+    before the crash and without one created before it (kubernetes#59848)."""
+    restarted_at, first_rv, added = _restarted_against_a_lagging_replica(False)
+    assert first_rv < restarted_at
+    assert "old" in added and "new" not in added
+
+
+def test_with_the_consistent_first_list_fix_a_restarted_reflector_lists_the_current_state():
+    """`reflector-consistent-first-list`: the first list asks "" and is read from etcd (its answer waits out
+    the slow link), never older than the state before the crash."""
+    restarted_at, first_rv, added = _restarted_against_a_lagging_replica(True)
+    assert first_rv >= restarted_at
+    assert added == ["new"]
 
 
 def test_watch_too_old_after_compaction_makes_the_informer_relist():
