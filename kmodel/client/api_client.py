@@ -126,6 +126,15 @@ def transport_error(reason: str) -> Callable[[Request, str], Response]:
 http2_connection_lost = transport_error(HTTP2_CONNECTION_LOST)
 
 
+def watch_decoding_error(reason: str) -> WatchEvent:
+    """The ERROR event client-go's StreamWatcher sends its watcher when reading the stream failed with `reason`
+    and that is not a probable EOF (io.EOF, a reset, a closed connection: those end the watch quietly):
+    errors.NewClientErrorReporter(500, "GET", "ClientWatchDecoding")'s Status."""
+    return WatchEvent("ERROR", Status(500, "InternalError",
+                                      f"unable to decode an event from the watch stream: {reason}",
+                                      details="ClientWatchDecoding"))
+
+
 class UpdateRecord(NamedTuple):
     """An update the API server accepted, as the client that sent it saw it (see the module docstring)."""
 
@@ -446,12 +455,21 @@ class ApiClient:
 
     def on_connection_lost(self, now: int, peer: str, reason: str, out: Out) -> None:
         """The transport gave up on the connection to `peer` (kmodel.loop.health: its health check found it
-        dead, or its dial timed out; its watch streams have ended already and were told to `on_stream_closed`).
-        Every request awaiting an answer there fails as on a reset connection (`on_connection_reset`: client-go
-        retries a GET on "http2: client connection lost" as on a reset), a write with a 503 saying `reason`.
-        The client fails over even with nothing outstanding there: its next request needs a new connection,
-        which the load balancer gives to a replica that answers."""
+        dead, or its dial timed out). The client fails over even with nothing outstanding there: its next
+        request needs a new connection, which the load balancer gives to a replica that answers. Each watch
+        there (its stream has ended) gets an ERROR event, as client-go's StreamWatcher reports a decode error
+        that is not a probable EOF: a 500 "unable to decode an event from the watch stream: `reason`" (the
+        ClientWatchDecoding reporter), on which a reflector relists after its backoff. Then every request
+        awaiting an answer there fails as on a reset connection (`on_connection_reset`: client-go retries a GET
+        on "http2: client connection lost" as on a reset), a write with a 503 saying `reason`."""
         self._failed(peer)
+        for stream in sorted(s for s, w in self._watches.items() if w.endpoint == peer):
+            w = self._watches.pop(stream, None)
+            if w is None:
+                continue  # stopped by a handler of an earlier one
+            out.close_stream(stream)  # ended already (closing twice is harmless)
+            self.answered_by = peer
+            w.on_event(now, stream, watch_decoding_error(reason), out)
         self._fail_requests_on(now, out, peer, set(), transport_error(reason))
 
     def close_all_connections(self, now: int, out: Out) -> None:

@@ -10,7 +10,8 @@ It never goes back in time (client-go's reflector since 1.27):
 
 * The first list asks resourceVersion "0" (served from a watch cache, possibly stale: nothing has been seen
   yet by this process, though its previous incarnation may have seen more; kubernetes#59848, and the
-  `reflector-consistent-first-list` fix, kmodel.fixes, which asks "" instead). Every later list asks resourceVersion = `last_rv` (NotOlderThan): a replica whose
+  `reflector-consistent-first-list` fix, kmodel.fixes, which asks "" instead). Every later list asks
+  resourceVersion = `last_rv` (NotOlderThan): a replica whose
   cache is behind either waits until it catches up or answers 504 "Too large resource version"; on that
   answer (or a 410) the reflector marks the RV unavailable and lists again at once with resourceVersion ""
   (a consistent read from etcd), exactly as reflector.relistResourceVersion does. A list answered with an
@@ -18,14 +19,19 @@ It never goes back in time (client-go's reflector since 1.27):
 * Watches start from `last_rv`; a replica lagging behind it sends nothing until it has passed it. An event
   whose RV is not newer than `last_rv` is dropped (`dropped_stale`).
 
-Errors: a broken watch stream resumes from `last_rv` at once (the client has failed over to the next
-replica), unless it was a "very short" watch (broken within `VERY_SHORT_WATCH_MS` of its start, having
-delivered nothing: reflector.handleWatch's check), in which case it waits a backoff first (a refused
-connection must not spin); the server ending a watch (200) resumes at once; an ERROR event with 410
-Expired, or a 410 answer, relists (from `last_rv`); 429 re-watches after a backoff; anything else relists
-after a backoff and fails the client over for 5xx answers (`ApiClient.fail_over_from` the replica that answered:
-the informers of one client failing together move it once). Backoff: 800 ms × 2^n up to 30 s, reset by a
-successful list (client-go's NewExponentialBackoffManager(800ms, 30s, ...), without its jitter).
+Errors, as client-go's reflector handles them (Run: wait.BackoffUntil(ListAndWatch), one backoff manager):
+a watch stream that ends quietly (the server ended it: 200; or it broke as on EOF or a reset: ``None``, the
+client having failed over) resumes from `last_rv` at once, unless it was a "very short" watch (ended within
+`VERY_SHORT_WATCH_MS` of its start having delivered nothing: reflector.handleWatch's check), which is an
+error; a 429 re-watches after a backoff; anything else (an ERROR event, a 410 among them, or the client's
+own 500 when its transport lost the connection: `ApiClient.on_connection_lost`; an error answer; a very
+short watch) makes ListAndWatch return, so the reflector relists (from `last_rv`) after a backoff, failing
+the client over first for 5xx answers (`ApiClient.fail_over_from` the replica that answered: the informers
+of one client failing together move it once). A failed list is retried after a backoff too, except a 410 or
+504 "Too large resource version", which lists again at once with resourceVersion "". Backoff:
+wait.NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0): 800 ms × 2^n up to 30 s, back to 800 ms once
+two minutes have passed since the last backoff began (a successful list does not reset it), without the
+jitter.
 
 After a relist every object still present is passed to ``on_update(old, new)`` (client-go's Replaced
 deltas), and an object gone is passed to ``on_delete`` as `DeletedFinalStateUnknown`.
@@ -49,8 +55,9 @@ What a poller cannot see: the states an object went through between two polls. A
 "the last state seen" of a deleted object (nodeipam releases the podCIDRs of the Node its DeleteFunc gets)
 then acts on an older state than the last one written, which a watch would have delivered.
 
-Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode. After a very short
-watch upstream relists after its backoff; the model watches again after it.
+Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, the backoff's jitter,
+and a retry of a watch refused with "connection refused" (a load balancer in front of the replicas answers
+for a replica that is down, see ApiClient).
 """
 
 from __future__ import annotations
@@ -66,8 +73,10 @@ from kmodel.variants import POLLING
 
 BACKOFF_INITIAL_MS = 800
 BACKOFF_MAX_MS = 30_000
+#: the backoff starts again from BACKOFF_INITIAL_MS once this long has passed since the last one began
+BACKOFF_RESET_MS = 120_000
 #: a watch that broke sooner than this after it was opened, having delivered nothing, is "very short" (the
-#: server or the way to it is refusing watches): the reflector backs off before it watches again
+#: server or the way to it is refusing watches): an error, after which the reflector backs off and relists
 #: (reflector.handleWatch's check); any other broken watch resumes at once
 VERY_SHORT_WATCH_MS = 1_000
 #: the `polling` variant's period between two lists of one informer (see the module docstring)
@@ -119,7 +128,8 @@ class Informer:
         self._listing = False
         self._events_on_watch = 0
         self._watch_started = 0
-        self._failures = 0
+        self._backoff_next_ms = BACKOFF_INITIAL_MS
+        self._backoff_started: Optional[int] = None
         self._started = False
         self._generation += 1  # a poll scheduled before the reset is dropped when its timer fires
 
@@ -148,12 +158,19 @@ class Informer:
                          field_selector=self.field_selector, on_done=self._on_list,
                          informer=True)  # upstream lists through the informer factory's own client
 
-    def _backoff_ms(self) -> int:
-        self._failures += 1
-        return min(BACKOFF_INITIAL_MS << min(self._failures - 1, 16), BACKOFF_MAX_MS)
+    def _backoff_ms(self, now: int) -> int:
+        """The reflector's backoff manager (wait.NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0)):
+        800 ms, doubling up to 30 s, back to 800 ms once two minutes have passed since the last backoff began
+        (a successful list does not reset it), without the jitter."""
+        if self._backoff_started is not None and now - self._backoff_started > BACKOFF_RESET_MS:
+            self._backoff_next_ms = BACKOFF_INITIAL_MS
+        self._backoff_started = now
+        wait = self._backoff_next_ms
+        self._backoff_next_ms = min(wait * 2, BACKOFF_MAX_MS)
+        return wait
 
     def _later(self, now: int, out: Out, fn: Callable[[int, Out], None]) -> None:
-        self.client.call_later(now, out, self._backoff_ms(), fn)
+        self.client.call_later(now, out, self._backoff_ms(now), fn)
 
     # -- list -------------------------------------------------------------------------------------------------
 
@@ -173,7 +190,6 @@ class Informer:
             self.last_rv = rv
             self.rv_unavailable = False
             self.has_synced = True
-            self._failures = 0
             if polling:
                 self._schedule_poll(now, out)
             else:
@@ -241,10 +257,7 @@ class Informer:
         if typ == "ERROR":
             self.client.stop_watch(stream, out)
             self.watch_stream = None
-            if event.object.code == 410:
-                self._list(now, out)  # from last_rv: NotOlderThan
-            else:
-                self._later(now, out, self._list)
+            self._later(now, out, self._list)  # a 410 too, from last_rv (NotOlderThan)
             return
         obj = event.object
         rv = int(obj.metadata.resource_version)
@@ -278,11 +291,9 @@ class Informer:
             if self._events_on_watch or now - self._watch_started >= VERY_SHORT_WATCH_MS:
                 self._watch(now, out)
             else:
-                self._later(now, out, self._watch)
+                self._later(now, out, self._list)  # "very short watch": an error, so the reflector relists
         elif response.code == 200:
             self._watch(now, out)
-        elif response.code == 410:
-            self._list(now, out)
         elif response.code == 429:
             self.client.fail_over_from(self.client.answered_by)
             self._later(now, out, self._watch)

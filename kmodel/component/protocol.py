@@ -24,9 +24,10 @@ The inputs, each a separate loop event:
                                        this component's transport gave up on its connection to `peer` (its
                                        `connection_health_check` found the connection dead across a
                                        partition, or its dial there timed out; kmodel.loop.health; `reason` is
-                                       the transport's error): the streams on it have ended (it was told, as
-                                       for any stream), what was in flight on it is lost, and what it sent
-                                       `peer` and awaits an answer to never gets one
+                                       the transport's error): the streams between it and `peer` have ended
+                                       with that error (it is not told of each: this call covers them), what
+                                       was in flight on it is lost, and what it sent `peer` and awaits an
+                                       answer to never gets one
     on_send_refused(now, dst, payload, out)
                                        a message outside any stream that this component just sent (`payload`)
                                        was refused: `dst`'s process is down (a reachable machine answers a

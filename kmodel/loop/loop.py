@@ -664,10 +664,11 @@ class Loop:
 
     def _lose_connection(self, client: str, peer: str, reason: str) -> None:
         """`client`'s transport gave up on its connection to `peer`, or on its dial there (kmodel.loop.health):
-        the streams between them end (both ends told, opener first, in stream order; the peer, which a real
-        partition keeps from hearing the close until it heals, is told now), what is in flight between them
-        outside streams is lost, and the client is told its connection was lost (`on_connection_lost`, with the
-        transport's error, `reason`)."""
+        the streams between them end, what is in flight between them outside streams is lost, the peer is told
+        of each stream (in stream order; a real partition keeps it from hearing the close until it heals, it is
+        told now), and the client is told its connection was lost (`on_connection_lost`, with the transport's
+        error, `reason`), which covers its ends of those streams: they ended with that error (client-go's
+        watch decoder reports it as an error event), not as a reset, so the client is not told of each."""
         self.health.fired(client, peer)
         net = self.network
         broken = net.streams_between(client, peer)
@@ -675,7 +676,7 @@ class Loop:
             net.close_stream(stream)
         net.drop_between(client, peer)
         for stream, opener, other in broken:
-            self._tell_stream_closed(stream, (opener, other))
+            self._tell_stream_closed(stream, (other if opener == client else opener,))
         # the client is up: a crash cancels its timers, these among them
         owner, effects = self._call_peer_handler(client, "on_connection_lost", peer, reason)
         self._apply(owner, effects)

@@ -40,8 +40,10 @@ def test_until_the_health_check_gives_up_the_connection_just_hears_nothing():
 def test_then_the_watch_moves_to_the_other_replica_a_read_is_resent_and_a_write_fails():
     p, c, gives_up = cut_off_replica_with_work_in_flight()
     pods = p.informers[0]
-    old_stream = pods.watch_stream
+    old_stream, lists = pods.watch_stream, pods.lists
     c.run(until_ms=gives_up)
+    # the watch ended with an error event (client-go's decoder: "http2: client connection lost" is no EOF)
+    assert pods.watch_stream is None and pods.lists == lists
     [write] = p.answers
     assert (write.code, write.body.reason) == (503, "ServiceUnavailable")
     assert "http2: client connection lost" in write.body.message and p.times == [gives_up]
@@ -49,8 +51,8 @@ def test_then_the_watch_moves_to_the_other_replica_a_read_is_resent_and_a_write_
     assert not c.network.streams_between("probe", "apiserver-0")
     c.run(until_ms=gives_up + 1_000)  # the read, as client-go retries a GET on a lost connection
     assert [a.code for a in p.answers] == [503, 200] and p.times == [gives_up, gives_up + 1_000]
-    # the watch, which had delivered nothing, is opened again after the informer's first backoff (800 ms)
-    assert pods.watch_stream not in (None, old_stream)
+    # the reflector relisted after its first backoff (800 ms), then watched, both through apiserver-1
+    assert pods.lists == lists + 1 and pods.watch_stream not in (None, old_stream)
     assert c.network.stream_ends(pods.watch_stream) == ("probe", "apiserver-1")
 
     # The write died with the connection: healing the partition does not deliver it late.
@@ -139,3 +141,17 @@ def test_closing_all_connections_ends_every_watch_and_fails_what_is_outstanding_
     assert [a.code for a in p.answers] == [503, 200]  # the read, resent a second later
     assert pods.watch_stream not in (None, old)
     assert c.network.stream_ends(pods.watch_stream) == ("probe", "apiserver-0")  # a new connection, same replica
+
+
+def test_a_watch_on_the_lost_connection_ends_with_client_gos_decoding_error_not_a_quiet_close():
+    p, c, gives_up = cut_off_replica_with_work_in_flight()
+    events, closed = [], []
+    c.act(p, lambda now, out: p.client.watch(
+        now, out, "services", resource_version="0", on_event=lambda t, s, e, o: events.append((t, e)),
+        on_closed=lambda t, s, r, o: closed.append(r)))
+    c.run(until_ms=gives_up)
+    [(at, error)] = [(t, e) for t, e in events if e.type == "ERROR"]
+    assert at == gives_up and closed == []
+    assert (error.object.code, error.object.reason) == (500, "InternalError")
+    assert error.object.message == "unable to decode an event from the watch stream: http2: client connection lost"
+    assert p.client.open_watches == []  # the informer backs off before it lists again

@@ -169,15 +169,20 @@ def test_watch_too_old_after_compaction_makes_the_informer_relist():
     lists_before = inf.lists
     # Break the informer's watch and keep it from resuming while three writes push its RV out of the window.
     stream = inf.watch_stream
-    c.loop.step(BreakStream(stream))  # nothing was received on it: the informer waits a backoff to re-watch
+    c.loop.step(BreakStream(stream))  # 10 s old: the informer watches again at once (its request on the link)
     for name in ("a", "b", "c"):
         do(c, writer, lambda now, out, n=name: writer.client.create(now, out, "pods", pod(n), on_done=writer.record))
         c.loop.step(Deliver("writer", "apiserver-0"))
         c.loop.step(Work("etcd"))
         c.loop.step(Deliver("etcd", "apiserver-0"))
     c.store.compact(c.store.revision)
-    c.run(until_ms=c.loop.now + 5_000)
-    assert inf.lists == lists_before + 1  # 410 too old -> list from last RV
+    expired = c.loop.now
+    c.run(until_ms=expired)  # the watch arrives, too old for the cache: 410
+    assert inf.watch_stream is None and inf.lists == lists_before
+    c.run(until_ms=expired + 799)
+    assert inf.lists == lists_before  # the watch returned an error: the reflector's backoff first
+    c.run(until_ms=expired + 5_000)
+    assert inf.lists == lists_before + 1  # then a list from last RV
     assert sorted(o.metadata.name for o in inf.list()) == ["a", "b", "c"]
     assert inf.last_rv == c.store.revision
 
@@ -188,7 +193,8 @@ def _quiet_watch_broken_after(ms: int) -> tuple:
     c = Cluster(2, probes=[p])
     c.run()
     started = c.loop.now
-    c.loop.step(AdvanceTime(started + ms))
+    if ms:
+        c.loop.step(AdvanceTime(started + ms))
     old = inf.watch_stream
     c.loop.step(BreakStream(old))
     return c, inf, old
@@ -200,14 +206,50 @@ def test_a_quiet_watch_broken_after_a_second_resumes_at_once():
     assert inf.watch_stream not in (None, old) and c.network.stream_ends(inf.watch_stream)[1] == "apiserver-1"
 
 
-def test_a_very_short_watch_backs_off_before_it_watches_again():
+def test_a_very_short_watch_is_an_error_the_reflector_relists_after_its_backoff():
     c, inf, old = _quiet_watch_broken_after(999)
     assert inf.watch_stream is None
-    now = c.loop.now
+    now, lists = c.loop.now, inf.lists
     c.run(until_ms=now + 799)
-    assert inf.watch_stream is None
+    assert inf.watch_stream is None and inf.lists == lists
     c.run(until_ms=now + 800)
+    assert inf.lists == lists + 1  # ListAndWatch returned: the backoff, then a list (not a watch)
+    c.run(until_ms=now + 1_000)
     assert inf.watch_stream is not None
+
+
+def advance(c, to_ms: int) -> None:
+    """Run fairly until `to_ms`, and move the clock there even when nothing falls due."""
+    c.run(until_ms=to_ms)
+    if c.loop.now < to_ms:
+        c.loop._advance_recorded(to_ms)  # noqa: SLF001 (tests move the clock with nothing due)
+
+
+def test_the_backoff_grows_across_successful_lists_and_starts_again_after_two_quiet_minutes():
+    """wait.NewExponentialBackoffManager(800ms, 30s, 2min, ...): a successful list does not reset it; two minutes
+    since the last backoff began do."""
+    c, inf, _ = _quiet_watch_broken_after(0)  # a very short watch: the first backoff
+
+    def wait_for_the_relist() -> int:
+        broken, lists = c.loop.now, inf.lists
+        while inf.lists == lists:
+            advance(c, c.loop.now + 100)
+        assert inf.watch_stream is not None  # listed and watching again, at that instant
+        return c.loop.now - broken
+
+    waits = []
+    for _ in range(3):
+        waits.append(wait_for_the_relist())
+        c.loop.step(BreakStream(inf.watch_stream))  # very short again
+    waits.append(wait_for_the_relist())
+    assert waits == [800, 1_600, 3_200, 6_400]  # each list between them succeeded
+
+    advance(c, c.loop.now + 121_000)
+    lists = inf.lists
+    c.loop.step(BreakStream(inf.watch_stream))  # a watch 2 min old: resumed at once, no backoff, no list
+    assert inf.watch_stream is not None and inf.lists == lists
+    c.loop.step(BreakStream(inf.watch_stream))  # very short
+    assert wait_for_the_relist() == 800
 
 
 def test_informers_failing_on_one_replica_fail_the_client_over_once():

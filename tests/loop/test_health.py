@@ -71,8 +71,9 @@ def test_a_connection_across_a_partition_is_given_up_at_the_first_ping_plus_its_
     loop.run_fair(until_ms=60_000)  # the request is held on the link, the watch hears nothing
     assert client.outstanding is not None and not server.applied
     assert client.lost == [(45_000, "server")]
-    assert client.closed == ["client#watch-1"]  # told its watch ended, before the loss itself
-    assert server.watches == {}  # the replica was told too
+    assert client.closed == []  # its watch ended with the loss: told once, by on_connection_lost
+    assert loop.network.stream_ends("client#watch-1") is None
+    assert server.watches == {}  # the replica was told of the stream
     assert not loop.network.in_flight("client", "server")  # the request on the dead connection is gone
     loop.step(HealAll())
     loop.run_fair(until_ms=60_000)
@@ -187,4 +188,5 @@ def test_a_first_message_across_a_partition_dials_and_the_dial_times_out():
     assert loop.health.dialing == {("client", "server"): 0}
     loop.run_fair(until_ms=60_000)
     assert client.lost == [(30_000, "server")] and client.reasons == ["dial tcp: i/o timeout"]
-    assert client.closed == ["client#watch-1"] and loop.health.dialing == {}
+    assert client.closed == [] and loop.network.stream_ends("client#watch-1") is None
+    assert loop.health.dialing == {}
