@@ -25,6 +25,10 @@ messages from "etcd"). What it does with each input:
   - everything else, including consistent reads (resourceVersion ""), goes through `Pipeline.handle`, which
     reads and writes the store through the handle.
   The answer goes back to the sender, on the request's stream if it came on one.
+* the etcd connection given up on (a partition: the etcd client's gRPC keepalive, `ETCD_CLIENT_KEEPALIVE`,
+  pings etcd 30 s after the last frame and gives up 10 s later; kmodel.loop.health): what etcd sent and the
+  replica has not received is lost, and the watch resumes from the cache's resourceVersion + 1 once etcd can
+  be reached (clientv3 resumes a watch by itself), or relists if that revision was compacted meanwhile.
 * an etcd call that timed out (the replica is cut off from etcd): kube-apiserver answers with etcd's error,
   a 500 with reason Unknown and message ``etcdserver: request timed out``, after etcd's request timeout
   (7 s). The replica holds the answer back that long (timer ``etcd-timeout``).
@@ -45,7 +49,7 @@ from kmodel.apiserver.resources import list_prefix, object_key
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from kmodel.apiserver.watchcache import CacheWatcher, WatchCache, WatchCacheConfig
 from kmodel.apiserver.wire import ListResult, Request, Response, Status
-from kmodel.component import Component, Out, Send
+from kmodel.component import Component, HealthCheck, Out, Send
 from kmodel.network import Message
 from kmodel.store import StoreError, prefix_end
 
@@ -84,8 +88,17 @@ class _Waiting:
         self.deadline, self.rv, self.request, self.src, self.stream = deadline, rv, request, src, stream
 
 
+#: kube-apiserver's etcd client's gRPC keepalive (k8s.io/apiserver/pkg/storage/storagebackend/factory/etcd3.go:
+#: keepaliveTime 30 s, keepaliveTimeout 10 s, dialTimeout 20 s), on its connection to etcd only
+ETCD_CLIENT_KEEPALIVE = HealthCheck(idle_ms=30_000, ping_timeout_ms=10_000, dial_timeout_ms=20_000, peers=(ETCD,),
+                                    lost_reason="rpc error: code = Unavailable desc = keepalive ping failed to "
+                                                "receive ACK within timeout")
+
+
 class APIServerReplica(Component):
     """One kube-apiserver. See the module docstring."""
+
+    connection_health_check = ETCD_CLIENT_KEEPALIVE
 
     def __init__(self, name: str, pipeline: Any, etcd: EtcdHandle, *,
                  cache_config: WatchCacheConfig = WatchCacheConfig(), fresh_wait_ms: int = FRESH_WAIT_MS,
@@ -147,6 +160,14 @@ class APIServerReplica(Component):
                 out.send(dst, response, stream)
             if held:
                 out.set_timer(TIMER_ETCD_TIMEOUT, at=held[0][0])
+
+    def on_connection_lost(self, now: int, peer: str, reason: str, out: Out) -> None:
+        """The etcd client's keepalive gave up on the connection to etcd (a partition): its watch stream ended
+        with it. clientv3 resumes the watch by itself, from the revision after the last one received, once it
+        can connect again: the replica re-watches from its cache's revision, retrying until etcd is reached."""
+        if peer == self.etcd_name and self.etcd_stream is not None:
+            self.etcd_stream = None
+            self._rewatch(now, out)
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         if stream == self.etcd_stream:

@@ -63,6 +63,13 @@ class HealthCheck:
     ping_timeout_ms: int
     #: how long a dial may take (kmodel.loop.health: a dial across a partition never completes)
     dial_timeout_ms: int = 30_000
+    #: the peers whose connections it checks; None: every peer the component sends messages to
+    peers: Optional[tuple[str, ...]] = None
+    #: the error a connection given up on reports (`Component.on_connection_lost`'s reason)
+    lost_reason: str = "http2: client connection lost"
+
+    def covers(self, peer: str) -> bool:
+        return self.peers is None or peer in self.peers
 
 
 class Component:

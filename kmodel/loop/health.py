@@ -12,8 +12,10 @@ closes the connection, and every stream and request on it fails with "http2: cli
 reflector then watches again, through the next connection (kmodel's client: the next replica).
 
 A component opts in with `Component.connection_health_check` (a `HealthCheck`); `ClientComponent` does,
-with client-go's values (`kmodel.client.component.CLIENT_GO_HTTP2`). The check covers every peer the
-component has sent a message to.
+with client-go's values (`kmodel.client.component.CLIENT_GO_HTTP2`), and so does every API server replica
+for its connection to etcd, with its etcd client's gRPC keepalive (30 s, then 10 s for the answer:
+`kmodel.apiserver.replica.ETCD_CLIENT_KEEPALIVE`; gRPC's keepalive pings are HTTP/2 PINGs). The check covers
+the peers it names (`HealthCheck.peers`), or else every peer the component has sent a message to.
 
 PINGs are resolved, not sent. On a connection whose peer is reachable a PING is always answered at once,
 and its only effect is to start the next idle period: nothing any component can observe. So the model
@@ -45,8 +47,9 @@ it does what giving up on a connection does, with the reason "dial tcp: i/o time
 
 Not modelled: a dial's own retries (the model dials once, when the first message needs it); a delay fault
 (`DelayHead`, `SlowLink`) holds a link for at most 30 s, which can also make a PING late, but the check
-reacts to partitions only. The API servers' own etcd client (gRPC keepalive, 30 s and 10 s in kube-apiserver)
-is not health-checked: a replica cut off from etcd waits for the heal.
+reacts to partitions only. An API server's calls to etcd are synchronous in the model (kmodel.apiserver.
+etcd_endpoint: a call to an unreachable etcd times out after etcd's 7 s), so only its etcd watch stream is
+given up on, and no dial of its is timed here.
 """
 
 from __future__ import annotations
@@ -65,8 +68,9 @@ TIMER_PREFIX = "http2-health/"
 DIAL_TIMER_PREFIX = "dial-timeout/"
 #: both (the loop handles these timers itself; the client never sees them)
 TIMER_PREFIXES = (TIMER_PREFIX, DIAL_TIMER_PREFIX)
-#: what each makes the transport report (`Component.on_connection_lost`'s reason)
-REASONS = {TIMER_PREFIX: "http2: client connection lost", DIAL_TIMER_PREFIX: "dial tcp: i/o timeout"}
+#: what a dial that timed out reports (`Component.on_connection_lost`'s reason; a connection given up on
+#: reports its check's `HealthCheck.lost_reason`)
+DIAL_TIMEOUT_REASON = "dial tcp: i/o timeout"
 
 
 def first_ping_after(heard: int, cut: int, idle_ms: int) -> int:
@@ -85,6 +89,7 @@ class ConnectionHealth:
         self._network = network
         self._clock = clock
         self._policies: dict[str, HealthCheck] = {}  # client -> its transport's check
+        self._naming: dict[str, list[str]] = {}  # peer -> the clients whose checks name it (HealthCheck.peers)
         self._armed: dict[tuple[str, str], int] = {}  # (client, peer) -> the PING time that will go unanswered
         self._pong: dict[tuple[str, str], int] = {}  # (client, peer) -> the last PING answered after a heal
         self._dialing: dict[tuple[str, str], int] = {}  # (client, peer) -> when its dial across a partition started
@@ -95,15 +100,29 @@ class ConnectionHealth:
     def add_client(self, name: str, check: Optional[HealthCheck]) -> None:
         if check is not None:
             self._policies[name] = check
+            for peer in check.peers or ():
+                naming = self._naming.setdefault(peer, [])
+                if name not in naming:
+                    naming.append(name)
 
     @property
     def armed(self) -> dict[tuple[str, str], int]:
         """(client, peer) -> the PING time that goes unanswered, for every connection being given up on."""
         return dict(self._armed)
 
-    def checks(self, name: str) -> bool:
-        """Does `name`'s transport check its connections?"""
-        return name in self._policies
+    def checks(self, name: str, peer: str) -> bool:
+        """Does `name`'s transport check its connection to `peer`?"""
+        check = self._policies.get(name)
+        return check is not None and check.covers(peer)
+
+    def reason(self, client: str, timer_prefix: str) -> str:
+        """What `client`'s transport reports when its timer with `timer_prefix` fires."""
+        return DIAL_TIMEOUT_REASON if timer_prefix == DIAL_TIMER_PREFIX else self._policies[client].lost_reason
+
+    def _peers(self, name: str) -> list[str]:
+        """The peers whose connections `name` (health-checked) checks."""
+        check = self._policies[name]
+        return list(check.peers) if check.peers is not None else self._network.peers_of(name)
 
     @property
     def dialing(self) -> dict[tuple[str, str], int]:
@@ -129,11 +148,13 @@ class ConnectionHealth:
         pairs: dict[tuple[str, str], None] = {}
         for e in moved:
             if e in policies:
-                for peer in net.peers_of(e):
+                for peer in self._peers(e):
                     pairs[(e, peer)] = None
             for sender in net.senders_to(e):
-                if sender in policies:
+                if sender in policies and policies[sender].covers(e):
                     pairs[(sender, e)] = None
+            for client in self._naming.get(e, ()):
+                pairs[(client, e)] = None  # a named peer it may never have sent a message to (its calls are not)
         for client, peer in sorted(pairs):
             if client == peer:
                 continue
@@ -176,10 +197,10 @@ class ConnectionHealth:
         mark = self._network.messages_sent
         net = self._network
         if name in self._policies:
-            for peer in net.peers_of(name):
+            for peer in self._peers(name):
                 self._died[(name, peer)] = mark
         for sender in net.senders_to(name):
-            if sender in self._policies:
+            if sender in self._policies and self._policies[sender].covers(name):
                 self._died[(sender, name)] = mark
 
     def _disarm(self, client: str, peer: str) -> None:

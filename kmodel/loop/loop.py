@@ -67,7 +67,7 @@ from typing import Any, Callable, Iterable, Optional
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
 from kmodel.component.protocol import Component
-from kmodel.loop.health import REASONS, TIMER_PREFIXES, ConnectionHealth
+from kmodel.loop.health import TIMER_PREFIXES, ConnectionHealth
 from kmodel.loop.events import (
     AdvanceTime,
     BreakStream,
@@ -457,7 +457,7 @@ class Loop:
         self.clock.pop(owner, timer)
         if timer.startswith(TIMER_PREFIXES):
             prefix, peer = timer.split("/", 1)
-            self._lose_connection(owner, peer, REASONS[prefix + "/"])
+            self._lose_connection(owner, peer, self.health.reason(owner, prefix + "/"))
             return
         component = self.components[owner]
         out = self._out
@@ -523,7 +523,7 @@ class Loop:
                     stream = effect.stream
                     result = send(owner, effect.dst, effect.payload, stream)
                     if reachability.partitioned and not reachability.can_reach(owner, effect.dst) and \
-                            health.checks(owner) and result is not None:
+                            health.checks(owner, effect.dst) and result is not None:
                         health.on_send_across(owner, effect.dst, self.clock.now)  # a dial that cannot complete
                     if result is REFUSED:
                         if stream is not None:

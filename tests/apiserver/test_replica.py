@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from client.harness import Cluster, Probe, pod  # noqa: E402
 
-from kmodel.loop import AdvanceTime, BreakStream, Crash, DelayHead, Deliver, Partition, Restart, Work  # noqa: E402
+from kmodel.loop import AdvanceTime, BreakStream, Crash, DelayHead, Deliver, HealAll, Partition, Restart, Work  # noqa: E402
 from kmodel.apiserver.watchcache import WatchCacheConfig  # noqa: E402
 
 
@@ -130,3 +130,63 @@ def test_compaction_while_the_etcd_stream_is_down_makes_the_replica_relist():
     assert sorted(o.metadata.name for o in inf.list()) == ["a", "b", "c", "d"]
     assert inf.last_rv == c.store.revision
     assert inf.lists >= 2  # the relist ended the informer's watch; resuming was too old: it listed again
+
+
+def _cut_off_from_etcd_with_writes_held() -> tuple:
+    """apiserver-0 cut off from etcd (and everyone) after a quiet spell, while writes go on through apiserver-1.
+    Returns the cluster, apiserver-0, its etcd stream, and when its keepalive gives up."""
+    from kmodel.loop.health import TIMER_PREFIX, first_ping_after
+
+    p = Probe("probe", ["apiserver-1"])
+    c = Cluster(2, probes=[p], cache_config=WatchCacheConfig(lower_capacity=2, upper_capacity=2))
+    create(c, p, pod("a"))
+    c.run()
+    replica = c.replicas[0]
+    heard = c.network.delivered_at("etcd", "apiserver-0")
+    c.loop.step(AdvanceTime(heard + 5_000))
+    c.loop.step(Partition(["apiserver-0"]))
+    gives_up = first_ping_after(heard, c.loop.now, 30_000) + 10_000
+    assert gives_up == heard + 40_000
+    assert c.loop.clock.due_at("apiserver-0", TIMER_PREFIX + "etcd") == gives_up
+    assert not [t for (owner, t) in c.loop.health.armed if owner == "apiserver-0" and t != "etcd"]  # only etcd
+    for name in ("b", "c", "d"):
+        create(c, p, pod(name))
+        c.run(until_ms=c.loop.now)
+    assert replica.cache.get("pods", "/registry/pods/default/d") is None  # held on the cut link
+    return c, replica, replica.etcd_stream, gives_up
+
+
+def test_the_etcd_clients_keepalive_gives_up_on_a_cut_off_connection_and_the_watch_resumes_after_the_heal():
+    c, replica, stream, gives_up = _cut_off_from_etcd_with_writes_held()
+    c.run(until_ms=gives_up - 1)
+    assert replica.etcd_stream == stream
+    c.run(until_ms=gives_up)
+    assert replica.etcd_stream is None and "apiserver-0" not in c.etcd.watch_streams()  # etcd cancelled it
+    assert c.network.stream_ends(stream) is None  # what it held is lost
+    c.loop.step(HealAll())
+    c.run(until_ms=c.loop.now + 2_000)  # the retry re-watches from the cache's revision: etcd sends b, c, d again
+    assert replica.etcd_stream not in (None, stream)
+    assert replica.cache.resource_version == c.store.revision
+    assert replica.cache.get("pods", "/registry/pods/default/d") is not None
+
+
+def test_a_compaction_while_the_keepalive_has_ended_the_etcd_watch_makes_the_replica_relist():
+    c, replica, stream, gives_up = _cut_off_from_etcd_with_writes_held()
+    relists = []
+    relist = replica._relist
+    replica._relist = lambda now, out: (relists.append(now), relist(now, out))
+    c.run(until_ms=gives_up)
+    c.store.compact(c.store.revision)
+    c.loop.step(HealAll())
+    c.run(until_ms=c.loop.now + 2_000)  # re-watch from a compacted revision: cancelled, so relist
+    assert relists and replica.cache.resource_version == c.store.revision
+    assert replica.cache.get("pods", "/registry/pods/default/d") is not None
+
+
+def test_a_heal_before_the_keepalive_gives_up_delivers_what_was_held():
+    c, replica, stream, gives_up = _cut_off_from_etcd_with_writes_held()
+    c.run(until_ms=gives_up - 1_000)
+    c.loop.step(HealAll())
+    c.run(until_ms=gives_up + 1_000)
+    assert replica.etcd_stream == stream and not c.loop.health.armed
+    assert replica.cache.get("pods", "/registry/pods/default/d") is not None
