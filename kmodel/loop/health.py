@@ -9,7 +9,7 @@ clients do not wait. client-go configures its HTTP/2 transport with a health che
 HTTP2_READ_IDLE_TIMEOUT_SECONDS and HTTP2_PING_TIMEOUT_SECONDS): when no frame has been read on a
 connection for `idle_ms`, the transport sends a PING; if nothing comes back within `ping_timeout_ms`, it
 closes the connection, and every stream and request on it fails with "http2: client connection lost". The
-reflector then watches again, through the next connection (kmodel's client: the next replica).
+reflector then relists after its backoff, through the next connection (kmodel's client: the next replica).
 
 A component opts in with `Component.connection_health_check` (a `HealthCheck`); `ClientComponent` does,
 with client-go's values (`kmodel.client.component.CLIENT_GO_HTTP2`), and so does every API server replica
@@ -45,9 +45,10 @@ calls it for every message a health-checked client sends across a partition) arm
 since the last one died), and a heal before it fires cancels it (the retransmitted SYN gets through). Firing
 it does what giving up on a connection does, with the reason "dial tcp: i/o timeout".
 
-Not modelled: a dial's own retries (the model dials once, when the first message needs it); a delay fault
-(`DelayHead`, `SlowLink`) holds a link for at most 30 s, which can also make a PING late, but the check
-reacts to partitions only. An API server's calls to etcd are synchronous in the model (kmodel.apiserver.
+Not modelled: a dial's own retries (the model dials once, when the first message needs it). A delay fault
+(`DelayHead`, `SlowLink`: at most 30 s, or 60 s for the checker's lag_watch_cache) never trips a check: it
+stands for a slow sender whose transport still answers PINGs (an overloaded etcd), not a slow network, which
+would hold the PING's answer too; the check reacts to partitions only. An API server's calls to etcd are synchronous in the model (kmodel.apiserver.
 etcd_endpoint: a call to an unreachable etcd times out after etcd's 7 s), so only its etcd watch stream is
 given up on, and no dial of its is timed here.
 """
