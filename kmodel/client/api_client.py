@@ -32,9 +32,9 @@ delivered, first (its kernel had them): their requests are not failed.
 A connection across a partition. Nothing comes back, so a request waits for its deadline and a watch hangs,
 until the transport's health check gives up on the connection (kmodel.loop.health: about 30 to 45 s after the
 cut), or, for a connection that had to be dialed across the partition, until the dial times out (30 s). Then
-the client is told (`on_connection_lost`): its watch streams there have ended (each goes to its ``on_closed``
-as broken, and the client fails over), and its requests there fail as on a reset connection, a write with a
-503 giving the transport's error.
+the client is told (`on_connection_lost`): it fails over, each of its watches there ends with the error event
+client-go's watch decoder makes of the transport's error (a 500 to its ``on_event``, `watch_decoding_error`),
+and its requests there fail as on a reset connection, a write with a 503 giving the transport's error.
 
 Watches. `watch` opens a stream ``<owner>/watch-<n>`` to the current endpoint and sends the watch request
 on it. `WatchEvent`s arriving on it go to ``on_event(now, stream, event, out)``; the server's final
