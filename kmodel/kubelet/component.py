@@ -14,8 +14,9 @@ What it does, each piece in its own module:
   updateNodeStatus does: up to 5 tries, the first reading the Node from its own informer, the others from the
   API (GET); each computes the status and writes nodes/status only when it changed (beyond heartbeat times),
   when the podCIDRs are new to this process, or 5 min after the last write;
-* the Lease (lease.py): renewed every 10 s from the start, created if missing; a renewal that fails is tried
-  again after a backoff (200 ms doubling to 7 s), updating the same Lease unless it changed (409) or is gone;
+* the Lease (lease.py, upstream's lease controller): renewed every 10 s from the start, created if missing; a
+  renewal that fails is retried at once, up to 5 updates, then the Lease is read again (retried after 200 ms
+  doubling to 7 s) and updated up to 5 times more, and the next renewal comes 10 s later;
 * the heartbeat client: the Lease and node status requests (not the registration) go as upstream's
   HeartbeatClient sends them, a copy of the client config with Timeout min(nodeStatusUpdateFrequency,
   nodeLeaseDurationSeconds), 10 s here, and no rate limit, over the same connections. A heartbeat failing
@@ -150,9 +151,10 @@ class Kubelet(ClientComponent):
         self._node_status_in_flight = False
         self._last_status_report: Optional[int] = None  # lastStatusReportTime (None: never, in this process)
         self._status_pod_cidrs: tuple[str, ...] = ()  # the podCIDRs a status sync last saw (runtimeState.podCIDR)
-        self._lease: Any = None
-        self._lease_in_flight = False
-        self._lease_failures = 0
+        self.lease = lease_mod.LeaseController(
+            self.client, self.config.node, lambda: self.node_uid, duration_seconds=self.config.lease_duration_seconds,
+            renew_interval_ms=self.config.lease_renew_interval_ms, timer=LEASE_TIMER, heartbeat=self.heartbeat,
+            on_repeated_failure=self.client.close_all_connections)
         self._mirror_in_flight: dict[str, None] = {}
         self._cleaned = False
 
@@ -171,7 +173,7 @@ class Kubelet(ClientComponent):
         self.nodes.start(now, out)
         self.pods.start(now, out)
         self._register(now, out)
-        self._renew_lease(now, out)
+        self.lease.sync(now, out)
         out.set_timer(HOUSEKEEPING_TIMER, HOUSEKEEPING_PERIOD_MS)
 
     def on_message(self, now: int, msg: Message, out: Out) -> None:
@@ -201,7 +203,7 @@ class Kubelet(ClientComponent):
         elif name == REGISTER_TIMER:
             self._register(now, out)
         elif name == LEASE_TIMER:
-            self._renew_lease(now, out)
+            self.lease.on_timer(now, out)
         elif name == NODE_STATUS_TIMER:
             out.set_timer(NODE_STATUS_TIMER, self.config.node_status_update_period_ms)
             self._post_node_status(now, out)
@@ -345,51 +347,6 @@ class Kubelet(ClientComponent):
 
         new = evolve(node, metadata=evolve(node.metadata, resource_version=""), status=status)
         self.client.update_status(now, out, "nodes", new, on_done=wrote, **self.heartbeat)
-
-    def _renew_lease(self, now: int, out: Out) -> None:
-        if self._lease_in_flight:
-            return
-        cfg = self.config
-        self._lease_in_flight = True
-
-        def finished(t: int, o: Out, response: Response) -> None:
-            self._lease_in_flight = False
-            if response.ok:
-                self._lease_failures = 0
-                o.set_timer(LEASE_TIMER, cfg.lease_renew_interval_ms)
-                return
-            if response.code != 409 and self._lease_failures > 0:
-                # retryUpdateLease: the renewal failing again (a conflict aside) is a repeated heartbeat failure
-                # (upstream retries its update at once, up to 5 times; the model after the backoff below)
-                self.client.close_all_connections(t, o)
-            self._lease_failures += 1
-            o.set_timer(LEASE_TIMER, lease_mod.retry_delay_ms(self._lease_failures))
-
-        def written(t: int, response: Response, o: Out) -> None:
-            if response.ok:
-                self._lease = response.body
-            elif response.code in (404, 409):
-                self._lease = None  # gone, or changed by someone else: read it again next time
-            # otherwise (a timeout, a lost connection, a 5xx) the next try updates the same Lease again, as
-            # retryUpdateLease retries its update with the same base
-            finished(t, o, response)
-
-        def got(t: int, response: Response, o: Out) -> None:
-            if response.code == 404:
-                lease = lease_mod.new_lease(cfg.node, self.node_uid, t, cfg.lease_duration_seconds)
-                self.client.create(t, o, "leases", lease, on_done=written, **self.heartbeat)
-            elif response.ok:
-                lease = lease_mod.renewed(response.body, cfg.node, self.node_uid, t, cfg.lease_duration_seconds)
-                self.client.update(t, o, "leases", lease, on_done=written, **self.heartbeat)
-            else:
-                finished(t, o, response)
-
-        if self._lease is not None:
-            lease = lease_mod.renewed(self._lease, cfg.node, self.node_uid, now, cfg.lease_duration_seconds)
-            self.client.update(now, out, "leases", lease, on_done=written, **self.heartbeat)
-        else:
-            self.client.get(now, out, "leases", cfg.node, namespace=lease_mod.NODE_LEASE_NAMESPACE, on_done=got,
-                            **self.heartbeat)
 
     # -- pod workers -------------------------------------------------------------------------------------------
 
