@@ -38,10 +38,13 @@ def test_every_watch_leaves_a_cut_off_replica_and_a_scale_converges_before_the_h
     pings = {client: ping for (client, peer), ping in cluster.loop.health.armed.items() if peer == CUT}
     assert set(watching_there) <= set(pings)
     assert all(cut_at <= ping <= cut_at + 30 * S for ping in pings.values())
+    # the cut-off replica checks its connection to etcd only (its etcd client's keepalive), not its clients'
+    assert [peer for (client, peer) in cluster.loop.health.armed if client == CUT] == ["etcd"]
     cluster.run(cut_at + 14 * S)
     assert clients_on(cluster, CUT) == watching_there
-    cluster.run(cut_at + 46 * S)  # (+ 800 ms for an informer whose quiet watch broke: its first backoff)
+    cluster.run(cut_at + 46 * S)  # (+ 800 ms for an informer relisting after the lost connection's error)
     assert clients_on(cluster, CUT) == []
+    assert not [key for key in cluster.loop.health.dialing if key[0] == CUT]  # its answers to clients dial nothing
 
     cluster.submit(Scale("deployments", "default", "storefront", 5))
     cluster.run(cluster.now + 30 * S)
@@ -92,3 +95,15 @@ def test_a_kubelet_cut_off_from_every_replica_closes_all_its_connections_on_its_
     assert all(net.stream_ends(s) is None for s in watches)
     gives_up = min(ping for (client, _), ping in cluster.loop.health.armed.items() if client == kubelet) + 15 * S
     assert gives_up > cluster.now  # before the health check gave up on either connection
+
+
+def test_a_replica_checks_only_its_connection_to_etcd_not_its_clients():
+    cluster = Cluster(ClusterConfig(nodes=1, apiservers=2))
+    cluster.run(15 * S)
+    kubelet = "kubelet/node-1"
+    cluster.loop.step(Partition((kubelet,)))
+    armed = cluster.loop.health.armed
+    assert {client for (client, peer) in armed if peer != "etcd"} == {kubelet}  # the kubelet's own checks
+    cluster.loop.step(Partition(("etcd",)))
+    assert {(client, peer) for (client, peer) in cluster.loop.health.armed if peer == "etcd"} == {
+        ("apiserver-0", "etcd"), ("apiserver-1", "etcd")}
