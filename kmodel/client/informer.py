@@ -20,8 +20,9 @@ It never goes back in time (client-go's reflector since 1.27):
   whose RV is not newer than `last_rv` is dropped (`dropped_stale`).
 
 Errors, as client-go's reflector handles them (Run: wait.BackoffUntil(ListAndWatch), one backoff manager):
-a watch stream that ends quietly (the server ended it: 200; or it broke as on EOF or a reset: ``None``, the
-client having failed over) resumes from `last_rv` at once, unless it was a "very short" watch (ended within
+a watch stream that ends quietly (the server ended it: 200, e.g. its cache relisting, terminateAllWatchers;
+or it broke as on EOF or a reset: ``None``, the client having failed over) resumes from `last_rv` at once,
+unless it was a "very short" watch (ended, either way, within
 `VERY_SHORT_WATCH_MS` of its start having delivered nothing: reflector.handleWatch's check), which is an
 error; a 429 re-watches after a backoff; anything else (an ERROR event, a 410 among them, or the client's
 own 500 when its transport lost the connection: `ApiClient.on_connection_lost`; an error answer; a very
@@ -287,13 +288,11 @@ class Informer:
         if stream != self.watch_stream:
             return
         self.watch_stream = None
-        if response is None:
+        if response is None or response.code == 200:  # the stream ended quietly: broken, or ended by the server
             if self._events_on_watch or now - self._watch_started >= VERY_SHORT_WATCH_MS:
                 self._watch(now, out)
             else:
                 self._later(now, out, self._list)  # "very short watch": an error, so the reflector relists
-        elif response.code == 200:
-            self._watch(now, out)
         elif response.code == 429:
             self.client.fail_over_from(self.client.answered_by)
             self._later(now, out, self._watch)

@@ -190,3 +190,32 @@ def test_a_heal_before_the_keepalive_gives_up_delivers_what_was_held():
     c.run(until_ms=gives_up + 1_000)
     assert replica.etcd_stream == stream and not c.loop.health.armed
     assert replica.cache.get("pods", "/registry/pods/default/d") is not None
+
+
+def test_a_watch_the_replica_ends_within_a_second_of_its_start_is_very_short_and_the_informer_relists():
+    """The cache relisting ends every watch (terminateAllWatchers): a clean end, to which reflector.handleWatch
+    applies its very-short check like to any other."""
+    p = Probe("probe", ["apiserver-1"])
+    inf = p.informer("pods")
+    c = Cluster(2, probes=[p])
+    create(c, p, pod("a"))
+    c.run()
+    replica = c.replicas[1]
+    c.loop.step(Partition(["etcd"]))
+    c.loop.step(BreakStream(replica.etcd_stream))  # its re-watch fails: it retries every second
+    for name in ("b", "c"):
+        c.store.put(f"/registry/pods/default/{name}", pod(name))
+    c.store.compact(c.store.revision)  # past b: the retry's watch is refused as compacted, so the replica relists
+    c.loop.network.heal_all()
+    retry = c.loop.clock.due_at("apiserver-1", "etcd-retry")
+    c.loop.step(AdvanceTime(retry - 500))
+    c.loop.step(BreakStream(inf.watch_stream))  # an old watch: the informer watches again at once
+    c.run(until_ms=retry - 500)
+    young, lists = inf.watch_stream, inf.lists
+    assert young is not None
+    c.run(until_ms=retry)  # the relist ends `young`, 500 ms old, nothing delivered on it
+    assert inf.watch_stream is None and inf.lists == lists
+    c.run(until_ms=retry + 800)
+    assert inf.lists == lists + 1 and sorted(o.metadata.name for o in inf.list()) == ["a", "b", "c"]
+    n = int(young.rsplit("-", 1)[1])
+    assert inf.watch_stream == f"probe/watch-{n + 1}"  # no watch between: it did not watch again at once
