@@ -511,8 +511,9 @@ class Settle(Action):
     #: the faults have healed, and a delay is a fault (the checker's settles do; older traces waited delays out)
     release_holds: bool = False
     #: the operator finishes removing machines: a removed machine whose Node is still there (its `kubectl delete
-    #: node` failed while an API server or etcd was out) is deleted again (the checker's settles do; without it a
-    #: small cluster can stall for good, as upstream: see README, "Known differences" of the node lifecycle)
+    #: node` failed while an API server or etcd was out) is deleted again, at the start and after every chunk
+    #: (the checker's settles do; without it a small cluster can stall for good, as upstream: see README, "Known
+    #: differences" of the node lifecycle)
     finish_removals: bool = False
 
     @property
@@ -549,6 +550,10 @@ class Settle(Action):
                 return
             if cluster.now - start >= self.bound_ms:
                 raise NotSettled(f"liveness still fails {self.bound_ms / 1000:g} s after the faults healed")
+            if self.finish_removals:
+                # a `kubectl delete node` still awaiting its answer when the settle began may have failed since
+                # (its request was lost and timed out): the operator tries again
+                _delete_leftover_nodes(cluster)
             chunk *= 2
 
 
