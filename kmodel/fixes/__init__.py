@@ -88,8 +88,9 @@ FIXES: tuple[Fix, ...] = (
         "or later), so a restarted process never starts from a state older than one it saw before it crashed",
         "kmodel/client/informer.py (Informer.relist_resource_version)",
         "kubernetes/kubernetes#83520 made exactly this change for #59848 (merged for 1.17); it was reverted for "
-        "the etcd load of large clusters' relists (#86824 for 1.17; today's reflector asks \"0\" again); KEP-2340 (consistent reads from the watch "
-        "cache) and KEP-3157 (watch-list) were designed to make such a first read affordable. #59848 is open",
+        "the etcd load of large clusters' relists (#86824 for 1.17; today's reflector asks \"0\" again); "
+        "KEP-2340 (consistent reads from the watch cache) and KEP-3157 (watch-list) were designed to make such a "
+        "first read affordable. #59848 is open",
         ("kubelet-restarted-against-a-lagging-cache-reruns-a-deleted-pod-on-a-host-port.json",)),
 )
 

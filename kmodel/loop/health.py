@@ -48,9 +48,9 @@ it does what giving up on a connection does, with the reason "dial tcp: i/o time
 Not modelled: a dial's own retries (the model dials once, when the first message needs it). A delay fault
 (`DelayHead`, `SlowLink`: at most 30 s, or 60 s for the checker's lag_watch_cache) never trips a check: it
 stands for a slow sender whose transport still answers PINGs (an overloaded etcd), not a slow network, which
-would hold the PING's answer too; the check reacts to partitions only. An API server's calls to etcd are synchronous in the model (kmodel.apiserver.
-etcd_endpoint: a call to an unreachable etcd times out after etcd's 7 s), so only its etcd watch stream is
-given up on, and no dial of its is timed here.
+would hold the PING's answer too; the check reacts to partitions only. An API server's calls to etcd are
+synchronous in the model (kmodel.apiserver.etcd_endpoint: a call to an unreachable etcd times out after etcd's
+7 s), so only its etcd watch stream is given up on, and no dial of its is timed here.
 """
 
 from __future__ import annotations
