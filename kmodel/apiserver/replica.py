@@ -32,6 +32,10 @@ messages from "etcd"). What it does with each input:
 * an etcd call that timed out (the replica is cut off from etcd): kube-apiserver answers with etcd's error,
   a 500 with reason Unknown and message ``etcdserver: request timed out``, after etcd's request timeout
   (7 s). The replica holds the answer back that long (timer ``etcd-timeout``).
+* a watch's timeout: the request's timeoutSeconds, or when it has none (or 0) --min-request-timeout (1,800 s)
+  × [1, 2), drawn from the replica's own seeded random source (GetTimeoutForWatch). When it comes the replica
+  ends the watch with a final 200, as serveWatch returns on its timeout (timer ``watch-timeouts``); the
+  cacher's last bookmark for it comes 2 s before.
 * a client's watch stream ending: the watcher is forgotten.
 * crash: cache, watchers and waiting requests are lost; restart lists and watches again.
 """
@@ -39,6 +43,7 @@ messages from "etcd"). What it does with each input:
 from __future__ import annotations
 
 import heapq
+import random
 from typing import Any, Optional
 
 from kmodel.apiserver import errors
@@ -55,11 +60,14 @@ from kmodel.store import StoreError, prefix_end
 
 FRESH_WAIT_MS = 3000  # watchCache's blockTimeout in waitUntilFreshAndBlock
 ETCD_RETRY_MS = 1000
+#: kube-apiserver's --min-request-timeout default (1,800 s): a watch that asks for no timeout gets this × [1, 2)
+MIN_REQUEST_TIMEOUT_MS = 1_800_000
 
 TIMER_FRESH = "fresh-wait"
 TIMER_BOOKMARKS = "bookmarks"
 TIMER_ETCD_RETRY = "etcd-retry"
 TIMER_ETCD_TIMEOUT = "etcd-timeout"
+TIMER_WATCH_TIMEOUTS = "watch-timeouts"
 
 
 def too_large_resource_version(requested: int, current: int) -> Status:
@@ -114,6 +122,10 @@ class APIServerReplica(Component):
         # (stream, start_revision) when a watch is opened, (stream, WatchResponse) for each response applied
         # (a sequence of those pairs, kept compact until read: see etcd_log.py).
         self.etcd_received = EtcdLog()
+        #: the random source of the default watch timeouts (Go's math/rand in GetTimeoutForWatch), seeded from the
+        #: run's seed and the replica's name
+        seed = getattr(getattr(pipeline, "config", None), "seed", 0)  # (a test's stand-in pipeline has no config)
+        self.watch_rng = random.Random(f"{seed}/{name}/watch-timeouts")
         self._forget()
 
     def _forget(self) -> None:
@@ -122,6 +134,7 @@ class APIServerReplica(Component):
         self._waiting: list[_Waiting] = []
         self._fresh_timer: Optional[int] = None
         self._bookmark_timer: Optional[int] = None
+        self._timeouts_timer: Optional[int] = None
         self._held: list[tuple[int, int, str, Response, Optional[str]]] = []  # answers held for etcd's timeout
         self._held_seq = 0
 
@@ -148,6 +161,10 @@ class APIServerReplica(Component):
             self._bookmark_timer = None
             self.cache.fire_bookmarks(now, out)
             self._arm_bookmarks(out)
+        elif name == TIMER_WATCH_TIMEOUTS:
+            self._timeouts_timer = None
+            self.cache.end_timed_out(now, out)
+            self._arm_watch_timeouts(out)
         elif name == TIMER_ETCD_RETRY:
             if self.cache.ready:
                 self._rewatch(now, out)
@@ -326,9 +343,24 @@ class APIServerReplica(Component):
         trigger = fields.required_value(rc.trigger_field) if rc.trigger_field and fields is not None else None
         w = CacheWatcher(msg.src, stream, req.id, req.resource, list_prefix(rc.resource, req.namespace),
                          name=req.name, labels=labels, fields=fields, bookmarks=req.allow_watch_bookmarks,
-                         trigger=trigger)
-        if self.cache.start_watch(w, rv, now, out) and w.bookmarks:
-            self._arm_bookmarks(out)
+                         trigger=trigger, deadline=now + self._watch_timeout_ms(req))
+        if self.cache.start_watch(w, rv, now, out):
+            self._arm_watch_timeouts(out)
+            if w.bookmarks:
+                self._arm_bookmarks(out)
+
+    def _watch_timeout_ms(self, req: Request) -> int:
+        """GetTimeoutForWatch: timeoutSeconds when given and not 0 (a negative one ends the watch at once), else
+        --min-request-timeout × [1, 2)."""
+        if req.timeout_seconds:
+            return max(req.timeout_seconds * 1000, 0)
+        return int(MIN_REQUEST_TIMEOUT_MS * (self.watch_rng.random() + 1.0))
+
+    def _arm_watch_timeouts(self, out: Out) -> None:
+        due = self.cache.next_watch_deadline()
+        if due is not None and due != self._timeouts_timer:
+            self._timeouts_timer = due
+            out.set_timer(TIMER_WATCH_TIMEOUTS, at=due)
 
     def _arm_bookmarks(self, out: Out) -> None:
         due = self.cache.next_bookmark_due()

@@ -32,8 +32,12 @@ A watcher started from a resourceVersion newer than the cache skips every event 
 "only send events newer than resourceVersion"), so a client resuming on a lagging replica never goes back.
 
 Bookmarks: a watcher that asked for them gets a BOOKMARK (an empty object of the kind carrying only the
-cache's resourceVersion) about every `bookmark_interval_ms` (60 s), bucketed by second as the cacher's
-watcherBookmarkTimeBuckets; `bookmark_now` sends one to every such watcher at once.
+cache's resourceVersion) about every `bookmark_interval_ms` (60 s), and one 2 s before its deadline, bucketed
+by second as the cacher's watcherBookmarkTimeBuckets; `bookmark_now` sends one to every such watcher at once.
+
+Timeouts: a watcher may have a deadline (the replica sets it from the request's timeoutSeconds, or its own
+default). `end_timed_out` ends each watch whose deadline has come with its final 200, as serveWatch does when
+its timeout fires; the replica arms one timer at `next_watch_deadline`.
 
 Ending a watch from the server side (410, a relist that terminates every watcher) is a last message on the
 stream: the final `Response` (after any ERROR event). Closing the stream instead would discard events still
@@ -41,7 +45,7 @@ in flight on it.
 
 Differences from kube-apiserver (all deliberate): one resourceVersion per replica rather than per resource
 (equivalent to the cacher asking etcd for progress notifications, which it does since 1.27); no pagination
-(limit/continue); watches are not closed after their timeout (5–10 minutes upstream).
+(limit/continue).
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ from kmodel.objects.fastevolve import constructor
 from kmodel.objects.meta import ObjectMeta
 
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
+#: the cacher's last bookmark comes this long before a watch's deadline (cacheWatcher.nextBookmarkTime)
+BOOKMARK_BEFORE_DEADLINE_MS = 2_000
 
 # Fields of an event record (a plain tuple: cheaper than an object, and never changed).
 _RV, _TYPE, _KEY, _OBJ, _PREV, _TIME = range(6)
@@ -102,10 +108,11 @@ class CacheWatcher:
     """One client watch: where to send, what it selects, and from which resourceVersion."""
 
     __slots__ = ("client", "stream", "request_id", "resource", "prefix", "name", "labels", "fields", "rv",
-                 "bookmarks", "trigger", "everything", "alive")
+                 "bookmarks", "trigger", "everything", "alive", "deadline")
 
     def __init__(self, client: str, stream: str, request_id: int, resource: str, prefix: str, *, name: str = "",
-                 labels: Any = None, fields: Any = None, bookmarks: bool = False, trigger: Optional[str] = None):
+                 labels: Any = None, fields: Any = None, bookmarks: bool = False, trigger: Optional[str] = None,
+                 deadline: Optional[int] = None):
         self.client = client
         self.stream = stream
         self.request_id = request_id
@@ -119,6 +126,7 @@ class CacheWatcher:
         self.trigger = trigger
         self.everything = not name and self.labels is None and self.fields is None
         self.alive = True
+        self.deadline = deadline  # logical ms at which the server ends this watch (its timeout); None: never
 
     def matches(self, obj: Any) -> bool:
         meta = obj.metadata
@@ -410,6 +418,8 @@ class WatchCache:
         self.watchers: dict[str, CacheWatcher] = {}  # stream -> watcher
         self._bookmark_buckets: dict[int, list[CacheWatcher]] = {}
         self._bookmark_heap: list[int] = []
+        self._deadlines: list[tuple[int, int, CacheWatcher]] = []  # (deadline, sequence, watcher), a heap
+        self._deadline_seq = 0
 
     # -- feeding ------------------------------------------------------------------------------------------
 
@@ -531,6 +541,9 @@ class WatchCache:
             w.rv = max(from_rv, self.resource_version)
         rc.add_watcher(w)
         self.watchers[w.stream] = w
+        if w.deadline is not None:
+            self._deadline_seq += 1
+            heapq.heappush(self._deadlines, (w.deadline, self._deadline_seq, w))
         if w.bookmarks:
             self._schedule_bookmark(w, now)
         return True
@@ -548,11 +561,39 @@ class WatchCache:
         for stream in list(self.watchers):
             w = self.stop_watch(stream)
             out.send(w.client, Response(w.request_id, 200), stream)
+        self._deadlines.clear()
+
+    # -- timeouts -----------------------------------------------------------------------------------------
+
+    def next_watch_deadline(self) -> Optional[int]:
+        """The earliest deadline of a watch still open, or None."""
+        heap = self._deadlines
+        while heap and not heap[0][2].alive:
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def end_timed_out(self, now: int, out: Out) -> None:
+        """End every watch whose deadline has come, as serveWatch returns on its timeout: the response ends
+        cleanly (a final 200), after whatever was sent on it before."""
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            w = heapq.heappop(heap)[2]
+            if w.alive:
+                self.stop_watch(w.stream)
+                out.send(w.client, Response(w.request_id, 200), w.stream)
 
     # -- bookmarks ----------------------------------------------------------------------------------------
 
     def _schedule_bookmark(self, w: CacheWatcher, now: int) -> None:
-        due = -(-(now + self.config.bookmark_interval_ms) // 1000) * 1000  # bucketed by second
+        """cacheWatcher.nextBookmarkTime: a bookmark every `bookmark_interval_ms`, and one 2 s before the
+        watch's deadline (so the client resumes from as fresh a resourceVersion as can be); none once that
+        moment has passed."""
+        due = now + self.config.bookmark_interval_ms
+        if w.deadline is not None:
+            due = min(due, w.deadline - BOOKMARK_BEFORE_DEADLINE_MS)
+            if due <= now:  # (logical time: a bookmark just sent at that moment must not be scheduled again)
+                return
+        due = -(-due // 1000) * 1000  # bucketed by second
         bucket = self._bookmark_buckets.get(due)
         if bucket is None:
             bucket = self._bookmark_buckets[due] = []

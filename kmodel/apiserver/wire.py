@@ -41,6 +41,9 @@ class Request:
     allow_watch_bookmarks: bool = False
     field_validation: str = "Strict"  # "Strict" | "Warn" | "Ignore", as kubectl's --validate
     grace_period_seconds: int | None = None  # delete: DeleteOptions.gracePeriodSeconds (None = the object's own)
+    #: watch: ListOptions.timeoutSeconds, after which the server ends the watch (None or 0: the server's own
+    #: default, --min-request-timeout × [1, 2))
+    timeout_seconds: int | None = None
 
 
 @attrs.frozen

@@ -72,6 +72,7 @@ Variants (kmodel.variants; `variant` is set on every component's client by the c
 from __future__ import annotations
 
 import heapq
+import random
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
 from kmodel.apiserver.wire import Request, Response, Status, WatchEvent
@@ -209,6 +210,9 @@ class ApiClient:
         #: the `reflector-consistent-first-list` fix (kmodel.fixes): this client's informers list consistently
         #: (resourceVersion "") the first time, not from a watch cache; set by the cluster
         self.consistent_first_list = False
+        #: this process's random source for its reflectors' watch timeouts (Go's math/rand); the cluster seeds it
+        #: from the run's seed and the owner, so a run replays
+        self.watch_rng = random.Random(f"{owner}/watch-timeouts")
         #: the updates the API server accepted (an observer's record, survives reset; see the module docstring)
         self.updates: list[UpdateRecord] = []
         #: how many times this client's process started (a crash starts a new one)
@@ -375,13 +379,15 @@ class ApiClient:
 
     def watch(self, now: int, out: Out, resource: str, *, on_event: OnEvent, on_closed: OnClosed,
               namespace: str = "", name: str = "", resource_version: str = "", label_selector: str = "",
-              field_selector: str = "", allow_bookmarks: bool = True) -> str:
-        """Open a watch (an informer's: sent with `informer_token`); returns its stream id."""
+              field_selector: str = "", allow_bookmarks: bool = True, timeout_seconds: Optional[int] = None) -> str:
+        """Open a watch (an informer's: sent with `informer_token`); returns its stream id. `timeout_seconds`:
+        ListOptions.timeoutSeconds (None: the server's default)."""
         self._next_id += 1
         self._watch_seq += 1
         stream = f"{self.owner}/watch-{self._watch_seq}"
         req = Request(self._next_id, "watch", resource, namespace, name, "", None, self.informer_token,
-                      resource_version, label_selector, field_selector, allow_bookmarks)
+                      resource_version, label_selector, field_selector, allow_bookmarks,
+                      timeout_seconds=timeout_seconds)
         endpoint = self.endpoint
         self._watches[stream] = _Watch(req, on_event, on_closed, endpoint)
         out.send(endpoint, req, stream)

@@ -19,6 +19,10 @@ It never goes back in time (client-go's reflector since 1.27):
 * Watches start from `last_rv`; a replica lagging behind it sends nothing until it has passed it. An event
   whose RV is not newer than `last_rv` is dropped (`dropped_stale`).
 
+Watch timeouts: every watch asks the server to end it after timeoutSeconds = int(`MIN_WATCH_TIMEOUT_S` ×
+(1 + a draw from the client's `watch_rng`)), 5 to 10 minutes, as reflector.watch does; the server ends it then
+with a 200 (after a bookmark 2 s before, so `last_rv` is fresh), and the informer watches again at once.
+
 Errors, as client-go's reflector handles them (Run: wait.BackoffUntil(ListAndWatch), one backoff manager):
 a watch stream that ends quietly (the server ended it: 200, e.g. its cache relisting, terminateAllWatchers;
 or it broke as on EOF or a reset: ``None``, the client having failed over) resumes from `last_rv` at once,
@@ -80,6 +84,9 @@ BACKOFF_RESET_MS = 120_000
 #: server or the way to it is refusing watches): an error, after which the reflector backs off and relists
 #: (reflector.handleWatch's check); any other broken watch resumes at once
 VERY_SHORT_WATCH_MS = 1_000
+#: reflector's minWatchTimeout: each watch asks the server to end it after timeoutSeconds =
+#: int(minWatchTimeout × [1, 2)) (5 to 10 minutes), and the reflector then watches again from `last_rv`
+MIN_WATCH_TIMEOUT_S = 300
 #: the `polling` variant's period between two lists of one informer (see the module docstring)
 POLL_PERIOD_MS = 10_000
 
@@ -249,6 +256,7 @@ class Informer:
         self.watch_stream = self.client.watch(
             now, out, self.resource, namespace=self.namespace, resource_version=str(self.last_rv),
             label_selector=self.label_selector, field_selector=self.field_selector, allow_bookmarks=True,
+            timeout_seconds=int(MIN_WATCH_TIMEOUT_S * (self.client.watch_rng.random() + 1.0)),
             on_event=self._on_event, on_closed=self._on_closed)
 
     def _on_event(self, now: int, stream: str, event: WatchEvent, out: Out) -> None:

@@ -11,6 +11,7 @@ from client.harness import Cluster, Probe, pod  # noqa: E402
 
 from kmodel.loop import AdvanceTime, BreakStream, Crash, DelayHead, Deliver, HealAll, Partition, Restart, Work  # noqa: E402
 from kmodel.apiserver.watchcache import WatchCacheConfig  # noqa: E402
+from kmodel.objects import Lease, ObjectMeta  # noqa: E402
 
 
 def names(response):
@@ -219,3 +220,54 @@ def test_a_watch_the_replica_ends_within_a_second_of_its_start_is_very_short_and
     assert inf.lists == lists + 1 and sorted(o.metadata.name for o in inf.list()) == ["a", "b", "c"]
     n = int(young.rsplit("-", 1)[1])
     assert inf.watch_stream == f"probe/watch-{n + 1}"  # no watch between: it did not watch again at once
+
+
+def test_the_server_ends_an_informers_watch_at_its_timeout_and_the_informer_watches_again_at_once():
+    """reflector.watch asks timeoutSeconds in [300, 600); the replica ends the watch then with a 200, after a
+    bookmark 2 s before; the informer watches again from that bookmark's resourceVersion, without a list."""
+    p = Probe("probe", ["apiserver-0"])
+    inf = p.informer("pods")
+    c = Cluster(2, probes=[p])
+    create(c, p, pod("a"))
+    c.run()
+    first = inf.watch_stream
+    timeout_s = p.client._watches[first].request.timeout_seconds  # noqa: SLF001
+    assert 300 <= timeout_s < 600
+    watcher = c.replicas[0].cache.watchers[first]
+    assert watcher.deadline == inf._watch_started + timeout_s * 1000  # noqa: SLF001 (sent and received at once)
+    lists = inf.lists
+    c.run(until_ms=watcher.deadline - 10_000)
+    create(c, p, pod("b"))  # a write the informer sees on its watch
+    c.run(until_ms=watcher.deadline - 5_000)
+    seen = inf.last_rv
+    c.store.put("/registry/leases/default/x", Lease(metadata=ObjectMeta(name="x", namespace="default")))
+    c.loop.notify_work("etcd")  # (written behind the API's back: etcd is told it has watch responses to send)
+    c.run(until_ms=watcher.deadline - 1)
+    assert inf.watch_stream == first
+    # the bookmark 2 s before the deadline carried the cache's revision: the lease's write, which no pod event has
+    assert inf.last_rv == c.store.revision > seen
+    c.run(until_ms=watcher.deadline)
+    second = inf.watch_stream
+    assert second not in (None, first) and inf.lists == lists
+    request = p.client._watches[second].request  # noqa: SLF001
+    assert int(request.resource_version) == c.store.revision
+    assert 300 <= request.timeout_seconds < 600 and not watcher.alive
+    assert sorted(o.metadata.name for o in inf.list()) == ["a", "b"]
+
+
+def test_a_watch_without_a_timeout_gets_the_servers_default_of_thirty_to_sixty_minutes():
+    p = Probe("probe", ["apiserver-0"])
+    c = Cluster(2, probes=[p])
+    c.run()
+    ended = []
+    deadlines = []
+    for i in range(5):
+        c.act(p, lambda now, out: p.client.watch(now, out, "pods", resource_version="0", on_event=lambda *a: None,
+                                                 on_closed=lambda now, stream, response, out: ended.append(
+                                                     (now, response.code))))
+        c.run(until_ms=c.loop.now + 1_000)
+        stream = p.client.open_watches[-1]
+        deadlines.append(c.replicas[0].cache.watchers[stream].deadline - c.loop.now + 1_000)
+    assert all(1_800_000 <= d < 3_600_000 for d in deadlines) and len(set(deadlines)) == 5
+    c.run(until_ms=c.loop.now + 3_600_000)
+    assert [code for _, code in ended] == [200] * 5

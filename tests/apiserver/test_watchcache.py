@@ -242,3 +242,43 @@ def test_lists_stay_in_key_order_whatever_order_objects_were_created_and_deleted
     out = Out()
     fed.cache.start_watch(watcher("w"), 0, 0, out)
     assert [name for _, name in sent(out)] == sorted(live)
+
+
+def test_a_watch_gets_its_last_bookmark_two_seconds_before_its_deadline_and_ends_there_with_a_200():
+    """cacheWatcher.nextBookmarkTime (every minute, and 2 s before the deadline) and serveWatch's timeout."""
+    fed = Fed()
+    fed.put(pod("a"))
+    w = watcher("w", bookmarks=True)
+    w.deadline = 240_500
+    fed.cache.start_watch(w, 0, 500, Out())
+    assert fed.cache.next_watch_deadline() == 240_500
+    dues = []
+    while fed.cache.next_bookmark_due() is not None and len(dues) < 10:
+        due = fed.cache.next_bookmark_due()
+        dues.append(due)
+        fed.put(pod(f"p{due}"))  # something new for each bookmark to carry
+        out = Out()
+        fed.cache.fire_bookmarks(due, out)
+        assert [(e.stream, e.payload.type) for e in out.effects] == [("w", "BOOKMARK")]
+    assert dues == [61_000, 121_000, 181_000, 239_000]  # the last one 238.5 s, rounded up to the second
+    out = Out()
+    fed.cache.end_timed_out(240_499, out)
+    assert out.effects == [] and w.alive
+    fed.cache.end_timed_out(240_500, out)
+    assert [(e.stream, e.payload) for e in out.effects] == [("w", Response(1, 200))]
+    assert not w.alive and not fed.cache.watchers and fed.cache.next_watch_deadline() is None
+
+
+def test_a_stopped_or_terminated_watch_has_no_deadline_left():
+    fed = Fed()
+    early, late = watcher("early"), watcher("late")
+    early.deadline, late.deadline = 10_000, 20_000
+    for w in (early, late):
+        fed.cache.start_watch(w, 0, 0, Out())
+    fed.cache.stop_watch("early")  # the client went away
+    assert fed.cache.next_watch_deadline() == 20_000
+    out = Out()
+    fed.cache.end_timed_out(10_000, out)
+    assert out.effects == []
+    fed.cache.replace([], fed.store.revision, Out())  # the relist ends `late` now
+    assert fed.cache.next_watch_deadline() is None
