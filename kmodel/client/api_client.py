@@ -44,10 +44,13 @@ out)``. A broken stream also fails the client over to the next endpoint. `stop_w
 Rate limits. A client given a `rate_limit` (rest.Config's QPS and Burst; kmodel/client/rate_limiter.py) takes
 a token for each new request, as rest.Request's tryThrottle does; a request that finds the bucket empty waits,
 on the `later` timer, and is sent (and its deadline starts) when its token comes, in the order the requests
-were made. Watch requests, resends (after a timeout, a reset or a refusal) and informers' lists
-(`informer=True`: upstream's informers list and watch through a client of their own, the shared
-informer factory's, whose bucket a controller's writes never empty) neither wait nor take one. A crash
-forgets the waiting requests, and the new process starts with a full bucket.
+were made. Informers' lists (`informer=True`) take one too when the informers share the component's client
+(the kubelet's, the scheduler's and kube-proxy's informer factories are given the component's own clientset),
+and neither wait nor take one when they have a client of their own (an `informer_token` given:
+kube-controller-manager's shared informer factory, whose own bucket a controller's writes never empty). Watch
+requests never take one (rest.Request.Watch: "we specifically don't want to rate limit watches"), nor do
+resends after a timeout, a reset or a refusal. A crash forgets the waiting requests, and the new process
+starts with a full bucket.
 
 `call_later(now, out, delay_ms, fn)` runs ``fn(now, out)`` after a delay, on one more client timer
 (``<prefix>later``); informers and retry loops use it for their backoffs.
@@ -197,6 +200,9 @@ class ApiClient:
         #: the identity of informers' lists and watches (`informer=True`): kube-controller-manager's shared informer
         #: factory has a client of its own, with the controller manager's identity; None: `token`
         self.informer_token = token if informer_token is None else informer_token
+        #: whether informers list through a client of their own (kube-controller-manager's "shared-informers"
+        #: client), outside this client's rate limit; otherwise they share this client's bucket
+        self.informers_own_client = informer_token is not None
         self.timeout_ms = timeout_ms
         self.read_attempts = read_attempts
         self.rate_limit = rate_limit  # rest.Config's QPS and Burst; None: no client-side limit
@@ -269,8 +275,8 @@ class ApiClient:
                 throttled: bool = True) -> int:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
         `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own).
-        `informer=True` marks an informer's list: sent with `informer_token`, past the client's rate limit (see the
-        module docstring). `timeout_ms` overrides the client's request timeout, and `throttled=False` sends past
+        `informer=True` marks an informer's list: sent with `informer_token`, past the client's rate limit when
+        the informers have a client of their own (see the module docstring). `timeout_ms` overrides the client's request timeout, and `throttled=False` sends past
         its rate limit: a request of a client built from a copy of the config with its own Timeout and QPS -1
         (the kubelet's heartbeat client), over the same connections."""
         read_rv = ""
@@ -303,7 +309,8 @@ class ApiClient:
                       self.informer_token if informer else self.token, resource_version, label_selector,
                       field_selector, grace_period_seconds=grace_period_seconds)
         bucket = self._bucket
-        at = now if bucket is None or informer or not throttled else bucket.reserve(now)
+        at = now if bucket is None or not throttled or (informer and self.informers_own_client) \
+            else bucket.reserve(now)
         timeout = self.timeout_ms if timeout_ms is None else timeout_ms
         if at > now:  # the bucket is empty: the request waits for its token, as rest.Request's tryThrottle does
             self.call_later(now, out, at - now, lambda t, o: self._send_first(t, o, req, on_done, read_rv, timeout))

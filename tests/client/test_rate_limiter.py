@@ -43,8 +43,8 @@ def test_a_bucket_needs_a_whole_number_of_ms_per_token():
         RateLimit(qps=20, burst=0).bucket()
 
 
-def limited(limit: RateLimit) -> tuple[Timed, Cluster]:
-    p = Timed("probe", ["apiserver-0", "apiserver-1"], rate_limit=limit)
+def limited(limit: RateLimit, **options) -> tuple[Timed, Cluster]:
+    p = Timed("probe", ["apiserver-0", "apiserver-1"], rate_limit=limit, **options)
     c = Cluster(2, probes=[p])
     c.run()
     return p, c
@@ -89,16 +89,39 @@ def test_every_component_of_a_cluster_gets_its_upstream_default_limit_and_a_buck
     assert limits["kubectl"] == RateLimit(qps=50, burst=300)
     buckets = [cluster.loop.components[n].client._bucket for n in controllers]  # noqa: SLF001
     assert len({id(b) for b in buckets}) == len(buckets)  # one per controller, as each has a client of its own
+    own = {n for n, c in cluster.loop.components.items() if hasattr(c, "client") and c.client.informers_own_client}
+    assert own == set(controllers)  # the others' informers share the component's client, so its bucket
 
 
-def test_an_informers_list_takes_no_token_from_its_owners_bucket():
-    # upstream's informers list through the informer factory's client, not through the controller's
-    p, c = limited(RateLimit(qps=20, burst=1))
+def test_an_informers_list_takes_no_token_when_the_informers_have_a_client_of_their_own():
+    # kube-controller-manager's informers list through the shared informer factory's client, not the controller's
+    p, c = limited(RateLimit(qps=20, burst=1), informer_token="admin-token")
     start = c.loop.now
     c.act(p, lambda now, out: p.client.list(now, out, "pods", on_done=p.record, informer=True))
     c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
     c.run(until_ms=start)
     assert [a.code for a in p.answers] == [200, 201] and p.times == [start, start]
+
+
+def test_an_informers_list_takes_a_token_when_the_informers_share_the_components_client():
+    # the kubelet's, the scheduler's and kube-proxy's informer factories are given the component's own clientset
+    p, c = limited(RateLimit(qps=20, burst=1))
+    start = c.loop.now
+    c.act(p, lambda now, out: p.client.list(now, out, "pods", on_done=p.record, informer=True))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    c.run(until_ms=start + 50)
+    assert [a.code for a in p.answers] == [200, 201] and p.times == [start, start + 50]
+
+
+def test_a_watch_takes_no_token():
+    # rest.Request.Watch: "we specifically don't want to rate limit watches"
+    p, c = limited(RateLimit(qps=20, burst=1))
+    start = c.loop.now
+    c.act(p, lambda now, out: p.client.watch(now, out, "pods", resource_version="0", on_event=lambda *a: None,
+                                             on_closed=lambda *a: None))
+    c.act(p, lambda now, out: p.client.create(now, out, "pods", pod("w"), on_done=p.record))
+    c.run(until_ms=start)
+    assert [a.code for a in p.answers] == [201] and p.times == [start]
 
 
 def test_an_unthrottled_request_takes_no_token():
