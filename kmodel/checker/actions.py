@@ -103,6 +103,36 @@ class ApplyDeployment(Action):
         cluster.submit(Apply(deployment_manifest(self.app, self.replicas, self.cpu_millis, self.host_port)))
 
 
+def pod_manifest(pod: str, node: str, host_port: bool) -> dict:
+    container: dict[str, Any] = {"name": "app", "image": IMAGE, "ports": [{"containerPort": 80}]}
+    if host_port:
+        container["ports"][0]["hostPort"] = HOST_PORT
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": pod, "namespace": "default", "labels": {"run": pod}},
+        "spec": {"nodeName": node, "containers": [container]},
+    }
+
+
+@attrs.frozen
+class ApplyPod(Action):
+    """kubectl apply a bare Pod pinned to `node` (spec.nodeName: no scheduler places it, as a debugging pod or a
+    DaemonSet's are), with hostPort 8080 when `host_port`. Written in traces by hand; not one of the checker's
+    rules."""
+
+    kind: ClassVar[str] = "apply-pod"
+    pod: str
+    node: str
+    host_port: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"kubectl apply pod {self.pod} on {self.node}" + (f" (hostPort {HOST_PORT})" if self.host_port else "")
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(pod_manifest(self.pod, self.node, self.host_port)))
+
+
 @attrs.frozen
 class ScaleDeployment(Action):
     kind: ClassVar[str] = "scale-deployment"
@@ -576,8 +606,9 @@ def _settle_livelocked(cluster: Cluster, applied: int) -> None:
 
 ACTIONS: dict[str, type[Action]] = {
     cls.kind: cls
-    for cls in (ApplyDeployment, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, Fire, Fault,
-                CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents, Settle)
+    for cls in (ApplyDeployment, ApplyPod, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, Fire,
+                Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents,
+                Settle)
 }
 
 

@@ -26,6 +26,7 @@ DEPLOYMENT_REFRESH_ANNOTATIONS = "deployment-refresh-annotations"
 NODEIPAM_RELEASE_BY_OWNER = "nodeipam-release-by-owner"
 ETCD_KEEP_COMPACTION_TOMBSTONE = "etcd-keep-compaction-tombstone"
 REFLECTOR_CONSISTENT_FIRST_LIST = "reflector-consistent-first-list"
+SCHEDULER_COUNT_HOST_PORT_HOLDERS = "scheduler-count-host-port-holders"
 
 
 @attrs.frozen
@@ -92,6 +93,18 @@ FIXES: tuple[Fix, ...] = (
         "KEP-2340 (consistent reads from the watch cache) and KEP-3157 (watch-list) were designed to make such a "
         "first read affordable. #59848 is open",
         ("kubelet-restarted-against-a-lagging-cache-reruns-a-deleted-pod-on-a-host-port.json",)),
+    Fix(
+        SCHEDULER_COUNT_HOST_PORT_HOLDERS, ("converges-replicas",),
+        "the scheduler's NodeInfo keeps host ports as a set: when one of two pods on a node that declare the same "
+        "host port goes (a pod the kubelet rejected), the port is freed while the other still holds it, and from "
+        "then on the scheduler places every pod wanting it on that node, where the kubelet rejects each one "
+        "(NodePorts) and its ReplicaSet makes another, for good",
+        "HostPortInfo counts the pods holding each (hostIP, protocol, port) and frees it when the last one goes",
+        "kmodel/scheduler/component.py (make: the Scheduler's cache, NodeInfo's HostPortInfo)",
+        "none found: upstream's HostPortInfo (pkg/scheduler/framework/types.go) is still a set; the symptoms of "
+        "kubernetes/kubernetes#88851 (a ReplicaSet making Failed PodFitsHostPorts pods beside its running one, "
+        "closed as stale) match, its cause was not found there. This is kmodel's sketch of a fix",
+        ("scheduler-forgets-a-host-port-after-a-rejected-pod-and-places-pods-there-for-good.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

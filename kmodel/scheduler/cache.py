@@ -46,7 +46,9 @@ def zone_key(node: Node) -> str:
 class SchedulerCache:
     """See the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, count_port_holders: bool = False) -> None:
+        #: the `scheduler-count-host-port-holders` fix (kmodel.fixes): NodeInfos count each host port's holders
+        self.count_port_holders = count_port_holders
         self.infos: dict[str, NodeInfo] = {}
         self._zones: dict[str, list[str]] = {}  # nodeTree: zone -> node names in insertion order
         self._zone_of: dict[str, str] = {}
@@ -59,7 +61,7 @@ class SchedulerCache:
     def _info(self, name: str) -> NodeInfo:
         info = self.infos.get(name)
         if info is None:
-            info = self.infos[name] = NodeInfo()
+            info = self.infos[name] = NodeInfo(count_port_holders=self.count_port_holders)
         return info
 
     def add_node(self, node: Node) -> None:

@@ -144,16 +144,18 @@ class Scheduler(ClientComponent):
     event_source = DEFAULT_SCHEDULER_NAME
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN,
-                 direct_calls: bool = False) -> None:
+                 direct_calls: bool = False, count_port_holders: bool = False) -> None:
         super().__init__(name)
         #: the direct-calls variant (kmodel.variants): bind by telling the kubelet, not by writing the Binding
         self.direct_calls = direct_calls
+        #: the `scheduler-count-host-port-holders` fix (kmodel.fixes), passed on to the cache
+        self.count_port_holders = count_port_holders
         self.client = ApiClient(name, endpoints, token=token, rate_limit=SCHEDULER_LIMIT)
         self.recorder = EventRecorder(self.event_source)
         self._init_memory(0)
 
     def _init_memory(self, now: int) -> None:
-        self.cache = SchedulerCache()
+        self.cache = SchedulerCache(count_port_holders=self.count_port_holders)
         self.queue = SchedulingQueue(start=now)
         self.next_start_node_index = 0
         self._flush_armed: Optional[int] = None
@@ -318,6 +320,8 @@ class Scheduler(ClientComponent):
 
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-scheduler."""
+    from kmodel.fixes import SCHEDULER_COUNT_HOST_PORT_HOLDERS
     from kmodel.variants import DIRECT_CALLS
 
-    return [Scheduler("scheduler", ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS)]
+    return [Scheduler("scheduler", ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS,
+                      count_port_holders=SCHEDULER_COUNT_HOST_PORT_HOLDERS in ctx.config.fixes)]

@@ -21,7 +21,10 @@ HostPortInfo is a map ip -> set of (protocol, port). An empty hostIP means 0.0.0
 <= 0 is ignored. 0.0.0.0 conflicts with the same protocol/port on any IP; another IP conflicts with the same
 protocol/port on itself or on 0.0.0.0; different protocols never conflict. Like upstream it is a set, not a
 multiset: removing a pod frees its (ip, protocol, port) even if another pod on the node (bound without the
-scheduler, say) declared the same one.
+scheduler, say) declared the same one. The scheduler's cache then believes the port free for good, and every pod
+it places there is rejected by the kubelet (README, "Upstream bugs"). With `count_holders` (the
+`scheduler-count-host-port-holders` fix, kmodel.fixes) it counts the pods holding each one, and frees it when the
+last goes.
 
 Differences from upstream: pod Overhead, pod-level resources, restartable (sidecar) init containers, in-place
 resize, image states, PVC reference counts and the affinity bookkeeping of NodeInfo are not modelled (the objects
@@ -237,10 +240,12 @@ def _container_non_zero(requests: Mapping[str, Any]) -> tuple[int, int]:
 class HostPortInfo:
     """HostPortInfo: ip -> {(protocol, port)} (see the module docstring for the conflict rules)."""
 
-    __slots__ = ("_by_ip",)
+    __slots__ = ("_by_ip", "_holders")
 
-    def __init__(self) -> None:
+    def __init__(self, count_holders: bool = False) -> None:
         self._by_ip: dict[str, set[tuple[str, int]]] = {}
+        #: with `count_holders`: how many adds of each (ip, protocol, port) are not removed yet; None: a set
+        self._holders: Optional[dict[tuple[str, str, int], int]] = {} if count_holders else None
 
     @staticmethod
     def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
@@ -250,12 +255,24 @@ class HostPortInfo:
         if port <= 0:
             return
         ip, protocol = self._sanitize(ip, protocol)
+        holders = self._holders
+        if holders is not None:
+            key = (ip, protocol, port)
+            holders[key] = holders.get(key, 0) + 1
         self._by_ip.setdefault(ip, set()).add((protocol, port))
 
     def remove(self, ip: str, protocol: str, port: int) -> None:
         if port <= 0:
             return
         ip, protocol = self._sanitize(ip, protocol)
+        holders = self._holders
+        if holders is not None:
+            key = (ip, protocol, port)
+            left = holders.get(key, 0) - 1
+            if left > 0:
+                holders[key] = left
+                return  # another pod still holds it
+            holders.pop(key, None)
         pps = self._by_ip.get(ip)
         if pps is not None:
             pps.discard((protocol, port))
@@ -317,13 +334,14 @@ class NodeInfo:
 
     __slots__ = ("node", "pods", "requested", "non_zero_requested", "allocatable", "used_ports", "generation")
 
-    def __init__(self, node: Optional[Node] = None, pods: Iterable[Pod] = ()) -> None:
+    def __init__(self, node: Optional[Node] = None, pods: Iterable[Pod] = (), *,
+                 count_port_holders: bool = False) -> None:
         self.node: Optional[Node] = None
         self.pods: dict[str, PodInfo] = {}
         self.requested = Resource()
         self.non_zero_requested = Resource()
         self.allocatable = Resource()
-        self.used_ports = HostPortInfo()
+        self.used_ports = HostPortInfo(count_port_holders)
         self.generation = 0
         if node is not None:
             self.set_node(node)

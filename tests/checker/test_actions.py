@@ -7,13 +7,13 @@ import json
 import pytest
 
 from kmodel.checker.actions import (
-    ACTIONS, AddNode, ApplyDeployment, ApplyService, Compact, CrashMidReconcile, CrashProcess, DeleteObject, FailContainer, Fault, Fire,
+    ACTIONS, AddNode, ApplyDeployment, ApplyPod, ApplyService, Compact, CrashMidReconcile, CrashProcess, DeleteObject, FailContainer, Fault, Fire,
     RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json, deployment_manifest,
 )
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
 
 EXAMPLES = [
-    ApplyDeployment("web", 2, 500, True), ScaleDeployment("api", 3), ApplyService("web"),
+    ApplyDeployment("web", 2, 500, True), ApplyPod("debug", "node-1", True), ScaleDeployment("api", 3), ApplyService("web"),
     DeleteObject("deployments", "web"), AddNode(), RemoveNode("node-2"),
     Fire((Deliver("scheduler", "apiserver-0"), Work("kubectl"))), Fault(Partition(("kubelet/node-1", "etcd"))),
     Fault(DelayHead("etcd", "apiserver-1", 10_000)), Fault(BreakStream("scheduler/watch-1")),

@@ -168,6 +168,25 @@ def test_removing_a_pod_frees_its_ports():
     assert nodeports.fits(port_pod("TCP/10.0.0.1/8080"), info)
 
 
+def test_removing_one_of_two_pods_that_declare_a_port_frees_it_as_upstreams_set_does():
+    # HostPortInfo is a set upstream: the pod still on the node no longer holds 8080 in the scheduler's view
+    a, b = port_pod("TCP/0.0.0.0/8080", name="a"), port_pod("TCP/0.0.0.0/8080", name="b")
+    info = NodeInfo(node(), [a, b])
+    info.remove_pod(b)
+    assert list(info.pods) and nodeports.fits(port_pod("TCP/0.0.0.0/8080"), info)
+
+
+def test_with_the_fix_a_port_is_freed_when_the_last_pod_holding_it_goes():
+    # the scheduler-count-host-port-holders fix (kmodel.fixes)
+    a, b = port_pod("TCP/0.0.0.0/8080", name="a"), port_pod("TCP/0.0.0.0/8080", name="b")
+    info = NodeInfo(node(), [a, b], count_port_holders=True)
+    info.remove_pod(b)
+    assert not nodeports.fits(port_pod("TCP/0.0.0.0/8080"), info)
+    info.add_pod(a)  # an update of a pod already counted replaces it: still one holder
+    info.remove_pod(a)
+    assert nodeports.fits(port_pod("TCP/0.0.0.0/8080"), info) and info.used_ports.items() == []
+
+
 # -- NodeUnschedulable: TestNodeUnschedulable ---------------------------------------------------------------------
 
 def test_node_unschedulable():
