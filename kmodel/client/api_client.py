@@ -216,9 +216,9 @@ class ApiClient:
         #: the `reflector-consistent-first-list` fix (kmodel.fixes): this client's informers list consistently
         #: (resourceVersion "") the first time, not from a watch cache; set by the cluster
         self.consistent_first_list = False
-        #: this process's random source for its reflectors' watch timeouts (Go's math/rand); the cluster seeds it
-        #: from the run's seed and the owner, so a run replays
-        self.watch_rng = random.Random(f"{owner}/watch-timeouts")
+        #: this process's random source (Go's math/rand) for its reflectors' watch timeouts and backoff jitter; the
+        #: cluster seeds it from the run's seed and the owner, so a run replays
+        self.rng = random.Random(f"{owner}/rand")
         #: the updates the API server accepted (an observer's record, survives reset; see the module docstring)
         self.updates: list[UpdateRecord] = []
         #: how many times this client's process started (a crash starts a new one)

@@ -20,7 +20,7 @@ It never goes back in time (client-go's reflector since 1.27):
   whose RV is not newer than `last_rv` is dropped (`dropped_stale`).
 
 Watch timeouts: every watch asks the server to end it after timeoutSeconds = int(`MIN_WATCH_TIMEOUT_S` ×
-(1 + a draw from the client's `watch_rng`)), 5 to 10 minutes, as reflector.watch does; the server ends it then
+(1 + a draw from the client's `rng`)), 5 to 10 minutes, as reflector.watch does; the server ends it then
 with a 200 (after a bookmark 2 s before, so `last_rv` is fresh), and the informer watches again at once.
 
 Errors, as client-go's reflector handles them (Run: wait.BackoffUntil(ListAndWatch), one backoff manager):
@@ -35,8 +35,8 @@ the client over first for 5xx answers (`ApiClient.fail_over_from` the replica th
 of one client failing together move it once). A failed list is retried after a backoff too, except a 410 or
 504 "Too large resource version", which lists again at once with resourceVersion "". Backoff:
 wait.NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0): 800 ms × 2^n up to 30 s, back to 800 ms once
-two minutes have passed since the last backoff began (a successful list does not reset it), without the
-jitter.
+two minutes have passed since the last backoff began (a successful list does not reset it), each wait
+jittered as wait.Jitter(d, 1.0): d + [0, 1) × d, drawn from the client's `rng`.
 
 After a relist every object still present is passed to ``on_update(old, new)`` (client-go's Replaced
 deltas), and an object gone is passed to ``on_delete`` as `DeletedFinalStateUnknown`.
@@ -60,8 +60,7 @@ What a poller cannot see: the states an object went through between two polls. A
 "the last state seen" of a deleted object (nodeipam releases the podCIDRs of the Node its DeleteFunc gets)
 then acts on an older state than the last one written, which a watch would have delivered.
 
-Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, the backoff's jitter,
-and a retry of a watch refused with "connection refused" (a load balancer in front of the replicas answers
+Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, and a retry of a watch refused with "connection refused" (a load balancer in front of the replicas answers
 for a replica that is down, see ApiClient).
 """
 
@@ -169,13 +168,14 @@ class Informer:
     def _backoff_ms(self, now: int) -> int:
         """The reflector's backoff manager (wait.NewExponentialBackoffManager(800ms, 30s, 2min, 2.0, 1.0)):
         800 ms, doubling up to 30 s, back to 800 ms once two minutes have passed since the last backoff began
-        (a successful list does not reset it), without the jitter."""
+        (a successful list does not reset it); each wait jittered as wait.Jitter(d, 1.0) does, d + [0, 1) × d,
+        with a draw from the client's `rng`."""
         if self._backoff_started is not None and now - self._backoff_started > BACKOFF_RESET_MS:
             self._backoff_next_ms = BACKOFF_INITIAL_MS
         self._backoff_started = now
         wait = self._backoff_next_ms
         self._backoff_next_ms = min(wait * 2, BACKOFF_MAX_MS)
-        return wait
+        return wait + int(self.client.rng.random() * wait)
 
     def _later(self, now: int, out: Out, fn: Callable[[int, Out], None]) -> None:
         self.client.call_later(now, out, self._backoff_ms(now), fn)
@@ -256,7 +256,7 @@ class Informer:
         self.watch_stream = self.client.watch(
             now, out, self.resource, namespace=self.namespace, resource_version=str(self.last_rv),
             label_selector=self.label_selector, field_selector=self.field_selector, allow_bookmarks=True,
-            timeout_seconds=int(MIN_WATCH_TIMEOUT_S * (self.client.watch_rng.random() + 1.0)),
+            timeout_seconds=int(MIN_WATCH_TIMEOUT_S * (self.client.rng.random() + 1.0)),
             on_event=self._on_event, on_closed=self._on_closed)
 
     def _on_event(self, now: int, stream: str, event: WatchEvent, out: Out) -> None:

@@ -144,7 +144,7 @@ class Cluster:
         """The components `name`'s factory builds, each one's ApiClient told the cluster's variant (read where
         a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`) and whether the
         `reflector-consistent-first-list` fix is on (read in kmodel/client/informer.py), with a random source
-        for its reflectors' watch timeouts seeded from the run's seed."""
+        for its reflectors' watch timeouts and backoff jitter seeded from the run's seed."""
         from kmodel.fixes import REFLECTOR_CONSISTENT_FIRST_LIST
 
         components = factory(name)(ctx)
@@ -154,7 +154,7 @@ class Cluster:
             if client is not None:
                 client.variant = self.config.variant
                 client.consistent_first_list = consistent
-                client.watch_rng = random.Random(f"{self.config.seed}/{client.owner}/watch-timeouts")
+                client.rng = random.Random(f"{self.config.seed}/{client.owner}/rand")
         return components
 
     # -- time ----------------------------------------------------------------------------------------------

@@ -104,7 +104,8 @@ FIXES: tuple[Fix, ...] = (
         "none found: upstream's HostPortInfo (pkg/scheduler/framework/types.go) is still a set; the symptoms of "
         "kubernetes/kubernetes#88851 (a ReplicaSet making Failed PodFitsHostPorts pods beside its running one, "
         "closed as stale) match, its cause was not found there. This is kmodel's sketch of a fix",
-        ("scheduler-forgets-a-host-port-after-a-rejected-pod-and-places-pods-there-for-good.json",)),
+        ("scheduler-forgets-a-host-port-after-a-rejected-pod-and-places-pods-there-for-good.json",
+         "stale-scheduler-binds-two-pods-on-one-host-port.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

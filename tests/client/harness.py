@@ -37,12 +37,26 @@ def pod(name: str, namespace: str = "default", *, node: str = "", labels: Option
                spec=PodSpec(containers=(Container(name="c", image="nginx"),), node_name=node))
 
 
-class Probe(ClientComponent):
-    """A component that owns an ApiClient and any informers; records every answer it gets."""
+class Draws:
+    """A stand-in random source that gives `values` in turn, then the last one for ever."""
 
-    def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "admin-token", **client_options):
+    def __init__(self, *values: float) -> None:
+        self.values = list(values)
+
+    def random(self) -> float:
+        return self.values.pop(0) if len(self.values) > 1 else self.values[0]
+
+
+class Probe(ClientComponent):
+    """A component that owns an ApiClient and any informers; records every answer it gets. Its client draws 0
+    from its random source unless `draws` says otherwise: backoffs without jitter (800, 1,600 ms ...) and watch
+    timeouts of 300 s, so tests can name exact times (tests/client/test_informer.py checks the jitter)."""
+
+    def __init__(self, name: str, endpoints: Sequence[str], *, token: str = "admin-token",
+                 draws: Sequence[float] = (0.0,), **client_options):
         super().__init__(name)
         self.client = ApiClient(name, endpoints, token=token, **client_options)
+        self.client.rng = Draws(*draws)  # type: ignore[assignment]
         self.informers: list[Informer] = []
         self.answers: list = []
         self.started = False

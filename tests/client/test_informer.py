@@ -187,8 +187,8 @@ def test_watch_too_old_after_compaction_makes_the_informer_relist():
     assert inf.last_rv == c.store.revision
 
 
-def _quiet_watch_broken_after(ms: int) -> tuple:
-    p = Probe("probe", ["apiserver-0", "apiserver-1"])
+def _quiet_watch_broken_after(ms: int, draws: tuple = (0.0,)) -> tuple:
+    p = Probe("probe", ["apiserver-0", "apiserver-1"], draws=draws)
     inf = p.informer("pods")
     c = Cluster(2, probes=[p])
     c.run()
@@ -250,6 +250,34 @@ def test_the_backoff_grows_across_successful_lists_and_starts_again_after_two_qu
     assert inf.watch_stream is not None and inf.lists == lists
     c.loop.step(BreakStream(inf.watch_stream))  # very short
     assert wait_for_the_relist() == 800
+
+
+def test_the_backoff_is_jittered_by_up_to_its_own_length_even_at_the_cap():
+    # wait.Jitter(d, 1.0) = d + rand.Float64() × d, on every step, the capped ones too (Backoff.Step)
+    p = Probe("probe", ["apiserver-0"], draws=(0.5,))
+    inf = p.informer("pods")
+    assert [inf._backoff_ms(0) for _ in range(8)] == [  # noqa: SLF001
+        1_200, 2_400, 4_800, 9_600, 19_200, 38_400, 45_000, 45_000]
+
+
+def test_a_jittered_backoff_delays_the_relist_after_a_very_short_watch():
+    c, inf, _ = _quiet_watch_broken_after(0, draws=(0.5,))
+    now, lists = c.loop.now, inf.lists
+    c.run(until_ms=now + 1_199)
+    assert inf.lists == lists
+    c.run(until_ms=now + 1_200)
+    assert inf.lists == lists + 1
+
+
+def test_a_clusters_clients_draw_from_random_sources_seeded_by_the_run_and_the_process():
+    from kmodel.cluster import Cluster as ModelCluster, ClusterConfig
+
+    def draws(seed: int) -> dict:
+        cluster = ModelCluster(ClusterConfig(nodes=1, apiservers=1, seed=seed))
+        return {n: c.client.rng.random() for n, c in sorted(cluster.loop.components.items()) if hasattr(c, "client")}
+
+    one, again, other = draws(1), draws(1), draws(2)
+    assert one == again and one != other and len(set(one.values())) == len(one)
 
 
 def test_informers_failing_on_one_replica_fail_the_client_over_once():
