@@ -60,8 +60,9 @@ What a poller cannot see: the states an object went through between two polls. A
 "the last state seen" of a deleted object (nodeipam releases the podCIDRs of the Node its DeleteFunc gets)
 then acts on an older state than the last one written, which a watch would have delivered.
 
-Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, and a retry of a watch refused with "connection refused" (a load balancer in front of the replicas answers
-for a replica that is down, see ApiClient).
+Not modelled: resync periods, paginated lists, the watch-list (sendInitialEvents) mode, and a retry of a watch
+refused with "connection refused" (a load balancer in front of the replicas answers for a replica that is down,
+see ApiClient).
 """
 
 from __future__ import annotations
