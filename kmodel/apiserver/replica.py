@@ -124,8 +124,7 @@ class APIServerReplica(Component):
         self.etcd_received = EtcdLog()
         #: the random source of the default watch timeouts (Go's math/rand in GetTimeoutForWatch), seeded from the
         #: run's seed and the replica's name
-        seed = getattr(getattr(pipeline, "config", None), "seed", 0)  # (a test's stand-in pipeline has no config)
-        self.watch_rng = random.Random(f"{seed}/{name}/watch-timeouts")
+        self.watch_rng = random.Random(f"{pipeline.config.seed}/{name}/watch-timeouts")
         self._forget()
 
     def _forget(self) -> None:

@@ -58,12 +58,18 @@ class Action(Record):
 
 # -- the user ---------------------------------------------------------------------------------------------
 
-def deployment_manifest(app: str, replicas: int, cpu_millis: int, host_port: bool) -> dict:
+def app_container(cpu_millis: int, host_port: bool) -> dict:
+    """The user's one container: port 80, on host port 8080 when `host_port`, with a CPU request if any."""
     container: dict[str, Any] = {"name": "app", "image": IMAGE, "ports": [{"containerPort": 80}]}
     if host_port:
         container["ports"][0]["hostPort"] = HOST_PORT
     if cpu_millis:
         container["resources"] = {"requests": {"cpu": f"{cpu_millis}m"}}
+    return container
+
+
+def deployment_manifest(app: str, replicas: int, cpu_millis: int, host_port: bool) -> dict:
+    container = app_container(cpu_millis, host_port)
     return {
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": app, "namespace": "default", "labels": {"app": app}},
@@ -104,13 +110,10 @@ class ApplyDeployment(Action):
 
 
 def pod_manifest(pod: str, node: str, host_port: bool) -> dict:
-    container: dict[str, Any] = {"name": "app", "image": IMAGE, "ports": [{"containerPort": 80}]}
-    if host_port:
-        container["ports"][0]["hostPort"] = HOST_PORT
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": pod, "namespace": "default", "labels": {"run": pod}},
-        "spec": {"nodeName": node, "containers": [container]},
+        "spec": {"nodeName": node, "containers": [app_container(0, host_port)]},
     }
 
 

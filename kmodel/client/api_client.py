@@ -276,9 +276,10 @@ class ApiClient:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
         `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own).
         `informer=True` marks an informer's list: sent with `informer_token`, past the client's rate limit when
-        the informers have a client of their own (see the module docstring). `timeout_ms` overrides the client's request timeout, and `throttled=False` sends past
-        its rate limit: a request of a client built from a copy of the config with its own Timeout and QPS -1
-        (the kubelet's heartbeat client), over the same connections."""
+        the informers have a client of their own (see the module docstring). `timeout_ms` overrides the client's
+        request timeout, and `throttled=False` sends past its rate limit: a request of a client built from a copy
+        of the config with its own Timeout and QPS -1 (the kubelet's heartbeat client), over the same
+        connections."""
         read_rv = ""
         if verb == "update":
             read_rv = _read_rv(body)
