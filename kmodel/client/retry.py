@@ -10,7 +10,7 @@ ends the loop and goes to `on_done(now, response, out)`.
 `current` skips the first GET (the caller already holds the object, e.g. from its informer), as callers of
 RetryOnConflict usually start from a lister and re-GET only after a conflict.
 
-Not modelled: DefaultRetry's 10 % jitter (no randomness here).
+Not modelled: DefaultRetry's 10 % jitter, up to 1 ms on its 10 ms, under the model's 1 ms resolution.
 """
 
 from __future__ import annotations

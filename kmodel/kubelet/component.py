@@ -10,10 +10,11 @@ its own Node (metadata.name=<node>).
 What it does, each piece in its own module:
 
 * registration and node status (node_status.py): on start it creates its Node (409 AlreadyExists is fine;
-  other failures retry after 100 ms doubling to 7 s), then syncs its status at once and every 10 s as
-  updateNodeStatus does: up to 5 tries, the first reading the Node from its own informer, the others from the
-  API (GET); each computes the status and writes nodes/status only when it changed (beyond heartbeat times),
-  when the podCIDRs are new to this process, or 5 min after the last write;
+  other failures retry after 100 ms doubling to 7 s), then syncs its status at once and again 10 s after
+  each sync ended (wait.JitterUntil, sliding, without its 4 % jitter), as updateNodeStatus does: up to 5
+  tries, the first reading the Node from its own informer, the others from the API (GET); each computes the
+  status and writes nodes/status only when it changed (beyond heartbeat times), when the podCIDRs are new to
+  this process, or 5 min after the last write;
 * the Lease (lease.py, upstream's lease controller): renewed every 10 s from the start, created if missing; a
   renewal that fails is retried at once, up to 5 updates, then the Lease is read again (retried after 200 ms
   doubling to 7 s) and updated up to 5 times more, and the next renewal comes 10 s later;
@@ -205,7 +206,6 @@ class Kubelet(ClientComponent):
         elif name == LEASE_TIMER:
             self.lease.on_timer(now, out)
         elif name == NODE_STATUS_TIMER:
-            out.set_timer(NODE_STATUS_TIMER, self.config.node_status_update_period_ms)
             self._post_node_status(now, out)
         elif name == HOUSEKEEPING_TIMER:
             if not self._cleaned:
@@ -285,7 +285,6 @@ class Kubelet(ClientComponent):
                 if response.ok:
                     self.node_uid = response.body.metadata.uid
                 self._post_node_status(t, o)
-                o.set_timer(NODE_STATUS_TIMER, self.config.node_status_update_period_ms)
                 return
             self._register_failures += 1
             delay = min(REGISTER_BACKOFF_INITIAL_MS << min(self._register_failures - 1, 16), REGISTER_BACKOFF_MAX_MS)
@@ -296,7 +295,10 @@ class Kubelet(ClientComponent):
     def _post_node_status(self, now: int, out: Out, try_number: int = 0) -> None:
         """updateNodeStatus: try `try_number` of NODE_STATUS_UPDATE_RETRY. The first reads the Node from this
         kubelet's own informer (the lister), a retry from the API; a try that fails moves on to the next."""
-        if not self.registered or self._node_status_in_flight or try_number >= NODE_STATUS_UPDATE_RETRY:
+        if not self.registered or self._node_status_in_flight:
+            return
+        if try_number >= NODE_STATUS_UPDATE_RETRY:  # every try failed: this sync is over
+            self._node_status_synced(now, out)
             return
         if try_number == 0:
             node = self.nodes.get("", self.config.node)
@@ -315,6 +317,11 @@ class Kubelet(ClientComponent):
                 self._node_status_failed(t, o, try_number)
 
         self.client.get(now, out, "nodes", self.config.node, on_done=got, **self.heartbeat)
+
+    def _node_status_synced(self, now: int, out: Out) -> None:
+        """syncNodeStatus returned: the next one starts nodeStatusUpdateFrequency after it (kubelet.Run's
+        wait.JitterUntil(syncNodeStatus, nodeStatusUpdateFrequency, 0.04, sliding=true), without the jitter)."""
+        out.set_timer(NODE_STATUS_TIMER, self.config.node_status_update_period_ms)
 
     def _node_status_failed(self, now: int, out: Out, try_number: int) -> None:
         """updateNodeStatus after a failed try: a failure of a retry is a repeated heartbeat failure, on which the
@@ -335,6 +342,7 @@ class Kubelet(ClientComponent):
         last = self._last_status_report
         due = last is None or now - last >= self.config.node_status_report_period_ms
         if not (cidrs_changed or due or node_status.status_changed(node.status, status)):
+            self._node_status_synced(now, out)
             return
         self._node_status_in_flight = True
 
@@ -342,6 +350,7 @@ class Kubelet(ClientComponent):
             self._node_status_in_flight = False
             if response.ok:
                 self._last_status_report = t
+                self._node_status_synced(t, o)
             else:
                 self._node_status_failed(t, o, try_number)
 

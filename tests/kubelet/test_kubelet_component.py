@@ -156,6 +156,28 @@ def ready_condition(c: Cluster):
     return next(x for x in c.get("nodes", "", NODE).status.conditions if x.type == "Ready")
 
 
+def test_the_next_node_status_sync_starts_10_s_after_the_last_one_ended():
+    # kubelet.Run: wait.JitterUntil(syncNodeStatus, nodeStatusUpdateFrequency, 0.04, sliding=true). A sync whose
+    # write is answered 3 s late (the 5-minute report at 310 s) puts the next one at 323 s, not 320 s.
+    c = cluster()
+    k = kubelet(c)
+    starts = []
+    post = k._post_node_status
+
+    def recorded(now, out, try_number=0):
+        if try_number == 0:
+            starts.append(now)
+        post(now, out, try_number)
+
+    k._post_node_status = recorded
+    c.run_for(309_000 - c.now)
+    assert starts[-2:] == [290_000, 300_000]  # the unchanged status is not written: each sync ends at once
+    c.network.hold_link("apiserver-0", k.name, 313_000)
+    c.run_for(40_000)
+    assert starts[-4:] == [310_000, 323_000, 333_000, 343_000]
+    assert ready_condition(c).last_heartbeat_time == 310_000
+
+
 def test_lease_renewed_every_10s_and_an_unchanged_node_status_written_every_5_min():
     c = cluster()
     lease = c.get("leases", "kube-node-lease", NODE)
