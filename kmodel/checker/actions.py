@@ -34,6 +34,8 @@ from kmodel.loop.events import AdvanceTime, Event, Record, check_json_fields, ev
 
 #: the user's applications: a Deployment and a Service of each name may exist
 APPS: tuple[str, ...] = ("web", "api")
+#: the bare pods the checker applies and deletes (ApplyPod)
+BARE_PODS: tuple[str, ...] = ("debug-1", "debug-2")
 IMAGE = "nginx:1.25"
 HOST_PORT = 8080
 
@@ -110,18 +112,22 @@ class ApplyDeployment(Action):
 
 
 def pod_manifest(pod: str, node: str, host_port: bool) -> dict:
+    """A bare Pod (no owner) running the apps' container: pinned to `node` (spec.nodeName), or for the
+    scheduler to place when `node` is ""."""
+    spec: dict = {"nodeName": node} if node else {}
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": pod, "namespace": "default", "labels": {"run": pod}},
-        "spec": {"nodeName": node, "containers": [app_container(0, host_port)]},
+        "spec": {**spec, "containers": [app_container(0, host_port)]},
     }
 
 
 @attrs.frozen
 class ApplyPod(Action):
-    """kubectl apply a bare Pod pinned to `node` (spec.nodeName: no scheduler places it, as a debugging pod or a
-    DaemonSet's are), with hostPort 8080 when `host_port`. Written in traces by hand; not one of the checker's
-    rules."""
+    """kubectl apply a bare Pod, owned by no controller (`kubectl run`): pinned to `node` (spec.nodeName: no
+    scheduler places it, as a debugging pod's or a DaemonSet's), or placed by the scheduler when `node` is "";
+    with hostPort 8080 when `host_port`. A pod's spec is immutable, so applying it again with another node or
+    port is refused (422), as kubectl's would be."""
 
     kind: ClassVar[str] = "apply-pod"
     pod: str
@@ -130,7 +136,8 @@ class ApplyPod(Action):
 
     @property
     def name(self) -> str:
-        return f"kubectl apply pod {self.pod} on {self.node}" + (f" (hostPort {HOST_PORT})" if self.host_port else "")
+        where = f" on {self.node}" if self.node else ""
+        return f"kubectl apply pod {self.pod}{where}" + (f" (hostPort {HOST_PORT})" if self.host_port else "")
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Apply(pod_manifest(self.pod, self.node, self.host_port)))
@@ -165,7 +172,7 @@ class ApplyService(Action):
 
 @attrs.frozen
 class DeleteObject(Action):
-    """kubectl delete a namespaced object of the default namespace (deployments or services)."""
+    """kubectl delete a namespaced object of the default namespace (deployments, services or bare pods)."""
 
     kind: ClassVar[str] = "delete"
     resource: str
@@ -475,13 +482,13 @@ MAX_FAIR_EVENTS = 200_000
 BUSY_INSTANT_EVENTS = 5_000
 
 
-def run_fairly(cluster: Cluster, until_ms: int) -> int:
+def run_fairly(cluster: Cluster, until_ms: int, max_events: int = MAX_FAIR_EVENTS) -> int:
     """`Cluster.run` with the checker's bounds: fair running to `until_ms` (the clock ends there when the cluster
-    falls quiet before), at most MAX_FAIR_EVENTS events, time passing through busy instants. Returns the
-    events applied."""
+    falls quiet before), at most `max_events` events (MAX_FAIR_EVENTS), time passing through busy instants.
+    Returns the events applied."""
     loop = cluster.loop
-    applied = loop.run_fair(until_ms, max_events=MAX_FAIR_EVENTS, busy_instant=BUSY_INSTANT_EVENTS)
-    if applied < MAX_FAIR_EVENTS:
+    applied = loop.run_fair(until_ms, max_events=max_events, busy_instant=BUSY_INSTANT_EVENTS)
+    if applied < max_events:
         advance = AdvanceTime(until_ms)
         if loop.is_enabled(advance):
             loop.step(advance)
@@ -548,10 +555,17 @@ class Settle(Action):
     #: (the checker's settles do; without it a small cluster can stall for good, as upstream: see README, "Known
     #: differences" of the node lifecycle)
     finish_removals: bool = False
+    #: at most this many model events (0: no such bound): a settle that has run them without converging fails
+    #: as one that reached `bound_ms` does. A cluster that converges needs few (a dev example's settles, at most
+    #: about 2,000 on 3 nodes); one that churns, a controller replacing pods a kubelet keeps rejecting, runs
+    #: hundreds of thousands until the time bound, and every replay of its shrinking ran them (the checker's
+    #: settles set it from the number of nodes; older traces run to their time bound)
+    max_events: int = 0
 
     @property
     def name(self) -> str:
-        return f"settle: heal all, restart what is down, run fairly (at most {self.bound_ms / 1000:g} s)"
+        bound = f"at most {self.bound_ms / 1000:g} s" + (f" or {self.max_events:,} events" if self.max_events else "")
+        return f"settle: heal all, restart what is down, run fairly ({bound})"
 
     def apply(self, cluster: Cluster, converged: Optional[Callable[[], bool]] = None) -> None:
         loop = cluster.loop
@@ -568,6 +582,7 @@ class Settle(Action):
         if self.finish_removals:
             _delete_leftover_nodes(cluster)
         start = cluster.now
+        first_event = loop.events_applied
         if converged is not None and self.check_at_once:
             # Everything enabled at this instant, then ask. A cluster still busy after BUSY_INSTANT_EVENTS events
             # at this instant is not quiet (components keeping each other busy, e.g. a controller recreating
@@ -578,9 +593,16 @@ class Settle(Action):
         chunk = self.first_ms
         while True:
             chunk = min(chunk, start + self.bound_ms - cluster.now)
-            _settle_livelocked(cluster, run_fairly(cluster, cluster.now + chunk))
+            budget = MAX_FAIR_EVENTS
+            if self.max_events:
+                budget = min(budget, max(self.max_events - (loop.events_applied - first_event), 1))
+            _settle_livelocked(cluster, run_fairly(cluster, cluster.now + chunk, budget))
             if converged is None or converged():
                 return
+            if self.max_events and loop.events_applied - first_event >= self.max_events:
+                raise NotSettled(f"liveness still fails after {self.max_events:,} events of the settle, "
+                                 f"{(cluster.now - start) / 1000:g} s after the faults healed (the cluster keeps "
+                                 f"busy without converging)")
             if cluster.now - start >= self.bound_ms:
                 raise NotSettled(f"liveness still fails {self.bound_ms / 1000:g} s after the faults healed")
             if self.finish_removals:
@@ -636,5 +658,5 @@ def action_from_json(data: Any) -> Action:
 ACTION_MINIMUMS: dict[str, dict[str, int]] = {
     "apply-deployment": {"replicas": 0, "cpu_millis": 0}, "scale-deployment": {"replicas": 0},
     "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
-    "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1},
+    "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0},
 }

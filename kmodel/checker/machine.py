@@ -20,8 +20,9 @@ liveness invariant holds, or fails with the ones that never do.
 The rules, by family:
 
     user          apply_deployment, scale_deployment, delete_deployment, apply_service, delete_service,
-                  add_node (a machine of 2, 4 or 8 CPUs joins), remove_node (a machine leaves for good:
-                  Cluster.remove_node)
+                  apply_pod (a bare pod, placed by the scheduler or pinned to a node, with or without a host
+                  port), delete_pod, add_node (a machine of 2, 4 or 8 CPUs joins), remove_node (a machine
+                  leaves for good: Cluster.remove_node)
     interleaving  next_event: the first event of the menu; interleave: a burst of up to `burst` enabled
                   progress events drawn as one list of indices (Hypothesis' per-step cost is the limit, so
                   each drawn choice moves the model)
@@ -57,6 +58,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from kmodel.checker.actions import (
     APPS,
+    BARE_PODS,
     CONTROLLER_MANAGER,
     CrashMidReconcile,
     FIRST_RECONCILER,
@@ -67,6 +69,7 @@ from kmodel.checker.actions import (
     process_of,
     AddNode,
     ApplyDeployment,
+    ApplyPod,
     ApplyService,
     Compact,
     DeleteObject,
@@ -141,6 +144,9 @@ class KmodelMachine(RuleBasedStateMachine):
     #: see Cluster.remove_node), and liveness judges only the machines still in the cluster
     node_removal: ClassVar[bool] = True
     settle_bound_ms: ClassVar[int] = 600_000
+    #: a settle's event bound, per node of the cluster (Settle.max_events): passing settles of a dev example run
+    #: at most about 600 events per node; a churning cluster's ran 100,000 per node to the time bound
+    settle_events_per_node: ClassVar[int] = 10_000
     #: start every example from a snapshot of the campaign's warmed-up session instead of building and warming
     #: a cluster each time. None: on, unless a subclass overrides `extra_components` (its components might be
     #: referenced from the machine, which a snapshot would not follow); True or False to force it.
@@ -255,10 +261,16 @@ class KmodelMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if self.session.violation is None and not self._broken:
-            self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True, finish_removals=True))
+            self._do("settle", self._settle())
         self._finish()
         if self.session.violation is None and not self._broken and self.dispose_sessions:
             self.session.dispose()  # a passing example is done with: free it now (Session.dispose)
+
+    def _settle(self) -> Settle:
+        """The checker's settle: heal and release everything, finish node removals, within its time bound and
+        `settle_events_per_node` events per node (those of the cluster now, at least one)."""
+        return Settle(self.settle_bound_ms, check_at_once=True, release_holds=True, finish_removals=True,
+                      max_events=self.settle_events_per_node * max(len(self.cluster.nodes), 1))
 
     # -- the user -------------------------------------------------------------------------------------------
 
@@ -282,6 +294,15 @@ class KmodelMachine(RuleBasedStateMachine):
     @rule(app=st.sampled_from(APPS))
     def delete_service(self, app: str) -> None:
         self._do("delete_service", DeleteObject("services", app))
+
+    @rule(pod=st.sampled_from(BARE_PODS), i=INDEX, host_port=st.booleans())
+    def apply_pod(self, pod: str, i: int, host_port: bool) -> None:
+        """A bare pod: for the scheduler to place (index 0), or pinned to one of the nodes."""
+        self._do("apply_pod", ApplyPod(pod, pick(i, ("", *self.cluster.nodes)), host_port))
+
+    @rule(pod=st.sampled_from(BARE_PODS))
+    def delete_pod(self, pod: str) -> None:
+        self._do("delete_pod", DeleteObject("pods", pod))
 
     # add_node and remove_node can have no move at all (the cap reached, one node left): a precondition says
     # so, and Hypothesis draws another rule instead of spending a step on nothing.
@@ -509,4 +530,4 @@ class KmodelMachine(RuleBasedStateMachine):
 
     @rule()
     def settle(self) -> None:
-        self._do("settle", Settle(self.settle_bound_ms, check_at_once=True, release_holds=True, finish_removals=True))
+        self._do("settle", self._settle())

@@ -220,3 +220,26 @@ def test_a_failed_container_that_is_not_running_is_not_enabled():
         FailContainer("node-1", "web-gone", "app").apply(cluster)
     FailContainer("node-1", pod, "app").apply(cluster)
     assert not FailContainer("node-1", pod, "app").fits(cluster)  # it died; the kubelet has not restarted it yet
+
+
+def test_a_settle_that_keeps_busy_fails_at_its_event_bound_and_one_that_converges_does_not():
+    import attrs
+    from pathlib import Path
+
+    from kmodel.checker.replay import replay
+    from kmodel.checker.trace import read_trace
+
+    # the 4-step trace of the scheduler forgetting a host port: its ReplicaSet churns pods for good
+    path = Path(__file__).parents[1] / "regressions" / (
+        "scheduler-forgets-a-host-port-after-a-rejected-pod-and-places-pods-there-for-good.json")
+    trace = read_trace(path)
+    settle = trace.actions[-1]
+    assert isinstance(settle, Settle) and settle.max_events == 0  # a trace from before the bound: no bound
+    bounded = attrs.evolve(trace, actions=(*trace.actions[:-1], attrs.evolve(settle, bound_ms=600_000,
+                                                                             max_events=8_000)))
+    result = replay(bounded, record_messages=False)
+    assert result.violation is not None and result.violation.invariant == "converges-replicas"
+    assert "after 8,000 events of the settle" in result.violation.message
+    assert bounded.actions[-1].name.endswith("(at most 600 s or 8,000 events)")
+    # with the fix the cluster converges within a few hundred events: the bound does not fire
+    assert replay(bounded, record_messages=False, fixes=("scheduler-count-host-port-holders",)).passed

@@ -174,3 +174,34 @@ def test_rule_steps_count_the_rules_run():
     rules_run = stats.steps - stats.rules["warmup"] - stats.examples  # minus warmups and teardown settles
     # every rule runs one action, except lag_watch_cache, which may run two (etcd's Work, then the delay)
     assert stats.rule_steps <= rules_run <= stats.rule_steps + stats.rules.get("lag_watch_cache", 0)
+
+
+def test_bare_pods_are_placed_by_the_scheduler_or_pinned_and_their_spec_cannot_move():
+    machine = SmallMachine()
+    cluster = machine.cluster
+    machine.apply_pod("debug-1", 0, False)  # index 0: no node, the scheduler places it
+    machine.apply_pod("debug-2", 2, True)  # index 2: the second node, hostPort 8080
+    machine.advance_time(5)
+    placed, pinned = cluster.get("pods", "default", "debug-1"), cluster.get("pods", "default", "debug-2")
+    assert placed.spec.node_name in cluster.nodes and placed.status.phase == "Running"
+    assert pinned.spec.node_name == cluster.nodes[1] and pinned.status.phase == "Running"
+    assert pinned.spec.containers[0].ports[0].host_port == 8080 and not pinned.metadata.owner_references
+    names = [a.name for a in machine.session.actions[-3:-1]]
+    assert names == ["kubectl apply pod debug-1", f"kubectl apply pod debug-2 on {cluster.nodes[1]} (hostPort 8080)"]
+    machine.apply_pod("debug-2", 1, True)  # another node: a pod's spec is immutable, the apply is refused
+    machine.advance_time(1)
+    assert cluster.kubectl.results[-1].response.code == 422
+    assert cluster.get("pods", "default", "debug-2").spec.node_name == cluster.nodes[1]
+    machine.delete_pod("debug-2")
+    machine.advance_time(30)  # the kubelet stops it within its grace period, then the pod is gone
+    assert cluster.get("pods", "default", "debug-2") is None
+    assert machine.stats.rules["apply_pod"] >= 3 and machine.stats.rules["delete_pod"] >= 1
+
+
+def test_the_checkers_settle_is_bounded_by_events_per_node_and_round_trips():
+    machine = SmallMachine()
+    settle = machine._settle()
+    assert settle.max_events == SmallMachine.settle_events_per_node * len(machine.cluster.nodes) == 20_000
+    from kmodel.checker.actions import action_from_json
+
+    assert action_from_json(json.loads(json.dumps(settle.to_json()))) == settle
