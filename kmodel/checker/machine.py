@@ -144,8 +144,9 @@ class KmodelMachine(RuleBasedStateMachine):
     #: see Cluster.remove_node), and liveness judges only the machines still in the cluster
     node_removal: ClassVar[bool] = True
     settle_bound_ms: ClassVar[int] = 600_000
-    #: a settle's event bound, per node of the cluster (Settle.max_events): passing settles of a dev example run
-    #: at most about 600 events per node; a churning cluster's ran 100,000 per node to the time bound
+    #: a settle's event bound, per node of the cluster (Settle.max_events, judged from Settle.busy_ms on):
+    #: passing settles of a dev example run at most about 600 events per node, a campaign's 1,500, a busy spell
+    #: after a heal 21,000 in 75 s; a churning cluster's ran 100,000 per node to the time bound
     settle_events_per_node: ClassVar[int] = 10_000
     #: start every example from a snapshot of the campaign's warmed-up session instead of building and warming
     #: a cluster each time. None: on, unless a subclass overrides `extra_components` (its components might be
