@@ -51,16 +51,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:  # pragma: no cover - every subcommand sets one
         parser.error(f"unknown command {args.command!r}")
     try:
-        return int(handler(args))
+        code = int(handler(args))
+        sys.stdout.flush()  # here, not at exit, so that a reader gone away is seen below
+        return code
     except KmodelUsageError as exc:
         print(f"kmodel {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # whoever read the output stopped reading (`kmodel replay T | head`): stop quietly, as Unix tools do,
+        # with the shell's status for a process ended by SIGPIPE; nothing more may reach the closed pipe
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE_EXIT
     except Exception as exc:  # a bug in kmodel, not in the input: one line, the traceback on request
         if os.environ.get("KMODEL_TRACEBACK"):
             raise
         print(f"kmodel {args.command}: internal error: {type(exc).__name__}: {exc} "
               "(a bug in kmodel: set KMODEL_TRACEBACK=1 to see where, and please report it)", file=sys.stderr)
         return 3
+
+
+#: 128 + SIGPIPE, what a shell reports for a command whose reader went away
+BROKEN_PIPE_EXIT = 141
 
 
 def console_main() -> int:

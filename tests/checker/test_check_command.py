@@ -32,3 +32,17 @@ def test_a_report_path_that_is_a_file_is_refused_before_exploring(capsys, tmp_pa
     assert main(["check", "--examples", "1", "--report", str(taken / "below")]) == 2
     assert "cannot create the folder" in capsys.readouterr().err
     assert taken.read_text() == "not a folder"
+
+
+def test_a_reader_that_goes_away_ends_replay_quietly_with_the_sigpipe_status():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    trace = Path(__file__).parents[1] / "regressions" / "deployment-stale-desired-replicas-annotation-blocks-rollout.json"
+    proc = subprocess.Popen([sys.executable, "-m", "kmodel", "replay", str(trace)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=Path(__file__).parents[2])
+    proc.stdout.close()  # the reader is gone before anything is written (`kmodel replay T | head -0`)
+    stderr = proc.stderr.read().decode()
+    assert proc.wait() == 141
+    assert stderr == ""  # no traceback, no "internal error", no "Exception ignored"
