@@ -8,7 +8,6 @@ A component embeds these objects and forwards to them the inputs they own:
   never going back to an older resourceVersion.
 * `WorkQueue` (workqueue.py): client-go's deduplicating FIFO with delayed and rate-limited adds.
 * `retry_on_conflict` (retry.py): RetryOnConflict with DefaultRetry, as continuations.
-* `jitter` (jitter.py): wait.Jitter, drawn from a process's seeded random source.
 * `ClientComponent` (component.py): a Component base that hands its peers' news (a stream closed, a peer's
   connections reset, a message refused) to its ApiClient.
 """

@@ -73,7 +73,6 @@ from typing import Any, Callable, Optional
 from kmodel.apiserver.wire import Response, WatchEvent
 from kmodel.client.api_client import ApiClient
 from kmodel.client.indexer import DeletedFinalStateUnknown, IndexFunc, Indexer, meta_namespace_key
-from kmodel.client.jitter import jitter
 from kmodel.component import Out
 from kmodel.variants import POLLING
 
@@ -177,7 +176,7 @@ class Informer:
         self._backoff_started = now
         wait = self._backoff_next_ms
         self._backoff_next_ms = min(wait * 2, BACKOFF_MAX_MS)
-        return jitter(wait, 1.0, self.client.rng)
+        return wait + int(self.client.rng.random() * wait)
 
     def _later(self, now: int, out: Out, fn: Callable[[int, Out], None]) -> None:
         self.client.call_later(now, out, self._backoff_ms(now), fn)
