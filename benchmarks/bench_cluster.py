@@ -38,9 +38,16 @@ def deployment(name: str, replicas: int) -> Deployment:
                                                                    spec=PodSpec(containers=(container,)))))
 
 
+def cluster_cidr(nodes: int) -> str:
+    """A cluster CIDR with a /24 for every node: the default /16 holds 256 (node IPAM refuses the rest with
+    CIDRNotAvailable, and their pods wait for a network for good, as in a real cluster); beyond that a /9
+    (32,768 blocks, clear of the service CIDR 10.96.0.0/12)."""
+    return "10.244.0.0/16" if nodes <= 256 else "10.128.0.0/9"
+
+
 def run(nodes: int, pods: int, deployments: int) -> dict:
     t0 = time.perf_counter()
-    cluster = Cluster(ClusterConfig(nodes=nodes))
+    cluster = Cluster(ClusterConfig(nodes=nodes, cluster_cidr=cluster_cidr(nodes)))
     per = pods // deployments
     cluster.apply([deployment(f"app-{i}", per + (1 if i < pods % deployments else 0)) for i in range(deployments)])
     events = 0
@@ -51,7 +58,7 @@ def run(nodes: int, pods: int, deployments: int) -> dict:
         if running >= pods:
             break
     wall = time.perf_counter() - t0
-    return {"nodes": nodes, "pods_running": running, "logical_s": cluster.now / 1000, "wall_s": wall,
+    return {"nodes": nodes, "cluster_cidr": cluster_cidr(nodes), "pods_running": running, "logical_s": cluster.now / 1000, "wall_s": wall,
             "loop_events": events, "events_per_s": events / wall,
             "api_requests": len(cluster.audit.records),
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
@@ -70,7 +77,10 @@ def main() -> None:
         return
     result = run(args.nodes, args.pods, args.deployments)
     for key, value in result.items():
-        print(f"  {key:<16} {value:,.1f}" if isinstance(value, float) else f"  {key:<16} {value:,}")
+        if isinstance(value, str):
+            print(f"  {key:<16} {value}")
+        else:
+            print(f"  {key:<16} {value:,.1f}" if isinstance(value, float) else f"  {key:<16} {value:,}")
 
 
 if __name__ == "__main__":
