@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from invariants.registry import REGISTRY
-from kmodel.checker.actions import ApplyDeployment, Fault, RunFair, Settle
+from kmodel.checker.actions import ApplyDeployment, Fault, RunFair, Settle, action_from_json
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CheckOptions, run_campaign
 from kmodel.checker.session import InvariantViolation, Session
@@ -202,6 +202,4 @@ def test_the_checkers_settle_is_bounded_by_events_per_node_and_round_trips():
     machine = SmallMachine()
     settle = machine._settle()
     assert settle.max_events == SmallMachine.settle_events_per_node * len(machine.cluster.nodes) == 20_000
-    from kmodel.checker.actions import action_from_json
-
     assert action_from_json(json.loads(json.dumps(settle.to_json()))) == settle
