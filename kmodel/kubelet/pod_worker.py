@@ -38,7 +38,7 @@ import attrs
 
 from kmodel.kubelet.runtime import (
     ContainerConfig, ContainerMetadata, ContainerRuntime, ContainerState, CRIError, PodSandboxConfig,
-    PodSandboxMetadata, PodSandboxState, PortMapping, SandboxResources,
+    PodSandboxMetadata, PodSandboxState, PortMapping, SandboxResources, POD_UID_LABEL,
 )
 from kmodel.scheduler.framework import pod_requests
 from kmodel.kubelet.status import PodView
@@ -46,7 +46,6 @@ from kmodel.objects import Pod
 
 POD_NAME_LABEL = "io.kubernetes.pod.name"
 POD_NAMESPACE_LABEL = "io.kubernetes.pod.namespace"
-POD_UID_LABEL = "io.kubernetes.pod.uid"
 CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
 
 NETWORK_NOT_READY = ("network is not ready: container runtime network not ready: NetworkReady=false "

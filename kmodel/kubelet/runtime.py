@@ -180,10 +180,34 @@ def _matches(labels: Mapping[str, str], selector: Optional[Mapping[str, str]]) -
     return not selector or all(labels.get(k) == v for k, v in selector.items())
 
 
-class ContainerRuntime:
-    """The node's runtime: sandboxes and containers keyed by id, in creation order, plus the CNI plugin."""
+#: the label the kubelet puts on every sandbox and container it creates, and selects by in every list it makes
+#: of one pod's sandboxes and containers (kuberuntime's ListPodSandbox/ListContainers with the pod's uid)
+POD_UID_LABEL = "io.kubernetes.pod.uid"
 
-    __slots__ = ("cni", "sandboxes", "containers", "_next_id", "unhealthy", "generation")
+
+def _index_add(index: dict[str, dict[str, None]], key: Optional[str], item_id: str) -> None:
+    if key is not None:
+        index.setdefault(key, {})[item_id] = None
+
+
+def _index_remove(index: dict[str, dict[str, None]], key: Optional[str], item_id: str) -> None:
+    ids = index.get(key) if key is not None else None
+    if ids is not None:
+        ids.pop(item_id, None)
+        if not ids:
+            del index[key]  # type: ignore[arg-type]
+
+
+class ContainerRuntime:
+    """The node's runtime: sandboxes and containers keyed by id, in creation order, plus the CNI plugin.
+
+    Lists filtered by a pod's uid label and a sandbox's containers are found through indexes (ids in creation
+    order, as the records are), so a lookup costs the pod's own records, not the node's: the kubelet lists one
+    pod's records at every sync of it. The records themselves, `sandboxes` and `containers`, are read-only
+    outside this class: the indexes follow only its own changes."""
+
+    __slots__ = ("cni", "sandboxes", "containers", "_next_id", "unhealthy", "generation",
+                 "_sandboxes_by_uid", "_containers_by_uid", "_containers_by_sandbox")
 
     def __init__(self, cni: Optional[BridgeCNI] = None) -> None:
         self.cni = cni
@@ -193,6 +217,9 @@ class ContainerRuntime:
         self.containers: dict[str, Container] = {}
         self._next_id = 1
         self.unhealthy: dict[tuple[str, str], None] = {}  # (container id, probe kind) whose probes fail
+        self._sandboxes_by_uid: dict[str, dict[str, None]] = {}  # POD_UID_LABEL value -> sandbox ids
+        self._containers_by_uid: dict[str, dict[str, None]] = {}  # POD_UID_LABEL value -> container ids
+        self._containers_by_sandbox: dict[str, dict[str, None]] = {}  # sandbox id -> its container ids
 
     def _new_id(self, prefix: str) -> str:
         n = self._next_id
@@ -222,8 +249,13 @@ class ContainerRuntime:
             dict(config.annotations), ips, "" if config.host_network else netns, config.host_network,
             port_mappings=config.port_mappings, resources=config.resources,
         )
+        _index_add(self._sandboxes_by_uid, config.labels.get(POD_UID_LABEL), sid)
         self.generation += 1
         return sid
+
+    def sandbox_containers(self, sandbox_id: str) -> list[Container]:
+        """The sandbox's containers, in creation order."""
+        return [self.containers[cid] for cid in self._containers_by_sandbox.get(sandbox_id, ())]
 
     def _sandbox(self, sandbox_id: str) -> PodSandbox:
         sb = self.sandboxes.get(sandbox_id)
@@ -234,8 +266,8 @@ class ContainerRuntime:
     def stop_pod_sandbox(self, sandbox_id: str, now: int = 0) -> None:
         """StopPodSandbox: kill its containers, tear the network down (once), mark it NOTREADY. Idempotent."""
         sb = self._sandbox(sandbox_id)
-        for c in list(self.containers.values()):
-            if c.pod_sandbox_id == sandbox_id and c.state == ContainerState.CONTAINER_RUNNING:
+        for c in self.sandbox_containers(sandbox_id):
+            if c.state == ContainerState.CONTAINER_RUNNING:
                 self._exit(c.id, 137, "Error", "", now)
         if sb.netns:
             # containerd: teardown even when the netns is already closed (after a reboot), with netns path "".
@@ -250,9 +282,10 @@ class ContainerRuntime:
         if sandbox_id not in self.sandboxes:
             return
         self.stop_pod_sandbox(sandbox_id, now)
-        for cid in [c.id for c in self.containers.values() if c.pod_sandbox_id == sandbox_id]:
-            del self.containers[cid]
-        del self.sandboxes[sandbox_id]
+        for c in self.sandbox_containers(sandbox_id):
+            self._forget_container(c)
+        sb = self.sandboxes.pop(sandbox_id)
+        _index_remove(self._sandboxes_by_uid, sb.labels.get(POD_UID_LABEL), sandbox_id)
         self.generation += 1
 
     def pod_sandbox_status(self, sandbox_id: str) -> PodSandbox:
@@ -266,8 +299,11 @@ class ContainerRuntime:
         label_selector: Optional[Mapping[str, str]] = None,
     ) -> list[PodSandbox]:
         """ListPodSandbox with PodSandboxFilter (id, state, label selector), in creation order."""
+        uid = label_selector.get(POD_UID_LABEL) if label_selector else None
+        candidates = self.sandboxes.values() if uid is None else \
+            [self.sandboxes[sid] for sid in self._sandboxes_by_uid.get(uid, ())]
         return [
-            sb for sb in self.sandboxes.values()
+            sb for sb in candidates
             if (not id or sb.id == id) and (state is None or sb.state == state) and _matches(sb.labels, label_selector)
         ]
 
@@ -279,8 +315,8 @@ class ContainerRuntime:
         if sb.state != PodSandboxState.SANDBOX_READY:
             raise CRIError("Unknown", f'sandbox container "{pod_sandbox_id}" is not running')
         md = config.metadata
-        for c in self.containers.values():
-            if c.pod_sandbox_id == pod_sandbox_id and c.metadata == md:
+        for c in self.sandbox_containers(pod_sandbox_id):
+            if c.metadata == md:
                 raise CRIError(
                     "Unknown",
                     f'failed to reserve container name "{md.name}_{sb.metadata.name}_{sb.metadata.namespace}_'
@@ -291,7 +327,14 @@ class ContainerRuntime:
             cid, pod_sandbox_id, md, config.image, ContainerState.CONTAINER_CREATED, now,
             dict(config.labels), dict(config.annotations),
         )
+        _index_add(self._containers_by_uid, config.labels.get(POD_UID_LABEL), cid)
+        _index_add(self._containers_by_sandbox, pod_sandbox_id, cid)
         return cid
+
+    def _forget_container(self, c: Container) -> None:
+        del self.containers[c.id]
+        _index_remove(self._containers_by_uid, c.labels.get(POD_UID_LABEL), c.id)
+        _index_remove(self._containers_by_sandbox, c.pod_sandbox_id, c.id)
 
     def _container(self, container_id: str) -> Container:
         c = self.containers.get(container_id)
@@ -325,7 +368,7 @@ class ContainerRuntime:
             return
         if c.state == ContainerState.CONTAINER_RUNNING:
             self._exit(container_id, 137, "Error", "", now)
-        del self.containers[container_id]
+        self._forget_container(self.containers[container_id])
 
     def container_status(self, container_id: str) -> Container:
         """ContainerStatus."""
@@ -339,8 +382,11 @@ class ContainerRuntime:
         label_selector: Optional[Mapping[str, str]] = None,
     ) -> list[Container]:
         """ListContainers with ContainerFilter (id, state, pod sandbox id, label selector), in creation order."""
+        uid = label_selector.get(POD_UID_LABEL) if label_selector else None
+        candidates = self.containers.values() if uid is None else \
+            [self.containers[cid] for cid in self._containers_by_uid.get(uid, ())]
         return [
-            c for c in self.containers.values()
+            c for c in candidates
             if (not id or c.id == id)
             and (state is None or c.state == state)
             and (not pod_sandbox_id or c.pod_sandbox_id == pod_sandbox_id)

@@ -121,7 +121,8 @@ def prioritize_nodes(pod: Pod, feasible: Sequence[NodeInfo]) -> list[tuple[str, 
     pod_non0 = pod_non_zero_requests(pod)
     fit = [noderesources.least_allocated_score(pod, ni, pod_non0) for ni in feasible]
     balanced = [noderesources.balanced_allocation_score(pod, ni, pod_request) for ni in feasible]
-    taints = tainttoleration.normalize_score([tainttoleration.score(pod, ni) for ni in feasible])
+    tolerations = tainttoleration.pre_score(pod)
+    taints = tainttoleration.normalize_score([tainttoleration.score(pod, ni, tolerations) for ni in feasible])
     weights = dict(SCORE_WEIGHTS)
     return [
         (

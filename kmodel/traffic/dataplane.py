@@ -96,8 +96,7 @@ class DataPlane:
             for sandbox in runtime.sandboxes.values():
                 if ip not in sandbox.ips or sandbox.state != PodSandboxState.SANDBOX_READY or sandbox.netns_closed:
                     continue
-                if any(c.pod_sandbox_id == sandbox.id and c.state == ContainerState.CONTAINER_RUNNING
-                       for c in runtime.containers.values()):
+                if any(c.state == ContainerState.CONTAINER_RUNNING for c in runtime.sandbox_containers(sandbox.id)):
                     md = sandbox.metadata
                     return Reached(node, md.namespace, md.name, md.uid, ip)
         return None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kmodel.kubelet import (
     BridgeCNI, ContainerConfig, ContainerMetadata, ContainerRuntime, ContainerState, CRIError, PodSandboxConfig,
@@ -177,3 +179,52 @@ def test_runtime_outlives_the_kubelet_and_a_reboot_keeps_ips_until_the_sandbox_i
     assert rt.pod_sandbox_status(new).ip == "10.244.1.3"
     rt.remove_pod_sandbox(sid)
     assert "10.244.1.2" not in disk and "10.244.1.3" in disk
+
+
+def _scan(records, selector):
+    return [r for r in records if all(r.labels.get(k) == v for k, v in selector.items())]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["run", "create", "start", "stop", "remove_sandbox", "remove_container",
+                                           "reboot"]),
+                          st.integers(0, 5), st.integers(0, 2)), max_size=40))
+def test_lists_by_pod_uid_and_a_sandboxs_containers_match_a_scan_of_every_record(ops):
+    # The runtime finds one pod's records through indexes; whatever the history, a list by the pod's uid (with
+    # or without more labels) returns what a scan of every record would, in the same (creation) order.
+    rt = runtime()
+    for op, i, attempt in ops:
+        sandboxes, containers = list(rt.sandboxes), list(rt.containers)
+        uid = f"uid-{i % 3}"
+        if op == "run":
+            rt.run_pod_sandbox(sandbox_config(f"p-{i}", uid))
+        elif op == "create" and sandboxes:
+            sid = sandboxes[i % len(sandboxes)]
+            config = ContainerConfig(ContainerMetadata("app", attempt), image="nginx",
+                                     labels={"io.kubernetes.pod.uid": rt.sandboxes[sid].labels["io.kubernetes.pod.uid"],
+                                             "io.kubernetes.container.name": "app"})
+            try:
+                rt.create_container(sid, config)
+            except CRIError:
+                pass  # not ready, or the name is reserved
+        elif op == "start" and containers:
+            try:
+                rt.start_container(containers[i % len(containers)])
+            except CRIError:
+                pass
+        elif op == "stop" and sandboxes:
+            rt.stop_pod_sandbox(sandboxes[i % len(sandboxes)])
+        elif op == "remove_sandbox" and sandboxes:
+            rt.remove_pod_sandbox(sandboxes[i % len(sandboxes)])
+        elif op == "remove_container" and containers:
+            rt.remove_container(containers[i % len(containers)])
+        elif op == "reboot":
+            rt.reboot()
+        for u in ("uid-0", "uid-1", "uid-2", "uid-none"):
+            for selector in ({"io.kubernetes.pod.uid": u},
+                             {"io.kubernetes.pod.uid": u, "io.kubernetes.container.name": "app"}):
+                assert rt.list_pod_sandbox(label_selector=selector) == _scan(rt.sandboxes.values(), selector)
+                assert rt.list_containers(label_selector=selector) == _scan(rt.containers.values(), selector)
+        for sid in rt.sandboxes:
+            assert rt.sandbox_containers(sid) == [c for c in rt.containers.values() if c.pod_sandbox_id == sid]
+    assert all(rt.sandboxes[rt.containers[c].pod_sandbox_id] for c in rt.containers)

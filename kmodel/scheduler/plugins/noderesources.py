@@ -122,13 +122,10 @@ def balanced_allocation_score(pod: Pod, node_info: NodeInfo, pod_request: Option
     req = pod_requests(pod) if pod_request is None else pod_request
     alloc = node_info.allocatable
     used = node_info.requested
-    fractions = []
-    for requested, allocatable in (
-        (used.milli_cpu + req.milli_cpu, alloc.milli_cpu),
-        (used.memory + req.memory, alloc.memory),
-    ):
-        if allocatable == 0:
-            continue
-        fractions.append(min(requested / allocatable, 1.0))
-    std = abs((fractions[0] - fractions[1]) / 2) if len(fractions) == 2 else 0.0
+    cpu, memory = alloc.milli_cpu, alloc.memory
+    if cpu == 0 or memory == 0:
+        return MAX_NODE_SCORE  # one fraction or none (a resource with allocatable 0 is skipped): std 0
+    cpu_fraction = min((used.milli_cpu + req.milli_cpu) / cpu, 1.0)
+    memory_fraction = min((used.memory + req.memory) / memory, 1.0)
+    std = abs((cpu_fraction - memory_fraction) / 2)
     return int((1 - std) * MAX_NODE_SCORE)

@@ -96,12 +96,22 @@ def filter(pod: Pod, node_info: NodeInfo) -> Optional[Status]:  # noqa: A001 (up
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, err_reason_untolerated(taint), plugin=NAME)
 
 
-def score(pod: Pod, node_info: NodeInfo) -> int:
-    """Score (before normalisation): the number of PreferNoSchedule taints the pod does not tolerate."""
-    tolerations = [t for t in pod.spec.tolerations if t.effect in ("", TAINT_EFFECT_PREFER_NO_SCHEDULE)]
+def pre_score(pod: Pod) -> list[Toleration]:
+    """PreScore: the pod's tolerations that can tolerate a PreferNoSchedule taint, once per scheduling cycle."""
+    return [t for t in pod.spec.tolerations if t.effect in ("", TAINT_EFFECT_PREFER_NO_SCHEDULE)]
+
+
+def score(pod: Pod, node_info: NodeInfo, tolerations: Optional[Sequence[Toleration]] = None) -> int:
+    """Score (before normalisation): the number of PreferNoSchedule taints the pod does not tolerate; pass
+    `tolerations` (pre_score(pod)) to compute them once per cycle, as PreScore does."""
+    taints = node_info.taints
+    if not taints:
+        return 0
+    if tolerations is None:
+        tolerations = pre_score(pod)
     return sum(
         1
-        for taint in node_info.taints
+        for taint in taints
         if taint.effect == TAINT_EFFECT_PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
     )
 
