@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from kmodel.checker.machine import KmodelMachine  # noqa: E402
 from kmodel.checker.profiles import profile  # noqa: E402
-from kmodel.checker.run import campaign_gc  # noqa: E402
+from kmodel.checker.run import campaign_gc, no_source_constants  # noqa: E402
 from kmodel.checker.session import InvariantViolation, Session  # noqa: E402
 from kmodel.checker.stats import Stats  # noqa: E402
 from kmodel.cluster import ClusterConfig  # noqa: E402
@@ -73,7 +73,7 @@ def run(machine, examples: int, steps: int, s: int) -> float:
     started = time.perf_counter()
     cfg = settings(profile("dev"), max_examples=examples, stateful_step_count=steps, phases=[Phase.generate])
     try:
-        with with_reporter(lambda text: None), campaign_gc():  # as `kmodel check` runs (both machines alike)
+        with with_reporter(lambda text: None), campaign_gc(), no_source_constants():  # as `kmodel check` runs
             run_state_machine_as_test(seed(s)(machine), settings=cfg)
     except InvariantViolation as exc:
         print(f"  (stopped by a violation: {exc})")

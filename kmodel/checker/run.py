@@ -117,6 +117,43 @@ def _shrink_budget(limit: int) -> Iterator[None]:
         engine.MAX_SHRINKS = old
 
 
+@contextmanager
+def no_source_constants() -> Iterator[None]:
+    """Keep Hypothesis from drawing constants it harvested from source code while a campaign runs.
+
+    Hypothesis (6.131 and later) now and then draws, instead of a random value, a constant it read out of
+    every "local" module (one outside site-packages and the standard library) loaded at that moment: kmodel's
+    own modules in an editable install, none in a regular one, the user's own in both. Campaigns then drew
+    differently depending on how kmodel was installed, which modules the entry point had imported
+    (`kmodel check --profile campaign --seed 2` and `run_campaign` with the same options parted at the 237th
+    example: 575 examples against 759, a 10-step trace against a 21-step one) and on every integer or string
+    literal anywhere in the source, so a change that altered no behaviour could still change a campaign.
+    With the pool empty, what a seed explores depends on the seed, the options, Hypothesis' version and the
+    model's behaviour only. Hypothesis' own fixed constants (its GLOBAL_CONSTANTS) are still drawn. The hook
+    is private, hence guarded: without it nothing changes."""
+    from hypothesis.internal.conjecture import providers  # private, hence guarded
+
+    harvest = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if harvest is None or not hasattr(providers, "Constants"):
+        yield
+        return
+    empty = providers.Constants()
+
+    def clear_cache() -> None:  # it holds the permitted constants per kind of draw, local ones included
+        inner = getattr(cache, "cache", None)
+        if inner is not None:
+            inner.clear()
+
+    providers._get_local_constants = lambda: empty
+    clear_cache()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = harvest
+        clear_cache()
+
+
 #: the cyclic garbage collector's thresholds while a campaign runs (Python's defaults: 700, 10, 10)
 CAMPAIGN_GC_THRESHOLDS = (20_000, 10, 10)
 
@@ -162,7 +199,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     started = time.perf_counter()
     result = CampaignResult(options, stats, 0.0)
     try:
-        with with_reporter(lambda text: None), _shrink_budget(MAX_SHRINKS), campaign_gc():
+        with with_reporter(lambda text: None), _shrink_budget(MAX_SHRINKS), campaign_gc(), no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet
             run_state_machine_as_test(bound, settings=options.settings())
     except InvariantViolation:
