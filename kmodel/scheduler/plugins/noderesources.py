@@ -59,20 +59,15 @@ class InsufficientResource:
 
 def fits_request(pod_request: Resource, node_info: NodeInfo) -> list[InsufficientResource]:
     """fitsRequest: every resource the node lacks for a pod requesting pod_request (empty list: it fits)."""
-    alloc = node_info.allocatable
-    used = node_info.requested
-    npods = len(node_info.pods)
-    if npods < alloc.allowed_pod_number and not pod_request.scalar \
-            and alloc.milli_cpu >= pod_request.milli_cpu + used.milli_cpu \
-            and alloc.memory >= pod_request.memory + used.memory \
-            and alloc.ephemeral_storage >= pod_request.ephemeral_storage + used.ephemeral_storage:
-        return []  # the common case, decided without building the list (the checks below, all passing)
     out: list[InsufficientResource] = []
-    allowed = alloc.allowed_pod_number
+    allowed = node_info.allocatable.allowed_pod_number
+    npods = len(node_info.pods)
     if npods + 1 > allowed:
         out.append(InsufficientResource(RESOURCE_PODS, ERR_TOO_MANY_PODS, 1, npods, allowed))
     if pod_request.is_zero():
         return out
+    alloc = node_info.allocatable
+    used = node_info.requested
     if alloc.milli_cpu < pod_request.milli_cpu + used.milli_cpu:
         out.append(InsufficientResource(
             RESOURCE_CPU, insufficient_reason(RESOURCE_CPU), pod_request.milli_cpu, used.milli_cpu, alloc.milli_cpu))
