@@ -21,6 +21,9 @@ Installed through the ``pytest11`` entry point (``kmodel = "kmodel.pytest_plugin
 `kmodel_test(machine)` returns a test function that runs the machine under the profile chosen with
 ``--kmodel-profile`` (dev, ci or campaign; default dev) seeded with ``--kmodel-seed`` (default: the profile's
 own randomness, derandomized under ci). A failure fails the test with the invariant's name and message.
+Hypothesis shrinks it with its own count of successful shrinks (500), but within a count of model events
+(kmodel.checker.run.MAX_SHRINK_EVENTS) instead of its five minutes, so what a seed reports does not depend on
+the machine's speed.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from kmodel.checker.profiles import PROFILES, profile
 __all__ = ["KmodelMachine", "kmodel_test", "pytest_addoption", "pytest_configure"]
 
 _options: dict[str, Any] = {"seed": None, "profile": "dev"}
+#: how Hypothesis' warning begins when it stops shrinking at its time limit (which shrink_limits turns into a count)
+SLOW_SHRINK_WARNING = "WARNING: Hypothesis has spent more than five minutes"
 
 
 def pytest_addoption(parser: Any) -> None:
@@ -54,14 +59,25 @@ def kmodel_test(machine: type[KmodelMachine], **overrides: Any) -> Callable[[], 
     from hypothesis.stateful import run_state_machine_as_test
 
     def test() -> None:
-        from kmodel.checker.run import no_source_constants
+        from hypothesis.reporting import current_reporter, with_reporter
+
+        from kmodel.checker.run import no_source_constants, shrink_limits
         from kmodel.checker.stats import Stats
 
-        bound = type(machine.__name__, (machine,), {"stats": Stats()})
+        stats = Stats()
+        bound = type(machine.__name__, (machine,), {"stats": stats})
         chosen: Optional[int] = _options["seed"]
         if chosen is not None:
             bound = hypothesis_seed(chosen)(bound)
-        with no_source_constants():  # a seed explores the same examples however kmodel was installed
+        reporter = current_reporter()
+
+        def report(text: Any) -> None:
+            # Hypothesis says "more than five minutes" when it stops shrinking early; here a count stopped it
+            if not str(text).startswith(SLOW_SHRINK_WARNING):
+                reporter(text)
+
+        # a seed explores the same examples however kmodel was installed, and shrinks them alike on any machine
+        with with_reporter(report), no_source_constants(), shrink_limits(stats, own_shrinks=True):
             run_state_machine_as_test(bound, settings=Settings(profile(_options["profile"]), **overrides))
 
     test.__name__ = f"test_{machine.__name__}"

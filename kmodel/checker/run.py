@@ -100,21 +100,54 @@ def trace_of(session: Session) -> Trace:
 #: shrunk trace on the slowest variant runs (pessimistic-locking seeds 3 and 4: 50 and 37 s to 35 and 19 s)
 #: with traces of the same length or one action longer.
 MAX_SHRINKS = 10
+#: model events Hypothesis' shrinking may run, all its examples together, in place of its own limit of five
+#: minutes (MAX_SHRINKING_SECONDS): a time, so a slower or busier machine stopped sooner and reported a longer
+#: trace and another trace_digest for the same seed. Events are what an example costs (a failing settle's
+#: replay runs tens of thousands, a passing example a few hundred), so this is about five minutes here, counted.
+MAX_SHRINK_EVENTS = 6_000_000
+
+
+class _EventsDeadline(float):
+    """Hypothesis' shrinking deadline, counted in model events instead of seconds.
+
+    When shrinking starts, the engine sets its deadline to `perf_counter() + MAX_SHRINKING_SECONDS`, and after
+    each example it stops once `deadline < perf_counter()`. Put in place of MAX_SHRINKING_SECONDS, this float
+    takes part in both: the sum is itself (a float subclass's reflected `+` goes first), noting the events run
+    so far, and it is "before now" once `limit` more have run. Anywhere else it is a float of 10^9 seconds, so
+    a Hypothesis that used the value another way would get no time limit rather than an error."""
+
+    def __new__(cls, stats: Stats, limit: int) -> "_EventsDeadline":
+        deadline = super().__new__(cls, 1e9)
+        deadline.stats, deadline.limit, deadline.started = stats, limit, None
+        return deadline
+
+    def __radd__(self, now: float) -> "_EventsDeadline":
+        self.started = self.stats.events
+        return self
+
+    def __lt__(self, now: float) -> bool:
+        return self.started is not None and self.stats.events - self.started >= self.limit
 
 
 @contextmanager
-def _shrink_budget(limit: int) -> Iterator[None]:
-    from hypothesis.internal.conjecture import engine  # private, hence guarded
+def shrink_limits(stats: Stats, *, own_shrinks: bool = False) -> Iterator[None]:
+    """Bound Hypothesis' shrinking by counts only: at most MAX_SHRINKS successful shrinks (with `own_shrinks`,
+    Hypothesis' own 500) and MAX_SHRINK_EVENTS model events run while shrinking (counted in `stats`), never
+    by its five minutes, so the shrunk example is a function of the seed on any machine. Both hooks are private,
+    hence guarded: with a Hypothesis that lacks one, its own limit stays."""
+    from hypothesis.internal.conjecture import engine
 
-    old = getattr(engine, "MAX_SHRINKS", None)
-    if old is None:
-        yield
-        return
-    engine.MAX_SHRINKS = limit
+    saved = {name: getattr(engine, name) for name in ("MAX_SHRINKS", "MAX_SHRINKING_SECONDS")
+             if isinstance(getattr(engine, name, None), (int, float))}
+    if not own_shrinks and "MAX_SHRINKS" in saved:
+        engine.MAX_SHRINKS = MAX_SHRINKS
+    if "MAX_SHRINKING_SECONDS" in saved:
+        engine.MAX_SHRINKING_SECONDS = _EventsDeadline(stats, MAX_SHRINK_EVENTS)
     try:
         yield
     finally:
-        engine.MAX_SHRINKS = old
+        for name, value in saved.items():
+            setattr(engine, name, value)
 
 
 @contextmanager
@@ -181,7 +214,10 @@ def campaign_gc() -> Iterator[None]:
 
 
 def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = KmodelMachine,
-                 on_example: Optional[Callable[[Stats], None]] = None) -> CampaignResult:
+                 on_example: Optional[Callable[[Stats], None]] = None,
+                 on_replay: Optional[Callable[[int, int, int], None]] = None) -> CampaignResult:
+    """Explore `machine` with `options`; a failure comes back shrunk and minimized in `failure`. `on_example` is
+    called as each example starts, `on_replay` after each of minimization's replays (see `minimize`)."""
     stats = Stats()
     stats.on_example = on_example
     failed: list[Session] = []
@@ -204,7 +240,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     started = time.perf_counter()
     result = CampaignResult(options, stats, 0.0)
     try:
-        with with_reporter(lambda text: None), _shrink_budget(MAX_SHRINKS), campaign_gc(), no_source_constants():
+        with with_reporter(lambda text: None), shrink_limits(stats), campaign_gc(), no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet
             run_state_machine_as_test(bound, settings=options.settings())
     except InvariantViolation:
@@ -212,6 +248,6 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
             raise
         # Hypothesis' shrink, then cutting whole actions out of what it left (kmodel.checker.minimize)
         result.failure = minimize(trace_of(failed[-1]), keep_prefix=len(machine.initial_actions) + 1,
-                                  invariants=machine.invariant_list())
+                                  invariants=machine.invariant_list(), on_replay=on_replay)
     result.seconds = time.perf_counter() - started
     return result
