@@ -60,19 +60,33 @@ def register(subparsers: Any) -> None:
 
 
 class _Progress:
-    """A one-line progress bar on stderr (only on a terminal)."""
+    """A one-line progress bar on stderr (only on a terminal): exploring, then shrinking and minimizing a
+    violation, each against its own budget."""
+
+    width = 30
 
     def __init__(self, total: int) -> None:
         self.total = total
 
-    def __call__(self, stats: Any) -> None:
-        done = min(stats.examples, self.total)
-        width = 30
-        filled = width * done // max(self.total, 1)
-        bad = sum(stats.violations.values())
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {stats.examples}/{self.total} examples, "
-                         f"{stats.steps} steps, {bad} failing" + " " * 4)
+    def _draw(self, done: int, total: int, text: str) -> None:
+        filled = self.width * min(done, total) // max(total, 1)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}" + " " * 4)
         sys.stderr.flush()
+
+    def __call__(self, stats: Any) -> None:
+        from kmodel.checker.run import MAX_SHRINK_EVENTS
+
+        if stats.first_failure_at is None:
+            self._draw(stats.examples, self.total,
+                       f"{stats.examples}/{self.total} examples, {stats.steps} steps, 0 failing")
+        else:
+            events = stats.shrinking_events()
+            self._draw(events, MAX_SHRINK_EVENTS,
+                       f"shrinking a violation: {stats.shrinking_examples()} examples, {events:,} of at most "
+                       f"{MAX_SHRINK_EVENTS:,} events")
+
+    def replayed(self, replays: int, most: int, actions: int) -> None:
+        self._draw(replays, most, f"minimizing it: {replays} of at most {most} replays, {actions} actions left")
 
 
 def _prepare_report_folder(folder: Path) -> None:
@@ -101,7 +115,7 @@ def check(args: argparse.Namespace) -> int:
         raise KmodelUsageError(str(exc)) from None
     _prepare_report_folder(Path(args.report))
     progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
-    result = run_campaign(options, on_example=progress)
+    result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None)
     if progress is not None:
         sys.stderr.write("\n")
     report = write_results(result, Path(args.report))

@@ -23,7 +23,7 @@ of the trace, never of the machine's speed.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from kmodel.checker.actions import Action, Compact, FailContainer, Fault, Fire
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
@@ -130,12 +130,14 @@ def execute_leniently(session: Session, action: Action) -> None:
 
 
 def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = None,
-             invariants: Optional[Sequence[Invariant]] = None) -> Trace:
+             invariants: Optional[Sequence[Invariant]] = None,
+             on_replay: Optional[Callable[[int, int, int], None]] = None) -> Trace:
     """A trace with as few actions as ddmin finds within `max_replays` replays (default: MAX_REPLAYS, or
     REPLAYS_PER_ACTION for each action that may be cut if that is more) that still violates the same
     invariant as `trace` (which must carry its violation); `trace` itself if nothing could be cut. Replays
     check `invariants` (default: every registered one; a campaign passes its machine's, so that a
-    subclass's own invariants are minimized too)."""
+    subclass's own invariants are minimized too). `on_replay` is told, after each replay, the replays run, the
+    most there may be, and the actions the shortest failing trace so far has (the progress bar)."""
     if trace.violation is None:
         raise ValueError("only a failing trace can be minimized")
     invariant = trace.violation.invariant
@@ -170,6 +172,9 @@ def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = Non
                 if best is not None:
                     best.dispose()  # superseded by a shorter one
                 body, best, cut = candidate, session, True
+            if on_replay is not None:
+                on_replay(runner.replays, max_replays, keep_prefix + len(body) + 1)
+            if cut:
                 chunks = max(chunks - 1, 2)
                 break
         if not cut:

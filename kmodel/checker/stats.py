@@ -29,6 +29,7 @@ class Stats:
         self._hash = hashlib.blake2b(digest_size=16)
         #: examples run when the first violation was seen (None: none yet); shrinking budgets count from it
         self.first_failure_at: Optional[int] = None
+        self.events_at_first_failure = 0  # model events of the examples finished before it
         #: called with this Stats after each example starts (the progress bar)
         self.on_example: Optional[Callable[["Stats"], None]] = None
 
@@ -43,10 +44,15 @@ class Stats:
     def failed(self) -> None:
         if self.first_failure_at is None:
             self.first_failure_at = self.examples
+            self.events_at_first_failure = self.events
 
     def shrinking_examples(self) -> int:
         """Examples started since the first violation (0 before one)."""
         return 0 if self.first_failure_at is None else self.examples - self.first_failure_at
+
+    def shrinking_events(self) -> int:
+        """Model events run since the first violation (its own example's included; 0 before one)."""
+        return 0 if self.first_failure_at is None else self.events - self.events_at_first_failure
 
     def example_finished(self, digest: str, events: int) -> None:
         self._hash.update(digest.encode() + b"\n")

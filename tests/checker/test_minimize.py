@@ -31,8 +31,13 @@ def test_minimize_cuts_the_actions_the_failure_does_not_need():
     noisy = failing_trace(PREFIX + (RunFair(1_000), ApplyService("api"), ScaleDeployment("web", 0), RunFair(2_000),
                                     ApplyDeployment("api", 1), ScaleDeployment("web", 1), SETTLE))
     assert noisy.violation.invariant == "service-reachability"
-    small = minimize(noisy, keep_prefix=len(PREFIX))
+    told = []
+    small = minimize(noisy, keep_prefix=len(PREFIX), on_replay=lambda *progress: told.append(progress))
     assert small.actions[:len(PREFIX)] == PREFIX and small.actions[-1] == SETTLE
+    # the progress bar hears of every replay after the first, against the budget, and of what is left
+    assert [r for r, _, _ in told] == list(range(2, len(told) + 2))
+    assert all(most == told[0][1] >= replays for replays, most, _ in told)
+    assert told[-1][2] == len(small.actions) and told[0][2] >= told[-1][2]
     assert len(small.actions) < len(noisy.actions) and ScaleDeployment("web", 0) in small.actions
     assert small.expected_invariant == small.violation.invariant == "service-reachability"
     again = replay(small)
