@@ -5,7 +5,7 @@
 1. each failing trace as ``traces/<invariant>.json`` (kmodel-trace/1, expecting that invariant to fail);
 2. report.json: the seed and budget, the campaign's trace digest, every invariant with how often it was
    checked and violated, how often each rule fired, and the violations (invariant, message, trace path,
-   number of actions), plus figures (examples and steps run, model events, seconds);
+   number of actions, how it was shrunk: `run.ShrinkRecord`), plus figures (examples and steps run, model events, seconds);
 3. report.md and report.html through `kmodel.report.write_reports`, given one `ViolationStory` per
    violation: the trace replayed once more without Hypothesis, with the messages delivered at each step.
 
@@ -88,6 +88,7 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             "steps": len(trace.actions),
             "reproduced": replayed.violation is not None
             and replayed.violation.invariant == trace.violation.invariant,
+            **({"shrink": result.shrink.to_json()} if result.shrink is not None else {}),
         })
         stories.append(_story(trace, replayed, str(path), f"{trace_command} {path}"))
     report = report_json(result, violations)

@@ -70,12 +70,35 @@ class CheckOptions:
         return Settings(base, **overrides)
 
 
+@attrs.frozen
+class ShrinkRecord:
+    """How a campaign's failure came down to its trace: found in example `found_in`; Hypothesis' shrink ran
+    `examples` more examples and `events` model events (its final replay included; the budget:
+    `events_budget`, and `budget_reached` if that is what stopped it) and left `shrunk_actions` actions;
+    minimization's replays (`replays` of at most `replays_budget`) left `actions`. Counts only, so the record
+    is a function of the seed like the trace."""
+
+    found_in: int
+    examples: int
+    events: int
+    events_budget: int
+    budget_reached: bool
+    shrunk_actions: int
+    replays: int
+    replays_budget: int
+    actions: int
+
+    def to_json(self) -> dict:
+        return attrs.asdict(self)
+
+
 @attrs.define
 class CampaignResult:
     options: CheckOptions
     stats: Stats
     seconds: float
     failure: Optional[Trace] = None  # the shrunk failing trace
+    shrink: Optional[ShrinkRecord] = None  # how `failure` was shrunk
 
     @property
     def examples(self) -> int:
@@ -122,11 +145,14 @@ class _EventsDeadline(float):
         return deadline
 
     def __radd__(self, now: float) -> "_EventsDeadline":
-        self.started = self.stats.events
+        self.started = self.stats.shrink_started_at_events = self.stats.events
         return self
 
     def __lt__(self, now: float) -> bool:
-        return self.started is not None and self.stats.events - self.started >= self.limit
+        spent = self.started is not None and self.stats.events - self.started >= self.limit
+        if spent:
+            self.stats.shrink_budget_reached = True
+        return spent
 
 
 @contextmanager
@@ -247,7 +273,20 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
         if not failed:
             raise
         # Hypothesis' shrink, then cutting whole actions out of what it left (kmodel.checker.minimize)
-        result.failure = minimize(trace_of(failed[-1]), keep_prefix=len(machine.initial_actions) + 1,
-                                  invariants=machine.invariant_list(), on_replay=on_replay)
+        shrunk = trace_of(failed[-1])
+        found_in, examples = stats.first_failure_at or 0, stats.shrinking_examples()
+        began = stats.shrink_started_at_events
+        events = 0 if began is None else stats.events - began
+        replayed = [0, 0]
+
+        def heard(replays: int, most: int, actions: int) -> None:
+            replayed[:] = [replays, most]
+            if on_replay is not None:
+                on_replay(replays, most, actions)
+
+        result.failure = minimize(shrunk, keep_prefix=len(machine.initial_actions) + 1,
+                                  invariants=machine.invariant_list(), on_replay=heard)
+        result.shrink = ShrinkRecord(found_in, examples, events, MAX_SHRINK_EVENTS, stats.shrink_budget_reached,
+                                     len(shrunk.actions), replayed[0], replayed[1], len(result.failure.actions))
     result.seconds = time.perf_counter() - started
     return result

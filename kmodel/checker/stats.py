@@ -30,6 +30,10 @@ class Stats:
         #: examples run when the first violation was seen (None: none yet); shrinking budgets count from it
         self.first_failure_at: Optional[int] = None
         self.events_at_first_failure = 0  # model events of the examples finished before it
+        #: set by run.shrink_limits: the model events run when Hypothesis' shrink began (None: it has not), and
+        #: whether the shrink stopped because its budget of events ran out
+        self.shrink_started_at_events: Optional[int] = None
+        self.shrink_budget_reached = False
         #: called with this Stats after each example starts (the progress bar)
         self.on_example: Optional[Callable[["Stats"], None]] = None
 

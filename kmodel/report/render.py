@@ -63,6 +63,7 @@ class ViolationView:
     arrows_shown: int                   # arrows drawn in the diagram
     messages_left_out: int              # delivered messages the diagram leaves out (no story: the step count)
     replay_command: str
+    shrink_note: str = ""               # how the trace was shrunk (report.json's `shrink`), "" if not known
 
 
 @attrs.frozen
@@ -107,9 +108,30 @@ def _plural(n: int, word: str, plural: Optional[str] = None) -> str:
     return f"{n:,} {word if n == 1 else (plural or word + 's')}"
 
 
+def shrink_note(shrink: Any) -> str:
+    """One sentence on how a violation was shrunk, from report.json's `shrink` ("" if it is missing or bad)."""
+    if not isinstance(shrink, dict):
+        return ""
+    n = {key: _as_int(shrink.get(key)) for key in ("found_in", "examples", "events", "events_budget",
+                                                    "shrunk_actions", "replays", "replays_budget", "actions")}
+    text = (f"Found in example {n['found_in']:,}. Hypothesis shrank it in {_plural(n['examples'], 'more example')}"
+            f" ({n['events']:,} of at most {n['events_budget']:,} model events) to "
+            f"{_plural(n['shrunk_actions'], 'action')}")
+    if shrink.get("budget_reached") is True:
+        text += ", stopping when those events ran out (a longer shrink might find a shorter trace)"
+    if n["replays"]:
+        text += (f"; replaying it without whole actions ({_plural(n['replays'], 'replay')} of at most "
+                 f"{n['replays_budget']:,}) left {_plural(n['actions'], 'action')}.")
+    else:
+        text += "; no action could be cut from it by replay."
+    return text
+
+
 def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: int = 60) -> ReportView:
     """Everything both files show, computed once."""
     raw_violations = list(report.get("violations") or [])
+    notes = {str(entry.get("trace", "")): shrink_note(entry.get("shrink")) for entry in raw_violations
+             if isinstance(entry, dict)}
     views: list[ViolationView] = []
     story_traces = {story.trace_path for story in stories}
     for story in stories:
@@ -129,7 +151,7 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
             number=len(views) + 1, invariant=story.invariant, message=story.message,
             trace_path=story.trace_path, steps=story.steps, step_messages=tuple(per_step), before=before,
             after=after, diagram=diagram, arrows_shown=shown, messages_left_out=left_out,
-            replay_command=story.replay_command))
+            replay_command=story.replay_command, shrink_note=notes.get(story.trace_path, "")))
     for entry in raw_violations:
         # A violation the checker recorded but could not tell as a story: show what report.json knows.
         trace = str(entry.get("trace", ""))
@@ -142,7 +164,7 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
             number=len(views) + 1, invariant=str(entry.get("invariant", "?")),
             message=str(entry.get("message", "")), trace_path=trace, steps=(), step_messages=(),
             before=0, after=0, diagram=None, arrows_shown=0, messages_left_out=count,
-            replay_command=f"kmodel replay {trace}" if trace else ""))
+            replay_command=f"kmodel replay {trace}" if trace else "", shrink_note=shrink_note(entry.get("shrink"))))
 
     failed = bool(views)
     violated_names = []
@@ -320,6 +342,9 @@ def render_markdown(view: ReportView) -> str:
         add("")
         if v.trace_path:
             add(f"Trace: {md_code(v.trace_path)}" + (f", {_plural(len(v.steps), 'step')}." if v.steps else "."))
+            add("")
+        if v.shrink_note:
+            add(md_inline(v.shrink_note))
             add("")
         if v.diagram is None:
             add(md_inline(f"No replay story was recorded for this violation ({_plural(v.messages_left_out, 'step')}"
@@ -502,6 +527,8 @@ def render_html(view: ReportView) -> str:
         if v.trace_path:
             steps = f", {_e(_plural(len(v.steps), 'step'))}." if v.steps else "."
             add(f"<p>Trace: <code>{_e(v.trace_path)}</code>{steps}</p>")
+        if v.shrink_note:
+            add(f'<p class="note">{_e(v.shrink_note)}</p>')
         if v.diagram is None:
             add(f'<p class="note">No replay story was recorded for this violation '
                 f'({_e(_plural(v.messages_left_out, "step"))} in the trace); replay the trace to see it step by '

@@ -79,6 +79,13 @@ def test_shrinking_stops_once_its_model_events_are_spent(monkeypatch):
     # with one event to spend: Hypothesis replays the failure it starts from, stops, and replays it as its result
     assert shrinking(none) == 2
     assert shrinking(none) < shrinking(some) < shrinking(unlimited)
+    # the report's record of it
+    assert not unlimited.shrink.budget_reached and unlimited.shrink.events < unlimited.shrink.events_budget
+    assert some.shrink.budget_reached and none.shrink.budget_reached and some.shrink.events >= 1_000
+    for result in (unlimited, some, none):
+        record = result.shrink
+        assert record.found_in == result.stats.first_failure_at and record.examples == shrinking(result)
+        assert record.actions == len(result.failure.actions) <= record.shrunk_actions
 
 
 def test_hypothesis_own_limits_are_restored_afterwards():

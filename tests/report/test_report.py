@@ -13,6 +13,7 @@ import pytest
 
 import kmodel.report as report_pkg
 from kmodel.report import ViolationStory, render_reports, write_json, write_reports
+from kmodel.report.render import shrink_note
 from kmodel.report.mermaid import category, mermaid_text, sequence_diagram
 
 # ------------------------------------------------------------------------------------------------ fixtures
@@ -383,3 +384,30 @@ def test_the_summary_says_what_ran_beside_the_budget():
     assert "| Steps | 4,210 at most per example, 6 run in all |" in md and "| Model events | 1,176 |" in md
     assert "30 budgeted, 2 run" in files["report.html"]
     assert "| Examples | 30 |" in render_reports(report_dict(), [])["report.md"]  # without figures: the budget
+
+
+SHRINK = {"found_in": 153, "examples": 84, "events": 125_792, "events_budget": 6_000_000, "budget_reached": False,
+          "shrunk_actions": 19, "replays": 19, "replays_budget": 180, "actions": 8}
+
+
+def test_how_a_violation_was_shrunk_is_told_in_both_files(tmp_path):
+    stories = [story()]
+    report = report_dict(stories)
+    report["violations"][0]["shrink"] = SHRINK
+    write_reports(report, stories, tmp_path)
+    said = ("Found in example 153. Hypothesis shrank it in 84 more examples (125,792 of at most 6,000,000 model "
+            "events) to 19 actions; replaying it without whole actions (19 replays of at most 180) left 8 actions.")
+    assert said in (tmp_path / "report.md").read_text()
+    assert said in (tmp_path / "report.html").read_text()
+
+
+def test_a_shrink_cut_short_by_its_budget_says_so():
+    assert "stopping when those events ran out" in shrink_note({**SHRINK, "budget_reached": True})
+    assert "no action could be cut" in shrink_note({**SHRINK, "replays": 0})
+    assert shrink_note(None) == shrink_note("garbage") == ""
+
+
+def test_a_report_without_shrink_records_says_nothing_of_shrinking(tmp_path):
+    stories = [story()]
+    write_reports(report_dict(stories), stories, tmp_path)
+    assert "Hypothesis shrank" not in (tmp_path / "report.md").read_text()
