@@ -3,7 +3,7 @@
 `write_results(result, folder)` writes, in this order:
 
 1. each failing trace as ``traces/<invariant>.json`` (kmodel-trace/1, expecting that invariant to fail);
-2. report.json: the seed and budget, the campaign's trace digest, every invariant with how often it was
+2. report.json: the seed and budget, the kmodel and Hypothesis versions, the campaign's trace digest, every invariant with how often it was
    checked and violated, how often each rule fired, and the violations (invariant, message, trace path,
    number of actions, how it was shrunk: `run.ShrinkRecord`), plus figures (examples and steps run, model events, seconds);
 3. report.md and report.html through `kmodel.report.write_reports`, given one `ViolationStory` per
@@ -20,6 +20,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+from hypothesis import __version__ as hypothesis_version
+
+from kmodel import __version__ as kmodel_version
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CampaignResult
 from kmodel.checker.session import all_invariants
@@ -49,6 +52,8 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dic
     options = result.options
     return {
         "seed": options.seed,
+        "kmodel": kmodel_version,
+        "hypothesis": hypothesis_version,  # a seed explores what this release draws (constraints.txt pins it)
         "examples": result.examples,
         "steps": result.steps,
         "profile": options.profile,

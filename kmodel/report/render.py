@@ -194,6 +194,8 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
         summary.append(("Duration", text, False))
     if report.get("kmodel") is not None:
         summary.append(("kmodel", str(report["kmodel"]), True))
+    if report.get("hypothesis") is not None:  # what a seed explores depends on it (constraints.txt)
+        summary.append(("Hypothesis", str(report["hypothesis"]), True))
     if report.get("config") is not None:
         config = report["config"]
         text = json.dumps(config, sort_keys=True, ensure_ascii=False) if isinstance(config, (dict, list)) \

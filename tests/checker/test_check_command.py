@@ -46,3 +46,19 @@ def test_a_reader_that_goes_away_ends_replay_quietly_with_the_sigpipe_status():
     stderr = proc.stderr.read().decode()
     assert proc.wait() == 141
     assert stderr == ""  # no traceback, no "internal error", no "Exception ignored"
+
+
+def test_the_report_names_the_kmodel_and_hypothesis_releases_the_run_used(tmp_path):
+    # a seed explores what this Hypothesis draws: a digest is only comparable with one from the same release
+    import json
+
+    import hypothesis
+
+    import kmodel
+
+    folder = tmp_path / "r"
+    assert main(["check", "--examples", "1", "--steps", "2", "--report", str(folder)]) == 0
+    report = json.loads((folder / "report.json").read_text())
+    assert report["hypothesis"] == hypothesis.__version__ and report["kmodel"] == kmodel.__version__
+    assert f"| Hypothesis | `{hypothesis.__version__}` |" in (folder / "report.md").read_text()
+
