@@ -41,6 +41,7 @@ from kmodel.apiserver.registry import Conflict, Registry
 from kmodel.apiserver.resources import RESOURCES, Resource
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from kmodel.apiserver.storeview import backing_store
+from kmodel.store import StoreError
 from kmodel.apiserver.wire import Request, Response, Status
 from kmodel.ipam.serviceip import DEFAULT_SERVICE_CIDR, ServiceIPAllocator
 from kmodel.objects import decode, dump, validate
@@ -104,10 +105,18 @@ class Pipeline:
             code, body = handler(request, res, user, now, replica)
         except errors.APIError as e:
             code, body = e.status.code, e.status
-        # the audit record, as the plain tuple of its fields (see AuditRecords)
-        self.audit.records.append_fields((now, replica, user_name, verb, request.resource, request.namespace,
-                                           request.name, request.subresource, code, self._backing.revision))
+        except StoreError:
+            # etcd could not be reached: the replica answers 500 (store_error_status); audited as that answer
+            self._audit(now, replica, user_name, request, 500)
+            raise
+        self._audit(now, replica, user_name, request, code)
         return _response(request.id, code, body)
+
+    def _audit(self, now: int, replica: str, user_name: str, request: Request, code: int) -> None:
+        # the audit record, as the plain tuple of its fields (see AuditRecords)
+        self.audit.records.append_fields((now, replica, user_name, request.verb, request.resource,
+                                           request.namespace, request.name, request.subresource, code,
+                                           self._backing.revision))
 
     def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:
         """Authentication and authorization only (for the watch cache): the user, or the error Response."""

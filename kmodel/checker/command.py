@@ -177,7 +177,11 @@ def replay_command(args: argparse.Namespace) -> int:
 def invariants_command(args: argparse.Namespace) -> int:
     from kmodel.checker.session import all_invariants
 
+    from invariants.sometimes import registered_sometimes
+
     rows = [(inv.name, inv.kind, inv.principle, inv.guarantee) for inv in all_invariants()]
+    # the sometimes properties, after them: situations an exploration should reach (report: "Situations reached")
+    rows += [(p.name, "sometimes", p.principle, p.situation) for p in registered_sometimes()]
     head = ("NAME", "KIND", "PRINCIPLE", "GUARANTEE")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
     for row in [head, *rows]:

@@ -89,6 +89,7 @@ from kmodel.checker.stats import Stats
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, SlowLink
 from invariants.registry import Invariant
+from invariants.sometimes import Sometimes, registered_sometimes
 
 #: an index into whatever list of candidates exists when the rule runs (taken modulo its length)
 INDEX = st.integers(min_value=0, max_value=63)
@@ -131,8 +132,11 @@ class KmodelMachine(RuleBasedStateMachine):
     variant: str = "default"
     #: invariants checked besides the registered ones (a subclass's own)
     extra_invariants: ClassVar[tuple[Invariant, ...]] = ()
-    #: False: check only `extra_invariants` (a plugin test of one controller)
+    #: False: check only `extra_invariants` (a plugin test of one controller), and of the sometimes properties
+    #: only `extra_sometimes`
     registered_invariants: ClassVar[bool] = True
+    #: sometimes properties counted besides the registered ones (invariants/sometimes.py)
+    extra_sometimes: ClassVar[tuple[Sometimes, ...]] = ()
     #: what the user has done before every example starts (applied before the warmup run, so its pods run by
     #: the first rule): without it, Hypothesis' swarm testing, which turns each rule off in about half the
     #: examples, would leave half of them without a single pod for the pod invariants and pod faults
@@ -180,7 +184,8 @@ class KmodelMachine(RuleBasedStateMachine):
         ran (its events, its warmup checks) is counted once, when it was built."""
         cls = type(self)
         invariants = cls.invariant_list()
-        key = (cls.config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants))
+        situations = cls.sometimes_list()
+        key = (cls.config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants), tuple(situations))
         use = cls.snapshot_warmup
         if use is None:
             use = cls.extra_components is KmodelMachine.extra_components
@@ -203,9 +208,10 @@ class KmodelMachine(RuleBasedStateMachine):
         for action in cls.initial_actions:
             self._do("workload", action)
         self._do("warmup", RunFair(cls.warmup_ms))
+        self.session.look_for(situations)  # what the rules reach, not the warm-up every example shares
         if use and cls.__dict__.get("_no_snapshot") is None:
             try:
-                snapshot = Snapshot(self.session, shared=(self.stats, *invariants))
+                snapshot = Snapshot(self.session, shared=(self.stats, *invariants, *situations))
             except SnapshotError:
                 cls._no_snapshot = True  # build every example from scratch
             else:
@@ -216,6 +222,11 @@ class KmodelMachine(RuleBasedStateMachine):
     def invariant_list(cls) -> list[Invariant]:
         """The invariants this machine checks, in the order it checks them."""
         return (all_invariants() if cls.registered_invariants else []) + list(cls.extra_invariants)
+
+    @classmethod
+    def sometimes_list(cls) -> list[Sometimes]:
+        """The sometimes properties this machine counts, in the order it asks them."""
+        return (registered_sometimes() if cls.registered_invariants else []) + list(cls.extra_sometimes)
 
     def extra_components(self) -> list:
         """Components to run besides the cluster's own (a subclass's controllers)."""

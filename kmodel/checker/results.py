@@ -4,7 +4,8 @@
 
 1. each failing trace as ``traces/<invariant>.json`` (kmodel-trace/1, expecting that invariant to fail);
 2. report.json: the seed and budget, the kmodel and Hypothesis versions, the campaign's trace digest, every invariant with how often it was
-   checked and violated, how often each rule fired, and the violations (invariant, message, trace path,
+   checked and violated, how often each rule fired, how many examples reached each sometimes property
+   (invariants/sometimes.py), and the violations (invariant, message, trace path,
    number of actions, how it was shrunk: `run.ShrinkRecord`), plus figures (examples and steps run, model events, seconds);
 3. report.md and report.html through `kmodel.report.write_reports`, given one `ViolationStory` per
    violation: the trace replayed once more without Hypothesis, with the messages delivered at each step.
@@ -63,6 +64,11 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dic
         "trace_digest": stats.trace_digest(),
         "invariants": invariants,
         "rules": dict(sorted(stats.rules.items())),
+        "sometimes": [
+            {"name": p.name, "principle": p.principle, "situation": p.situation,
+             "examples": stats.reached.get(p.name, 0), "first_example": stats.first_reached.get(p.name)}
+            for p in result.sometimes
+        ],
         "violations": violations,
         "figures": {
             "examples_run": stats.examples,

@@ -99,6 +99,7 @@ class CampaignResult:
     seconds: float
     failure: Optional[Trace] = None  # the shrunk failing trace
     shrink: Optional[ShrinkRecord] = None  # how `failure` was shrunk
+    sometimes: tuple = ()  # the sometimes properties the machine counted (stats.reached says how often)
 
     @property
     def examples(self) -> int:
@@ -264,7 +265,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     })
     bound = hypothesis_seed(options.seed)(bound)
     started = time.perf_counter()
-    result = CampaignResult(options, stats, 0.0)
+    result = CampaignResult(options, stats, 0.0, sometimes=tuple(machine.sometimes_list()))
     try:
         with with_reporter(lambda text: None), shrink_limits(stats), campaign_gc(), no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet

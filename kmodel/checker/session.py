@@ -13,7 +13,9 @@ action comes next, the replayer reads it from a trace, and the session does the 
    incremental; every memo also holds, under `registry.SHARED`, one dict shared by the session's invariants).
    A `Settle` action also asks, after each chunk of fair running, whether every liveness invariant holds
    (stopping at the first that does not), and fails with the ones that still do not when its bound is
-   reached.
+   reached. Then the sometimes properties it was told to look for (`look_for`, invariants/sometimes.py)
+   that it has not reached yet are asked whether it has now; each one reached is counted once per session in
+   `stats`.
 
 A violation raises `InvariantViolation` (an AssertionError, so Hypothesis shrinks it) naming the invariant.
 An exception from the model itself (a handler that raised) is reported the same way under the name
@@ -40,6 +42,7 @@ from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import Event, EventNotEnabled
 from kmodel.variants import NAMES
 from invariants.registry import LIVENESS, SAFETY, SHARED, Invariant
+from invariants.sometimes import Sometimes
 
 MODEL_ERROR = "model-error"
 VARIANTS: tuple[str, ...] = NAMES
@@ -121,6 +124,10 @@ class Session:
         # each invariant's own memo, all holding one dict shared by the run (registry.SHARED)
         shared: dict = {}
         self.memos: dict[str, dict] = {inv.name: {SHARED: shared} for inv in invs}
+        #: the sometimes properties not reached yet in this session, each with its own memo (sharing the run's
+        #: dict), and those reached: name -> the step after which it was (see `look_for`)
+        self.unreached: list[tuple[Sometimes, dict]] = []
+        self.reached: dict[str, int] = {}
         self._last_failing: Optional[Invariant] = None  # the liveness invariant that failed last
         self.stats = stats if stats is not None else Stats()
         self.actions: list[Action] = []
@@ -220,8 +227,32 @@ class Session:
                 checks[inv.name] = checks.get(inv.name, 0) + 1
                 for message in inv.check(cluster, memos[inv.name]):
                     self._fail(InvariantViolation(inv.name, message, step))
+            if self.unreached:
+                self._look_for_situations(step)
         finally:
             stats.invariant_seconds += time.perf_counter() - started
+
+    def look_for(self, situations: Iterable[Sometimes]) -> None:
+        """From now on, ask these sometimes properties after every action. What happened before (the checker's
+        warm-up, the same in every example) does not count: each property first reads what happened up to now,
+        and its answer is dropped (a property that looks at a state rather than at what happened, one true
+        already, is then reached at the first action)."""
+        shared = next(iter(self.memos.values()), {}).get(SHARED, {})
+        for prop in situations:
+            memo: dict = {SHARED: shared}
+            prop.reached(self.cluster, memo)
+            self.unreached.append((prop, memo))
+
+    def _look_for_situations(self, step: int) -> None:
+        """Ask each sometimes property not reached yet in this session; count the ones reached now."""
+        still = []
+        for prop, memo in self.unreached:
+            if prop.reached(self.cluster, memo):
+                self.reached[prop.name] = step
+                self.stats.situation_reached(prop.name)
+            else:
+                still.append((prop, memo))
+        self.unreached = still
 
     def _liveness_failures(self) -> list[tuple[str, str]]:
         stats = self.stats

@@ -18,6 +18,9 @@ class Stats:
         self.rules: dict[str, int] = {}
         self.checks: dict[str, int] = {}
         self.violations: dict[str, int] = {}
+        #: sometimes properties: examples that reached each, and the first example that did (1-based)
+        self.reached: dict[str, int] = {}
+        self.first_reached: dict[str, int] = {}
         self.examples = 0
         self.steps = 0  # actions executed
         self.rule_steps = 0  # Hypothesis steps (rules run, including those that found nothing to do)
@@ -44,6 +47,11 @@ class Stats:
         self.examples += 1
         if self.on_example is not None:
             self.on_example(self)
+
+    def situation_reached(self, name: str) -> None:
+        """An example (the one running now) reached the sometimes property `name` (once per example)."""
+        self.reached[name] = self.reached.get(name, 0) + 1
+        self.first_reached.setdefault(name, self.examples)
 
     def failed(self) -> None:
         if self.first_failure_at is None:

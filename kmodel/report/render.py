@@ -50,6 +50,16 @@ class RuleRow:
 
 
 @attrs.frozen
+class SometimesRow:
+    name: str
+    examples: str  # examples that reached it
+    first: str  # the first example that did ("–": none)
+    never: bool
+    principle: str
+    situation: str
+
+
+@attrs.frozen
 class ViolationView:
     number: int
     invariant: str
@@ -78,6 +88,8 @@ class ReportView:
     rules: tuple[RuleRow, ...]
     rules_note: str
     violations: tuple[ViolationView, ...]
+    sometimes: tuple[SometimesRow, ...] = ()
+    sometimes_note: str = ""
 
 
 def _count(value: Any) -> str:
@@ -224,10 +236,26 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
     rules_note = f"{_plural(len(rules), 'rule')}: " + (
         f"{n_never:,} never fired." if n_never else "every one fired.")
 
+    situations = []
+    for entry in report.get("sometimes") or []:
+        if not isinstance(entry, dict):
+            continue
+        reached = _as_int(entry.get("examples"))
+        situations.append(SometimesRow(
+            name=str(entry.get("name", "?")), examples=_count(reached),
+            first=_count(entry.get("first_example")) if reached else "–", never=reached == 0,
+            principle=str(entry.get("principle", "")), situation=str(entry.get("situation", ""))))
+    n_missed = sum(r.never for r in situations)
+    sometimes_note = (f"{_plural(len(situations), 'sometimes property', 'sometimes properties')}, each a situation "
+                      "the examples should reach (after their shared warm-up): " +
+                      (f"{n_missed:,} never reached: no invariant was checked in {'that situation' if n_missed == 1 else 'those situations'}."
+                       if n_missed else "every one reached."))
+
     return ReportView(
         failed=failed, headline=headline, summary=tuple(summary), invariants=tuple(rows),
         invariants_note=invariants_note, has_principle=any(r.principle for r in rows),
         has_guarantee=any(r.guarantee for r in rows), rules=tuple(rules), rules_note=rules_note,
+        sometimes=tuple(situations), sometimes_note=sometimes_note if situations else "",
         violations=tuple(views))
 
 
@@ -328,6 +356,20 @@ def render_markdown(view: ReportView) -> str:
             status = "**NEVER FIRED**" if r.never else "ok"
             fired = f"**{md_inline(r.fired)}**" if r.never else md_inline(r.fired)
             add(f"| {status} | {_cell(md_code(r.name))} | {fired} |")
+        add("")
+
+    if view.sometimes:
+        add("## Situations reached")
+        add("")
+        add(md_inline(view.sometimes_note))
+        add("")
+        add("| Status | Sometimes property | Examples | First | Principle | Situation |")
+        add("|---|---|---:|---:|---|---|")
+        for r in view.sometimes:
+            status = "**NEVER REACHED**" if r.never else "ok"
+            examples = f"**{md_inline(r.examples)}**" if r.never else md_inline(r.examples)
+            add(f"| {status} | {_cell(md_code(r.name))} | {examples} | {md_inline(r.first)} | "
+                f"{_cell(md_inline(r.principle))} | {_cell(md_inline(r.situation))} |")
         add("")
 
     add("## Violations")
@@ -516,6 +558,24 @@ def render_html(view: ReportView) -> str:
         add("</tbody>")
         add("</table>")
     add("</section>")
+
+    if view.sometimes:
+        add('<section id="sometimes">')
+        add("<h2>Situations reached</h2>")
+        add(f'<p class="note">{_e(view.sometimes_note)}</p>')
+        add("<table>")
+        add('<thead><tr><th>Status</th><th>Sometimes property</th><th class="num">Examples</th>'
+            '<th class="num">First</th><th>Principle</th><th>Situation</th></tr></thead>')
+        add("<tbody>")
+        for r in view.sometimes:
+            status = ('<tr class="warn"><td class="status">NEVER REACHED</td>' if r.never
+                      else '<tr><td class="status ok">ok</td>')
+            examples = f'<td class="num hot">{_e(r.examples)}</td>' if r.never else f'<td class="num">{_e(r.examples)}</td>'
+            add(f'{status}<td><code>{_e(r.name)}</code></td>{examples}<td class="num">{_e(r.first)}</td>'
+                f'<td>{_e(r.principle)}</td><td>{_e(r.situation)}</td></tr>')
+        add("</tbody>")
+        add("</table>")
+        add("</section>")
 
     add('<section id="violations">')
     add("<h2>Violations</h2>")
