@@ -125,6 +125,11 @@ def check(args: argparse.Namespace) -> int:
     print(f"kmodel check: seed {options.seed}, {result.stats.examples} examples, {result.stats.steps} steps, "
           f"{result.stats.events} model events in {result.seconds:.1f} s; {checked}/{len(report['invariants'])} "
           f"invariants checked; trace digest {report['trace_digest']}")
+    situations = report["sometimes"]
+    if situations:
+        missed = [entry["name"] for entry in situations if not entry["examples"]]
+        print(f"situations reached: {len(situations) - len(missed)}/{len(situations)} sometimes properties"
+              + (f" (never: {', '.join(missed)})" if missed else ""))
     for v in report["violations"]:
         print(f"VIOLATION {v['invariant']}: {v['message']}")
         print(f"  shrunk to {v['steps']} steps: {v['trace']}")

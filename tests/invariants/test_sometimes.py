@@ -136,15 +136,19 @@ def test_an_informer_whose_connection_is_given_up_on_relists(web):
     assert "informer-relisted" in watcher.run(60)
 
 
-def test_the_checker_counts_examples_reaching_each_and_the_report_flags_those_none_reached(tmp_path):
+def test_the_checker_counts_examples_reaching_each_and_the_report_flags_those_none_reached(tmp_path, capsys):
     folder = tmp_path / "r"
     assert main(["check", "--seed", "1", "--examples", "30", "--report", str(folder)]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("situations reached: ")]
     report = json.loads((folder / "report.json").read_text())
     counted = {entry["name"]: entry for entry in report["sometimes"]}
     assert tuple(sorted(counted)) == EXPECTED
     assert all(0 <= e["examples"] <= 30 for e in counted.values())
     reached = [e for e in counted.values() if e["examples"]]
     assert len(reached) >= 5 and all(1 <= e["first_example"] <= 30 for e in reached)
+    missed = sorted(e["name"] for e in counted.values() if not e["examples"])
+    assert said == [f"situations reached: {len(reached)}/{len(counted)} sometimes properties"
+                    + (f" (never: {', '.join(missed)})" if missed else "")]
     md = (folder / "report.md").read_text()
     assert "## Situations reached" in md
     for e in counted.values():
