@@ -543,3 +543,16 @@ class KmodelMachine(RuleBasedStateMachine):
     @rule()
     def settle(self) -> None:
         self._do("settle", self._settle())
+
+
+class LongWaits(KmodelMachine):
+    """The machine with one more time rule, for long runs (the campaign profile, kmodel.checker.profiles):
+    `wait_long` lets minutes pass with no one acting. A node left unreachable that long is what has its pods
+    evicted (their tolerations of the not-ready and unreachable taints end after 300 s, upstream's
+    DefaultTolerationSeconds); advance_time's 30 s at most took a hundred-step campaign of 1,009 examples to
+    no eviction at all (the `pod-evicted` sometimes property). The dev and ci profiles keep the rules they
+    always had, so their seeds explore what they did."""
+
+    @rule(seconds=st.integers(60, 400))
+    def wait_long(self, seconds: int) -> None:
+        self._do("wait_long", RunFair(seconds * 1000))

@@ -6,7 +6,8 @@
               seeds instead of 13, and hardcoded-pod-ip on 20 instead of 18.
     ci        30 examples of up to 30 steps, derandomized (the seed comes from the test itself), so CI is
               reproducible
-    campaign  long runs: 1,000 examples of up to 100 steps
+    campaign  long runs: 1,000 examples of up to 100 steps, with one more rule (machine.LongWaits: minutes
+              pass with no one acting, long enough for an eviction)
 
 Every profile turns off the example database (a run depends only on its seed and options, never on what an
 earlier run left on disk), the deadline (an example's time depends on the cluster's size, not a bug) and the
@@ -22,6 +23,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, settings
 
 PROFILES: tuple[str, ...] = ("dev", "ci", "campaign")
+#: the profiles whose runs add machine.LongWaits' rule to the machine
+LONG_WAIT_PROFILES: tuple[str, ...] = ("campaign",)
 
 _COMMON = dict(
     database=None,

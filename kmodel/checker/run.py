@@ -21,9 +21,9 @@ from hypothesis import settings as Settings
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
-from kmodel.checker.machine import KmodelMachine
+from kmodel.checker.machine import KmodelMachine, LongWaits
 from kmodel.checker.minimize import minimize
-from kmodel.checker.profiles import profile
+from kmodel.checker.profiles import LONG_WAIT_PROFILES, profile
 from kmodel.checker.session import VARIANTS, InvariantViolation, Session
 from kmodel.checker.stats import Stats
 from kmodel.checker.trace import Trace, Violation
@@ -259,7 +259,10 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                 earlier.dispose()
         failed[:] = [session]
 
-    bound = type("CheckMachine", (machine,), {
+    bases = (machine,)
+    if options.profile in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
+        bases = (LongWaits, machine)  # long runs get the rule that lets minutes pass
+    bound = type("CheckMachine", bases, {
         "config": options.config(), "variant": options.variant, "stats": stats,
         "sink": staticmethod(keep_last),
     })

@@ -203,3 +203,12 @@ def test_the_checkers_settle_is_bounded_by_events_per_node_and_round_trips():
     settle = machine._settle()
     assert settle.max_events == SmallMachine.settle_events_per_node * len(machine.cluster.nodes) == 20_000
     assert action_from_json(json.loads(json.dumps(settle.to_json()))) == settle
+
+
+def test_only_long_runs_get_the_rule_that_lets_minutes_pass():
+    # campaigns add LongWaits' wait_long (a node left unreachable that long has its pods evicted); dev and ci
+    # keep the rules their seeds were recorded with
+    campaign = run_campaign(CheckOptions(examples=12, steps=12, seed=2, nodes=2, profile="campaign"),
+                            machine=SmallMachine)
+    dev = run_campaign(CheckOptions(examples=12, steps=12, seed=2, nodes=2), machine=SmallMachine)
+    assert campaign.stats.rules.get("wait_long", 0) > 0 and "wait_long" not in dev.stats.rules
