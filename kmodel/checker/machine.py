@@ -30,8 +30,9 @@ The rules, by family:
                   replica: its watch cache lags, so it serves stale reads), break_stream (missed events),
                   crash, crash_mid_reconcile (a reconciler with a write sent and not answered yet: a
                   crash between two writes of one sync), restart, compact, fail_container
-    time          advance_time: run fairly for a drawn number of seconds; run_events: run fairly for a drawn
-                  number of events (ending mid-reconcile)
+    time          advance_time: run fairly for a drawn number of seconds (up to 30); run_events: run fairly for
+                  a drawn number of events (ending mid-reconcile); in campaigns only, wait_long (LongWaits: 60
+                  to 400 s, long enough for an eviction)
     settle        settle (also the teardown)
 
 Which rule sits first matters: Hypothesis draws a rule's index with a strong bias toward 0 (about one step
