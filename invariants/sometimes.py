@@ -91,13 +91,28 @@ def _changes(cluster: Any, memo: dict, prefix: str) -> list:
     return feed.read(cluster.store)
 
 
-def _informers(component: Any) -> Iterator[Informer]:
-    """The informers a component holds (a controller's list of them, or a kubelet's, scheduler's or
-    kube-proxy's own attributes)."""
-    for value in vars(component).values():
+def _holds_informers(attr: str, value: Any) -> bool:
+    # a controller's `informers` list is empty while it is down
+    return type(value) is Informer or (type(value) is list and (attr == "informers" or (
+        bool(value) and type(value[0]) is Informer)))
+
+
+def _informers(cluster: Any, memo: dict) -> Iterator[Informer]:
+    """Every informer of every component: a controller's list of them, a kubelet's, scheduler's or
+    kube-proxy's own attributes. Where they are is found once (and again when components come: a node
+    added), as (component, attribute) pairs: a component keeps its informers under the same attributes in
+    every life, its restarts replacing the informers, not the attributes."""
+    components = cluster.loop.components
+    where = memo.get("where")
+    if where is None or memo.get("components") != len(components):
+        where = memo["where"] = [(components[name], attr) for name in sorted(components)
+                                 for attr, value in vars(components[name]).items() if _holds_informers(attr, value)]
+        memo["components"] = len(components)
+    for component, attr in where:
+        value = getattr(component, attr, None)
         if type(value) is Informer:
             yield value
-        elif type(value) is list and value and type(value[0]) is Informer:
+        elif type(value) is list:
             yield from value
 
 
@@ -201,5 +216,4 @@ def rolling_update(cluster: Any, memo: dict) -> bool:
 def informer_relisted(cluster: Any, memo: dict) -> bool:
     """An informer listed again within one life of its process (its watch failed: an error event, a 410 for a
     compacted resourceVersion, a connection given up on), the reflector's recovery from missed events."""
-    loop = cluster.loop
-    return any(inf.lists >= 2 for name in sorted(loop.components) for inf in _informers(loop.components[name]))
+    return any(inf.lists >= 2 for inf in _informers(cluster, memo))
