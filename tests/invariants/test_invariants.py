@@ -499,6 +499,25 @@ def _untaint(cluster: Cluster, node: str) -> None:
                 body=attrs.evolve(current, spec=attrs.evolve(current.spec, taints=kept))).code == 200
 
 
+def test_eviction_timing_judges_an_eviction_by_the_taint_as_of_the_eviction_not_the_end_of_the_step():
+    """An eviction that was due, then, in the same step, the taint taken off and put on again later (a step can
+    run minutes): the eviction is judged by the taint it had, not by the newer one (campaign seed 2 with every
+    fix found the invariant doing that: tests/regressions/eviction-judged-by-the-taint-it-had-not-a-later-one.json)."""
+    from kmodel.objects import Taint
+
+    cluster = web_cluster()
+    memo: dict = {}
+    victim = _tainted_node_2_pod(cluster, memo)
+    cluster.run(cluster.now + 310 * S)  # the toleration (300 s from the taint) has run out
+    assert call(cluster, "delete", "pods", "default", victim.metadata.name, token=NODE_CONTROLLER_TOKEN).code == 200
+    _untaint(cluster, "node-2")
+    current = cluster.get("nodes", "", "node-2")
+    again = Taint(key="node.kubernetes.io/unreachable", effect="NoExecute", time_added=cluster.now)
+    assert call(cluster, "update", "nodes", "", "node-2", body=attrs.evolve(
+        current, spec=attrs.evolve(current.spec, taints=current.spec.taints + (again,)))).code == 200
+    assert check(cluster, "eviction-timing", memo) == []  # one check after all three writes
+
+
 def test_eviction_timing_judges_an_untainted_node_by_what_taint_eviction_had_seen():
     """The store lost node-2's NoExecute taint, but taint eviction had not heard of it when it decided: the
     eviction is judged by the taint it saw (here: before its toleration ran out), not flagged as evicting from
