@@ -505,9 +505,14 @@ class DeploymentController(Controller):
 
     max_retries = 15  # maxRetries in deployment_controller.go
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, refresh_annotations: bool = False) -> None:
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, refresh_annotations: bool = False,
+                 retry_past_max_retries: bool = False) -> None:
         #: the deployment-refresh-annotations fix (kmodel.fixes): scale() refreshes stale replica annotations
         self.refresh_annotations = refresh_annotations
+        if retry_past_max_retries:
+            # the deployment-retry-past-max-retries fix (kmodel.fixes): a failing key is retried for as long as
+            # it fails, rate limited, instead of being dropped after maxRetries until an event or a resync
+            self.max_retries = None
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -622,7 +627,8 @@ class DeploymentController(Controller):
 
 def make(ctx: Any) -> list:
     """The cluster factory: one Deployment controller talking to the API servers in order."""
-    from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS
+    from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS, DEPLOYMENT_RETRY_PAST_MAX_RETRIES
 
-    return [DeploymentController(ctx.apiservers,
-                                 refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in ctx.config.fixes)]
+    fixes = ctx.config.fixes
+    return [DeploymentController(ctx.apiservers, refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in fixes,
+                                 retry_past_max_retries=DEPLOYMENT_RETRY_PAST_MAX_RETRIES in fixes)]

@@ -27,6 +27,7 @@ NODEIPAM_RELEASE_BY_OWNER = "nodeipam-release-by-owner"
 ETCD_KEEP_COMPACTION_TOMBSTONE = "etcd-keep-compaction-tombstone"
 REFLECTOR_CONSISTENT_FIRST_LIST = "reflector-consistent-first-list"
 SCHEDULER_COUNT_HOST_PORT_HOLDERS = "scheduler-count-host-port-holders"
+DEPLOYMENT_RETRY_PAST_MAX_RETRIES = "deployment-retry-past-max-retries"
 
 
 @attrs.frozen
@@ -106,6 +107,20 @@ FIXES: tuple[Fix, ...] = (
         "closed as stale) match, its cause was not found there. This is kmodel's sketch of a fix",
         ("scheduler-forgets-a-host-port-after-a-rejected-pod-and-places-pods-there-for-good.json",
          "stale-scheduler-binds-two-pods-on-one-host-port.json")),
+    Fix(
+        DEPLOYMENT_RETRY_PAST_MAX_RETRIES, ("converges-replicas",),
+        "a Deployment whose sync fails 16 times in a row (its back-off adds up to about 4.5 minutes, so an etcd "
+        "outage of 5 minutes is enough) is dropped from the deployment controller's queue (maxRetries, 15), and "
+        "nothing syncs it again until an event on it, its ReplicaSets or its pods, or the informers' resync 12 "
+        "to 24 hours later (not modelled): a change made just before the outage is not rolled out for hours",
+        "the deployment controller requeues a key whose sync keeps failing for as long as it fails (rate "
+        "limited, at most 1,000 s between tries), as the ReplicaSet controller always does, instead of dropping "
+        "it after 15 retries",
+        "kmodel/controllers/deployment.py (DeploymentController: its max_retries)",
+        "none: upstream drops the key after maxRetries (handleErr, since kubernetes/kubernetes#28684) and "
+        "counts on its shared informers' resync (kube-controller-manager's --min-resync-period, 12 h, times "
+        "[1, 2)) to come back to it. This is kmodel's sketch of a fix",
+        ("deployment-dropped-after-max-retries-while-etcd-was-down.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
