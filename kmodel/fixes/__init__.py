@@ -113,14 +113,16 @@ FIXES: tuple[Fix, ...] = (
         "outage of 5 minutes is enough) is dropped from the deployment controller's queue (maxRetries, 15), and "
         "nothing syncs it again until an event on it, its ReplicaSets or its pods, or the informers' resync 12 "
         "to 24 hours later (not modelled): a change made just before the outage is not rolled out for hours",
-        "the deployment controller requeues a key whose sync keeps failing for as long as it fails (rate "
-        "limited, at most 1,000 s between tries), as the ReplicaSet controller always does, instead of dropping "
-        "it after 15 retries",
+        "the deployment controller requeues a key whose sync keeps failing for as long as it fails, at most 60 s "
+        "between tries (as the Job controller's API back-off, MaxJobApiBackOff), instead of dropping it after 15 "
+        "retries; with the default rate limiter's 1,000 s between tries, as the ReplicaSet controller has, the "
+        "next try after a long outage could come a quarter of an hour after etcd is back",
         "kmodel/controllers/deployment.py (DeploymentController: its max_retries)",
         "none: upstream drops the key after maxRetries (handleErr, since kubernetes/kubernetes#28684) and "
         "counts on its shared informers' resync (kube-controller-manager's --min-resync-period, 12 h, times "
         "[1, 2)) to come back to it. This is kmodel's sketch of a fix",
-        ("deployment-dropped-after-max-retries-while-etcd-was-down.json",)),
+        ("deployment-dropped-after-max-retries-while-etcd-was-down.json",
+         "deployment-retries-a-quarter-of-an-hour-apart-after-a-long-etcd-outage.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
