@@ -212,3 +212,14 @@ def test_only_long_runs_get_the_rule_that_lets_minutes_pass():
                             machine=SmallMachine)
     dev = run_campaign(CheckOptions(examples=12, steps=12, seed=2, nodes=2), machine=SmallMachine)
     assert campaign.stats.rules.get("wait_long", 0) > 0 and "wait_long" not in dev.stats.rules
+
+
+def test_a_long_runs_settle_outwaits_the_default_rate_limiters_longest_back_off():
+    # after twenty minutes of failed syncs a controller's next try can be 1,000 s away (upstream's design): a
+    # settle that gave up sooner would report upstream's own back-off as a cluster that never converges
+    from kmodel.checker.machine import KmodelMachine, LongWaits
+    from kmodel.client.workqueue import MAX_DELAY_MS
+
+    assert MAX_DELAY_MS == 1_000_000
+    assert LongWaits.settle_bound_ms >= MAX_DELAY_MS + 120_000
+    assert KmodelMachine.settle_bound_ms == 600_000  # dev and ci keep theirs
