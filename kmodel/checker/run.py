@@ -259,9 +259,10 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                 earlier.dispose()
         failed[:] = [session]
 
-    bases = (machine,)
+    bases: tuple = (machine,)
     if options.profile in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
-        bases = (LongWaits, machine)  # long runs get the rule that lets minutes pass
+        # long runs get the rule that lets minutes pass, and its settle bound unless the machine sets its own
+        bases = (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
     bound = type("CheckMachine", bases, {
         "config": options.config(), "variant": options.variant, "stats": stats,
         "sink": staticmethod(keep_last),

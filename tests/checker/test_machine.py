@@ -223,3 +223,18 @@ def test_a_long_runs_settle_outwaits_the_default_rate_limiters_longest_back_off(
     assert MAX_DELAY_MS == 1_000_000
     assert LongWaits.settle_bound_ms >= MAX_DELAY_MS + 120_000
     assert KmodelMachine.settle_bound_ms == 600_000  # dev and ci keep theirs
+
+
+def test_a_machine_that_sets_its_own_settle_bound_keeps_it_in_long_runs():
+    from kmodel.checker.machine import LongWaits
+    from kmodel.checker.run import run_campaign as run
+
+    seen = []
+
+    class Mine(SmallMachine):  # settle_bound_ms = 60_000, its own
+        def teardown(self) -> None:
+            seen.append((type(self).settle_bound_ms, isinstance(self, LongWaits)))
+            super().teardown()
+
+    run(CheckOptions(examples=2, steps=3, seed=2, nodes=2, profile="campaign"), machine=Mine)
+    assert seen and set(seen) == {(60_000, True)}
