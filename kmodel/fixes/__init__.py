@@ -106,7 +106,8 @@ FIXES: tuple[Fix, ...] = (
         "kubernetes/kubernetes#88851 (a ReplicaSet making Failed PodFitsHostPorts pods beside its running one, "
         "closed as stale) match, its cause was not found there. This is kmodel's sketch of a fix",
         ("scheduler-forgets-a-host-port-after-a-rejected-pod-and-places-pods-there-for-good.json",
-         "stale-scheduler-binds-two-pods-on-one-host-port.json")),
+         "stale-scheduler-binds-two-pods-on-one-host-port.json",
+         "scheduler-forgets-a-host-port-found-by-the-checker.json")),
     Fix(
         DEPLOYMENT_RETRY_PAST_MAX_RETRIES, ("converges-replicas",),
         "a Deployment whose sync fails 16 times in a row (its back-off adds up to about 4.5 minutes, so an etcd "
