@@ -124,6 +124,7 @@ class Session:
         # each invariant's own memo, all holding one dict shared by the run (registry.SHARED)
         shared: dict = {}
         self.memos: dict[str, dict] = {inv.name: {SHARED: shared} for inv in invs}
+        self._shared = shared
         #: the sometimes properties not reached yet in this session, each with its own memo (sharing the run's
         #: dict), and those reached: name -> the step after which it was (see `look_for`)
         self.unreached: list[tuple[Sometimes, dict]] = []
@@ -237,9 +238,8 @@ class Session:
         warm-up, the same in every example) does not count: each property first reads what happened up to now,
         and its answer is dropped (a property that looks at a state rather than at what happened, one true
         already, is then reached at the first action)."""
-        shared = next(iter(self.memos.values()), {}).get(SHARED, {})
         for prop in situations:
-            memo: dict = {SHARED: shared}
+            memo: dict = {SHARED: self._shared}
             prop.reached(self.cluster, memo)
             self.unreached.append((prop, memo))
 
