@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 import attrs
 
 from invariants._history import PODS, change_feed
+from invariants.registry import _first_sentence
 from kmodel.client.informer import Informer
 
 Reached = Callable[[Any, dict], bool]
@@ -55,11 +56,10 @@ def sometimes(name: str, *, principle: str) -> Callable[[Reached], Reached]:
     def register(fn: Reached) -> Reached:
         if name in SOMETIMES:
             raise ValueError(f"sometimes property {name!r} is registered twice")
-        text = " ".join((fn.__doc__ or "").split())
-        head, dot, _ = text.partition(". ")
-        if not head:
+        situation = _first_sentence(fn.__doc__)
+        if not situation:
             raise ValueError(f"sometimes property {name!r} needs a docstring saying what situation it is")
-        SOMETIMES[name] = Sometimes(name, principle, head + "." if dot else text, fn)
+        SOMETIMES[name] = Sometimes(name, principle, situation, fn)
         return fn
 
     return register

@@ -280,8 +280,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
         # Hypothesis' shrink, then cutting whole actions out of what it left (kmodel.checker.minimize)
         shrunk = trace_of(failed[-1])
         found_in, examples = stats.first_failure_at or 0, stats.shrinking_examples()
-        began = stats.shrink_started_at_events
-        events = 0 if began is None else stats.events - began
+        events = stats.shrinking_events()
         replayed = [0, 0]
 
         def heard(replays: int, most: int, actions: int) -> None:

@@ -32,7 +32,6 @@ class Stats:
         self._hash = hashlib.blake2b(digest_size=16)
         #: examples run when the first violation was seen (None: none yet); shrinking budgets count from it
         self.first_failure_at: Optional[int] = None
-        self.events_at_first_failure = 0  # model events of the examples finished before it
         #: set by run.shrink_limits: the model events run when Hypothesis' shrink began (None: it has not), and
         #: whether the shrink stopped because its budget of events ran out
         self.shrink_started_at_events: Optional[int] = None
@@ -56,15 +55,15 @@ class Stats:
     def failed(self) -> None:
         if self.first_failure_at is None:
             self.first_failure_at = self.examples
-            self.events_at_first_failure = self.events
 
     def shrinking_examples(self) -> int:
         """Examples started since the first violation (0 before one)."""
         return 0 if self.first_failure_at is None else self.examples - self.first_failure_at
 
     def shrinking_events(self) -> int:
-        """Model events run since the first violation (its own example's included; 0 before one)."""
-        return 0 if self.first_failure_at is None else self.events - self.events_at_first_failure
+        """Model events Hypothesis' shrink has run since it began (0 before it has: run.shrink_limits marks it)."""
+        began = self.shrink_started_at_events
+        return 0 if began is None else self.events - began
 
     def example_finished(self, digest: str, events: int) -> None:
         self._hash.update(digest.encode() + b"\n")

@@ -18,8 +18,9 @@ def test_the_bar_follows_exploring_then_shrinking_then_minimizing(capsys):
         stats.example_started()
         stats.example_finished("d", 1_000)
     assert last_line(capsys) == "[" + "#" * 7 + "." * 23 + "] 50/200 examples, 0 steps, 0 failing"
-    stats.failed()  # the 50th example fails: the shrink's budget counts from here
+    stats.failed()  # the 50th example fails
     stats.example_finished("d", 0)
+    stats.shrink_started_at_events = stats.events  # Hypothesis' shrink begins (run.shrink_limits marks it)
     for _ in range(10):
         stats.example_started()
         stats.example_finished("d", MAX_SHRINK_EVENTS // 20)
