@@ -37,7 +37,7 @@ from typing import Any, Callable, Hashable, Optional, Sequence
 from kmodel.apiserver.authentication import CONTROLLER_MANAGER_TOKEN, service_account_token
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
-from kmodel.client import ApiClient, Informer, WorkQueue
+from kmodel.client import ApiClient, Informer, ItemExponentialFailureRateLimiter, WorkQueue
 from kmodel.client.indexer import meta_namespace_key
 from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT
 from kmodel.client.component import ClientComponent
@@ -45,6 +45,12 @@ from kmodel.component import Out
 from kmodel.network import Message
 
 Done = Callable[[int, Response, Out], Optional[bool]]
+
+#: the retry-past-max-retries fixes' longest wait between two tries of a failing key (kmodel.fixes:
+#: deployment-retry-past-max-retries, endpoints-retry-past-max-retries): a minute, as the Job controller's API
+#: back-off (MaxJobApiBackOff), where the default rate limiter's 1,000 s could put the next try a quarter of an
+#: hour after etcd is back
+RETRY_FIX_MAX_DELAY_MS = 60_000
 
 
 class Sync:
@@ -124,6 +130,11 @@ class Controller(ClientComponent):
     #: for ever with the rate limiter (the ReplicaSet controller and the garbage collector)
     max_retries: Optional[int] = None
 
+    #: a retry-past-max-retries fix is on for this controller (kmodel.fixes; set with `retry_for_good()` before
+    #: the base's __init__): a failing key is retried for as long as it fails, its back-off capped at
+    #: RETRY_FIX_MAX_DELAY_MS, instead of being dropped after max_retries until an event or a resync comes
+    retries_for_good: bool = False
+
     #: the kube-system service account its requests authenticate as (upstream's ClientBuilder.ClientOrDie name);
     #: every controller names one
     service_account: str = ""
@@ -143,8 +154,15 @@ class Controller(ClientComponent):
         self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late
         self._init_memory()
 
+    def retry_for_good(self) -> None:
+        """Turn a retry-past-max-retries fix on (call it before the base's __init__, from the controller's own)."""
+        self.retries_for_good = True
+        self.max_retries = None
+
     def _init_memory(self) -> None:
         self.queue = WorkQueue(f"{self.name}/queue")
+        if self.retries_for_good:  # the queue is new at every start: give it the fix's back-off
+            self.queue.rate_limiter = ItemExponentialFailureRateLimiter(max_ms=RETRY_FIX_MAX_DELAY_MS)
         self.informers: list[Informer] = []
         self._syncing: dict[Hashable, Sync] = {}
         self.setup()

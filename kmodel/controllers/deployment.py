@@ -40,7 +40,6 @@ from typing import Any, Callable, Hashable, Optional, Sequence
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, OWNER_UID_INDEX, index_by_namespace, index_by_owner_uid
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
-from kmodel.client.workqueue import ItemExponentialFailureRateLimiter
 from kmodel.component import Out
 from kmodel.objects import Deployment, DeploymentCondition, Pod, ReplicaSet
 from kmodel.objects.fastevolve import evolve
@@ -499,12 +498,6 @@ class _Run:
             self.sync.requeue_after(after + 1000)
 
 
-#: the deployment-retry-past-max-retries fix's longest wait between two tries of a failing key: a minute, as the
-#: Job controller's API back-off (MaxJobApiBackOff), where the default rate limiter's 1,000 s could put the next
-#: try a quarter of an hour after etcd is back
-RETRY_FIX_MAX_DELAY_MS = 60_000
-
-
 class DeploymentController(Controller):
     """See the module docstring."""
 
@@ -516,18 +509,9 @@ class DeploymentController(Controller):
                  retry_past_max_retries: bool = False) -> None:
         #: the deployment-refresh-annotations fix (kmodel.fixes): scale() refreshes stale replica annotations
         self.refresh_annotations = refresh_annotations
-        #: the deployment-retry-past-max-retries fix (kmodel.fixes): a failing key is retried for as long as it
-        #: fails, its back-off capped at RETRY_FIX_MAX_DELAY_MS, instead of being dropped after maxRetries until
-        #: an event or a resync comes
-        self.retry_past_max_retries = retry_past_max_retries
-        if retry_past_max_retries:
-            self.max_retries = None
+        if retry_past_max_retries:  # the deployment-retry-past-max-retries fix (kmodel.fixes)
+            self.retry_for_good()
         super().__init__(name, endpoints)
-
-    def _init_memory(self) -> None:
-        super()._init_memory()
-        if self.retry_past_max_retries:  # its queue is new at every start: give it the fix's back-off
-            self.queue.rate_limiter = ItemExponentialFailureRateLimiter(max_ms=RETRY_FIX_MAX_DELAY_MS)
 
     def setup(self) -> None:
         self.d_informer = self.informer("deployments", indexers={NAMESPACE_INDEX: index_by_namespace})

@@ -34,7 +34,8 @@ in the cache returns an error ("endpoints informer cache is out of date") to be 
 informer has caught up. The map lives in memory, so a crash forgets it (the restarted informer lists
 afresh anyway). As upstream, an UPDATE that was applied but whose answer was lost (a 504 from the client's
 deadline) marks nothing; upstream then relies on the Service informer's periodic resync (12–24 h), which
-the model does not have. After maxRetries (15) failures in a row the key is dropped, as upstream.
+the model does not have. After maxRetries (15) failures in a row the key is dropped, as upstream; nothing syncs it again until an
+event on the Service or its pods (the endpoints-retry-past-max-retries fix, kmodel.fixes, retries instead).
 
 Differences from upstream: see endpoints_logic (port/subset order, no over-capacity truncation, no
 last-change-trigger-time annotation); EndpointSlices (and their mirroring) are not modelled. The
@@ -90,7 +91,10 @@ class EndpointsController(Controller):
 
     event_source = EVENT_SOURCE
 
-    def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME) -> None:
+    def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
+                 retry_past_max_retries: bool = False) -> None:
+        if retry_past_max_retries:  # the endpoints-retry-past-max-retries fix (kmodel.fixes)
+            self.retry_for_good()
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -203,4 +207,7 @@ def _ignore(*args: Any) -> None:
 
 def make(ctx: ClusterContext) -> list:
     """The Endpoints controller."""
-    return [EndpointsController(ctx.apiservers)]
+    from kmodel.fixes import ENDPOINTS_RETRY_PAST_MAX_RETRIES
+
+    return [EndpointsController(ctx.apiservers,
+                                retry_past_max_retries=ENDPOINTS_RETRY_PAST_MAX_RETRIES in ctx.config.fixes)]

@@ -28,6 +28,7 @@ ETCD_KEEP_COMPACTION_TOMBSTONE = "etcd-keep-compaction-tombstone"
 REFLECTOR_CONSISTENT_FIRST_LIST = "reflector-consistent-first-list"
 SCHEDULER_COUNT_HOST_PORT_HOLDERS = "scheduler-count-host-port-holders"
 DEPLOYMENT_RETRY_PAST_MAX_RETRIES = "deployment-retry-past-max-retries"
+ENDPOINTS_RETRY_PAST_MAX_RETRIES = "endpoints-retry-past-max-retries"
 
 
 @attrs.frozen
@@ -124,6 +125,19 @@ FIXES: tuple[Fix, ...] = (
         "[1, 2)) to come back to it. This is kmodel's sketch of a fix",
         ("deployment-dropped-after-max-retries-while-etcd-was-down.json",
          "deployment-retries-a-quarter-of-an-hour-apart-after-a-long-etcd-outage.json")),
+    Fix(
+        ENDPOINTS_RETRY_PAST_MAX_RETRIES, ("converges-endpoints",),
+        "a Service whose Endpoints write fails 16 times in a row (about 4.5 minutes of back-off and etcd "
+        "timeouts, so an etcd outage of 5 minutes is enough) is dropped from the endpoints controller's queue "
+        "(maxRetries, 15): a pod that became Ready just before etcd went down is never added to its Service's "
+        "Endpoints, since nothing changes on the pod or the Service afterwards, until the informers' resync 12 "
+        "to 24 hours later (not modelled)",
+        "the endpoints controller requeues a key whose sync keeps failing for as long as it fails, at most 60 s "
+        "between tries, as deployment-retry-past-max-retries does for the deployment controller",
+        "kmodel/controllers/endpoints.py (make: EndpointsController's retry_past_max_retries)",
+        "none: upstream's endpoints controller drops the key after maxRetries (handleErr) and counts on its "
+        "shared informers' resync to come back to it. This is kmodel's sketch of a fix",
+        ("endpoints-dropped-after-max-retries-while-etcd-was-down.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

@@ -55,3 +55,19 @@ def test_a_controller_without_max_retries_keeps_retrying():
                                            (ReplicaSetController, None)])
 def test_max_retries_follow_upstream(cls, expected):
     assert cls.max_retries == expected
+
+
+@pytest.mark.parametrize("cls", [DeploymentController, EndpointsController])
+def test_the_retry_past_max_retries_fixes_keep_retrying_at_most_a_minute_apart_across_crashes(cls):
+    from kmodel.controllers.base import RETRY_FIX_MAX_DELAY_MS
+
+    upstream = cls(["apiserver-0"])
+    assert upstream.max_retries == 15 and not upstream.retries_for_good
+    assert upstream.queue.rate_limiter.max_ms == 1_000_000  # DefaultControllerRateLimiter's cap
+    fixed = cls(["apiserver-0"], retry_past_max_retries=True)
+    assert fixed.max_retries is None and cls.max_retries == 15  # the instance only, not the class
+    for _ in range(2):  # a crash makes a new queue: it keeps the fix's back-off
+        limiter = fixed.queue.rate_limiter
+        assert limiter.max_ms == RETRY_FIX_MAX_DELAY_MS
+        assert [limiter.when("k") for _ in range(18)][-3:] == [RETRY_FIX_MAX_DELAY_MS] * 3
+        fixed.crash()
