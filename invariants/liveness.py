@@ -86,14 +86,15 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
             mine = [p for p in pods if _owned_by(p, rs.metadata.uid)]
             stuck = sum(1 for p in mine if _unschedulable(p))
             ready = sum(1 for p in mine if _ready(p))
-            gone = sorted({p.spec.node_name for p in mine if _ready(p) and p.spec.node_name not in machines
-                           and p.spec.node_name})
+            gone = sorted({p.spec.node_name for p in mine if p.spec.node_name and p.spec.node_name not in machines})
             serving = ready - sum(1 for p in mine if _ready(p) and p.spec.node_name in gone)
+            left = sum(1 for p in mine if p.spec.node_name in gone)
             name = f"replicaset {ns}/{rs.metadata.name}"
             if len(mine) != want:
                 yield f"{name} wants {want} replicas but has {len(mine)} live pods"
             elif serving != want - stuck:
-                on_gone = f", {ready - serving} ready only on removed machines ({', '.join(gone)})" if gone else ""
+                on_gone = (f", {left} on machines gone from the cluster ({', '.join(gone)}), {ready - serving} of them "
+                           f"still Ready in the API" if gone else "")
                 yield f"{name} has {serving} ready pods of {want} ({stuck} unschedulable{on_gone})"
             st = rs.status
             if st.replicas != len(mine) or st.ready_replicas != ready or \

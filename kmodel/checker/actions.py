@@ -214,6 +214,19 @@ class RemoveNode(Action):
         cluster.remove_node(self.node)
 
 
+@attrs.frozen
+class LoseNode(Action):
+    kind: ClassVar[str] = "lose-node"
+    node: str
+
+    @property
+    def name(self) -> str:
+        return f"lose {self.node} (its machine fails for good; no one deletes the Node)"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.lose_node(self.node)
+
+
 # -- the loop's own events ----------------------------------------------------------------------------------
 
 def _events(value: Any) -> tuple[Event, ...]:
@@ -619,8 +632,9 @@ def _delete_leftover_nodes(cluster: Cluster) -> None:
     """`kubectl delete node` again for each removed machine whose Node still exists and is not being deleted by
     a command still queued or awaiting its answer."""
     pending = {c.name for c in cluster.kubectl.unanswered() if isinstance(c, Delete) and c.resource == "nodes"}
+    lost = set(cluster.lost_nodes)  # no one decided to delete those (Cluster.lose_node)
     for node in cluster.removed_nodes:
-        if node not in pending and cluster.get("nodes", "", node) is not None:
+        if node not in pending and node not in lost and cluster.get("nodes", "", node) is not None:
             cluster.submit(Delete("nodes", "", node))
 
 
@@ -634,8 +648,8 @@ def _settle_livelocked(cluster: Cluster, applied: int) -> None:
 
 ACTIONS: dict[str, type[Action]] = {
     cls.kind: cls
-    for cls in (ApplyDeployment, ApplyPod, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, Fire,
-                Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents,
+    for cls in (ApplyDeployment, ApplyPod, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode,
+                LoseNode, Fire, Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents,
                 Settle)
 }
 

@@ -22,7 +22,8 @@ The rules, by family:
     user          apply_deployment, scale_deployment, delete_deployment, apply_service, delete_service,
                   apply_pod (a bare pod, placed by the scheduler or pinned to a node, with or without a host
                   port), delete_pod, add_node (a machine of 2, 4 or 8 CPUs joins), remove_node (a machine
-                  leaves for good: Cluster.remove_node)
+                  leaves for good: Cluster.remove_node); in campaigns only, lose_node (LongWaits: a machine
+                  fails for good and no one deletes its Node: Cluster.lose_node)
     interleaving  next_event: the first event of the menu; interleave: a burst of up to `burst` enabled
                   progress events drawn as one list of indices (Hypothesis' per-step cost is the limit, so
                   each drawn choice moves the model)
@@ -63,6 +64,7 @@ from kmodel.checker.actions import (
     CONTROLLER_MANAGER,
     CrashMidReconcile,
     FIRST_RECONCILER,
+    LoseNode,
     reconcilers,
     CrashProcess,
     RestartProcess,
@@ -546,9 +548,19 @@ class KmodelMachine(RuleBasedStateMachine):
         self._do("settle", self._settle())
 
 
+#: lose_node stops at two lost machines: with more than two nodes of a zone not Ready, and 55 % of it, the node
+#: lifecycle controller of a small cluster stops evicting (partial disruption, as upstream), and a cluster of
+#: the checker's size would stay short for good by design
+MAX_LOST_NODES = 2
+#: the shortest settle bound that lose_node needs: 40 s of grace before the node is tainted, 300 s of
+#: toleration, then the replacements' start, with room to spare
+LOST_NODE_SETTLE_MS = 600_000
+
+
 class LongWaits(KmodelMachine):
-    """The machine with one more time rule, for long runs (the campaign profile, kmodel.checker.profiles):
-    `wait_long` lets minutes pass with no one acting. A node left unreachable that long is what has its pods
+    """The machine with two more rules, for long runs (the campaign profile, kmodel.checker.profiles):
+    `wait_long` lets minutes pass with no one acting, and `lose_node` loses a machine for good, leaving its Node
+    for the control plane to deal with, which takes minutes too. A node left unreachable that long is what has its pods
     evicted (their tolerations of the not-ready and unreachable taints end after 300 s, upstream's
     DefaultTolerationSeconds); advance_time's 30 s at most took a hundred-step campaign of 1,009 examples to
     no eviction at all (the `pod-evicted` sometimes property). The dev and ci profiles keep the rules they
@@ -564,3 +576,16 @@ class LongWaits(KmodelMachine):
     @rule(seconds=st.integers(60, 400))
     def wait_long(self, seconds: int) -> None:
         self._do("wait_long", RunFair(seconds * 1000))
+
+    def _can_lose_node(self) -> bool:
+        # a machine whose settles end sooner than an eviction takes would report the wait as non-convergence
+        return (self.node_removal and self.settle_bound_ms >= LOST_NODE_SETTLE_MS and len(self.cluster.nodes) > 1
+                and len(self.cluster.lost_nodes) < MAX_LOST_NODES)
+
+    @precondition(_can_lose_node)
+    @rule(i=INDEX)
+    def lose_node(self, i: int) -> None:
+        """A machine fails for good and its Node is left: the control plane must evict its pods on its own
+        (taint eviction, 340 s after the loss), which nothing else in the rules leaves to it for good (a crashed
+        kubelet is restarted by the settle; a removed machine's Node is deleted, and PodGC takes its pods)."""
+        self._do("lose_node", LoseNode(pick(i, self.cluster.nodes)))

@@ -126,8 +126,11 @@ class Cluster:
         self.loop = Loop(self.network, components=[self.etcd, *self.replicas, self.kubectl, *self.components])
         #: the nodes whose machines are in the cluster now (config's, plus added, minus removed ones)
         self.nodes: list[str] = config.node_names()
-        #: nodes taken out by `remove_node`: their components stay down (the explorer never restarts them)
+        #: nodes taken out by `remove_node` or lost by `lose_node`: their components stay down (the explorer
+        #: never restarts them)
         self.removed_nodes: list[str] = []
+        #: of removed_nodes, those lost by `lose_node`: their Nodes are left for the control plane to deal with
+        self.lost_nodes: list[str] = []
         self.etcd.attach(self.loop)
         self.etcd.poke()
         wire(self)  # a variant's extra components, the nodes' data plane (kmodel.cluster.components)
@@ -250,6 +253,21 @@ class Cluster:
         servers already received stays theirs to finish. (The loop takes the stop for a process crash, whose
         peers are told their connections reset and later messages refused; only API servers talk to a node's
         components, and they have nothing to do about either, as with a machine that is gone.)"""
+        self._switch_off(node)
+        self.submit(Delete("nodes", "", node))
+
+    def lose_node(self, node: str) -> None:
+        """A machine fails for good (its hardware dies, it is powered off) and no one deletes its Node: the
+        control plane is left to notice, as it must in a real cluster. Its components stop and what they had
+        sent that no API server has received is lost, as with `remove_node`, and nothing restarts them; the
+        node lifecycle controller marks the Node unreachable and taints it NoExecute, taint eviction deletes
+        its pods once their tolerations run out (300 s, DefaultTolerationSeconds), and their owners replace
+        them elsewhere. The evicted pods stay Terminating, since no kubelet is left to confirm they stopped,
+        as upstream (until the Node is deleted or tainted out-of-service)."""
+        self._switch_off(node)
+        self.lost_nodes.append(node)
+
+    def _switch_off(self, node: str) -> None:
         if node not in self.nodes:
             raise ClusterError(f"no node {node!r} in the cluster ({', '.join(self.nodes)})")
         self.nodes.remove(node)
@@ -260,7 +278,7 @@ class Cluster:
             if src in machine:
                 while self.network.has_in_flight(src, dst):
                     self.loop.step(DropHead(src, dst))
-        self.submit(Delete("nodes", "", node))
+
 
     # -- observing ------------------------------------------------------------------------------------------
 

@@ -445,10 +445,13 @@ def _ignore(*args: Any) -> None:
 
 def make(ctx: ClusterContext) -> list:
     """The node lifecycle controller and the taint eviction controller (both in kube-controller-manager)."""
+    from kmodel.fixes import TAINTEVICTION_RETRY_FAILED_EVICTIONS
+
     c = ctx.config
     return [
         NodeLifecycleController(ctx.apiservers, monitor_period_ms=c.node_monitor_period_ms,
                                 grace_period_ms=c.node_monitor_grace_period_ms,
                                 startup_grace_period_ms=c.node_startup_grace_period_ms),
-        TaintEvictionController(ctx.apiservers),
+        TaintEvictionController(ctx.apiservers,
+                                retry_failed_evictions=TAINTEVICTION_RETRY_FAILED_EVICTIONS in c.fixes),
     ]

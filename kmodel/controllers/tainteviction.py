@@ -21,7 +21,10 @@ Syncing a pod key is handlePodUpdate/processPodOnNode over the pod's *scheduled 
   addConditionAndDeletePod: GET the pod, add condition DisruptionTarget=True (reason
   DeletionByTaintManager, `Taint manager: deleting due to NoExecute taint`) through pods/status, DELETE
   it; the whole step is tried up to 5 times. Success or not, the worker is done (upstream's timed worker
-  does not retry either); a later pod or node change schedules again.
+  does not retry either); a later pod or node change schedules again. Upstream's handlers ignore pod updates
+  that keep the pod's node and tolerations and node updates that keep its NoExecute taints, so after a
+  failed eviction on a node that stays tainted (a machine lost for good) nothing does: the pod is never
+  evicted (the tainteviction-retry-failed-evictions fix, kmodel.fixes, retries it).
 
 Heard log (an observation record, read by the eviction-timing invariant; not used by any decision): `heard`
 gets (now, node, its NoExecute taints) each time the nodes informer delivers a node whose NoExecute taints
@@ -87,9 +90,13 @@ class TaintEvictionController(Controller):
 
     event_source = EVENT_SOURCE
 
-    def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME) -> None:
+    def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
+                 retry_failed_evictions: bool = False) -> None:
         #: (time, node, NoExecute taints) as the informer delivered them; (time, None, ()) at each start
         self.heard: list[tuple[int, Optional[str], tuple]] = []
+        #: the tainteviction-retry-failed-evictions fix (kmodel.fixes): an eviction whose 5 tries all failed
+        #: stays scheduled and its pod key is requeued with the rate limiter, instead of the worker being done
+        self.retry_failed_evictions = retry_failed_evictions
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -176,6 +183,9 @@ class TaintEvictionController(Controller):
         sched = self.scheduled[key]
 
         def finish(t: int, o: Out, ok: bool) -> bool:
+            if not ok and self.retry_failed_evictions:
+                sync.fail()  # requeued with the rate limiter; still scheduled, so still due when synced again
+                return True
             if self.scheduled.get(key) is sched:
                 del self.scheduled[key]  # the worker is done, whatever the outcome
             if ok:

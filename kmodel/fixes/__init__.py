@@ -29,6 +29,7 @@ REFLECTOR_CONSISTENT_FIRST_LIST = "reflector-consistent-first-list"
 SCHEDULER_COUNT_HOST_PORT_HOLDERS = "scheduler-count-host-port-holders"
 DEPLOYMENT_RETRY_PAST_MAX_RETRIES = "deployment-retry-past-max-retries"
 ENDPOINTS_RETRY_PAST_MAX_RETRIES = "endpoints-retry-past-max-retries"
+TAINTEVICTION_RETRY_FAILED_EVICTIONS = "tainteviction-retry-failed-evictions"
 
 
 @attrs.frozen
@@ -138,6 +139,20 @@ FIXES: tuple[Fix, ...] = (
         "none: upstream's endpoints controller drops the key after maxRetries (handleErr) and counts on its "
         "shared informers' resync to come back to it. This is kmodel's sketch of a fix",
         ("endpoints-dropped-after-max-retries-while-etcd-was-down.json",)),
+    Fix(
+        TAINTEVICTION_RETRY_FAILED_EVICTIONS, ("converges-replicas",),
+        "taint eviction tries a due eviction 5 times and then forgets it, failed or not, and its handlers ignore "
+        "pod updates that keep the pod's node and tolerations and node updates that keep its NoExecute taints: "
+        "an eviction that fails while the API is briefly unavailable (an etcd outage of half a minute) is "
+        "never tried again on a node that stays tainted, so the pods of a machine lost for good are never "
+        "evicted nor replaced (until kube-controller-manager restarts)",
+        "an eviction whose 5 tries failed stays scheduled, and the pod's key is requeued with the rate "
+        "limiter, so it is tried again, still due, until it succeeds or the taint goes",
+        "kmodel/controllers/tainteviction.py (TaintEvictionController: _evict's finish)",
+        "none found: upstream's TimedWorkerQueue removes the worker whatever its work function returns "
+        "(pkg/controller/tainteviction/timed_workers.go, getWrappedWorkerFunc), and deletePodHandler's only "
+        "retries are its 5 tries 10 ms apart. This is kmodel's sketch of a fix",
+        ("taint-eviction-gives-up-on-a-lost-nodes-pod-after-an-etcd-blip.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

@@ -212,6 +212,34 @@ def test_only_long_runs_get_the_rule_that_lets_minutes_pass():
                             machine=SmallMachine)
     dev = run_campaign(CheckOptions(examples=12, steps=12, seed=2, nodes=2), machine=SmallMachine)
     assert campaign.stats.rules.get("wait_long", 0) > 0 and "wait_long" not in dev.stats.rules
+    assert "lose_node" not in dev.stats.rules
+    # SmallMachine's 60 s settles are shorter than an eviction takes: it never loses a node for good
+    assert "lose_node" not in campaign.stats.rules
+
+
+def test_long_runs_lose_at_most_two_machines_and_only_with_settles_long_enough():
+    from kmodel.checker.machine import LOST_NODE_SETTLE_MS, MAX_LOST_NODES, LongWaits
+
+    class Probe:  # just what the precondition reads
+        node_removal = True
+        settle_bound_ms = LongWaits.settle_bound_ms
+
+        class cluster:
+            nodes = ["node-1", "node-2"]
+            lost_nodes: list = []
+
+    can = LongWaits._can_lose_node
+    assert can(Probe())
+    Probe.cluster.nodes = ["node-1"]
+    assert not can(Probe())  # one machine left: it stays
+    Probe.cluster.nodes = ["node-1", "node-2", "node-3"]
+    Probe.cluster.lost_nodes = ["node-4"] * MAX_LOST_NODES
+    assert not can(Probe())
+    Probe.cluster.lost_nodes = []
+    Probe.settle_bound_ms = LOST_NODE_SETTLE_MS - 1
+    assert not can(Probe())
+    Probe.settle_bound_ms, Probe.node_removal = LOST_NODE_SETTLE_MS, False
+    assert not can(Probe())
 
 
 def test_a_long_runs_settle_outwaits_the_default_rate_limiters_longest_back_off():
