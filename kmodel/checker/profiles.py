@@ -6,8 +6,9 @@
               seeds instead of 13, and hardcoded-pod-ip on 20 instead of 18.
     ci        30 examples of up to 30 steps, derandomized (the seed comes from the test itself), so CI is
               reproducible
-    campaign  long runs: 1,000 examples of up to 100 steps, with one more rule (machine.LongWaits: minutes
-              pass with no one acting, long enough for an eviction)
+    campaign  long runs: 1,000 examples of up to 100 steps, with two more rules (machine.LongWaits:
+              wait_long, minutes pass with no one acting, long enough for an eviction; lose_node, a machine
+              fails for good and its Node is left)
 
 Every profile turns off the example database (a run depends only on its seed and options, never on what an
 earlier run left on disk), the deadline (an example's time depends on the cluster's size, not a bug) and the
@@ -23,7 +24,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, Phase, settings
 
 PROFILES: tuple[str, ...] = ("dev", "ci", "campaign")
-#: the profiles whose runs add machine.LongWaits' rule to the machine
+#: the profiles whose runs add machine.LongWaits' rules to the machine
 LONG_WAIT_PROFILES: tuple[str, ...] = ("campaign",)
 
 _COMMON = dict(
