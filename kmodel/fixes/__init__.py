@@ -152,7 +152,8 @@ FIXES: tuple[Fix, ...] = (
         "none found: upstream's TimedWorkerQueue removes the worker whatever its work function returns "
         "(pkg/controller/tainteviction/timed_workers.go, getWrappedWorkerFunc), and deletePodHandler's only "
         "retries are its 5 tries 10 ms apart. This is kmodel's sketch of a fix",
-        ("taint-eviction-gives-up-on-a-lost-nodes-pod-after-an-etcd-blip.json",)),
+        ("taint-eviction-gives-up-on-a-lost-nodes-pod-after-an-etcd-blip.json",
+         "taint-eviction-gives-up-found-by-the-checker.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
