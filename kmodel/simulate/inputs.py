@@ -21,7 +21,9 @@ import yaml
 from kmodel.cluster.kubectl import resource_of_manifest
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-FAULT_ACTIONS = ("partition", "heal", "crash", "restart")
+FAULT_ACTIONS = ("partition", "heal", "crash", "restart", "lose", "remove")
+#: the faults that take a whole machine out for good, and so need a node name as their target
+MACHINE_ACTIONS = ("lose", "remove")
 
 
 class InputError(ValueError):

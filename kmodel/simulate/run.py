@@ -8,6 +8,9 @@ Theory of operation
 3. The cluster runs fairly. Each fault is applied at its time, in time order (ties in the order given), by
    running until then and pulling the cable: partition/heal a target's endpoints, crash/restart them. A
    target is an endpoint (`apiserver-0`, `scheduler`, `kubelet/node-2`) or a node name (all its endpoints).
+   `lose` and `remove` take a node's machine out for good (Cluster.lose_node: it fails and its Node is left
+   for the control plane; Cluster.remove_node: it is switched off and `kubectl delete node` follows); after
+   that no fault may name the node or its endpoints.
 4. At `until`, the report is read (kmodel.simulate.observe). Commands still unanswered then are reported as
    rejected with code 0, reason NoResponse: kubectl would still be waiting.
 """
@@ -20,13 +23,27 @@ from kmodel.apiserver.wire import Response, Status
 from kmodel.cluster import Cluster, ClusterConfig, ClusterError, DEFAULT_COMPONENTS
 from kmodel.cluster.cluster import user_token
 from kmodel.cluster.kubectl import CommandResult
-from kmodel.simulate.inputs import FaultSpec, InputError, Manifest
+from kmodel.simulate.inputs import MACHINE_ACTIONS, FaultSpec, InputError, Manifest
 from kmodel.simulate.observe import snapshot
 
 BUILT_IN_USERS = ("admin", "alice", "bob")
+#: the Cluster method each fault action calls
+FAULT_METHODS = {"partition": "partition", "heal": "heal", "crash": "crash", "restart": "restart",
+                 "lose": "lose_node", "remove": "remove_node"}
 
 
 def check_faults(cluster: Cluster, faults: Sequence[FaultSpec], until_ms: int) -> None:
+    gone: dict[str, FaultSpec] = {}  # node -> the fault that took its machine out
+    for f in sorted(faults, key=lambda f: f.at_ms):
+        if f.action in MACHINE_ACTIONS and f.target not in cluster.nodes:
+            raise InputError(f"fault {f.text}: {f.action} takes a node name ({', '.join(cluster.nodes)}), "
+                             f"not {f.target!r}")
+        node = f.target if f.target in cluster.nodes else f.target.rpartition("/")[2]
+        if node in gone:
+            raise InputError(f"fault {f.text}: {node} is already out of the cluster ({gone[node].text}); "
+                             "drop this fault or move it before that one")
+        if f.action in MACHINE_ACTIONS:
+            gone[node] = f
     for f in faults:
         if f.at_ms > until_ms:
             raise InputError(f"fault {f.text} is after the end of the run (--until {until_ms / 1000:g}): "
@@ -58,7 +75,7 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
     cluster.apply([m.document for m in manifests], token=token)
     for fault in sorted(faults, key=lambda f: f.at_ms):
         cluster.run(fault.at_ms)
-        getattr(cluster, fault.action)(fault.target)
+        getattr(cluster, FAULT_METHODS[fault.action])(fault.target)
     cluster.run(until_ms)
     unanswered = [CommandResult(c, Response(0, 0, Status(0, "NoResponse", "no answer before the end of the run")))
                   for c in cluster.kubectl.unanswered()]

@@ -73,6 +73,8 @@ def test_unreadable_file_exits_2(tmp_path, capsys):
     ("partition:node-2@60", FaultSpec("partition", "node-2", 60_000)),
     ("crash:kubelet/node-1@1.5", FaultSpec("crash", "kubelet/node-1", 1_500)),
     ("heal:apiserver-0@0", FaultSpec("heal", "apiserver-0", 0)),
+    ("lose:node-2@30", FaultSpec("lose", "node-2", 30_000)),
+    ("remove:node-3@5", FaultSpec("remove", "node-3", 5_000)),
 ])
 def test_fault_specs_parse(spec, parsed):
     assert parse_fault(spec) == parsed
@@ -88,6 +90,9 @@ def test_bad_fault_specs_are_input_errors(spec):
 def test_bad_options_exit_2(capsys, tmp_path):
     path = write(tmp_path, "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n")
     for argv in (["--nodes", "0"], ["--fault", "partition:node-9@1"], ["--fault", "crash:node-1@100"],
+                 ["--fault", "lose:etcd@1"], ["--fault", "lose:kubelet/node-1@1"],
+                 ["--fault", "lose:node-2@1", "--fault", "restart:kubelet/node-2@2"],
+                 ["--fault", "remove:node-2@1", "--fault", "lose:node-2@1"],
                  ["--until", "nan"]):
         code, out, err = run_cli(capsys, "simulate", "-f", path, "--until", "10", *argv) if argv[0] != "--until" \
             else run_cli(capsys, "simulate", "-f", path, *argv)

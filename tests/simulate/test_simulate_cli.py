@@ -70,6 +70,28 @@ def test_a_partitioned_node_is_reported_unknown_with_its_taints(capsys):
     assert any(e["reason"] == "NodeNotReady" and e["object"] == "node/node-2" for e in report["events"])
 
 
+def test_a_lost_machines_pods_are_evicted_and_replaced_and_its_node_stays(capsys):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--until", "420",
+                            "--fault", "lose:node-2@30")
+    assert code == 0
+    node2 = next(n for n in report["nodes"] if n["name"] == "node-2")  # no one deleted it
+    assert node2["conditions"]["Ready"] == "Unknown"
+    assert "node.kubernetes.io/unreachable:NoExecute" in node2["taints"]
+    on_node2 = [p for p in report["pods"] if p["node"] == "node-2"]
+    assert on_node2 and all(p["terminating"] for p in on_node2)  # evicted; no kubelet left to finish them
+    running = [p for p in report["pods"] if p["phase"] == "Running" and not p["terminating"]]
+    assert len(running) == 3 and {p["node"] for p in running} <= {"node-1", "node-3"}
+    assert any(e["reason"] == "TaintManagerEviction" for e in report["events"])
+
+
+def test_a_removed_machine_is_gone_with_its_node(capsys):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--until", "150",
+                            "--fault", "remove:node-2@30")
+    assert code == 0
+    assert [n["name"] for n in report["nodes"]] == ["node-1", "node-3"]
+    assert {p["node"] for p in report["pods"]} <= {"node-1", "node-3"}  # PodGC took node-2's
+
+
 def test_tables_without_json(capsys):
     code = main(["simulate", "-f", str(EXAMPLES / "web-service.yaml"), "--until", "30"])
     out = capsys.readouterr().out
