@@ -61,11 +61,12 @@ def kmodel_test(machine: type[KmodelMachine], **overrides: Any) -> Callable[[], 
     def test() -> None:
         from hypothesis.reporting import current_reporter, with_reporter
 
-        from kmodel.checker.run import no_source_constants, shrink_limits
+        from kmodel.checker.run import no_source_constants, profile_bases, shrink_limits
         from kmodel.checker.stats import Stats
 
         stats = Stats()
-        bound = type(machine.__name__, (machine,), {"stats": stats})
+        # the campaign profile's rules come with it, as in `kmodel check --profile campaign`
+        bound = type(machine.__name__, profile_bases(machine, _options["profile"]), {"stats": stats})
         chosen: Optional[int] = _options["seed"]
         if chosen is not None:
             bound = hypothesis_seed(chosen)(bound)

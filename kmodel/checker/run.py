@@ -240,6 +240,15 @@ def campaign_gc() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
+def profile_bases(machine: type[KmodelMachine], profile_name: str) -> tuple[type, ...]:
+    """The bases of the class a profile runs `machine` as: long runs (LONG_WAIT_PROFILES) add LongWaits' rules
+    (wait_long, lose_node) and its settle bound, unless the machine sets its own bound (its own class comes
+    first)."""
+    if profile_name in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
+        return (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
+    return (machine,)
+
+
 def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = KmodelMachine,
                  on_example: Optional[Callable[[Stats], None]] = None,
                  on_replay: Optional[Callable[[int, int, int], None]] = None) -> CampaignResult:
@@ -259,11 +268,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                 earlier.dispose()
         failed[:] = [session]
 
-    bases: tuple = (machine,)
-    if options.profile in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
-        # long runs get the rule that lets minutes pass, and its settle bound unless the machine sets its own
-        bases = (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
-    bound = type("CheckMachine", bases, {
+    bound = type("CheckMachine", profile_bases(machine, options.profile), {
         "config": options.config(), "variant": options.variant, "stats": stats,
         "sink": staticmethod(keep_last),
     })

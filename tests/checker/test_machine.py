@@ -121,6 +121,27 @@ def test_the_pytest_plugin_runs_a_user_machine():
         _options.update(seed=None, profile="dev")
 
 
+def test_the_pytest_plugins_campaign_profile_brings_the_campaign_rules_as_kmodel_check_does():
+    from kmodel.checker.machine import LongWaits
+    from kmodel.pytest_plugin import _options, kmodel_test
+
+    seen = []
+
+    class Users(SmallMachine):
+        def teardown(self) -> None:
+            seen.append(isinstance(self, LongWaits))
+            super().teardown()
+
+    for name in ("campaign", "dev"):
+        _options.update(seed=4, profile=name)
+        try:
+            kmodel_test(Users, max_examples=2, stateful_step_count=3)()
+        finally:
+            _options.update(seed=None, profile="dev")
+        assert seen and set(seen) == {name == "campaign"}, name
+        seen.clear()
+
+
 def test_a_fault_rule_with_nothing_of_its_kind_injects_the_next_kind_that_has_something():
     machine = SmallMachine()
     stats = machine.stats
