@@ -8,13 +8,14 @@ import pytest
 
 from kmodel.checker.actions import (
     ACTIONS, AddNode, ApplyDeployment, ApplyPod, ApplyService, Compact, CrashMidReconcile, CrashProcess, DeleteObject, FailContainer, Fault, Fire,
-    RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json, deployment_manifest,
+    LoseNode, RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json,
+    deployment_manifest,
 )
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
 
 EXAMPLES = [
     ApplyDeployment("web", 2, 500, True), ApplyPod("debug", "node-1", True), ScaleDeployment("api", 3), ApplyService("web"),
-    DeleteObject("deployments", "web"), AddNode(), RemoveNode("node-2"),
+    DeleteObject("deployments", "web"), AddNode(), RemoveNode("node-2"), LoseNode("node-3"),
     Fire((Deliver("scheduler", "apiserver-0"), Work("kubectl"))), Fault(Partition(("kubelet/node-1", "etcd"))),
     Fault(DelayHead("etcd", "apiserver-1", 10_000)), Fault(BreakStream("scheduler/watch-1")),
     Fault(Crash("controller/deployment")), Compact(42), FailContainer("node-1", "web-x", "app"), RunFair(5000), RunEvents(12),
