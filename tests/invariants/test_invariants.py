@@ -722,3 +722,17 @@ def test_settles_fails_while_work_is_in_flight():
     assert any("work queued" in m for m in check(cluster, "settles"))
     cluster.run(cluster.now + 5 * S)
     assert check(cluster, "settles") == []
+
+
+def test_eviction_timing_counts_from_when_taint_eviction_saw_the_taint_without_a_break():
+    """Upstream counts a toleration from when taint eviction first saw the pod on a tainted node, by its informer;
+    a removal in the store it never saw does not restart the count (campaign seed 8, the first with lose_node)."""
+    from invariants.lifecycle import _tainted_since_in_view
+
+    taint = ("unreachable",)
+    heard = [(80, taint), (91, taint), (97, taint), (150, ()), (160, taint)]
+    assert _tainted_since_in_view(heard, [0], 100) == 80
+    assert _tainted_since_in_view(heard, [0, 91], 100) == 91  # a restart at 91 s first saw it then
+    assert _tainted_since_in_view(heard, [0], 155) is None  # seen untainted at 150 s
+    assert _tainted_since_in_view(heard, [0], 170) == 160  # the count starts again
+    assert _tainted_since_in_view([], [0], 100) is None
