@@ -151,7 +151,10 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     watch cache or link) does not count: upstream marks a live node Unknown then, and so may the model. Likewise
     taint eviction evicts by its informer's view: a pod evicted after its node's NoExecute taint was removed in
     the store is judged by the taints taint eviction had seen when it decided (its heard log, at the time of
-    the DisruptionTarget condition it wrote), not flagged for a removal not delivered to it yet.
+    the DisruptionTarget condition it wrote), not flagged for a removal not delivered to it yet; and the
+    toleration is counted from the earlier of the store's latest taint and the start of the stretch in which
+    taint eviction saw the node tainted without a break (a removal and re-add it never saw restarts nothing
+    upstream).
 
     Reads the store's history (nodes), the two controllers' heard logs and the audit trail (the evictions)."""
     grace = cluster.config.node_monitor_grace_period_ms
