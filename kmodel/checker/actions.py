@@ -649,8 +649,8 @@ def _settle_livelocked(cluster: Cluster, applied: int) -> None:
 ACTIONS: dict[str, type[Action]] = {
     cls.kind: cls
     for cls in (ApplyDeployment, ApplyPod, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode,
-                LoseNode, Fire, Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents,
-                Settle)
+                LoseNode, Fire, Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer,
+                RunFair, RunEvents, Settle)
 }
 
 

@@ -101,3 +101,12 @@ def test_bad_options_exit_2(capsys, tmp_path):
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "-f", path, "--nodes", "many"])
     assert exc.value.code == 2
+
+
+def test_every_fault_action_has_a_cluster_method():
+    from kmodel.cluster import Cluster
+    from kmodel.simulate.inputs import FAULT_ACTIONS
+    from kmodel.simulate.run import FAULT_METHODS
+
+    assert set(FAULT_METHODS) == set(FAULT_ACTIONS)
+    assert all(callable(getattr(Cluster, m, None)) for m in FAULT_METHODS.values())
