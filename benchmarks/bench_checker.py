@@ -156,6 +156,13 @@ def print_breakdown(seconds: float, stats: Stats, empty_step: float) -> None:
     print(f"at half the empty machine's rate a step may take {2 * empty_step * 1e6:.0f} µs; Hypothesis and the "
           f"machine leave {budget * 1e6:.0f} µs of it for the rest, which takes {rest * 1e6:.0f} µs now"
           + (f" ({rest / budget:.1f}x the budget)" if budget > 0 else ""))
+    closing = stats.closing_settle_seconds / steps
+    examples = max(stats.examples, 1)
+    print(f"of which the settle every example ends with (heal, run fairly to quiescence, ask every liveness "
+          f"invariant): {closing * 1e6:.0f} µs per step ({stats.closing_settle_seconds / seconds:.0%} of the run; "
+          f"{stats.closing_settle_seconds / examples * 1e3:.1f} ms and {stats.closing_settle_events / examples:,.0f} "
+          f"events an example, {steps / examples:.1f} steps an example), "
+          f"{closing / (2 * empty_step):.1f}x what a whole step may take at half the empty machine's rate")
 
 
 if __name__ == "__main__":

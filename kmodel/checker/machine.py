@@ -276,7 +276,12 @@ class KmodelMachine(RuleBasedStateMachine):
 
     def teardown(self) -> None:
         if self.session.violation is None and not self._broken:
-            self._do("settle", self._settle())
+            started, events = time.perf_counter(), self.session.events_applied
+            try:
+                self._do("settle", self._settle())
+            finally:
+                self.stats.closing_settle_seconds += time.perf_counter() - started
+                self.stats.closing_settle_events += self.session.events_applied - events
         self._finish()
         if self.session.violation is None and not self._broken and self.dispose_sessions:
             self.session.dispose()  # a passing example is done with: free it now (Session.dispose)

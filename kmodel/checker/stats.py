@@ -29,6 +29,9 @@ class Stats:
         self.action_seconds = 0.0  # applying actions (settles' liveness checks included) and restoring examples
         self.restore_seconds = 0.0  # of action_seconds: starting examples from the warm-up snapshot
         self.liveness_seconds = 0.0  # of both: a settle's checks (the safety checks it asks first included)
+        #: the settle every example ends with (the machine's teardown), all included: its events, its checks
+        self.closing_settle_seconds = 0.0
+        self.closing_settle_events = 0
         self._hash = hashlib.blake2b(digest_size=16)
         #: examples run when the first violation was seen (None: none yet); shrinking budgets count from it
         self.first_failure_at: Optional[int] = None

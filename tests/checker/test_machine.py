@@ -287,3 +287,16 @@ def test_a_machine_that_sets_its_own_settle_bound_keeps_it_in_long_runs():
 
     run(CheckOptions(examples=2, steps=3, seed=2, nodes=2, profile="campaign"), machine=Mine)
     assert seen and set(seen) == {(60_000, True)}
+
+
+def test_the_closing_settle_is_counted_apart_for_the_benchmark():
+    machine = type("CountedMachine", (SmallMachine,), {"stats": None, "dispose_sessions": False})()
+    stats = machine.stats
+    machine.apply_deployment("web", 2, 0, False)
+    machine.settle()  # a settle rule: not the closing one
+    assert stats.closing_settle_events == 0 and stats.closing_settle_seconds == 0.0
+    machine.apply_deployment("web", 3, 0, False)  # one more pod to schedule and start: the closing settle has work
+    before = machine.session.events_applied
+    machine.teardown()
+    assert stats.closing_settle_events == machine.session.events_applied - before > 0
+    assert stats.closing_settle_seconds > 0.0
