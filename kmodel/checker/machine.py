@@ -86,6 +86,7 @@ from kmodel.checker.actions import (
     Settle,
     Action,
 )
+from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
@@ -94,8 +95,6 @@ from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Pa
 from invariants.registry import Invariant
 from invariants.sometimes import Sometimes, registered_sometimes
 
-#: an index into whatever list of candidates exists when the rule runs (taken modulo its length)
-INDEX = st.integers(min_value=0, max_value=63)
 DELAYS_MS = (1_000, 5_000, 30_000)  # delay_link
 LAGS_MS = (2_000, 10_000, 60_000)  # lag_watch_cache
 COMPACT_WINDOW = 41  # compact: at most this many revisions behind the newest
@@ -112,10 +111,6 @@ FAULT_CANDIDATES: dict[str, str] = {
     "drop_message": "droppable", "delay_link": "_nonempty_links", "lag_watch_cache": "laggable",
     "crash_mid_reconcile": "_reconcilers", "fail_container": "failable", "compact": "compactable",
 }
-
-
-def pick(index: int, options: Sequence[Any]) -> Any:
-    return options[index % len(options)] if options else None
 
 
 @attrs.frozen
