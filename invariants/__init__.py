@@ -2,18 +2,24 @@
 
     network.py     unique-pod-ips, pod-ip-in-node-cidr, node-cidrs-disjoint, api-single-contract
     storage.py     occ-no-lost-update, resource-version-monotonic
-    watch.py       watch-ordered, watch-unique, watch-reliable, watch-atomic, informer-no-time-travel
+    watch.py       watch-ordered, watch-unique, watch-reliable, watch-atomic, informer-no-time-travel,
+                   watch-delivers-after-start
     scheduling.py  no-overcommit, host-ports-unique, binding-immutable
     contract.py    admission-enforced, rbac-enforced
     lifecycle.py   eviction-timing
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
                    no-ip-leak, no-cidr-leak, settles
     traffic.py     service-reachability
+    requests.py    refused-request-changes-nothing, deleted-stays-deleted
+    workloads.py   replicaset-within-expectations, rollout-within-surge, endpoints-list-real-pods,
+                   dependents-collected
 
 See registry.py for the contract every invariant follows.
 """
 
-from invariants import contract, lifecycle, liveness, network, scheduling, storage, traffic, watch  # noqa: F401
+from invariants import (  # noqa: F401
+    contract, lifecycle, liveness, network, requests, scheduling, storage, traffic, watch, workloads,
+)
 from invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
 
 __all__ = ["LIVENESS", "REGISTRY", "SAFETY", "Invariant", "invariant", "registered", "violations"]

@@ -15,7 +15,7 @@ incrementally, and keeps one list of violations per guarantee.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from invariants._history import change_feed
 from invariants.registry import SAFETY, SHARED, invariant
@@ -185,17 +185,17 @@ def informers_of(component: Any) -> list:
     return list(found.values())
 
 
-@invariant("informer-no-time-travel", kind=SAFETY, principle="watch, not poll")
-def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
-    """No informer ever exposes to its handlers a resourceVersion older than one it exposed before (within one
-    life of its process).
+def informer_entries(cluster: Any, memo: dict, new_entry: Callable[[Any, str], list]) -> list[list]:
+    """One entry per informer of every component, kept in `memo` between checks: `new_entry(informer,
+    component)` builds an informer's entry (a list whose first item is the informer) the first time it is seen,
+    and the same entry comes back on every later check, so an invariant keeps its progress through an
+    informer's records there. (Entries hold the informer itself, never its id(): a snapshot's copy of the memo
+    then still points at the copied informers.)
 
-    Reads each informer's `exposed` record from where the last check stopped."""
-    bad: list = memo.setdefault("bad", [])
+    Where the informers are changes only when a component crashes or restarts (it builds new ones) or a
+    component is added: then only those components' informers are looked up again. Every 256 checks all are, in
+    case a component builds informers some other time."""
     loop = cluster.loop
-    # Where the informers are changes only when a component crashes or restarts (it builds new ones) or a
-    # component is added: then the informers of those components only are looked up again. Every 256 checks
-    # all are, in case a component builds informers some other time.
     down = getattr(loop, "_down", {})
     signature = (len(loop.components), tuple(down))
     tick = memo.get("tick", 0)
@@ -217,12 +217,22 @@ def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
                 for inf in informers_of(component):
                     entry = old.get(id(inf))
                     if entry is None or entry[0] is not inf:
-                        entry = [inf, 0, 0, name]
+                        entry = new_entry(inf, name)
                     entries.append(entry)
                 by_component[name] = entries
             flat.extend(entries)
         memo["flat"] = flat
-    for entry in flat:
+    return flat
+
+
+@invariant("informer-no-time-travel", kind=SAFETY, principle="watch, not poll")
+def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
+    """No informer ever exposes to its handlers a resourceVersion older than one it exposed before (within one
+    life of its process).
+
+    Reads each informer's `exposed` record from where the last check stopped."""
+    bad: list = memo.setdefault("bad", [])
+    for entry in informer_entries(cluster, memo, lambda inf, name: [inf, 0, 0, name]):
         inf = entry[0]
         exposed = inf.exposed
         if entry[1] == len(exposed):
@@ -236,4 +246,46 @@ def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
             else:
                 newest = rv
         entry[1], entry[2] = len(exposed), newest
+    yield from bad
+
+
+@invariant("watch-delivers-after-start", kind=SAFETY, principle="watch, not poll")
+def watch_delivers_after_start(cluster: Any, memo: dict) -> Iterator[str]:
+    """No watch delivers to an informer an event at or below the resourceVersion it was started from, or an
+    event it already delivered (end to end: etcd, an API server's watch cache, the client).
+
+    A watch from resourceVersion N promises the changes after N, each once, in order (the API's watch
+    contract, which a reflector relies on when it resumes from its last resourceVersion). Judged on what each
+    informer's watches received before the informer filters anything (`Informer.watch_received`), so a stale
+    or repeated event is caught even where the model's informer would drop it."""
+    bad: list = memo.setdefault("bad", [])
+    for entry in informer_entries(cluster, memo, lambda inf, name: [inf, 0, {}, name]):
+        inf = entry[0]
+        received = inf.watch_received
+        if entry[1] == len(received):
+            continue
+        streams: dict = entry[2]  # stream -> [start rv, last rv delivered, keys delivered at that rv]
+        for record in received[entry[1]:]:
+            if len(record) == 2:
+                streams[record[0]] = [record[1], 0, set()]
+                continue
+            stream, rv, key = record
+            state = streams.get(stream)
+            if state is None:
+                continue
+            start, last, keys = state
+            where = f"{entry[3]}'s {inf.resource} watch {stream} (from resourceVersion {start})"
+            if rv <= start:
+                bad.append(f"{where} delivered {key} at resourceVersion {rv}, not after its start")
+            elif rv < last or (rv == last and key in keys):
+                bad.append(f"{where} delivered {key} at resourceVersion {rv} after resourceVersion {last} "
+                           f"(an event again, or out of order)")
+            elif rv > last:
+                state[1], state[2] = rv, {key}
+            else:
+                keys.add(key)
+        entry[1] = len(received)
+        if len(streams) > 64:  # keep only the streams of this life that may still deliver (the newest ones)
+            for stream in list(streams)[:-16]:
+                del streams[stream]
     yield from bad

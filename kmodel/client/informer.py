@@ -116,6 +116,10 @@ class Informer:
         # every resourceVersion this informer exposed to its handlers (a list's, then each event's), in order;
         # 0 marks a reset (the owner crashed: a new process starts from nothing). Read by invariants.
         self.exposed: list[int] = []
+        # what each watch received, before the informer filters anything, in order: (stream, start rv) when a
+        # watch is opened, then (stream, rv, key) per event (bookmarks and errors left out). Read by invariants
+        # (watch-delivers-after-start), which judge the watch end to end: etcd, the watch cache, the client.
+        self.watch_received: list[tuple] = []
         #: None: list then watch (the model as Kubernetes builds it); a period: list every period, never watch
         self.poll_period_ms: Optional[int] = None
         self._generation = 0
@@ -259,6 +263,7 @@ class Informer:
             label_selector=self.label_selector, field_selector=self.field_selector, allow_bookmarks=True,
             timeout_seconds=int(MIN_WATCH_TIMEOUT_S * (self.client.rng.random() + 1.0)),
             on_event=self._on_event, on_closed=self._on_closed)
+        self.watch_received.append((self.watch_stream, self.last_rv))
 
     def _on_event(self, now: int, stream: str, event: WatchEvent, out: Out) -> None:
         if stream != self.watch_stream:
@@ -275,6 +280,8 @@ class Informer:
             if rv > self.last_rv:
                 self.last_rv = rv
             return
+        meta = obj.metadata
+        self.watch_received.append((stream, rv, f"{meta.namespace}/{meta.name}"))
         if rv <= self.last_rv:
             self.dropped_stale += 1
             return

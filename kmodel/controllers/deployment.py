@@ -136,6 +136,13 @@ class _Run:
     def __init__(self, ctrl: "DeploymentController", key: str, d: Deployment, sync: Sync) -> None:
         self.ctrl, self.key, self.d, self.sync = ctrl, key, d, sync
         self.rs_list: list[ReplicaSet] = []
+        # the resourceVersion the ReplicaSet cache had reached when this sync read it: what it decides on
+        self.view_rv = ctrl.rs_informer.last_rv
+
+    def _record_write(self, rs: ReplicaSet) -> None:
+        """Note which ReplicaSet cache this sync's write of `rs` was decided on (`rs_write_views`)."""
+        meta = rs.metadata
+        self.ctrl.rs_write_views.append((f"{meta.namespace}/{meta.name}", self.view_rv))
 
     # -- small async helpers -----------------------------------------------------------------------------
 
@@ -165,6 +172,7 @@ class _Run:
                                 f"Scaled {w.operation} replica set {w.rs.metadata.name} from {w.old} to {w.new}")
             self.write_scales(t2, o2, rest, then)
             return True
+        self._record_write(w.rs)
         self.sync.update(t, o, "replicasets", w.rs, on_done=done)
 
     # -- syncDeployment ----------------------------------------------------------------------------------
@@ -304,6 +312,7 @@ class _Run:
             self.ctrl.event(t2, o2, self.d, "Warning", FAILED_RS_CREATE_REASON, text)
             return None
 
+        self._record_write(new_rs)
         self.sync.create(t, o, "replicasets", new_rs, on_done=created)
 
     def after_new_rs(self, t: int, o: Out, rs: ReplicaSet, already_exists: bool, count: int, new_revision: str,
@@ -511,6 +520,10 @@ class DeploymentController(Controller):
         self.refresh_annotations = refresh_annotations
         if retry_past_max_retries:  # the deployment-retry-past-max-retries fix (kmodel.fixes)
             self.retry_for_good()
+        #: (namespace/name, the ReplicaSet cache's resourceVersion its sync decided on) for every ReplicaSet
+        #: create or scale sent, in order: read by the rollout-within-surge invariant, which judges a write
+        #: only against what its sync could have seen
+        self.rs_write_views: list[tuple[str, int]] = []
         super().__init__(name, endpoints)
 
     def setup(self) -> None:

@@ -101,6 +101,10 @@ class ReplicaSetController(Controller):
         self.burst_replicas = burst_replicas
         # the one place that reads the `edge-triggered` variant (see the module docstring)
         self.edge_triggered = variant == EDGE_TRIGGERED
+        #: (namespace/name of the ReplicaSet, the resourceVersion of the ReplicaSet its sync decided on) for every
+        #: pod create sent, in order: read by the replicaset-within-expectations invariant, which judges a create
+        #: against the replicas asked for since that version
+        self.create_views: list[tuple[str, int]] = []
         super().__init__(name, endpoints)
 
     def _init_memory(self) -> None:
@@ -310,7 +314,9 @@ class ReplicaSetController(Controller):
                 return handled
 
             template = pod_from_template(rs)
+            view = (key, int(rs.metadata.resource_version or 0))
             for _ in range(size):
+                self.create_views.append(view)
                 sync.create(t, o, "pods", template, on_done=created)
 
         def batch_done(t: int, o: Out, size: int, errors: int) -> None:

@@ -51,7 +51,7 @@ VARIANTS: tuple[Variant, ...] = (
         "the desired state, so a missed or duplicated event costs nothing.",
         "the ReplicaSet controller keeps a running count of each set's pods (up when its own create is answered, "
         "down when a pod event shows one going away) and decides from it, instead of re-reading the pods it owns",
-        "kmodel/controllers/replicaset.py", ("converges-replicas",)),
+        "kmodel/controllers/replicaset.py", ("replicaset-within-expectations", "converges-replicas")),
     Variant(
         BLIND_WRITES, "optimistic concurrency",
         "Every update carries the resourceVersion it was read at, and a stale one is refused with 409 Conflict, "

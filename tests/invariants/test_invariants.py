@@ -32,6 +32,9 @@ EXPECTED = {
     "eviction-timing": SAFETY, "converges-replicas": LIVENESS, "converges-endpoints": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
     "no-cidr-leak": LIVENESS, "settles": LIVENESS, "service-reachability": LIVENESS,
+    "watch-delivers-after-start": SAFETY, "refused-request-changes-nothing": SAFETY,
+    "deleted-stays-deleted": SAFETY, "replicaset-within-expectations": SAFETY, "rollout-within-surge": SAFETY,
+    "endpoints-list-real-pods": SAFETY, "dependents-collected": LIVENESS,
 }
 
 

@@ -58,7 +58,7 @@ def test_desired_diff_is_the_one_switch():
 
 def test_the_variant_is_registered_where_it_switches():
     v = variant(EDGE_TRIGGERED)
-    assert v.where == "kmodel/controllers/replicaset.py" and v.expect == ("converges-replicas",)
+    assert v.where == "kmodel/controllers/replicaset.py" and v.expect == ("replicaset-within-expectations", "converges-replicas")
     assert controller(rs_cluster(EDGE_TRIGGERED)).edge_triggered
     assert not controller(rs_cluster(DEFAULT)).edge_triggered
 

@@ -1,0 +1,224 @@
+"""The guarantees judged after every step: each holds on a real run (test_invariants.py runs every registered
+safety invariant after every event of one) and catches a planted mistake of the kind it is there for."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from invariants.registry import REGISTRY
+from kmodel.apiserver import errors
+from kmodel.apiserver.pipeline import Pipeline
+from kmodel.apiserver.wire import Status, WatchEvent
+from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.cluster.kubectl import Apply, Delete, Scale
+from kmodel.component import Out
+from kmodel.controllers import deployment_logic, replicaset, rolling_update
+from kmodel.controllers.replicaset_logic import ReplicasDiff
+from kmodel.objects import EndpointAddress, ObjectReference
+from kmodel.checker.actions import deployment_manifest
+from tests.invariants.test_invariants import call, check, manifest, web_cluster
+
+S = 1000
+
+
+def run_checked(cluster: Cluster, until_ms: int, names: tuple[str, ...], memos: dict) -> list[str]:
+    """Run to `until_ms`, checking `names` after every event; every violation found."""
+    found: list[str] = []
+    while cluster.now < until_ms:
+        events = cluster.loop.enabled_events()
+        if not events:
+            break
+        cluster.loop.step(events[0])
+        for name in names:
+            found += list(REGISTRY[name].check(cluster, memos.setdefault(name, {})))
+    return found
+
+
+# -- watch-delivers-after-start ------------------------------------------------------------------------------
+
+
+def test_watch_delivers_after_start_catches_an_event_older_than_the_watch_start():
+    cluster = web_cluster()
+    memo: dict = {}
+    assert check(cluster, "watch-delivers-after-start", memo) == []
+    kubelet = cluster.loop.components["kubelet/node-1"]
+    inf = next(i for i in _informers(kubelet) if i.resource == "pods" and i.watch_stream)
+    start = next(r[1] for r in reversed(inf.watch_received) if len(r) == 2 and r[0] == inf.watch_stream)
+    stale = next(iter(inf.indexer.items.values()))
+    old = attrs.evolve(stale, metadata=attrs.evolve(stale.metadata, resource_version=str(start)))
+    # what a watch cache that served from below the start would send, delivered as the client delivers it
+    inf._on_event(cluster.now, inf.watch_stream, WatchEvent("MODIFIED", old), Out())
+    found = check(cluster, "watch-delivers-after-start", memo)
+    assert len(found) == 1 and "not after its start" in found[0]
+
+
+def test_watch_delivers_after_start_catches_an_event_delivered_twice():
+    cluster = web_cluster()
+    memo: dict = {}
+    cluster.submit(Scale("deployments", "default", "storefront", 4))
+    cluster.run(cluster.now + 20 * S)
+    assert check(cluster, "watch-delivers-after-start", memo) == []
+    kubelet = cluster.loop.components["kubelet/node-1"]
+    inf = next(i for i in _informers(kubelet) if i.resource == "pods" and i.watch_stream)
+    stream, rv, key = next(r for r in reversed(inf.watch_received) if len(r) == 3 and r[0] == inf.watch_stream)
+    ns, name = key.split("/")
+    obj = inf.get(ns, name)
+    again = attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, resource_version=str(rv)))
+    inf._on_event(cluster.now, stream, WatchEvent("MODIFIED", again), Out())
+    found = check(cluster, "watch-delivers-after-start", memo)
+    assert len(found) == 1 and "an event again" in found[0]
+
+
+def _informers(component):
+    from invariants.watch import informers_of
+    return informers_of(component)
+
+
+# -- refused-request-changes-nothing -------------------------------------------------------------------------
+
+
+def test_refused_request_changes_nothing_holds_for_refusals_of_every_kind():
+    cluster = web_cluster()
+    memo: dict = {}
+    assert check(cluster, "refused-request-changes-nothing", memo) == []
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    assert call(cluster, "create", "pods", "default", body=pod, token="bob-token").code == 403
+    assert call(cluster, "get", "pods", "default", "missing").code == 404
+    assert check(cluster, "refused-request-changes-nothing", memo) == []
+
+
+def test_refused_request_changes_nothing_catches_an_authorizer_that_writes_before_it_refuses(monkeypatch):
+    cluster = web_cluster()
+    memo: dict = {}
+    assert check(cluster, "refused-request-changes-nothing", memo) == []
+    original = Pipeline._authorize
+
+    def leaky(self, request, res, user):
+        if user.name == "bob":
+            self.registry.store.put("/registry/configmaps/default/leak", "written")  # the planted mistake
+            raise errors.APIError(Status(403, "Forbidden", "no"))
+        return original(self, request, res, user)
+
+    monkeypatch.setattr(Pipeline, "_authorize", leaky)
+    assert call(cluster, "get", "pods", "default", "x", token="bob-token").code == 403
+    found = check(cluster, "refused-request-changes-nothing", memo)
+    assert len(found) == 1 and "refused get default/pods/x from bob with 403" in found[0]
+
+
+# -- deleted-stays-deleted -----------------------------------------------------------------------------------
+
+
+def test_deleted_stays_deleted_catches_a_write_that_brings_a_deleted_pod_back():
+    cluster = web_cluster()
+    memo: dict = {}
+    pod = next(p for p in cluster.objects("pods", "default"))
+    key = f"/registry/pods/default/{pod.metadata.name}"
+    cluster.submit(Delete("pods", "default", pod.metadata.name))
+    cluster.run(cluster.now + 40 * S)
+    assert not cluster.store.range(key).kvs
+    assert check(cluster, "deleted-stays-deleted", memo) == []
+    cluster.store.put(key, pod)  # a late status write that re-creates the pod it was for
+    found = check(cluster, "deleted-stays-deleted", memo)
+    assert len(found) == 1 and pod.metadata.uid in found[0]
+
+
+# -- replicaset-within-expectations ----------------------------------------------------------------------------
+
+
+def test_replicaset_within_expectations_holds_through_a_scale_up_and_down_in_quick_succession():
+    cluster = web_cluster()
+    memos: dict = {}
+    cluster.submit(Scale("deployments", "default", "storefront", 6))
+    cluster.run(cluster.now + 1)
+    cluster.submit(Scale("deployments", "default", "storefront", 0))
+    assert run_checked(cluster, cluster.now + 60 * S, ("replicaset-within-expectations",), memos) == []
+
+
+def test_replicaset_within_expectations_catches_a_controller_that_creates_one_too_many(monkeypatch):
+    def one_too_many(listed, counted, replicas, *, edge_triggered, burst_replicas=500):
+        return ReplicasDiff(create=replicas - listed + 1, delete=0) if listed <= replicas else \
+            ReplicasDiff(create=0, delete=listed - replicas)
+
+    monkeypatch.setattr(replicaset, "desired_diff", one_too_many)
+    cluster = Cluster(ClusterConfig(nodes=2))
+    found = []
+    memos: dict = {}
+    cluster.apply(manifest("web-service.yaml"))
+    found = run_checked(cluster, 30 * S, ("replicaset-within-expectations",), memos)
+    assert found and "which asked for at most 3" in found[0]
+
+
+# -- rollout-within-surge --------------------------------------------------------------------------------------
+
+
+def _rollout(cluster: Cluster, cpu: int) -> None:
+    cluster.submit(Apply(deployment_manifest("api", 4, cpu, False)))
+
+
+def test_rollout_within_surge_holds_through_rollouts_back_to_back():
+    cluster = Cluster(ClusterConfig(nodes=3))
+    memos: dict = {}
+    _rollout(cluster, 0)
+    assert run_checked(cluster, 30 * S, ("rollout-within-surge",), memos) == []
+    _rollout(cluster, 100)
+    _rollout(cluster, 200)  # a second template before the controller saw the first's ReplicaSet
+    assert run_checked(cluster, cluster.now + 60 * S, ("rollout-within-surge",), memos) == []
+
+
+def test_rollout_within_surge_catches_a_controller_that_ignores_the_surge(monkeypatch):
+    def no_surge_bound(d, all_rss, new_rs):
+        return deployment_logic.replicas_of(d)  # scale the new ReplicaSet up to everything at once
+
+    monkeypatch.setattr(rolling_update, "new_rs_new_replicas", no_surge_bound)
+    monkeypatch.setattr(deployment_logic, "new_rs_new_replicas", no_surge_bound)
+    cluster = Cluster(ClusterConfig(nodes=3))
+    memos: dict = {}
+    _rollout(cluster, 0)
+    run_checked(cluster, 30 * S, ("rollout-within-surge",), memos)
+    _rollout(cluster, 100)
+    found = run_checked(cluster, cluster.now + 30 * S, ("rollout-within-surge",), memos)
+    assert found and "above spec.replicas + maxSurge = 5" in found[0]
+
+
+# -- endpoints-list-real-pods ----------------------------------------------------------------------------------
+
+
+def _with_address(cluster: Cluster, address: EndpointAddress):
+    from kmodel.objects import dump
+    ep = cluster.get("endpoints", "default", "storefront")
+    subset = ep.subsets[0]
+    subset = attrs.evolve(subset, addresses=(*subset.addresses, address))
+    return dump(attrs.evolve(ep, subsets=(subset,)))
+
+
+def test_endpoints_list_real_pods_catches_a_pod_that_never_existed_and_one_never_ready():
+    cluster = web_cluster()
+    memo: dict = {}
+    assert check(cluster, "endpoints-list-real-pods", memo) == []
+    ghost = EndpointAddress(ip="10.244.9.9", target_ref=ObjectReference(kind="Pod", namespace="default",
+                                                                          name="ghost", uid="no-such-uid"))
+    assert call(cluster, "update", "endpoints", "default", "storefront", body=_with_address(cluster, ghost)).ok
+    found = check(cluster, "endpoints-list-real-pods", memo)
+    assert len(found) == 1 and "ghost (uid no-such-uid), which never existed" in found[0]
+
+
+# -- dependents-collected --------------------------------------------------------------------------------------
+
+
+def test_dependents_collected_holds_once_the_garbage_collector_ran_and_fails_without_it():
+    for with_gc in (True, False):
+        components = ClusterConfig().components
+        if not with_gc:
+            components = tuple(c for c in components if "garbagecollector" not in c)
+        cluster = Cluster(ClusterConfig(nodes=2, components=components))
+        cluster.apply(manifest("web-service.yaml"))
+        cluster.run(40 * S)
+        cluster.submit(Delete("deployments", "default", "storefront"))
+        cluster.run(cluster.now + 60 * S)
+        found = list(REGISTRY["dependents-collected"].check(cluster, {}))
+        if with_gc:
+            assert found == []
+        else:
+            assert found and "names Deployment storefront" in found[0]
