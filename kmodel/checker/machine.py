@@ -56,6 +56,8 @@ from typing import Any, Callable, ClassVar, Iterable, Optional, Sequence
 
 import attrs
 from hypothesis import strategies as st
+from hypothesis import target
+from hypothesis.control import currently_in_test_context
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from kmodel.checker.actions import (
@@ -269,7 +271,19 @@ class KmodelMachine(RuleBasedStateMachine):
         if self.invariants:
             super().check_invariants(*args, **kwargs)
 
+    def _aim(self) -> None:
+        """Point Hypothesis' targeted phase at rare situations: the example scores the sometimes properties it
+        reached, each weighted by how seldom the run's earlier examples reached it (1 / (1 + times)), so that
+        hill-climbing mutates the examples that got where few others did."""
+        if not currently_in_test_context():
+            return  # a machine driven by hand (a test), not by Hypothesis
+        reached = self.stats.reached
+        score = sum(1.0 / reached.get(name, 1) for name in sorted(self.session.reached))
+        target(score, label="rare situations reached")
+
     def teardown(self) -> None:
+        if not self._broken:
+            self._aim()
         if self.session.violation is None and not self._broken:
             started, events = time.perf_counter(), self.session.events_applied
             try:

@@ -300,3 +300,14 @@ def test_the_closing_settle_is_counted_apart_for_the_benchmark():
     machine.teardown()
     assert stats.closing_settle_events == machine.session.events_applied - before > 0
     assert stats.closing_settle_seconds > 0.0
+
+
+def test_every_example_aims_hypothesis_at_the_rare_situations_it_reached(monkeypatch):
+    import kmodel.checker.machine as machine_module
+
+    scores: list[tuple[float, str]] = []
+    monkeypatch.setattr(machine_module, "target", lambda value, label: scores.append((value, label)))
+    result = run_campaign(CheckOptions(examples=6, steps=10, seed=3, nodes=2), machine=SmallMachine)
+    assert result.failure is None
+    assert len(scores) >= 6 and {label for _, label in scores} == {"rare situations reached"}
+    assert all(score >= 0 for score, _ in scores)
