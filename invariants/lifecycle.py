@@ -214,7 +214,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     # with wait_long, found the invariant judging a due eviction by the later taint).
     changes = reader.read(cluster.store)
     applied = 0
-    keys = cluster.store._keys  # noqa: SLF001 (reads at a revision without going on the store's history)
+    store = cluster.store
     for r in new_records:
         if r.verb != "delete" or r.resource != "pods" or r.subresource or r.code >= 300:
             continue
@@ -222,10 +222,13 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
             node_changed(changes[applied])
             applied += 1
         key = f"/registry/pods/{r.namespace}/{r.name}"
-        kv = keys.at(key, r.revision) or keys.at(key, r.revision - 1)
-        if kv is None:
+        # Store.peek: reads at a revision that do not go on the store's history
+        kvs = store.peek(key, revision=r.revision) if r.revision > 0 else []
+        if not kvs and r.revision > 1:
+            kvs = store.peek(key, revision=r.revision - 1)
+        if not kvs:
             continue
-        pod = kv.value
+        pod = kvs[0].value
         # The eviction is the delete that starts the pod's termination (the first accepted delete of it, in the
         # order the API servers handled them), made by taint eviction's service account. A later delete of a pod already
         # terminating (PodGC's force delete once its node is gone, a user's) evicts nothing, and a user deleting
