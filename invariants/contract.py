@@ -95,13 +95,13 @@ class _RbacView:
     """The RBAC objects as of one revision, read without touching the store's request history."""
 
     def __init__(self, store: Any, revision: Optional[int]) -> None:
-        keys = store._keys  # noqa: SLF001 (a read that must not go on the store's history)
         self.kvs: dict[str, list] = {}
         for prefix in RBAC_PREFIXES:
+            # Store.peek: a read that does not go on the store's history (revision 0: before the first write)
             if revision is None:
-                self.kvs[prefix] = keys.current(prefix, prefix_end(prefix))[0]
+                self.kvs[prefix] = store.peek(prefix, prefix_end(prefix))
             else:
-                self.kvs[prefix] = keys.past(prefix, prefix_end(prefix), revision)
+                self.kvs[prefix] = store.peek(prefix, prefix_end(prefix), revision=revision) if revision > 0 else []
         self.by_key = {kv.key: kv.value for kvs in self.kvs.values() for kv in kvs}
         self.decisions: dict[tuple, bool] = {}  # (user, groups, attributes) -> allowed: the view never changes
 

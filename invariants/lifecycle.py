@@ -137,6 +137,13 @@ def _tainted_since_in_view(heard: list[tuple[int, tuple]], starts: list[int], at
 TAINT_EVICTION_USER = service_account_name("node-controller")
 
 
+def _at(store: Any, key: str, revision: int) -> Any:
+    """The live KeyValue of `key` as of `revision` (None if absent then, or `revision` < 1), read with
+    `Store.peek`, which does not go on the store's history."""
+    kvs = store.peek(key, revision=revision) if revision > 0 else []
+    return kvs[0] if kvs else None
+
+
 @invariant("eviction-timing", kind=SAFETY, principle="node lifecycle")
 def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     """No pod is evicted by taint eviction before its toleration of its node's NoExecute taint ran out (counted
@@ -214,7 +221,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     # with wait_long, found the invariant judging a due eviction by the later taint).
     changes = reader.read(cluster.store)
     applied = 0
-    keys = cluster.store._keys  # noqa: SLF001 (reads at a revision without going on the store's history)
+    store = cluster.store
     for r in new_records:
         if r.verb != "delete" or r.resource != "pods" or r.subresource or r.code >= 300:
             continue
@@ -222,7 +229,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
             node_changed(changes[applied])
             applied += 1
         key = f"/registry/pods/{r.namespace}/{r.name}"
-        kv = keys.at(key, r.revision) or keys.at(key, r.revision - 1)
+        kv = _at(store, key, r.revision) or _at(store, key, r.revision - 1)
         if kv is None:
             continue
         pod = kv.value
@@ -239,7 +246,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         target = condition(pod, "DisruptionTarget")
         if target is None or target.reason != TAINT_MANAGER_REASON or target.status != "True":
             continue  # not a taint eviction
-        node_kv = keys.at(node_key(pod.spec.node_name), r.revision) if pod.spec.node_name else None
+        node_kv = _at(store, node_key(pod.spec.node_name), r.revision) if pod.spec.node_name else None
         taints = _no_execute(node_kv.value if node_kv is not None else None)
         tainted_at = tainted_since.get(pod.spec.node_name)
         if node_kv is None and pod.spec.node_name in gone:  # its node was deleted while tainted

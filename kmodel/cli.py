@@ -14,11 +14,14 @@ import sys
 from typing import Sequence
 
 from kmodel import __version__
+from kmodel.checker import command as checker_command
+from kmodel.errors import KmodelUsageError
+from kmodel.fixes import command as fixes_command
 from kmodel.runtime import tune_gc
+from kmodel.simulate import command as simulate_command
+from kmodel.variants import command as variants_command
 
-
-class KmodelUsageError(Exception):
-    """Input the command cannot use: reported as one line on stderr, exit code 2."""
+__all__ = ["KmodelUsageError", "build_parser", "console_main", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,11 +31,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kmodel {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from kmodel.checker import command as checker_command
-    from kmodel.fixes import command as fixes_command
-    from kmodel.simulate import command as simulate_command
-    from kmodel.variants import command as variants_command
-
     simulate_command.register(subparsers)
     checker_command.register(subparsers)
     variants_command.register(subparsers)

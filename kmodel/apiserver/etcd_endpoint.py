@@ -9,9 +9,9 @@ model keeps the two apart, because they fail differently:
   looks like a `Store` to the request pipeline. Every call is counted on the network's communication graph
   as ``apiserver-i -> etcd``; when the replica cannot reach etcd (a partition in the network's reachability
   graph, or etcd is down), the call raises etcd's ``etcdserver: request timed out`` (a `StoreError`, gRPC
-  code Unavailable) and nothing happens in the store. Reads the pipeline's authorizer makes through the
-  store's internals (`kmodel.apiserver.storeview`) are forwarded untouched: kube-apiserver answers those
-  from its own informers, not from etcd.
+  code Unavailable) and nothing happens in the store. Reads the pipeline's authorizer and admission make
+  through `Store.peek` (`kmodel.apiserver.storeview`) go to the store untouched: kube-apiserver answers
+  those from its own informers, not from etcd.
 
 * Watches are asynchronous. Each replica has (at most) one etcd watch on the whole ``/registry/`` prefix,
   opened by `EtcdHandle.watch` (itself a unary call that can time out). The store queues `WatchResponse`s
@@ -218,14 +218,15 @@ class EtcdHandle:
     """A replica's synchronous connection to etcd: the `Store` API, failing when etcd is unreachable."""
 
     __slots__ = ("server", "store", "replica", "calls", "timeouts", "written", "_counts", "_count_key", "_down",
-                 "_reach", "_keys")
+                 "_reach", "peek")
 
     def __init__(self, server: EtcdServer, replica: str) -> None:
         self.server = server
         self.store = server.store
-        # the store's keyspace, for storeview's reads (what __getattr__ would forward, without its cost on
-        # every admission and authorization read; a Store never replaces its keyspace)
-        self._keys = server.store._keys  # noqa: SLF001
+        #: the store's read that is not a request (`Store.peek`), for storeview's reads: kube-apiserver answers
+        #: those from its informers, not from etcd, so they neither fail nor count as calls (bound here, not
+        #: forwarded by __getattr__, whose cost every admission and authorization read would pay)
+        self.peek = server.store.peek
         self.replica = replica
         self.calls = 0
         self.timeouts = 0  # calls that failed because etcd was unreachable
@@ -310,5 +311,5 @@ class EtcdHandle:
         return self.store.revision
 
     def __getattr__(self, name: str) -> Any:
-        # Everything else (history, compact_revision, the keyspace storeview reads) is the store's own.
+        # Everything else (history, compact_revision, ...) is the store's own.
         return getattr(self.store, name)

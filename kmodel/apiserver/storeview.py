@@ -5,10 +5,8 @@ API server's own informer caches, not from etcd: those reads are not etcd reques
 store's current state instead (as if those caches were never behind) without recording a Range in
 `Store.history`, so a rejected request leaves the store's history exactly as it was.
 
-The store has no public non-recording read yet, so this module reaches into its keyspace; it is the only
-place that does (if `Store` grows a `peek`, switch here). The functions take a `Store` or an etcd handle:
-a handle carries the keyspace of its store as its own `_keys` (kmodel/apiserver/etcd_endpoint.py), so these
-reads do not go through the handle's attribute forwarding.
+These are `Store.peek`, the store's read that is not a request. The functions take a `Store` or an etcd
+handle (kmodel/apiserver/etcd_endpoint.py), which has the store's `peek` as its own.
 """
 
 from __future__ import annotations
@@ -26,14 +24,15 @@ def backing_store(store: Any) -> Store:
 
 def current(store: Store, key: str) -> Optional[KeyValue]:
     """The live KeyValue of `key`, or None."""
-    return store._keys.latest.get(key)  # noqa: SLF001 (see the module docstring)
+    kvs = store.peek(key)
+    return kvs[0] if kvs else None
 
 
 def current_value(store: Store, key: str) -> Any:
-    kv = store._keys.latest.get(key)  # noqa: SLF001
-    return None if kv is None else kv.value
+    kvs = store.peek(key)
+    return kvs[0].value if kvs else None
 
 
 def current_prefix(store: Store, prefix: str) -> list[KeyValue]:
     """The live KeyValues under `prefix`, in key order."""
-    return store._keys.current(prefix, prefix_end(prefix))[0]  # noqa: SLF001
+    return store.peek(prefix, prefix_end(prefix))

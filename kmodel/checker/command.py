@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kmodel.checker.profiles import PROFILES
+from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
 
 CHECK_HELP = "explore interleavings and faults with Hypothesis, checking every invariant"
@@ -62,7 +63,6 @@ def register(subparsers: Any) -> None:
 class _Progress:
     """A one-line progress bar on stderr (only on a terminal): exploring, then shrinking and minimizing a
     violation, each against its own budget."""
-
     width = 30
 
     def __init__(self, total: int) -> None:
@@ -91,8 +91,6 @@ class _Progress:
 
 def _prepare_report_folder(folder: Path) -> None:
     """Create the report folder before exploring, so a run's failure trace is never lost to an unusable path."""
-    from kmodel.cli import KmodelUsageError
-
     if folder.exists() and not folder.is_dir():
         raise KmodelUsageError(f"--report {folder}: is a file, not a folder; name a folder (it is created if missing)")
     try:
@@ -105,7 +103,6 @@ def _prepare_report_folder(folder: Path) -> None:
 def check(args: argparse.Namespace) -> int:
     from kmodel.checker.results import write_results
     from kmodel.checker.run import CheckOptions, run_campaign
-    from kmodel.cli import KmodelUsageError
 
     try:
         options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
@@ -142,7 +139,6 @@ def replay_command(args: argparse.Namespace) -> int:
     from kmodel.checker.replay import replay
     from kmodel.checker.session import VARIANTS, TraceDiverged
     from kmodel.checker.trace import TraceError, read_trace
-    from kmodel.cli import KmodelUsageError
 
     if args.variant is not None and args.variant not in VARIANTS:
         raise KmodelUsageError(f"unknown variant {args.variant!r}; variants: {', '.join(VARIANTS)}")

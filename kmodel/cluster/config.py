@@ -1,7 +1,7 @@
 """A whole cluster's configuration from a few numbers, with Kubernetes' defaults.
 
 Times are logical milliseconds. The defaults are Kubernetes' own (shared/reference/kubernetes.md), except
-the node monitor grace period: 40 s as in the seeds and in Kubernetes before 1.32 (50 s since).
+the node monitor grace period: 40 s as in Kubernetes before 1.32 (50 s since).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import argparse
 import textwrap
 from typing import Any, Iterable, Optional
 
+from kmodel.errors import KmodelUsageError
 from kmodel.fixes import FIXES, NAMES, check_fixes
 
 ALL = "all"  # --fix all: every fix
@@ -28,8 +29,6 @@ def add_fix_option(parser: argparse.ArgumentParser, what: str) -> None:
 def fixes_from(values: Optional[Iterable[str]]) -> tuple[str, ...]:
     """The --fix values (each may also be a comma-separated list; "all" is every fix), checked: KmodelUsageError
     for an unknown one."""
-    from kmodel.cli import KmodelUsageError
-
     names = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
     if ALL in names:
         names = [n for n in names if n != ALL] + list(NAMES)

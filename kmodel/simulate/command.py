@@ -7,10 +7,11 @@ import json
 import sys
 from typing import Any
 
+from kmodel.errors import KmodelUsageError
+from kmodel.fixes.command import add_fix_option, fixes_from
 from kmodel.simulate.inputs import InputError, parse_fault, read_manifests
 from kmodel.simulate.render import render
 from kmodel.simulate.run import simulate
-from kmodel.fixes.command import add_fix_option, fixes_from
 from kmodel.variants import variant as known_variant
 
 
@@ -47,8 +48,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kmodel.cli import KmodelUsageError
-
     try:
         check_variant(args.variant)
         faults = [parse_fault(spec) for spec in args.faults]

@@ -18,6 +18,13 @@ Writes happen in three steps, the same for a put, a delete and a txn:
    revision, events in change order. A watch's ``prev_kv`` is the key's state at
    ``rev - 1``, which is what etcd's watch server looks up.
 
+These steps (``_txn``, ``_put``, ``_delete``, ``_commit``, ``_fan_out``) are the reference
+implementation of every write. The shapes the model sends most have fast paths beside
+them (``_write_one`` for a put of one key, by ``put`` and by ``_txn_one`` for the API
+server's txn; ``_fan_out_one`` for a revision that changed one key), each checked against
+the reference steps by tests/store/test_reference.py through ``ReferenceStore``
+(reference.py), the store with its fast paths off.
+
 Reads at the current revision come from the live index; reads at a past revision
 bisect each key's versions. ``compact(c)`` forgets what etcd's compaction forgets:
 reads below ``c`` fail, a watch starting below ``c`` is cancelled with
@@ -67,8 +74,8 @@ from .watch import WatchIndex, Watcher
 _new = tuple.__new__  # builds a NamedTuple from a tuple of its fields, skipping the Python-level __new__
 
 WATCH_BATCH_MAX_REVISIONS = 1000  # etcd's watchBatchMaxRevs: revisions per replayed response
-_REFUSED_WATCH_ID = -1
-_REVISION_FIELDS = {"MOD": 3, "CREATE": 2, "VERSION": 4}  # Compare target -> KeyValue field (0 when missing)  # the id etcd gives a watch it refuses at creation
+_REFUSED_WATCH_ID = -1  # the id etcd gives a watch it refuses at creation
+_REVISION_FIELDS = {"MOD": 3, "CREATE": 2, "VERSION": 4}  # Compare target -> KeyValue field (0 when missing)
 
 
 def _changes_of(entry: Any) -> tuple[KeyValue, ...]:
@@ -129,6 +136,24 @@ class Store:
         """The revision of the last compaction, 0 if none."""
         return max(self._compact_rev, 0)
 
+    def peek(self, key: str, range_end: Optional[str] = None, *, revision: int = 0) -> list[KeyValue]:
+        """The live KeyValues in [key, range_end) in key order, now or (``revision`` > 0) as of that revision:
+        what ``range(key, range_end, revision=revision).kvs`` would hold, without being a request.
+
+        For readers that are not etcd clients (invariants, reports, the API server's reads of its informer
+        caches in kmodel/apiserver/storeview.py): nothing goes on ``history``, no watcher, tracker or
+        revision changes, and it never raises. ``range_end`` follows etcd: None for ``key`` alone,
+        ``prefix_end(p)`` for a prefix, "\\0" for every key >= ``key``. A ``revision`` at or above the
+        current one reads the current state. Below ``compact_revision`` the answer is what compaction kept:
+        it may miss keys that were live then (etcd would refuse the read), never shows a wrong version. The
+        list is the caller's; the KeyValues are the store's own, immutable."""
+        if 0 < revision < self._rev:
+            return self._keys.past(key, range_end, revision)
+        if not range_end:
+            kv = self._keys.latest.get(key)
+            return [kv] if kv is not None else []
+        return self._keys.current(key, range_end)[0]
+
     def _fail(self, request: Any, error: StoreError) -> None:
         self.history.append((request, error))
         raise error
@@ -176,40 +201,12 @@ class Store:
         return _new(RangeResponse, (header_revision, kvs, count, more))
 
     def put(self, key: str, value: Any, *, prev_kv: bool = False) -> PutResponse:
-        # The hot path: the steps of _put, _commit and _notify written out inline.
+        # A fast path: `_write_one` instead of the reference steps (_put, _commit, _notify; see ReferenceStore).
         request = _new(PutOp, (key, value, prev_kv))
         if not key:
             self._fail(request, errors.empty_key())
-        rev = self._rev + 1
-        keys = self._keys
-        old = keys.latest.get(key)
-        if old is None:
-            kv = _new(KeyValue, (key, value, rev, rev, 1, 0))
-            keys.record_put(kv, True)
-        else:
-            kv = _new(KeyValue, (key, value, old.create_revision, rev, old.version + 1, 0))
-            keys.latest[key] = kv
-            keys.versions[key].append(kv)
-            keys.touched[key] = None
-        self._rev = rev
-        self._log.append(kv)
-        if self._trackers:
-            self._track(key, rev)
-        watchers = self._index.matching(key)
-        if watchers:
-            plain = with_prev = None
-            for w in watchers:
-                if rev < w.min_revision:
-                    continue
-                if w.prev_kv:
-                    if with_prev is None:
-                        with_prev = _new(Event, ("PUT", kv, old))
-                    event = with_prev
-                else:
-                    if plain is None:
-                        plain = _new(Event, ("PUT", kv, None))
-                    event = plain
-                w.pending.append(_new(WatchResponse, (w.id, rev, [event], 0, False, "")))
+        old = self._keys.latest.get(key)
+        rev = self._write_one(key, value, old)
         response = _new(PutResponse, (rev, old if prev_kv else None))
         self.history.append((request, response))
         return response
@@ -230,7 +227,10 @@ class Store:
             fast = self._txn_one(compare, success, failure)
             if fast is not None:
                 return fast
-        request = _new(TxnRequest, (compare, success, failure))
+        return self._txn(_new(TxnRequest, (compare, success, failure)))
+
+    def _txn(self, request: TxnRequest) -> TxnResponse:
+        """The reference txn: any compares and branches."""
         try:
             check_txn_request(request.compare, request.success, request.failure)
         except StoreError as error:
@@ -266,10 +266,10 @@ class Store:
         return response
 
     def _txn_one(self, compare: tuple, success: tuple, failure: tuple) -> Optional[TxnResponse]:
-        """The API server's txn (one compare `c` on one key, one put `op`, else nothing or the read
-        `otherwise` at the current revision) without the general machinery; None when the request is not
-        exactly that shape (the general path then handles it). Same checks, answer, history and watch events
-        as the general path (a successful one is recorded compact: `History.record_txn_put`). Fields are read
+        """A fast path: the API server's txn (one compare `c` on one key, one put `op`, else nothing or the
+        read `otherwise` at the current revision) without the general machinery; None when the request is not
+        exactly that shape (the reference `_txn` then handles it). Same checks, answer, history and watch
+        events as `_txn` (a successful one is recorded compact: `History.record_txn_put`). Fields are read
         by index (Compare: key, target, result, value, range_end; PutOp: key, value, prev_kv; RangeOp: key,
         range_end, revision; KeyValue: key, value, create_revision, mod_revision, version): this is the write
         path of every API request."""
@@ -296,25 +296,8 @@ class Store:
             self.history.append((_new(TxnRequest, (compare, success, failure)), response))
             return response
         key = op[0]
-        rev = self._rev + 1
         old = current if key == compared else latest.get(key)
-        if old is None:
-            kv = _new(KeyValue, (key, op[1], rev, rev, 1, 0))
-            keys.record_put(kv, True)
-        else:
-            kv = _new(KeyValue, (key, op[1], old[2], rev, old[4] + 1, 0))
-            latest[key] = kv  # (Keyspace.record_put of a live key, inlined)
-            keys.versions[key].append(kv)
-            keys.touched[key] = None
-        self._rev = rev
-        self._log.append(kv)
-        if self._trackers:
-            for tracker in self._trackers.values():  # _track, inlined
-                if key.startswith(tracker.prefixes):
-                    tracker.revision = rev
-        watchers = self._index.matching(key)
-        if watchers:
-            self._notify_one(watchers, kv, old, rev)
+        rev = self._write_one(key, op[1], old)
         prev_kv = old if op[2] else None
         response = _new(TxnResponse, (rev, True, [_new(PutResponse, (rev, prev_kv))]))
         if type(c) is Compare:
@@ -322,6 +305,35 @@ class Store:
         else:
             self.history.append((_new(TxnRequest, (compare, success, failure)), response))
         return response
+
+    def _write_one(self, key: str, value: Any, old: Optional[KeyValue]) -> int:
+        """A fast path: a write request that puts one key (``old``: its live version, or None) and nothing
+        else, all of its steps (the keyspace, the log, the trackers, the watchers) in one function; returns
+        the new revision. The reference is `_put` then `_commit`."""
+        rev = self._rev + 1
+        keys = self._keys
+        if old is None:
+            kv = _new(KeyValue, (key, value, rev, rev, 1, 0))
+            keys.record_put(kv, True)
+        else:
+            kv = _new(KeyValue, (key, value, old[2], rev, old[4] + 1, 0))  # (create_revision, version)
+            keys.latest[key] = kv  # (Keyspace.record_put of a live key, inlined)
+            keys.versions[key].append(kv)
+            keys.touched[key] = None
+        self._rev = rev
+        self._log.append(kv)
+        if self._trackers:
+            self._track(key, rev)
+        watchers = self._index.matching(key)
+        if watchers:
+            self._fan_out_one(watchers, kv, old, rev)
+        return rev
+
+    # --- the reference write steps ----------------------------------------------------
+
+    # A write request (put, delete_range, txn) is: a `_Write` at the next revision; `_put` and `_delete` for
+    # each of its ops, which change the keyspace and note the changes; then `_commit`, which raises the
+    # revision, logs the changes and hands them to the watchers (`_notify`).
 
     def _put(self, write: _Write, op: PutOp) -> PutResponse:
         rev = write.rev
@@ -351,6 +363,7 @@ class Store:
         return _new(DeleteRangeResponse, (header, len(doomed), doomed if op.prev_kv else []))
 
     def _commit(self, write: _Write) -> None:
+        """End a write: if it changed anything, raise the revision, log and track the changes, notify."""
         if not write.changes:
             return
         self._rev = write.rev
@@ -399,9 +412,37 @@ class Store:
 
     # --- watch fan-out ----------------------------------------------------------------
 
-    def _notify_one(self, watchers: list, kv: KeyValue, prev: Optional[KeyValue], rev: int) -> None:
-        """_notify for a write that changed one key (``prev``: its state before), to the watchers matching
-        its key: one response with one event each."""
+    def _notify(self, write: _Write) -> None:
+        """Hand a committed write's changes to the watchers: `_fan_out_one` when it changed one key (a fast
+        path), else the reference `_fan_out`."""
+        if len(write.changes) == 1:
+            kv = write.changes[0]
+            watchers = self._index.matching(kv.key)
+            if watchers:
+                self._fan_out_one(watchers, kv, write.before[kv.key], write.rev)
+        else:
+            self._fan_out(write)
+
+    def _fan_out(self, write: _Write) -> None:
+        """The reference fan-out: each watcher whose range holds a changed key and whose first revision has
+        come gets one response for the revision, holding the events of its keys in change order; the event
+        carries the key's state before the write as prev_kv when the watch asked for it."""
+        rev = write.rev
+        batches: dict[int, tuple[Watcher, list[Event]]] = {}  # by watch id, in the order first reached
+        for kv in write.changes:
+            kind = "PUT" if kv.version else "DELETE"
+            for w in self._index.matching(kv.key):
+                if rev < w.min_revision:
+                    continue
+                event = Event(kind, kv, write.before[kv.key] if w.prev_kv else None)
+                batches.setdefault(w.id, (w, []))[1].append(event)
+        for w, events in batches.values():
+            w.pending.append(WatchResponse(w.id, rev, events))
+
+    def _fan_out_one(self, watchers: list, kv: KeyValue, prev: Optional[KeyValue], rev: int) -> None:
+        """A fast path of `_fan_out` for a write that changed one key (``prev``: its state before), to the
+        ``watchers`` matching its key: one response with one event each, the two possible events (with and
+        without prev_kv) built once and shared."""
         kind = "PUT" if kv[4] else "DELETE"  # (kv.version)
         plain = with_prev = None
         for w in watchers:
@@ -416,40 +457,6 @@ class Store:
                     plain = _new(Event, (kind, kv, None))
                 event = plain
             w.pending.append(_new(WatchResponse, (w.id, rev, [event], 0, False, "")))
-
-    def _notify(self, write: _Write) -> None:
-        rev = write.rev
-        if len(write.changes) == 1:
-            kv = write.changes[0]
-            watchers = self._index.matching(kv.key)
-            if watchers:
-                self._notify_one(watchers, kv, write.before[kv.key], rev)
-            return
-        matching = self._index.matching
-        batches: dict[int, tuple[Watcher, list[Event]]] = {}
-        for kv in write.changes:
-            watchers = matching(kv.key)
-            if not watchers:
-                continue
-            kind = "PUT" if kv.version else "DELETE"
-            plain = _new(Event, (kind, kv, None))
-            with_prev = None
-            for w in watchers:
-                if rev < w.min_revision:
-                    continue
-                if w.prev_kv:
-                    if with_prev is None:
-                        with_prev = _new(Event, (kind, kv, write.before[kv.key]))
-                    event = with_prev
-                else:
-                    event = plain
-                batch = batches.get(w.id)
-                if batch is None:
-                    batches[w.id] = (w, [event])
-                else:
-                    batch[1].append(event)
-        for w, events in batches.values():
-            w.pending.append(_new(WatchResponse, (w.id, rev, events, 0, False, "")))
 
     # --- watch API --------------------------------------------------------------------
 

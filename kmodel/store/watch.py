@@ -96,7 +96,10 @@ class WatchIndex:
         found = self.exact.get(key) or _NONE
         if self.prefix_lengths:
             prefix = self.prefix
+            size = len(key)
             for n in self.prefix_lengths:
+                if n > size:
+                    continue  # key[:n] would be the key itself: the prefix of another length, found at its own
                 group = prefix.get(key[:n])
                 if group:
                     found = group if not found else found + group

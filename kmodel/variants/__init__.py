@@ -1,4 +1,4 @@
-"""Anti-pattern variants: the seeds' principles shown by contrast.
+"""Anti-pattern variants: Kubernetes' design principles shown by contrast.
 
 A variant is a switch, not a fork (DESIGN.md, principle 5): it changes one behaviour at one named place in
 the model, and everything else stays the real design. The cluster carries the variant's name in
@@ -29,10 +29,10 @@ POLLING = "polling"
 @attrs.frozen
 class Variant:
     name: str
-    #: the principle of the seeds this variant breaks (as the invariants name principles)
+    #: the design principle this variant breaks (as the invariants name principles)
     principle: str
-    #: what the seeds say, in one sentence
-    seeds_say: str
+    #: what Kubernetes' design says, in one sentence
+    design_says: str
     #: what the variant changes, in one sentence
     changes: str
     #: the one place in the model that reads the switch

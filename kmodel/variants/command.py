@@ -6,6 +6,7 @@ import argparse
 import textwrap
 from typing import Any
 
+from kmodel.errors import KmodelUsageError
 from kmodel.variants import VARIANTS
 
 HELP = "list the model's variants: the real design and the anti-patterns the checker must catch"
@@ -52,8 +53,6 @@ def register_principles(subparsers: Any) -> None:
 
 
 def _ints(text: str, option: str) -> list[int]:
-    from kmodel.cli import KmodelUsageError
-
     try:
         values = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
@@ -67,7 +66,6 @@ def principles_command(args: Any) -> int:
     import sys
     from pathlib import Path
 
-    from kmodel.cli import KmodelUsageError
     from kmodel.variants import variant
     from kmodel.variants.principles import run_all, write_page
 

@@ -1,4 +1,4 @@
-"""The seeds' scenarios on a whole model cluster (issue: the cluster). Each reads what a user or an operator
+"""The example scenarios on a whole model cluster (issue: the cluster). Each reads what a user or an operator
 would look at: the audit trail, the objects, the nodes' runtimes, kube-proxy's rules."""
 
 from __future__ import annotations

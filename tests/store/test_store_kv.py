@@ -229,3 +229,34 @@ def test_ranges_see_every_key_in_order_however_writes_and_reads_interleave():
     assert all(kv.mod_revision <= at for kv in past)
     s.compact(at)
     assert [kv.key for kv in s.range("k", "l").kvs] == sorted(live)
+
+
+def test_peek_reads_what_range_reads_and_is_not_a_request():
+    s = Store()
+    tracker = s.track(("a",))
+    watch = s.watch("a", prefix_end("a"))
+    s.put("a/1", "x")
+    s.put("a/2", "y")
+    s.delete_range("a/1")
+    s.put("b", "z")
+    cases = [(key, end, at) for key, end in [("a/2", None), ("a/1", None), ("a", prefix_end("a")), ("a", "\0"),
+                                            ("a/2", "a")] for at in [0, 2, 3, 4, 5, 99]]
+    expected = [s.range(key, end, revision=min(at, s.revision)).kvs for key, end, at in cases]
+    recorded, responses, revision = len(s.history), s.take_watch_responses(watch), s.revision
+    assert [s.peek(key, end, revision=at) for key, end, at in cases] == expected
+    assert s.peek("a/2") == [KeyValue("a/2", "y", 3, 3, 1)]
+    assert s.peek("a/1", revision=2) == [KeyValue("a/1", "x", 2, 2, 1)]
+    assert len(s.history) == recorded and s.revision == revision and tracker.revision == 4
+    assert s.take_watch_responses(watch) == [] and responses
+
+
+def test_peek_below_the_compaction_never_raises_and_never_shows_a_wrong_version():
+    s = Store()
+    s.put("k", "v1")  # 2
+    s.put("k", "v2")  # 3
+    s.put("gone", "g")  # 4
+    s.delete_range("gone")  # 5
+    s.compact(5)
+    assert s.peek("k", revision=3) == [KeyValue("k", "v2", 2, 3, 2)]  # the version compaction kept
+    assert s.peek("k", revision=2) == []  # compacted away: missing, not v2
+    assert s.peek("gone", revision=4) == []

@@ -28,6 +28,18 @@ def test_exact_prefix_and_range_watchers_see_only_their_keys():
     assert s.take_watch_responses(exact) == []  # taking clears
 
 
+def test_a_key_equal_to_a_short_prefix_reaches_its_watcher_once_beside_longer_prefixes():
+    """Prefix watches of two lengths ("b" and "a/"): a put of "b", shorter than "a/", is one event for the "b"
+    watch, in one response, by either write path (a put, a txn of two puts)."""
+    s = Store()
+    short = s.watch("b", prefix_end("b"))
+    s.watch("a/", prefix_end("a/"))
+    s.put("b", "v")
+    s.txn([], [PutOp("b", "w"), PutOp("a/1", "x")], [])
+    responses = s.take_watch_responses(short)
+    assert [events_of([r]) for r in responses] == [[("PUT", "b", 2)], [("PUT", "b", 3)]]
+
+
 def test_a_txn_revision_arrives_in_one_response_in_txn_order():
     s = Store()
     s.put("a", "0")

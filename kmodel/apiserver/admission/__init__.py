@@ -17,60 +17,21 @@ before schema validation, as upstream. PodSecurity is validating and runs after 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from kmodel.apiserver.authentication import UserInfo
-from kmodel.apiserver.resources import Resource
-from kmodel.store import Store
+from kmodel.apiserver.admission import namespace_lifecycle, node_restriction, pod_security, tolerations
+from kmodel.apiserver.admission.attributes import CONNECT, CREATE, DELETE, UPDATE, AdmissionAttributes, Plugin
 
-CREATE, UPDATE, DELETE, CONNECT = "CREATE", "UPDATE", "DELETE", "CONNECT"
-
-
-class AdmissionAttributes:
-    """admission.Attributes. `obj` may be replaced by mutating plugins."""
-
-    __slots__ = ("operation", "resource", "subresource", "namespace", "name", "obj", "old", "user", "now",
-                 "store")
-
-    def __init__(self, operation: str, resource: Resource, subresource: str, namespace: str, name: str,
-                 obj: Any, old: Any, user: UserInfo, now: int, store: Store) -> None:
-        self.operation = operation
-        self.resource = resource
-        self.subresource = subresource
-        self.namespace = namespace
-        self.name = name
-        self.obj = obj
-        self.old = old
-        self.user = user
-        self.now = now
-        self.store = store
-
-
-Plugin = Callable[[AdmissionAttributes], Any]
+__all__ = ["CONNECT", "CREATE", "DELETE", "UPDATE", "AdmissionAttributes", "Plugin", "run_mutating", "run_validating"]
 
 
 def run_mutating(a: AdmissionAttributes) -> Any:
     """Run the mutating chain; returns the (possibly new) object."""
-    namespace_lifecycle, node_restriction, tolerations, _ = _PLUGINS or _plugins()
-    namespace_lifecycle(a)
-    node_restriction(a)
-    a.obj = tolerations(a)
+    namespace_lifecycle.admit(a)
+    node_restriction.admit(a)
+    a.obj = tolerations.admit(a)
     return a.obj
 
 
 def run_validating(a: AdmissionAttributes) -> None:
-    (_PLUGINS or _plugins())[3](a)
-
-
-_PLUGINS: tuple = ()  # the plugins' entry points, in chain order (see _plugins)
-
-
-def _plugins() -> tuple:
-    """The plugins' entry points (their modules are imported on first use: they import this module's names;
-    a function-level import on every request costs more than the plugins that do nothing)."""
-    global _PLUGINS
-    if not _PLUGINS:
-        from kmodel.apiserver.admission import namespace_lifecycle, node_restriction, pod_security, tolerations
-
-        _PLUGINS = (namespace_lifecycle.admit, node_restriction.admit, tolerations.admit, pod_security.validate)
-    return _PLUGINS
+    pod_security.validate(a)

@@ -14,7 +14,7 @@ The namespace is read from the store's current state (upstream: its informer, th
 from __future__ import annotations
 
 from kmodel.apiserver import errors
-from kmodel.apiserver.admission import CREATE, DELETE, AdmissionAttributes
+from kmodel.apiserver.admission.attributes import CREATE, DELETE, AdmissionAttributes
 from kmodel.apiserver.storeview import current_value
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")

@@ -15,7 +15,7 @@ Other users pass untouched.
 from __future__ import annotations
 
 from kmodel.apiserver import errors
-from kmodel.apiserver.admission import CREATE, DELETE, AdmissionAttributes
+from kmodel.apiserver.admission.attributes import CREATE, DELETE, AdmissionAttributes
 from kmodel.apiserver.authentication import NODE_PREFIX, NODES
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"

@@ -16,7 +16,7 @@ significant); subresources other than the main resource are not checked.
 from __future__ import annotations
 
 from kmodel.apiserver import errors
-from kmodel.apiserver.admission import CREATE, UPDATE, AdmissionAttributes
+from kmodel.apiserver.admission.attributes import CREATE, UPDATE, AdmissionAttributes
 from kmodel.apiserver.storeview import current_value
 
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"

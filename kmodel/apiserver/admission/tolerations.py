@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kmodel.apiserver.admission import CREATE, AdmissionAttributes
+from kmodel.apiserver.admission.attributes import CREATE, AdmissionAttributes
 from kmodel.apiserver.fastevolve import evolve
 from kmodel.objects.fastevolve import replacer
 from kmodel.objects.core import Toleration

@@ -24,8 +24,8 @@ Score counts the node's PreferNoSchedule taints the pod does not tolerate (toler
 PreferNoSchedule only), and NormalizeScore reverses it onto 0..100: fewer untolerated taints, higher score.
 
 Differences from upstream: since Kubernetes 1.33 the reason no longer names the taint (`node(s) had untolerated
-taint(s)`); the model keeps the 1.25-1.32 text, which the seeds and most recorded clusters show. The comparison
-operators (Lt/Gt) and CEL tolerations of later releases are not modelled.
+taint(s)`); the model keeps the text of 1.25-1.32, the releases it follows, which most recorded clusters show. The
+comparison operators (Lt/Gt) and CEL tolerations of later releases are not modelled.
 """
 
 from __future__ import annotations

@@ -1,0 +1,185 @@
+"""The kmodel modules import each other without a cycle, and each layer imports only the layers below it.
+
+The graph is read from the source (ast), not by importing anything, so it holds for whatever modules exist
+when the test runs. Every `import kmodel...` and `from kmodel... import ...` counts wherever it is written:
+at module level, inside a function (a late import that hides a cycle is still a cycle: it only moves the
+failure to the moment the function first runs), and under `if TYPE_CHECKING:`. `from pkg import name` is an
+edge to the module `pkg.name` when that is a module, else to `pkg`; a relative import is resolved against
+the importing module's package. Importing a module also runs its parent packages' __init__, but that is
+Python's doing, not an arrow the code draws, so no edge is added for it. Modules loaded by name at run time
+(`importlib.import_module`, as kmodel/cluster/components.py loads the component factories) are not edges.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Iterator, Optional
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "kmodel"
+
+
+def module_files(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Path]:
+    """module name -> its file, for every .py file under the package (a package is its __init__.py)."""
+    found = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imported_modules(module: str, path: Path, files: dict[str, Path], package: str) -> Iterator[str]:
+    """The package's modules that `module` imports, wherever the import is written."""
+    home = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def resolve(name: str) -> Optional[str]:
+        """The module a dotted name lives in: the name itself, or its longest prefix that is a module."""
+        if name != package and not name.startswith(package + "."):
+            return None
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield resolve(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = home.split(".")
+                source = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                # `from pkg import sub` imports the module pkg.sub when there is one, else a name of pkg
+                yield resolve(f"{source}.{alias.name}") if f"{source}.{alias.name}" in files else resolve(source)
+
+
+def import_graph(root: Path = ROOT, package: str = PACKAGE) -> nx.DiGraph:
+    """The directed graph importer -> imported over the package's modules."""
+    files = module_files(root, package)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(files)
+    for module, path in files.items():
+        for target in _imported_modules(module, path, files, package):
+            if target is not None and target != module:
+                graph.add_edge(module, target)
+    return graph
+
+
+def test_the_module_graph_is_acyclic() -> None:
+    graph = import_graph()
+    assert graph.number_of_nodes() > 100, "the walk found too few kmodel modules: is ROOT right?"
+    cycles = []
+    for component in sorted((c for c in nx.strongly_connected_components(graph) if len(c) > 1), key=min):
+        cycle = nx.find_cycle(graph.subgraph(component), source=min(component))
+        cycles.append(" -> ".join([a for a, _ in cycle] + [cycle[0][0]]))
+    assert not cycles, "import cycles between kmodel modules:\n  " + "\n  ".join(cycles)
+
+
+def test_the_walk_sees_function_level_imports(tmp_path: Path) -> None:
+    """A cycle closed by an import inside a function is found, and `from pkg import module` is an edge to
+    the module, not to the package."""
+    pkg = tmp_path / "kmodel"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "low.py").write_text("def f():\n    from kmodel.high import g\n")
+    (pkg / "sub" / "other.py").write_text("from . import low\n")
+    (pkg / "high.py").write_text("from kmodel.sub.low import f\n")
+    graph = import_graph(tmp_path, "kmodel")
+    assert graph.has_edge("kmodel.sub.low", "kmodel.high")
+    assert graph.has_edge("kmodel.high", "kmodel.sub.low")
+    assert graph.has_edge("kmodel.sub.other", "kmodel.sub.low")
+    assert not graph.has_edge("kmodel.sub.other", "kmodel.sub")
+    assert not nx.is_directed_acyclic_graph(graph)
+
+
+# --- layers ---------------------------------------------------------------------------------------------
+
+#: The layers, bottom up: a module may import its own layer and the layers below it. A module belongs to
+#: the layer of the longest prefix listed that names it (so `kmodel.fixes` is the switches' table, low, and
+#: `kmodel.fixes.command`, the command line of it, is at the top). The order is the design's (store,
+#: network, clock, loop, objects, apiserver, client, components, cluster, checker, command line), with the
+#: modules it does not name placed where their imports put them:
+#: * the root package (`__version__`), the command's error type, GC tuning, the tables of fixes and variants
+#:   (names and descriptions, read by every layer that has a switch) and the report renderer (it renders
+#:   the stories it is given and imports nothing of the model) are below everything;
+#: * `component` (the sans-IO protocol every component implements) sits on the network's messages;
+#: * `ipam` (the allocators) is used by the API server, the node IPAM controller and the kubelet's CNI;
+#: * the pessimistic-locking variant is the client's update path (kmodel/client/api_client.py calls it);
+#: * `traffic` (application traffic between pods) and the etcdctl variant's client are components.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("kmodel", "kmodel.errors", "kmodel.runtime", "kmodel.fixes", "kmodel.variants", "kmodel.report"),
+    ("kmodel.store",),
+    ("kmodel.network",),
+    ("kmodel.component",),
+    ("kmodel.clock",),
+    ("kmodel.loop",),
+    ("kmodel.objects",),
+    ("kmodel.ipam",),
+    ("kmodel.apiserver",),
+    ("kmodel.client", "kmodel.variants.pessimistic_locking"),
+    ("kmodel.controllers", "kmodel.scheduler", "kmodel.kubelet", "kmodel.proxy", "kmodel.traffic",
+     "kmodel.variants.etcdctl"),
+    ("kmodel.cluster",),
+    ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs"),
+    ("kmodel.cli", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
+     "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles"),
+)
+
+#: Imports that point up, each with why it is there. A new one fails the test; so does an entry here that no
+#: longer matches any import (remove it then). An entry is (importer prefix, imported module).
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("kmodel.apiserver.events", "kmodel.client.rate_limiter"):
+        "the event recorder's spam filter is client-go's token bucket, which lives with the client's limiters",
+    ("kmodel.controllers", "kmodel.cluster.components"):
+        "a controller's factory `make(ctx: ClusterContext)` takes the cluster's wiring context "
+        "(kmodel/cluster/components.py loads the factories by name)",
+    ("kmodel.kubelet.component", "kmodel.cluster.config"):
+        "the kubelet's node IP is the cluster's numbering of nodes (`node_ip`)",
+}
+
+
+def layer_of(module: str) -> int:
+    best, layer = -1, None
+    for i, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, layer = len(prefix), i
+    assert layer is not None, f"{module} is in no layer: add its package to LAYERS in tests/test_imports.py"
+    return layer
+
+
+def _known(importer: str, imported: str) -> Optional[tuple[str, str]]:
+    for prefix, target in KNOWN_UPWARD:
+        if (importer == prefix or importer.startswith(prefix + ".")) and imported == target:
+            return prefix, target
+    return None
+
+
+def test_every_import_points_down_the_layers() -> None:
+    graph = import_graph()
+    upward, used = [], set()
+    for importer, imported in sorted(graph.edges):
+        if layer_of(imported) <= layer_of(importer):
+            continue
+        known = _known(importer, imported)
+        if known is None:
+            upward.append(f"{importer} (layer {layer_of(importer)}) imports {imported} (layer {layer_of(imported)})")
+        else:
+            used.add(known)
+    assert not upward, "imports that point up the layers (see LAYERS):\n  " + "\n  ".join(upward)
+    stale = sorted(set(KNOWN_UPWARD) - used)
+    assert not stale, f"KNOWN_UPWARD lists imports that no longer exist (remove them): {stale}"
+
+
+def test_the_layer_check_can_fail() -> None:
+    assert layer_of("kmodel.store.store") < layer_of("kmodel.apiserver.pipeline") < layer_of("kmodel.cli")
+    assert layer_of("kmodel.fixes") < layer_of("kmodel.store") < layer_of("kmodel.fixes.command")
+    assert _known("kmodel.store.store", "kmodel.cli") is None
