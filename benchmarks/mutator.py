@@ -30,6 +30,7 @@ Columns in `ast` are byte offsets into the line's UTF-8 encoding; splicing works
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from dataclasses import dataclass
 from typing import Iterator, Optional
@@ -313,6 +314,11 @@ def apply(mutant: Mutant, text: str) -> str:
     return (head + mutant.replacement.encode("utf-8") + tail).decode("utf-8")
 
 
+@functools.lru_cache(maxsize=4)
+def _tree_dump(text: str) -> str:
+    return ast.dump(ast.parse(text))
+
+
 def check(mutant: Mutant, text: str) -> Optional[str]:
     """None if the mutant applies to `text`, parses and changes the tree; else why not."""
     try:
@@ -323,7 +329,7 @@ def check(mutant: Mutant, text: str) -> Optional[str]:
         tree = ast.parse(mutated)
     except SyntaxError as exc:
         return f"does not parse: {exc.msg}"
-    if ast.dump(tree) == ast.dump(ast.parse(text)):
+    if ast.dump(tree) == _tree_dump(text):
         return "equivalent: the tree is unchanged"
     return None
 
