@@ -325,7 +325,7 @@ def run_mutant(ws: Workspace, mutant: Mutant, text: str, base: Baseline, checker
         unit = ws.unit_tests(mutant.package,
                              unit_timeout or max(60.0, 4 * base.unit_seconds.get(mutant.package, 15.0)))
         if reached(mutant, base):
-            checker = ws.checker(checker_args, checker_timeout or max(120.0, 4 * base.checker_seconds))
+            checker = ws.checker(checker_args, checker_timeout or max(300.0, 6 * base.checker_seconds))
         else:
             checker = Outcome("not-reached", "no line of it runs in the pristine check")
     finally:
@@ -424,8 +424,8 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     p.add_argument("--packages", default=",".join(MODEL_PACKAGES), metavar="P,Q",
                    help=f"model packages to mutate (default: all of {', '.join(MODEL_PACKAGES)})")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                   help="per run (default: four times the pristine run's time, at least 60 s for the unit tests "
-                        "and 120 s for the checker)")
+                   help="per run (default: four times the pristine run's time and at least 60 s for the unit tests, "
+                        "six times and at least 300 s for the checker: a busy machine slows a run several times)")
     p.add_argument("--checker-args", default=DEFAULT_CHECKER_ARGS, metavar="ARGS",
                    help=f"arguments of `kmodel check` (default {DEFAULT_CHECKER_ARGS!r})")
     p.add_argument("--json", default=None, metavar="PATH", help="write every result here")
