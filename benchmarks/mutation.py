@@ -1,0 +1,525 @@
+"""The checker's reach, measured by mutation: which planted mistakes in the model does `kmodel check` catch,
+beside the unit tests of the mistaken package?
+
+    python benchmarks/mutation.py --sample 40 --seed 1 [--jobs J] [--packages store,ipam] [--json PATH]
+
+Line coverage says little here: a seed-1 check runs most of the model's lines, with inputs that often cannot
+tell right from wrong. So this plants mistakes (benchmarks/mutator.py: flipped comparisons and booleans,
+constants off by one, dropped statements, swapped arguments, early returns) in the model packages, one mutant
+at a time, and runs against each
+
+    (a) the unit tests of its package:  python -m pytest -q -x -p no:cacheprovider tests/<package>
+    (b) the checker:                    kmodel check <checker args>    (default: --fix all --seed 1)
+
+A mutant is killed by (a) when a test fails, errors or times out; by (b) when the check reports a violation.
+The checker's kills are told apart: by an invariant (a violated guarantee), by a crash (the model raised:
+the `model-error` pseudo-invariant, or kmodel itself failed) or by a timeout. A mutant no line of which the
+pristine check executes (a coverage pass, when coverage.py is installed: the `bench` extra) cannot be killed
+by the checker and is marked "not reached" without running it.
+
+Hypothesis' shrinking and kmodel's minimization are turned off in (b): they change which trace is reported,
+never whether one is, and shrinking a violation can take minutes.
+
+How the runs are kept apart: the repository is copied once per job to a temporary folder; a mutant is written
+into its copy, run, and the original written back. Every run imports kmodel from that copy (PYTHONPATH, and a
+check at start that `kmodel` and `invariants` resolve there, not to the editable install). The mutated file's
+cached bytecode is removed before and after, since a mutant of the same size written within the same second
+would otherwise pass for the original.
+
+The sample: every mutation point of the chosen packages, in a stable order, shuffled with random.Random(seed),
+and the first N that parse and change the tree, so the same seed on the same code runs the same mutants. The
+output lists, per package, the mutants, those the unit tests kill, those the checker kills (how), and the
+checker's score among the mutants the unit tests kill; then each survivor the unit tests kill and the checker
+does not: a gap in the checker's reach or in its invariants, unless EXCLUSIONS explains it (below).
+docs/mutation.md says how to read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import queue
+import random
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import mutator  # noqa: E402
+from mutator import Mutant  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: the model packages (kmodel/<name>), each with its unit tests in tests/<name>
+MODEL_PACKAGES: tuple[str, ...] = ("store", "apiserver", "client", "controllers", "scheduler", "kubelet", "proxy",
+                                   "ipam", "network", "loop")
+
+DEFAULT_CHECKER_ARGS = "--fix all --seed 1"
+
+#: Survivors the unit tests kill and the checker does not, explained: mutant id -> why the checker cannot or
+#: need not kill it (an equivalent change under the checker's cluster, a path only a unit test can reach, ...).
+#: A mutant listed here is still run and counted; the report shows it apart from the unexplained gaps.
+EXCLUSIONS: dict[str, str] = {}
+
+#: what is copied into each job's folder: the repository without its history, environments and outputs
+COPY_IGNORE = shutil.ignore_patterns(".git", ".venv", "__pycache__", "*.egg-info", ".pytest_cache", ".hypothesis",
+                                     "reports", "build", "dist", ".coverage*")
+
+#: runs the check with shrinking and minimization off (see the module docstring); arguments as `kmodel check`'s
+CHECK_DRIVER = '''\
+import sys
+from hypothesis import Phase, settings
+from kmodel.checker import profiles, run
+for _name, _settings in list(profiles._SETTINGS.items()):
+    profiles._SETTINGS[_name] = settings(_settings, phases=tuple(p for p in _settings.phases if p is not Phase.shrink))
+run.minimize = lambda trace, **kwargs: trace
+from kmodel.cli import main
+from kmodel.runtime import tune_gc
+tune_gc()
+sys.exit(main(["check", *sys.argv[1:]]))
+'''
+DRIVER_NAME = ".mutation_check.py"
+#: how much slower the check runs under coverage.py (its line tracer), to derive a mutant run's timeout
+COVERAGE_SLOWDOWN = 3.0
+REPORT_DIR = ".mutation-report"
+
+
+@dataclass
+class Outcome:
+    """One run against one mutant. kind: for the unit tests survived | failed | error | timeout; for the
+    checker survived | invariant | crash | timeout | not-reached."""
+
+    kind: str
+    detail: str = ""
+    seconds: float = 0.0
+
+    @property
+    def killed(self) -> bool:
+        return self.kind not in ("survived", "not-reached")
+
+
+@dataclass
+class Result:
+    mutant: Mutant
+    before: str
+    after: str
+    unit: Outcome
+    checker: Outcome
+    excluded: Optional[str] = None  # the reason, when EXCLUSIONS explains a survivor
+
+    def to_json(self) -> dict:
+        return {**asdict(self.mutant), "package": self.mutant.package, "before": self.before, "after": self.after,
+                "unit": asdict(self.unit), "checker": asdict(self.checker), "excluded": self.excluded}
+
+
+class UsageError(Exception):
+    """Input the script cannot use: one line on stderr, exit 2."""
+
+
+# -- the sample -------------------------------------------------------------------------------------------------
+
+def model_files(root: Path, packages: tuple[str, ...]) -> list[Path]:
+    return sorted(p for name in packages for p in (root / "kmodel" / name).rglob("*.py"))
+
+
+def all_mutants(root: Path, packages: tuple[str, ...]) -> tuple[list[Mutant], dict[str, str]]:
+    """Every mutation point of the packages, in a stable order, and each file's text by relative path."""
+    mutants: list[Mutant] = []
+    texts: dict[str, str] = {}
+    for path in model_files(root, packages):
+        rel = path.relative_to(root).as_posix()
+        texts[rel] = path.read_text(encoding="utf-8")
+        mutants.extend(mutator.mutation_points(rel, texts[rel]))
+    mutants.sort(key=Mutant.sort_key)
+    return mutants, texts
+
+
+def sample(mutants: list[Mutant], texts: dict[str, str], n: int, seed: int) -> list[Mutant]:
+    """The first `n` valid mutants of the population shuffled by `seed`, in the population's order."""
+    order = list(range(len(mutants)))
+    random.Random(seed).shuffle(order)
+    chosen: list[int] = []
+    for i in order:
+        if len(chosen) == n:
+            break
+        if mutator.check(mutants[i], texts[mutants[i].path]) is None:
+            chosen.append(i)
+    return [mutants[i] for i in sorted(chosen)]
+
+
+# -- running ----------------------------------------------------------------------------------------------------
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class Workspace:
+    """A copy of the repository where mutants are run one at a time."""
+
+    def __init__(self, root: Path, python: str) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="kmodel-mutation-"))
+        self.python = python
+        shutil.copytree(root, self.dir, ignore=COPY_IGNORE, dirs_exist_ok=True)
+        (self.dir / DRIVER_NAME).write_text(CHECK_DRIVER, encoding="utf-8")
+        self.env = {**os.environ, "PYTHONPATH": str(self.dir), "PYTHONHASHSEED": "0"}
+        self.env.pop("KMODEL_TRACEBACK", None)
+        self._verify_imports()
+
+    def _verify_imports(self) -> None:
+        out = self.run([self.python, "-c", "import kmodel, invariants; print(kmodel.__file__); "
+                                           "print(invariants.__file__)"], 120)
+        where = out.stdout.split()
+        if out.returncode != 0 or len(where) != 2 or not all(Path(w).is_relative_to(self.dir) for w in where):
+            raise UsageError(f"the copy in {self.dir} does not import its own kmodel ({out.stdout.strip()} "
+                             f"{out.stderr.strip()[-200:]}); run with the worktree's venv python")
+
+    def run(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+        """Run `argv` in the copy; on timeout its whole process group is killed and returncode is None."""
+        proc = subprocess.Popen(argv, cwd=self.dir, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+            return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            stdout, stderr = proc.communicate()
+            return subprocess.CompletedProcess(argv, None, stdout, stderr)
+        except BaseException:
+            _kill_group(proc)
+            raise
+
+    def _forget_bytecode(self, rel: str) -> None:
+        Path(importlib.util.cache_from_source(str(self.dir / rel))).unlink(missing_ok=True)
+
+    def write(self, rel: str, text: str) -> None:
+        (self.dir / rel).write_text(text, encoding="utf-8")
+        self._forget_bytecode(rel)
+
+    def unit_tests(self, package: str, timeout: float) -> Outcome:
+        shutil.rmtree(self.dir / ".hypothesis", ignore_errors=True)  # no example database carried between mutants
+        started = time.perf_counter()
+        out = self.run([self.python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--hypothesis-seed=0",
+                        f"tests/{package}"], timeout)
+        seconds = round(time.perf_counter() - started, 1)
+        if out.returncode is None:
+            return Outcome("timeout", f"over {timeout:.0f} s", seconds)
+        if out.returncode == 0:
+            return Outcome("survived", "", seconds)
+        lines = [line for line in out.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))]
+        kind = "failed" if out.returncode == 1 else "error"
+        detail = lines[0] if lines else (out.stdout.strip().splitlines() or [f"exit {out.returncode}"])[-1]
+        return Outcome(kind, detail[:200], seconds)
+
+    def checker(self, args: list[str], timeout: float, *, coverage_file: Optional[Path] = None) -> Outcome:
+        report = self.dir / REPORT_DIR
+        shutil.rmtree(report, ignore_errors=True)
+        prefix = [self.python]
+        if coverage_file is not None:
+            prefix += ["-m", "coverage", "run", f"--data-file={coverage_file}", f"--source={self.dir / 'kmodel'}"]
+        started = time.perf_counter()
+        out = self.run(prefix + [DRIVER_NAME, *args, "--report", str(report)], timeout)
+        seconds = round(time.perf_counter() - started, 1)
+        if out.returncode is None:
+            return Outcome("timeout", f"over {timeout:.0f} s", seconds)
+        if out.returncode == 0:
+            return Outcome("survived", "", seconds)
+        if out.returncode == 1:
+            try:
+                violations = json.loads((report / "report.json").read_text())["violations"]
+                first = violations[0]
+            except (OSError, ValueError, KeyError, IndexError):
+                return Outcome("crash", f"exit 1 without a readable report: {out.stderr.strip()[-200:]}", seconds)
+            name = first["invariant"]
+            kind = "crash" if name == "model-error" else "invariant"
+            return Outcome(kind, f"{name}: {first['message']}"[:200], seconds)
+        tail = (out.stderr.strip().splitlines() or [""])[-1]
+        return Outcome("crash", f"exit {out.returncode}: {tail}"[:200], seconds)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@dataclass
+class Baseline:
+    """The pristine copy's runs: every unit test package passes, the check passes, and (with coverage.py)
+    the lines the check executes."""
+
+    unit_seconds: dict[str, float] = field(default_factory=dict)
+    checker_seconds: float = 0.0
+    reached: Optional[dict[str, set[int]]] = None  # relative path -> executed lines; None: not measured
+
+
+def reach_cache(root: Path, checker_args: list[str]) -> Path:
+    """Where the pristine check's executed lines are kept between runs: named by a digest of the model's and
+    the invariants' sources, the checker's arguments and Hypothesis' version, so any change measures anew."""
+    import hashlib
+
+    from hypothesis import __version__ as hypothesis_version
+
+    digest = hashlib.sha256(repr((checker_args, hypothesis_version)).encode())
+    for path in sorted((root / "kmodel").rglob("*.py")) + sorted((root / "invariants").rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return Path(tempfile.gettempdir()) / f"kmodel-mutation-reach-{digest.hexdigest()[:16]}.json"
+
+
+def baseline(ws: Workspace, root: Path, packages: tuple[str, ...], checker_args: list[str],
+             use_coverage: bool) -> Baseline:
+    base = Baseline()
+    for package in packages:
+        outcome = ws.unit_tests(package, 1800)
+        if outcome.kind != "survived":
+            raise UsageError(f"the unit tests of {package} fail without a mutant ({outcome.detail}); fix them first")
+        base.unit_seconds[package] = outcome.seconds
+    cache = reach_cache(root, checker_args) if use_coverage else None
+    if cache is not None and cache.exists():
+        kept = json.loads(cache.read_text())
+        base.checker_seconds = kept["seconds"]
+        base.reached = {path: set(lines) for path, lines in kept["reached"].items()}
+        return base
+    coverage_file = ws.dir / ".coverage-reach" if use_coverage else None
+    outcome = ws.checker(checker_args, 3600, coverage_file=coverage_file)
+    if outcome.kind != "survived":
+        raise UsageError(f"`kmodel check {' '.join(checker_args)}` fails without a mutant ({outcome.kind}: "
+                         f"{outcome.detail}); pick checker arguments that pass")
+    # under coverage the check runs several times slower than it will against a mutant
+    base.checker_seconds = outcome.seconds / (COVERAGE_SLOWDOWN if use_coverage else 1)
+    if coverage_file is not None and cache is not None:
+        import coverage
+
+        data = coverage.CoverageData(basename=str(coverage_file))
+        data.read()
+        base.reached = {Path(f).relative_to(ws.dir).as_posix(): set(data.lines(f) or ())
+                        for f in data.measured_files()}
+        cache.write_text(json.dumps({"seconds": base.checker_seconds,
+                                     "reached": {p: sorted(v) for p, v in sorted(base.reached.items())}}))
+    return base
+
+
+def reached(mutant: Mutant, base: Baseline) -> bool:
+    if base.reached is None:
+        return True
+    lines = base.reached.get(mutant.path, set())
+    return any(line in lines for line in range(mutant.line, mutant.end_line + 1))
+
+
+def run_mutant(ws: Workspace, mutant: Mutant, text: str, base: Baseline, checker_args: list[str],
+               unit_timeout: Optional[float], checker_timeout: Optional[float]) -> Result:
+    before, after = mutator.changed_lines(mutant, text)
+    ws.write(mutant.path, mutator.apply(mutant, text))
+    try:
+        unit = ws.unit_tests(mutant.package,
+                             unit_timeout or max(60.0, 4 * base.unit_seconds.get(mutant.package, 15.0)))
+        if reached(mutant, base):
+            checker = ws.checker(checker_args, checker_timeout or max(300.0, 6 * base.checker_seconds))
+        else:
+            checker = Outcome("not-reached", "no line of it runs in the pristine check")
+    finally:
+        ws.write(mutant.path, text)
+    return Result(mutant, before, after, unit, checker)
+
+
+# -- the report -------------------------------------------------------------------------------------------------
+
+def percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "-"
+
+
+def table(results: list[Result], packages: tuple[str, ...]) -> list[str]:
+    head = ("package", "mutants", "unit", "checker", "invariant", "crash", "timeout", "not reached", "both",
+            "checker/unit", "checker only")
+    rows = []
+    for name in list(packages) + ["all"]:
+        rs = [r for r in results if name == "all" or r.mutant.package == name]
+        if not rs:
+            continue
+        unit = [r for r in rs if r.unit.killed]
+        both = [r for r in unit if r.checker.killed]
+        rows.append((name, len(rs), len(unit), sum(r.checker.killed for r in rs),
+                     sum(r.checker.kind == "invariant" for r in rs),
+                     sum(r.checker.kind == "crash" for r in rs), sum(r.checker.kind == "timeout" for r in rs),
+                     sum(r.checker.kind == "not-reached" for r in rs), len(both),
+                     f"{len(both)}/{len(unit)} {percent(len(both), len(unit))}",
+                     sum(r.checker.killed and not r.unit.killed for r in rs)))
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    fmt = lambda row: "  ".join(str(x).rjust(w) if i else str(x).ljust(w)  # noqa: E731
+                                for i, (x, w) in enumerate(zip(row, widths)))
+    return [fmt(head)] + [fmt(r) for r in rows]
+
+
+def report(results: list[Result], packages: tuple[str, ...], checker_args: list[str]) -> list[str]:
+    out = [f"mutants per package: killed by the unit tests (unit), by `kmodel check {' '.join(checker_args)}` "
+           f"(checker: by an invariant, a crash or a timeout), by both, and the checker's score among the unit "
+           f"tests' kills", ""]
+    out += table(results, packages)
+    unit = [r for r in results if r.unit.killed]
+    gaps = [r for r in unit if not r.checker.killed]
+    explained = [r for r in gaps if r.excluded]
+    caught = len(unit) - len(gaps)
+    out += ["", f"the checker kills {caught} of the {len(unit)} mutants the unit tests kill "
+                f"({percent(caught, len(unit))}); with the {len(explained)} explained survivors set aside: "
+                f"{caught}/{len(unit) - len(explained)} ({percent(caught, len(unit) - len(explained))})"]
+    survivors = [r for r in results if not r.unit.killed and not r.checker.killed]
+    out.append(f"survived both: {len(survivors)}; killed by the checker only: "
+               f"{sum(r.checker.killed and not r.unit.killed for r in results)}")
+    for title, chosen in (("survivors the unit tests kill and the checker does not (gaps)",
+                           [r for r in gaps if not r.excluded]),
+                          ("explained survivors (EXCLUSIONS)", explained)):
+        out += ["", f"{title}: {len(chosen)}"]
+        for package in packages:
+            rs = [r for r in chosen if r.mutant.package == package]
+            if not rs:
+                continue
+            out.append(f"  {package}")
+            for r in rs:
+                m = r.mutant
+                why = f" [{r.checker.kind}]" if r.checker.kind == "not-reached" else ""
+                out.append(f"    {m.ident}  {m.location()}  {m.operator}  in {m.scope or '<module>'}{why}")
+                out.append(f"        - {r.before}")
+                out.append(f"        + {r.after}")
+                out.append(f"        unit tests: {r.unit.kind}: {r.unit.detail}")
+                if r.excluded:
+                    out.append(f"        why: {r.excluded}")
+    return out
+
+
+# -- the command ------------------------------------------------------------------------------------------------
+
+def read_exclusions(path: Optional[str]) -> dict[str, str]:
+    table = dict(EXCLUSIONS)
+    if path is None:
+        return table
+    try:
+        extra = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--exclusions {path}: not a readable JSON file ({exc}); give a JSON object "
+                         f"mapping mutant ids to reasons") from None
+    if not isinstance(extra, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                              for k, v in extra.items()):
+        raise UsageError(f"--exclusions {path}: give a JSON object mapping each mutant id to a non-empty reason")
+    table.update(extra)
+    return table
+
+
+def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="the checker's reach beside the unit tests', by mutation",
+                                epilog="exit codes: 0 the run finished; 2 bad usage or a baseline that fails")
+    p.add_argument("--sample", type=int, default=40, metavar="N", help="mutants to run (default 40)")
+    p.add_argument("--seed", type=int, default=1, metavar="S", help="the sample's seed (default 1)")
+    p.add_argument("--jobs", type=int, default=1, metavar="J", help="mutants run at once, each in its own copy")
+    p.add_argument("--packages", default=",".join(MODEL_PACKAGES), metavar="P,Q",
+                   help=f"model packages to mutate (default: all of {', '.join(MODEL_PACKAGES)})")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="per run (default: four times the pristine run's time and at least 60 s for the unit tests, "
+                        "six times and at least 300 s for the checker: a busy machine slows a run several times)")
+    p.add_argument("--checker-args", default=DEFAULT_CHECKER_ARGS, metavar="ARGS",
+                   help=f"arguments of `kmodel check` (default {DEFAULT_CHECKER_ARGS!r})")
+    p.add_argument("--json", default=None, metavar="PATH", help="write every result here")
+    p.add_argument("--exclusions", default=None, metavar="PATH",
+                   help="a JSON object of mutant id -> reason, added to the script's EXCLUSIONS")
+    p.add_argument("--no-coverage", action="store_true",
+                   help="run the checker on every mutant, even those the pristine check never executes")
+    p.add_argument("--list", action="store_true", help="print the sample and stop (nothing is run)")
+    return p.parse_args(argv)
+
+
+def chosen_packages(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in MODEL_PACKAGES]
+    if unknown or not names:
+        raise UsageError(f"--packages: unknown {', '.join(unknown) or '(none given)'}; "
+                         f"choose among {', '.join(MODEL_PACKAGES)}")
+    return tuple(n for n in MODEL_PACKAGES if n in names)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    try:
+        return _main(args)
+    except UsageError as exc:
+        print(f"mutation.py: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(args: argparse.Namespace) -> int:
+    if args.sample < 1 or args.jobs < 1:
+        raise UsageError("--sample and --jobs must be at least 1")
+    packages = chosen_packages(args.packages)
+    exclusions = read_exclusions(args.exclusions)
+    checker_args = shlex.split(args.checker_args)
+    population, texts = all_mutants(ROOT, packages)
+    mutants = sample(population, texts, args.sample, args.seed)
+    print(f"{len(mutants)} of {len(population)} mutation points of {', '.join(packages)}, seed {args.seed}")
+    if args.list:
+        for m in mutants:
+            before, after = mutator.changed_lines(m, texts[m.path])
+            print(f"{m.ident}  {m.location()}  {m.operator}  - {before}  + {after}")
+        return 0
+    use_coverage = not args.no_coverage and importlib.util.find_spec("coverage") is not None
+    if not use_coverage and not args.no_coverage:
+        print("coverage.py is not installed (pip install -e '.[bench]'): the checker runs on every mutant")
+
+    started = time.perf_counter()
+    spaces = [Workspace(ROOT, sys.executable) for _ in range(min(args.jobs, len(mutants)))]
+    try:
+        print(f"baseline: unit tests of {', '.join(sorted({m.package for m in mutants}))}, then the check"
+              + (" under coverage" if use_coverage else ""), file=sys.stderr)
+        base = baseline(spaces[0], ROOT, tuple(sorted({m.package for m in mutants})), checker_args, use_coverage)
+        print(f"baseline: {sum(base.unit_seconds.values()):.0f} s of unit tests, check {base.checker_seconds:.0f} s",
+              file=sys.stderr)
+        free: "queue.Queue[Workspace]" = queue.Queue()
+        for ws in spaces:
+            free.put(ws)
+        done = [0]
+        lock = threading.Lock()
+
+        def one(m: Mutant) -> Result:
+            ws = free.get()
+            try:
+                result = run_mutant(ws, m, texts[m.path], base, checker_args, args.timeout, args.timeout)
+            finally:
+                free.put(ws)
+            with lock:
+                done[0] += 1
+                print(f"[{done[0]}/{len(mutants)}] {m.ident} {m.location()} {m.operator}: unit {result.unit.kind} "
+                      f"({result.unit.seconds:.0f} s), checker {result.checker.kind} ({result.checker.seconds:.0f} s)",
+                      file=sys.stderr, flush=True)
+            return result
+
+        with ThreadPoolExecutor(max_workers=len(spaces)) as pool:
+            results = list(pool.map(one, mutants))
+    finally:
+        for ws in spaces:
+            ws.remove()
+    elapsed = time.perf_counter() - started
+    for r in results:
+        if r.unit.killed and not r.checker.killed:
+            r.excluded = exclusions.get(r.mutant.ident)
+    print("\n".join(report(results, packages, checker_args)))
+    per_mutant = sum(r.unit.seconds + r.checker.seconds for r in results) / len(results)
+    print(f"\nran in {elapsed:.0f} s with {len(spaces)} job(s): {per_mutant:.0f} s of runs per mutant; "
+          f"--sample 300 would take about {300 * per_mutant / len(spaces) / 60:.0f} min at this rate")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "seed": args.seed, "sample": args.sample, "packages": list(packages), "checker_args": checker_args,
+            "population": len(population), "seconds": round(elapsed, 1),
+            "results": [r.to_json() for r in results]}, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
