@@ -42,3 +42,22 @@ def test_kmodel_invariants_markdown_prints_the_page(capsys) -> None:
 
     assert main(["invariants", "--markdown"]) == 0
     assert capsys.readouterr().out == invariants_markdown()
+
+
+def test_performance_page_is_the_benchmarks_output_naming_the_machine() -> None:
+    """docs/performance.md is written by benchmarks/performance_page.py (its figures are measured, so the test
+    cannot regenerate them): its text is the script's, it names the machine, and every quick benchmark ran."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("performance_page", DOCS.parent / "benchmarks" / "performance_page.py")
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page = (DOCS / "performance.md").read_text()
+    assert page.startswith(script.HEAD.strip() + "\n"), \
+        "docs/performance.md is stale: regenerate it with `python benchmarks/performance_page.py`"
+    for row in ("| platform |", "| CPU |", "| cores |", "| Python |", "| Hypothesis |"):
+        assert row in page
+    for name, args, _ in script.QUICK:
+        assert f"$ python benchmarks/{name} {' '.join(args)}".rstrip() in page
+    assert "(exit " not in page, "a benchmark failed while the page was generated"
