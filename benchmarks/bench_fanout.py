@@ -17,17 +17,16 @@ changed, with its resourceVersion). ``replica`` and ``loop`` also print each hal
 Run: python benchmarks/bench_fanout.py [requests] [--distinct-specs] [--best-of N] [--diagnose]
 
 Each figure is the best of `--best-of` runs (default 5), followed by every run's figure: the work is the same
-on every run, so the best is the code's figure and the spread is this shared machine's (see below).
+on every run, so the best is the code's figure and the spread is the machine's (see below).
 
 ``--diagnose`` also prints, for each timed phase of ``replica``, where its time went: process CPU time per
 request (and the kernel's share), the collector's collections and time per generation, and minor page faults.
 The work of a phase is the same on every run (same requests, same bytecodes, and the same collections: 95
 young and 8 middle-generation ones for the creates, 81 and 7 for the updates, no full collection), so when
 two runs' figures differ, these lines tell a slower machine (more CPU time for the same work) from a change
-in the work. Measured on the shared 2-core VM, the CPU time of the very same phase ranges from about 43 to
-70 us per request between runs (and between the phases of one run), with the collector at 1.5 to 2.5 us
-and the kernel (page faults of the growing heap: the creates fault in about 13 MB) at 0 to 3 us: the
-spread of single runs is the machine's speed, not warm-up or the collector.
+in the work. On a shared machine the CPU time of the very same phase can differ by half between runs (and
+between the phases of one run) while the collector's and the kernel's shares stay small: the spread of
+single runs is the machine's speed, not warm-up or the collector.
 
 Each figure is printed twice: with Python's default GC settings, and with `kmodel.runtime.tune_gc()` (as the
 CLI runs). Under the default settings the cyclic collector's full collections walk every object still

@@ -217,8 +217,8 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
 
     # The node changes and the deletes are taken in revision order: an eviction is judged by when its node
     # became tainted as of the eviction, not as of the end of the step (a step that ran minutes can see the
-    # taint removed and added again after the eviction: campaign seed 2 with every fix, the first campaign
-    # with wait_long, found the invariant judging a due eviction by the later taint).
+    # taint removed and added again after the eviction, and judging a due eviction by the later taint would
+    # blame taint eviction for keeping to the earlier one).
     changes = reader.read(cluster.store)
     applied = 0
     store = cluster.store
@@ -237,8 +237,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         # order the API servers handled them), made by taint eviction's service account. A later delete of a pod already
         # terminating (PodGC's force delete once its node is gone, a user's) evicts nothing, and a user deleting
         # a pod marked by an eviction cut short is not taint eviction: both carry the old DisruptionTarget
-        # condition, and judging them by it blamed taint eviction for a delete it never made (found by
-        # `kmodel check --profile campaign --seed 3 --fix all`).
+        # condition, and judging them by it would blame taint eviction for a delete it never made.
         first = (key, pod.metadata.uid) not in started
         started.add((key, pod.metadata.uid))
         if not first or r.user != TAINT_EVICTION_USER:
@@ -267,8 +266,8 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         if tainted_at is not None:
             # Upstream counts from when taint eviction first saw the pod on a tainted node, by its informer: a
             # taint removed and put back in the store while it never saw the node untainted (a restart's list
-            # showing the old taint, then the new one as one change) keeps the eviction it had scheduled (found
-            # by `kmodel check --profile campaign --seed 8 --fix all`, the first campaigns with lose_node)
+            # showing the old taint, then the new one as one change) keeps the eviction it had scheduled
+            # (processPodOnNode)
             decided = target.last_transition_time if target.last_transition_time is not None else r.time
             te_heard, te_starts = _taint_eviction_view(cluster, memo)
             seen_since = _tainted_since_in_view(te_heard.get(pod.spec.node_name, []), te_starts, decided)

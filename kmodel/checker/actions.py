@@ -565,8 +565,8 @@ class Settle(Action):
     release_holds: bool = False
     #: the operator finishes removing machines: a removed machine whose Node is still there (its `kubectl delete
     #: node` failed while an API server or etcd was out) is deleted again, at the start and after every chunk
-    #: (the checker's settles do; without it a small cluster can stall for good, as upstream: see README, "Known
-    #: differences" of the node lifecycle)
+    #: (the checker's settles do; without it a small cluster can stall for good, as upstream: see
+    #: docs/differences.md, node lifecycle)
     finish_removals: bool = False
     #: a settle that has run this many model events (0: no such bound) and `busy_ms` of logical time without
     #: converging fails as one that reached `bound_ms` does. A cluster that converges needs few events (a dev

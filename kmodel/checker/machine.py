@@ -582,9 +582,9 @@ class LongWaits(KmodelMachine):
 
     #: a settle of a long run waits 20 minutes: a controller's default rate limiter waits up to 1,000 s between
     #: two tries of a key that kept failing (workqueue's DefaultControllerRateLimiter), and an outage long
-    #: enough for that (twenty minutes of failed syncs) is one these runs make. With the dev profile's 600 s,
-    #: campaign seed 5 with every fix failed on a ReplicaSet whose next try was due more than 600 s after etcd
-    #: came back, which upstream does by design
+    #: enough for that (twenty minutes of failed syncs) is one these runs make. With the dev profile's 600 s, a
+    #: ReplicaSet whose next try is due more than 600 s after etcd came back, which upstream does by design,
+    #: would be reported as a liveness violation
     settle_bound_ms: ClassVar[int] = 1_200_000
 
     @rule(seconds=st.integers(60, 400))

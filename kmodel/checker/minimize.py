@@ -38,13 +38,13 @@ MAX_REPLAYS = 120
 REPLAYS_PER_ACTION = 6
 #: ... and at most this many times the model events of the trace itself, all replays together: a campaign's
 #: failing example can cost a second or more per replay (a settle run to its 600 s bound in a grown cluster),
-#: where 6 replays per action took minimization past ten minutes. Counts, never time: the result stays a
+#: so 6 replays per action alone could take minimization past ten minutes. Counts, never time: the result stays a
 #: function of the trace.
 EVENTS_PER_TRACE = 60
-#: ... and never more than this many in all (about a minute and a half here) ...
+#: ... and never more than this many in all (minutes of replaying) ...
 MAX_EVENTS = 3_000_000
-#: ... but at least this many (about half a minute here): a cheap trace (a campaign's 76 actions replayed in
-#: 2,900 events) spent its 60 times in 4 s, and was left at 38 actions where 9 were the cause
+#: ... but at least this many: a cheap trace (a long campaign trace replayed in a few thousand events) would
+#: spend its 60 times in seconds, and be left long where a few of its actions were the cause
 MIN_EVENTS = 1_000_000
 
 

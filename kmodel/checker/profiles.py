@@ -1,9 +1,8 @@
 """Hypothesis profiles for the checker: dev, ci and campaign.
 
     dev       the default: 200 examples of up to 30 steps (seconds when nothing is violated; shrinking a
-              violation takes longer, capped by a count of shrinks). It was 100 while those took 9-22 s;
-              200 take about 6 s now, and over seeds 1..20 catch the pessimistic-locking anti-pattern on 18
-              seeds instead of 13, and hardcoded-pod-ip on 20 instead of 18.
+              violation takes longer, capped by a count of shrinks): enough for every anti-pattern variant
+              to be caught on most seeds (kmodel principles).
     ci        30 examples of up to 30 steps, derandomized (the seed comes from the test itself), so CI is
               reproducible
     campaign  long runs: 1,000 examples of up to 100 steps, with two more rules (machine.LongWaits:

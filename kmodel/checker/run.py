@@ -120,14 +120,13 @@ def trace_of(session: Session) -> Trace:
 #: successful shrinks before Hypothesis stops shrinking (its own default is 500; each attempt replays a
 #: whole example with a cluster, and a liveness failure's runs a whole failing settle, so the checker keeps
 #: the budget small: `minimize` then cuts whole actions by replay, which does most of the work for less). A
-#: count, not a time: the shrunk trace stays a function of the seed. 10 rather than 25 halved the time to a
-#: shrunk trace on the slowest variant runs (pessimistic-locking seeds 3 and 4: 50 and 37 s to 35 and 19 s)
-#: with traces of the same length or one action longer.
+#: count, not a time: the shrunk trace stays a function of the seed. A small count costs little: the traces
+#: it leaves are as short, or one action longer, once minimized.
 MAX_SHRINKS = 10
 #: model events Hypothesis' shrinking may run, all its examples together, in place of its own limit of five
 #: minutes (MAX_SHRINKING_SECONDS): a time, so a slower or busier machine stopped sooner and reported a longer
 #: trace and another trace_digest for the same seed. Events are what an example costs (a failing settle's
-#: replay runs tens of thousands, a passing example a few hundred), so this is about five minutes here, counted.
+#: replay runs tens of thousands, a passing example a few hundred), so this is minutes of shrinking, counted.
 MAX_SHRINK_EVENTS = 6_000_000
 
 
@@ -185,8 +184,8 @@ def no_source_constants() -> Iterator[None]:
     every "local" module (one outside site-packages and the standard library) loaded at that moment: kmodel's
     own modules in an editable install, none in a regular one, the user's own in both. Campaigns then drew
     differently depending on how kmodel was installed, which modules the entry point had imported
-    (`kmodel check --profile campaign --seed 2` and `run_campaign` with the same options parted at the 237th
-    example: 575 examples against 759, a 10-step trace against a 21-step one) and on every string literal and
+    (`kmodel check` and `run_campaign` with the same options could explore different examples and end on
+    different traces) and on every string literal and
     every integer literal outside -100..100 anywhere in the source, so a change that altered no behaviour
     could still change a campaign.
     With the pool empty, what a seed explores depends on the seed, the options, Hypothesis' version and the

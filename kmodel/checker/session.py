@@ -300,7 +300,7 @@ class Session:
         replays), so that CPython frees it by reference counting the moment it is dropped. A model is one big
         cyclic graph (components hold continuations that hold the components); left alone, a dead session is
         found only by the cyclic collector, which walks it, and every other live object of its generation,
-        several times before it finds it dead (a tenth of a campaign's time went there).
+        several times before it finds it dead (a large share of a long run's time).
 
         What is cleared: each component's attributes and the attributes of the model objects it holds (its
         client, informers, queues; instances of kmodel classes with a `__dict__`), then the loop, network,

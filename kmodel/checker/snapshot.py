@@ -29,7 +29,7 @@ additions to plain pickling:
 Anything else that pickle refuses (a generator, a lock, a file) raises `SnapshotError` when the snapshot is
 taken: the caller falls back to building each example from scratch. Order is kept exactly: dicts and lists
 are rebuilt in their order; sets are rebuilt from their iteration order, which the model never depends on
-(no order taken from a set of strings, DESIGN.md principle 6). tests/checker/test_snapshot.py checks that an
+(no order taken from a set of strings: docs/architecture.md, Determinism). tests/checker/test_snapshot.py checks that an
 example started from a snapshot makes exactly the moves (the same digest) of one built from scratch.
 """
 

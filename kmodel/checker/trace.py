@@ -15,7 +15,7 @@ format version.
 
 `boot_revision` is the store's revision once the cluster had booted (its bootstrap objects created) on the model
 that recorded the trace. A `compact` action names an absolute store revision, so when a later model boots
-with more or fewer objects (as the service accounts' roles added in December 2026 did), `fitted` moves each
+with more or fewer objects (a new bootstrap role, say), `fitted` moves each
 compaction by the difference, and the trace compacts at the same point of its story. A trace without the key
 was recorded before it existed, on a model that booted at revision LEGACY_BOOT_REVISION.
 """

@@ -1,6 +1,6 @@
 """A whole cluster's configuration from a few numbers, with Kubernetes' defaults.
 
-Times are logical milliseconds. The defaults are Kubernetes' own (shared/reference/kubernetes.md), except
+Times are logical milliseconds. The defaults are Kubernetes' own (its kubelet and controller flags), except
 the node monitor grace period: 40 s as in Kubernetes before 1.32 (50 s since).
 """
 

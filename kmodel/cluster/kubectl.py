@@ -15,7 +15,7 @@ what was accepted and what was rejected, with Kubernetes' status.
 
 `kubectl apply` proper sends a three-way strategic merge patch computed from the last-applied annotation;
 the model sends the manifest itself as a JSON merge patch, which sets every field the manifest sets and
-leaves the others (the README lists the difference).
+leaves the others (docs/differences.md lists the difference).
 """
 
 from __future__ import annotations

@@ -12,10 +12,9 @@ stateright's ``Out``):
 `out.effects` is the list of effect values in the order they were asked for; the loop applies them in that
 order after the handler returns. Tests read it directly (``assert out.effects == [Send("b", 1)]``).
 
-Why an `out` object and not a returned list: both were measured (``python benchmarks/bench_loop.py
---effects``: one handler call asking for one Send, plus the loop's dispatch). They cost the same within
-the noise of this shared 2-core machine, 450 to 690 ns per call either way, while frozen attrs effects
-cost about twice as much to create. So the choice is made on legibility: an `out` cannot be forgotten in a
+Why an `out` object and not a returned list: the two cost the same within measurement noise
+(``python benchmarks/bench_loop.py --effects`` compares them), while frozen attrs effects cost about twice
+as much to create. So the choice is made on legibility: an `out` cannot be forgotten in a
 ``return`` on some branch, gives handlers short helpers, and is the shape of stateright's actors.
 
 Effects are slotted attrs classes that are not frozen (frozen ones cost twice as much to create on this

@@ -1,7 +1,7 @@
 """Fixes: opt-in changes that take out one of the upstream bugs the default model reproduces.
 
-The default model keeps upstream's behaviour, bugs included (README, "Upstream bugs the default model
-reproduces"). A fix is a switch, like a variant (DESIGN.md, principle 5): it changes one behaviour at one
+The default model keeps upstream's behaviour, bugs included (docs/upstream-bugs.md). A fix is a switch,
+like a variant (kmodel.variants): it changes one behaviour at one
 named place, read from `ClusterConfig.fixes` there and nowhere else. Fixes serve two purposes:
 
 * checking a proposed fix: `kmodel replay TRACE --fix NAME --lenient` replays the bug's trace on the fixed

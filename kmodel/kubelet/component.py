@@ -515,7 +515,7 @@ class Kubelet(ClientComponent):
         elif not worker.static and merge_status(pod.status, status) != pod.status:
             # needsReconcile (status_manager.go): the API's pod differs from what the kubelet set on the fields it
             # owns, because another writer changed them (the node lifecycle controller's MarkPodsNotReady sets
-            # Ready=False): write it again (upstream finds these in its periodic syncBatch; found by the checker)
+            # Ready=False): write it again (upstream finds these in its periodic syncBatch)
             self.status.dirty[worker.uid] = None
             self._enqueue(STATUS, worker.uid)
 

@@ -104,7 +104,7 @@ BUSY_SPELL_DIVISOR = 50
 #: logical second, a control plane's pace: an API server serves thousands of requests a second and pushes watch
 #: events faster). Jumping straight to the next due time instead (seconds away in a quiet cluster) made a busy
 #: cluster run a hundred events per logical second, so a backlog of watch events behind a hot loop never drained
-#: within a settle's 600 s (campaign seed 2; tests/loop/test_loop.py, tests/scenarios/test_hot_loop.py).
+#: within a settle's 600 s (tests/loop/test_loop.py, tests/scenarios/test_hot_loop.py).
 BUSY_QUANTUM_MS = 10
 
 

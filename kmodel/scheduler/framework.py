@@ -22,7 +22,7 @@ HostPortInfo is a map ip -> set of (protocol, port). An empty hostIP means 0.0.0
 protocol/port on itself or on 0.0.0.0; different protocols never conflict. Like upstream it is a set, not a
 multiset: removing a pod frees its (ip, protocol, port) even if another pod on the node (bound without the
 scheduler, say) declared the same one. The scheduler's cache then believes the port free for good, and every pod
-it places there is rejected by the kubelet (README, "Upstream bugs"). With `count_holders` (the
+it places there is rejected by the kubelet (docs/upstream-bugs.md). With `count_holders` (the
 `scheduler-count-host-port-holders` fix, kmodel.fixes) it counts the pods holding each one, and frees it when the
 last goes.
 

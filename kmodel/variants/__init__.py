@@ -1,6 +1,6 @@
 """Anti-pattern variants: Kubernetes' design principles shown by contrast.
 
-A variant is a switch, not a fork (DESIGN.md, principle 5): it changes one behaviour at one named place in
+A variant is a switch, not a fork: it changes one behaviour at one named place in
 the model, and everything else stays the real design. The cluster carries the variant's name in
 `ClusterConfig.variant`; the one place a variant changes reads it there (`where` names that place) and
 nowhere else does. The default model passes the checker; each anti-pattern but `polling` fails with the

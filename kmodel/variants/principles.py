@@ -40,8 +40,8 @@ from kmodel.variants import DEFAULT, POLLING, VARIANTS, Variant
 #: a run slower than this counts as not caught (the issue's bound)
 TIME_LIMIT_S = 60.0
 #: every run takes out the upstream bugs the default model keeps (kmodel.fixes), so that the default's runs show
-#: the design, not one of upstream's known bugs (campaigns find those on some seeds: the host port the scheduler
-#: forgets ends seed 4 of the default model), and each variant is judged against that
+#: the design, not one of upstream's known bugs (some seeds of the default model end on one, such as the host
+#: port the scheduler forgets), and each variant is judged against that
 CHECK_FIXES: tuple[str, ...] = ("--fix", "all")
 #: a run is stopped after this long (a campaign that cannot end is reported, not waited for)
 HARD_TIMEOUT_S = 600.0
