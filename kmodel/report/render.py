@@ -7,8 +7,9 @@ report dict and the stories: no clock, no environment, so the same inputs give b
 
 Markdown escaping: free text goes through `md_inline` (backslash before Markdown punctuation, one line), code
 through `md_code` / `md_fence` (a fence longer than any backtick run inside). HTML escaping: everything
-through `html.escape`. The HTML loads nothing it needs: the CSS is inline, fonts are the system's, and the
-Mermaid script only upgrades the diagram text, which reads as plain text without it.
+through `html.escape`. The HTML loads nothing from outside its folder: the CSS is inline, fonts are the
+system's, and Mermaid comes from the report folder (kmodel.report.offline); it only upgrades the diagram text,
+which reads as plain text without it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from typing import Any, Optional, Sequence
 import attrs
 
 from kmodel.report.mermaid import sequence_diagram
+from kmodel.report.offline import MERMAID_JS
 from kmodel.report.story import ViolationStory
 
-#: Where the HTML report loads Mermaid from when it is online. Pinned to a major version.
-MERMAID_URL = "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs"
 
 
 # --------------------------------------------------------------------------------------------- the view
@@ -472,11 +472,16 @@ p.then { margin: 6px 0 0; color: var(--bad); font-weight: 600; }
 """.strip()
 
 _MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in <pre class="mermaid"> blocks, readable as plain text.
-     When the page is online this script loads Mermaid from a CDN and draws them; offline the import
-     fails quietly and the text stays as it is. Nothing else on the page is loaded from outside. -->
-<script type="module">
-import mermaid from "{MERMAID_URL}";
-mermaid.initialize({{ startOnLoad: true, securityLevel: "strict", sequence: {{ wrap: true }} }});
+     {MERMAID_JS}, beside this file in the report folder (kmodel ships it: kmodel/report/offline.py), draws
+     them, with no network. Without that file the text stays as it is. Nothing is loaded from outside. -->
+<script src="{MERMAID_JS}"></script>
+<script>
+if (window.mermaid) {{
+  mermaid.initialize({{ startOnLoad: false, securityLevel: "strict", sequence: {{ wrap: true }} }});
+  mermaid.run({{ querySelector: "pre.mermaid" }}).then(
+    () => document.body.setAttribute("data-diagrams", "drawn"),
+    (error) => document.body.setAttribute("data-diagrams", "failed: " + error));
+}}
 </script>"""
 
 
