@@ -3,8 +3,9 @@
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--variant NAME]
                  [--fix NAME]… [--profile dev|ci|campaign] [--report DIR]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage
-    kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet]
-        re-execute a trace step by step without Hypothesis; exit 1 a violation reproduced, 0 the trace passes,
+    kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
+        re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
+        with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
         2 an unreadable, truncated or wrong-version file (or one this model cannot apply; with --lenient,
         interleaving and fault steps whose events are not enabled are skipped instead)
     kmodel invariants
@@ -16,6 +17,9 @@ The progress bar is drawn on stderr only when stderr is a terminal.
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -53,6 +57,9 @@ def register(subparsers: Any) -> None:
                         "(as the minimizer replays), instead of refusing a trace this model no longer fits: for a "
                         "trace recorded on another model, e.g. a bug's trace replayed with its --fix")
     r.add_argument("--quiet", action="store_true", help="print only the outcome")
+    r.add_argument("--state", action="store_true",
+                   help="after each step, print what it changed in the cluster: objects created, updated and "
+                        "deleted, components down, partitions (the report's table of changes, same step numbers)")
     r.set_defaults(handler=replay_command)
 
     i = subparsers.add_parser("invariants", help=INVARIANTS_HELP, description=INVARIANTS_HELP)
@@ -89,6 +96,22 @@ class _Progress:
         self._draw(replays, most, f"minimizing it: {replays} of at most {most} replays, {actions} actions left")
 
 
+def invocation() -> str:
+    """The command that runs kmodel the way this process was started, to print in a command to copy: `kmodel`
+    when that name on PATH is the script that ran, the script's path as typed when it is not on PATH, else
+    this interpreter with `-m kmodel` (`python` when that name on PATH is this interpreter)."""
+    script = sys.argv[0] if sys.argv else ""
+    if Path(script).name == "kmodel" and Path(script).is_file():
+        found = shutil.which("kmodel")
+        if found and os.path.realpath(found) == os.path.realpath(script):
+            return "kmodel"
+        return shlex.quote(script)
+    python = shutil.which("python")
+    if python and os.path.realpath(python) == os.path.realpath(sys.executable):
+        return "python -m kmodel"
+    return f"{shlex.quote(sys.executable)} -m kmodel"
+
+
 def _prepare_report_folder(folder: Path) -> None:
     """Create the report folder before exploring, so a run's failure trace is never lost to an unusable path."""
     from kmodel.cli import KmodelUsageError
@@ -118,7 +141,8 @@ def check(args: argparse.Namespace) -> int:
     result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None)
     if progress is not None:
         sys.stderr.write("\n")
-    report = write_results(result, Path(args.report))
+    replay_with = f"{invocation()} replay"
+    report = write_results(result, Path(args.report), trace_command=replay_with)
     checked = sum(1 for inv in report["invariants"] if inv["checks"])
     if options.fixes:
         print(f"fixes on: {', '.join(options.fixes)}")
@@ -133,7 +157,7 @@ def check(args: argparse.Namespace) -> int:
     for v in report["violations"]:
         print(f"VIOLATION {v['invariant']}: {v['message']}")
         print(f"  shrunk to {v['steps']} steps: {v['trace']}")
-        print(f"  replay: kmodel replay {v['trace']}")
+        print(f"  replay: {replay_with} {shlex.quote(v['trace'])}")
     print(f"report: {Path(args.report) / 'report.json'}")
     return 1 if report["violations"] else 0
 
@@ -154,13 +178,22 @@ def replay_command(args: argparse.Namespace) -> int:
         raise KmodelUsageError(f"{args.trace}: unknown variant {trace.variant!r}; variants: {', '.join(VARIANTS)}")
     fixes = fixes_from(args.fix)
 
+    if args.quiet and args.state:
+        raise KmodelUsageError("--quiet prints only the outcome and --state prints each step's changes: choose one")
+    names: list[str] = []
+
     def show(i: int, action: Any) -> None:
+        # numbered from 1, as the report numbers its steps
+        names.append(action.name)
         if not args.quiet:
-            print(f"{i:4d}. {action.name}")
+            print(f"{i + 1:4d}. {action.name}")
+
+    def show_changes(change: Any) -> None:
+        print_changes(change, names[change.step])
 
     try:
         result = replay(trace, variant=args.variant, record_messages=False, on_step=show, fixes=fixes,
-                        lenient=args.lenient)
+                        lenient=args.lenient, on_changes=show_changes if args.state else None)
     except TraceDiverged as exc:
         raise KmodelUsageError(f"{args.trace} does not fit this model: {exc} (--lenient skips the events that are "
                                f"not enabled)") from None
@@ -169,7 +202,7 @@ def replay_command(args: argparse.Namespace) -> int:
     expected = trace.expected_invariant
     if result.violation is not None:
         v = result.violation
-        print(f"VIOLATION {v.invariant} after step {v.step}: {v.message}")
+        print(f"VIOLATION {v.invariant} after step {v.step + 1}: {v.message}")
         if expected is not None and expected != v.invariant:
             print(f"(the trace expected {expected})")
         return 1
@@ -177,6 +210,28 @@ def replay_command(args: argparse.Namespace) -> int:
     if expected is not None:
         print(f"(the trace expected {expected} to fail)")
     return 0
+
+
+def print_changes(change: Any, action: str) -> None:
+    """What one step changed, under its line: the rows of the report's table of changes that are not empty."""
+    import textwrap
+
+    from kmodel.report.render import change_row
+
+    row = change_row(change, action, 0, set(), most=None)
+    indent = " " * 6
+    lines = [("time", row.time)]
+    for label, cell in (("created", row.created), ("updated", row.updated), ("deleted", row.deleted),
+                        ("down", row.down), ("cut off", row.partitions)):
+        if not cell.empty:
+            lines.append((label, cell.text()))
+    width = max(shutil.get_terminal_size((100, 24)).columns, 60)
+    for label, text in lines:
+        head = f"{indent}{label:<8}  "
+        wrapped = textwrap.wrap(text, width - len(head), break_on_hyphens=False) or [""]
+        print(head + wrapped[0])
+        for line in wrapped[1:]:
+            print(" " * len(head) + line)
 
 
 def invariants_command(args: argparse.Namespace) -> int:
