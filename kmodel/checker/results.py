@@ -106,14 +106,15 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             and replayed.violation.invariant == trace.violation.invariant,
             **({"shrink": result.shrink.to_json()} if result.shrink is not None else {}),
         })
-        stories.append(_story(trace, replayed, str(path), f"{trace_command} {shlex.quote(str(path))}"))
+        stories.append(violation_story(trace, replayed, str(path), f"{trace_command} {shlex.quote(str(path))}"))
     report = report_json(result, violations)
     atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
     _write_human_reports(report, stories, folder)
     return report
 
 
-def _story(trace: Any, replayed: Any, path: str, command: str) -> Any:
+def violation_story(trace: Any, replayed: Any, path: str, command: str) -> Any:
+    """The story of one violation for the reports: `replayed` is `trace` replayed with `record_changes`."""
     from kmodel.checker.fix_verdicts import fix_verdicts
     from kmodel.report.focus import focus_of
     from kmodel.report.story import ViolationStory

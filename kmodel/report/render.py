@@ -602,7 +602,7 @@ _CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--fg); background: #fff; line-height: 1.5;
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 64px; }
+main { max-width: 1280px; margin: 0 auto; padding: 24px 28px 64px; }
 h1 { font-size: 26px; margin: 0 0 4px; display: flex; gap: 12px; align-items: center; }
 h2 { font-size: 20px; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 17px; margin: 0 0 8px; }
@@ -637,9 +637,10 @@ ol.steps { margin: 4px 0; padding-left: 3.2em; }
 ol.steps li { padding: 1px 0; }
 ol.steps .count { color: var(--muted); font-size: 13px; }
 p.then { margin: 6px 0 0; color: var(--bad); font-weight: 600; }
-table.changes { font-size: 13px; }
-table.changes td { overflow-wrap: anywhere; }
-table.changes code { font-size: 12px; }
+table.changes { font-size: 13px; table-layout: fixed; min-width: 1000px; }
+table.changes td.action { min-width: 14em; }
+table.changes code { font-size: 12px; overflow-wrap: normal; word-break: keep-all; }
+div.scroll { overflow-x: auto; }
 code.named { font-weight: 700; background: var(--bad-bg); padding: 0 3px; border-radius: 3px; }
 span.more { color: var(--muted); }
 .fix { border: 1px solid #b7dfc2; background: var(--ok-bg); border-radius: 6px; padding: 4px 14px; margin: 6px 0; }
@@ -652,13 +653,14 @@ details.object summary { cursor: pointer; }
 pre.yaml { max-height: 24em; overflow: auto; }
 """.strip()
 
-_MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in <pre class="mermaid"> blocks, readable as plain text.
+_MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in pre.mermaid blocks, readable as plain text.
      {MERMAID_JS}, beside this file in the report folder (kmodel ships it: kmodel/report/offline.py), draws
      them, with no network. Without that file the text stays as it is. Nothing is loaded from outside. -->
 <script src="{MERMAID_JS}"></script>
 <script>
 if (window.mermaid) {{
-  mermaid.initialize({{ startOnLoad: false, securityLevel: "strict", sequence: {{ wrap: true }} }});
+  // the diagram at its own size, scrolling sideways inside its block, rather than shrunk to the page's width
+  mermaid.initialize({{ startOnLoad: false, securityLevel: "strict", sequence: {{ wrap: true, useMaxWidth: false }} }});
   mermaid.run({{ querySelector: "pre.mermaid" }}).then(
     () => document.body.setAttribute("data-diagrams", "drawn"),
     (error) => document.body.setAttribute("data-diagrams", "failed: " + error));
@@ -671,13 +673,15 @@ def _e(text: Any) -> str:
 
 
 def _html_change_cell(cell: Cell) -> str:
-    parts = [f'<code class="named">{_e(text)}</code>' if named else f"<code>{_e(text)}</code>"
+    """Each item on a line of its own, breaking only after a "/" when the column is narrow."""
+    parts = [("<code class=\"named\">" if named else "<code>") + _e(text).replace("/", "/<wbr>") + "</code>"
              for text, named in cell.items]
     if cell.more:
         parts.append(f'<span class="more">{cell.more:,} more</span>')
     if cell.events:
         parts.append(f'<span class="more">{_e(_plural(cell.events, "event"))}</span>')
-    return ", ".join(parts) or '<span class="more">–</span>'
+    # one item a line: a step's changes read down the cell, as a state diff does
+    return "<br>".join(parts) or '<span class="more">–</span>'
 
 
 def _html_fixes(v: ViolationView, add: Any) -> None:
@@ -816,7 +820,10 @@ def render_html(view: ReportView) -> str:
                 add(f'<p class="note">Before step 1: {_e(_plural(v.before, "message"))}.</p>')
             if v.changes:
                 add(f'<p class="note">{_e(CHANGES_NOTE)}</p>')
-                add('<table class="changes">')
+                add('<div class="scroll"><table class="changes">')
+                add('<colgroup><col style="width:3.5em"><col style="width:15%"><col style="width:4.5em">'
+                    '<col style="width:5.5em"><col style="width:20%"><col style="width:20%"><col style="width:15%">'
+                    '<col style="width:17%"><col style="width:8%"></colgroup>')
                 add('<thead><tr><th class="num">Step</th><th>Action</th><th class="num">Time</th>'
                     '<th class="num">Messages</th><th>Created</th><th>Updated</th><th>Deleted</th>'
                     '<th>Down after</th><th>Cut off after</th></tr></thead>')
@@ -825,10 +832,10 @@ def render_html(view: ReportView) -> str:
                     cells = "".join(f"<td>{_html_change_cell(c)}</td>" for c in (
                         row.created, row.updated, row.deleted, row.down, row.partitions))
                     add(f'<tr id="violation-{v.number}-step-{row.step}"><td class="num">{row.step}</td>'
-                        f'<td>{_e(row.action)}</td><td class="num">{_e(row.time)}</td>'
+                        f'<td class="action">{_e(row.action)}</td><td class="num">{_e(row.time)}</td>'
                         f'<td class="num">{row.messages:,}</td>{cells}</tr>')
                 add("</tbody>")
-                add("</table>")
+                add("</table></div>")
             elif v.steps:
                 add('<ol class="steps">')
                 for step, count in zip(v.steps, v.step_messages):
