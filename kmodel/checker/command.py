@@ -1,8 +1,9 @@
 """The `kmodel check`, `kmodel replay` and `kmodel invariants` subcommands: options, exit codes, output.
 
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--variant NAME]
-                 [--fix NAME]… [--profile dev|ci|campaign] [--report DIR]
-        explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage
+                 [--fix NAME]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
+        explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
+        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit)
     kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
         re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
         with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
@@ -44,6 +45,9 @@ def register(subparsers: Any) -> None:
     add_fix_option(p, "explore the model")
     p.add_argument("--profile", default="dev", choices=PROFILES, help="Hypothesis profile (default dev)")
     p.add_argument("--report", default="reports/latest", metavar="DIR", help="report folder (default reports/latest)")
+    p.add_argument("--junit-xml", default=None, metavar="PATH",
+                   help="also write the verdict as JUnit XML for a CI system: one test case per invariant, the "
+                        "violated one failing with its message and trace")
     p.set_defaults(handler=check)
 
     r = subparsers.add_parser("replay", help=REPLAY_HELP, description=REPLAY_HELP,
@@ -125,6 +129,23 @@ def _prepare_report_folder(folder: Path) -> None:
                                f"folder") from None
 
 
+def _check_junit_path(value: str) -> Path:
+    """Where --junit-xml goes, checked before exploring (its folder is created if missing)."""
+    from kmodel.cli import KmodelUsageError
+
+    path = Path(value)
+    if path.is_dir() or value.endswith(("/", os.sep)):
+        raise KmodelUsageError(f"--junit-xml {value}: is a folder; name a file (e.g. {path / 'kmodel.xml'})")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KmodelUsageError(f"--junit-xml {value}: cannot create its folder ({exc.strerror}); name a file in a "
+                               f"writable folder") from None
+    if not os.access(path.parent, os.W_OK):
+        raise KmodelUsageError(f"--junit-xml {value}: its folder is not writable; name a file in a writable folder")
+    return path
+
+
 def check(args: argparse.Namespace) -> int:
     from kmodel.checker.results import write_results
     from kmodel.checker.run import CheckOptions, run_campaign
@@ -136,6 +157,7 @@ def check(args: argparse.Namespace) -> int:
                                fixes=fixes_from(args.fix))
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
+    junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None
     _prepare_report_folder(Path(args.report))
     progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
     result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None)
@@ -143,6 +165,10 @@ def check(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     replay_with = f"{invocation()} replay"
     report = write_results(result, Path(args.report), trace_command=replay_with)
+    if junit is not None:
+        from kmodel.checker.junit import write_junit_xml
+
+        write_junit_xml(junit, report, seconds=result.seconds, replay_command=replay_with)
     checked = sum(1 for inv in report["invariants"] if inv["checks"])
     if options.fixes:
         print(f"fixes on: {', '.join(options.fixes)}")
