@@ -22,8 +22,9 @@ import os
 import shlex
 import shutil
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kmodel.checker.profiles import PROFILES
 from kmodel.fixes.command import add_fix_option, fixes_from
@@ -70,34 +71,61 @@ def register(subparsers: Any) -> None:
     i.set_defaults(handler=invariants_command)
 
 
+def clock_text(seconds: float) -> str:
+    """Seconds as m:ss, or h:mm:ss from an hour on."""
+    whole = max(int(round(seconds)), 0)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 class _Progress:
     """A one-line progress bar on stderr (only on a terminal): exploring, then shrinking and minimizing a
-    violation, each against its own budget."""
+    violation, each against its own budget. Every count is shown at most at its total (Hypothesis may run more
+    examples than its budget, counting the invalid ones, and a shrink stops only after the example that spent
+    its events); each line ends with the time since the check started and an estimate of what is left of the
+    phase, from its own pace so far (for a shrink or a minimization, a bound: either may end before its budget)."""
 
     width = 30
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.total = total
+        self.clock = clock
+        self.started = clock()
+        self.phase_started: dict[str, float] = {}
 
-    def _draw(self, done: int, total: int, text: str) -> None:
-        filled = self.width * min(done, total) // max(total, 1)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}" + " " * 4)
+    def _times(self, phase: str, done: int, total: int, bound: bool) -> str:
+        now = self.clock()
+        since = self.phase_started.setdefault(phase, now)
+        text = f" · {clock_text(now - self.started)} elapsed"
+        if 0 < done < total and now > since:
+            left = (now - since) * (total - done) / done
+            text += f", {'at most ' if bound else ''}~{clock_text(left)} left"
+        return text
+
+    def _draw(self, done: int, total: int, text: str, phase: str, bound: bool = False) -> None:
+        done = min(done, total)
+        filled = self.width * done // max(total, 1)
+        line = f"[{'#' * filled}{'.' * (self.width - filled)}] {text}{self._times(phase, done, total, bound)}"
+        sys.stderr.write(f"\r{line}" + " " * 4)
         sys.stderr.flush()
 
     def __call__(self, stats: Any) -> None:
         from kmodel.checker.run import MAX_SHRINK_EVENTS
 
         if stats.first_failure_at is None:
-            self._draw(stats.examples, self.total,
-                       f"{stats.examples}/{self.total} examples, {stats.steps} steps, 0 failing")
+            done = min(stats.examples, self.total)
+            self._draw(done, self.total, f"{done}/{self.total} examples, {stats.steps} steps, 0 failing", "explore")
         else:
-            events = stats.shrinking_events()
+            events = min(stats.shrinking_events(), MAX_SHRINK_EVENTS)
             self._draw(events, MAX_SHRINK_EVENTS,
                        f"shrinking a violation: {stats.shrinking_examples()} examples, {events:,} of at most "
-                       f"{MAX_SHRINK_EVENTS:,} events")
+                       f"{MAX_SHRINK_EVENTS:,} events", "shrink", bound=True)
 
     def replayed(self, replays: int, most: int, actions: int) -> None:
-        self._draw(replays, most, f"minimizing it: {replays} of at most {most} replays, {actions} actions left")
+        replays = min(replays, most)
+        self._draw(replays, most, f"minimizing it: {replays} of at most {most} replays, {actions} actions left",
+                   "minimize", bound=True)
 
 
 def invocation() -> str:
