@@ -22,6 +22,7 @@ import os
 import shlex
 import shutil
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -268,8 +269,6 @@ def replay_command(args: argparse.Namespace) -> int:
 
 def print_changes(change: Any, action: str) -> None:
     """What one step changed, under its line: the rows of the report's table of changes that are not empty."""
-    import textwrap
-
     from kmodel.report.render import change_row
 
     row = change_row(change, action, 0, set(), most=None)
@@ -298,6 +297,13 @@ def invariants_command(args: argparse.Namespace) -> int:
     rows += [(p.name, "sometimes", p.principle, p.situation) for p in registered_sometimes()]
     head = ("NAME", "KIND", "PRINCIPLE", "GUARANTEE")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+    # the guarantee wraps within the terminal's width (100 columns when not a terminal, as `kmodel fixes`),
+    # its continuation lines under its column
+    indent = sum(widths) + 2 * 3
+    room = max(shutil.get_terminal_size((100, 24)).columns - indent, 24)
     for row in [head, *rows]:
-        print("  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3])
+        lines = textwrap.wrap(row[3], room, break_on_hyphens=False) or [""]
+        print("  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + lines[0])
+        for line in lines[1:]:
+            print(" " * indent + line)
     return 0
