@@ -1,8 +1,11 @@
 """report.md and report.html from one view of a check's results.
 
 Both files are rendered from the same `ReportView`, so they show the same things in the same order: the
-summary, the invariants table, the rules table, then each violation (its invariant and message, the steps as
-a numbered list, the Mermaid sequence diagram, the replay command). The renderers are pure functions of the
+summary, the invariants table, the rules table, then each violation: its invariant and message; the known fix
+that takes it out (and the fixes of that invariant that do not); the steps, as a table of what each changed in
+the cluster when the story recorded it (else as a numbered list), numbered from 1 as `kmodel replay` numbers
+them; the Mermaid sequence diagram, drawing only the messages that touch what the violation names
+(kmodel.report.focus); the final state of those objects and components; the replay command. The renderers are pure functions of the
 report dict and the stories: no clock, no environment, so the same inputs give byte-identical files.
 
 Markdown escaping: free text goes through `md_inline` (backslash before Markdown punctuation, one line), code
@@ -377,7 +380,9 @@ def _diagram_note(v: ViolationView) -> str:
                  f"step's note counts the others it delivered.")
     if v.messages_left_out:
         text += (f" {_plural(v.messages_left_out, 'message')} of {total:,} left out to keep it readable"
-                 f" ({_plural(v.arrows_shown, 'arrow')} drawn); the numbered steps above are complete.")
+                 f" ({_plural(v.arrows_shown, 'arrow')} drawn); the "
+                 f"{'table' if v.changes else 'numbered steps'} above {'lists' if v.changes else 'are'} "
+                 f"{'every step' if v.changes else 'complete'}.")
     return text
 
 
@@ -572,8 +577,15 @@ def _md_change_cell(cell: Cell) -> str:
     return ", ".join(parts) or "–"
 
 
+#: said when the story looked for a fix and none answers the invariant
+NO_FIX = "No known fix that is not already on answers {invariant} (kmodel fixes lists them): a new bug, perhaps."
+
+
 def _markdown_fixes(v: ViolationView, add: Any, out: list[str]) -> None:
     if not v.fixes:
+        if v.changes:  # a story told in full looked for one
+            add(md_inline(NO_FIX.format(invariant=v.invariant)))
+            add("")
         return
     add("#### Known fix")
     add("")
@@ -686,6 +698,8 @@ def _html_change_cell(cell: Cell) -> str:
 
 def _html_fixes(v: ViolationView, add: Any) -> None:
     if not v.fixes:
+        if v.changes:  # a story told in full looked for one
+            add(f'<p class="note">{_e(NO_FIX.format(invariant=v.invariant))}</p>')
         return
     add('<h4>Known fix</h4>')
     for fix in v.fixes:

@@ -117,3 +117,13 @@ def test_the_replay_command_runs_as_printed(tmp_path):
     run = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stderr
     assert "VIOLATION no-cidr-leak after step 8" in run.stdout
+
+
+def test_a_violation_no_known_fix_answers_says_so(story):
+    import attrs
+
+    alone = attrs.evolve(story, fixes=())
+    files = render_reports({"violations": []}, [alone])
+    assert "No known fix that is not already on answers no-cidr-leak" in files["report.md"]
+    assert "No known fix that is not already on answers no-cidr-leak" in files["report.html"]
+    assert "takes this violation out" not in files["report.md"]
