@@ -87,7 +87,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=14, help="the seed to check (default 14)")
     parser.add_argument("--trace", type=Path, default=None, help="replay this trace instead of running a check")
-    parser.add_argument("--out", type=Path, default=None, help="report and screenshot folder (default: a temporary one)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="report and screenshot folder (default: a temporary one)")
     args = parser.parse_args(argv)
     chromium = find_chromium()
     if chromium is None:

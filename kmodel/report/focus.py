@@ -67,7 +67,8 @@ def _contains_value(text: str, value: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(value)}(?!\d|\.\d)", text) is not None
 
 
-def focus_of(message: str, endpoints: Iterable[str], objects: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def focus_of(message: str, endpoints: Iterable[str],
+             objects: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The endpoints and objects `message` names, sorted. `objects` maps each object's reference to the text to
     look for values in (its last known JSON)."""
     found_words = words(message)

@@ -869,7 +869,8 @@ def render_html(view: ReportView) -> str:
                 if v.final_components:
                     add('<ul class="final">')
                     for endpoint, state in v.final_components:
-                        add(f'<li><code>{_e(endpoint)}</code>: <span class="{state}">{_e(state)}</span> at the end</li>')
+                        add(f'<li><code>{_e(endpoint)}</code>: <span class="{state}">{_e(state)}</span> '
+                            f'at the end</li>')
                     add("</ul>")
                 for state in v.final_states:
                     add(f'<details class="object"><summary><code>{_e(state.ref)}</code>, {_e(state.status)}</summary>')
