@@ -6,8 +6,9 @@ By default it runs `kmodel check --seed 14 --report DIR` (about a minute) and op
 `--trace PATH` it replays that trace instead and writes the report from the replay (seconds). Chromium is told
 to resolve no host and to use a proxy that does not exist, so the page gets nothing from a network: what it
 draws, it drew from the report folder alone. It prints whether Mermaid drew every diagram (the page marks
-`<body data-diagrams="drawn">`, and each diagram becomes an SVG) and writes DIR/report.png, the page's first
-4,000 pixels at 1,280 wide. Exit 0 when every diagram was drawn, 1 when not, 2 when no Chromium is installed.
+`<body data-diagrams="drawn">`, and each diagram becomes an SVG) and writes two PNGs, 1,280 pixels wide:
+DIR/report.png, the top of the page, and DIR/report-violations.png, the violations alone (a copy of the page,
+report-violations.html, with the other sections hidden). Exit 0 when every diagram was drawn, 1 when not, 2 when no Chromium is installed.
 
 Chromium: `apt-get install -y chromium` (Debian), or any chromium / google-chrome on PATH.
 """
@@ -76,6 +77,15 @@ def screenshot(chromium: str, page: Path, png: Path, *, width: int = 1280, heigh
     return png
 
 
+def violations_page(page: Path) -> Path:
+    """A copy of the page beside it showing only its violations (the other sections hidden), to screenshot
+    what a violation shows without the tables above it."""
+    view = page.with_name("report-violations.html")
+    hide = "<style>#summary, #invariants, #rules, #sometimes { display: none; }</style>\n</head>"
+    view.write_text(page.read_text(encoding="utf-8").replace("</head>", hide, 1), encoding="utf-8")
+    return view
+
+
 def diagrams_drawn(dom: str) -> tuple[bool, int, int]:
     """(every diagram drawn, diagrams, SVGs of sequence diagrams) in a dumped DOM."""
     blocks = len(re.findall(r'<pre class="mermaid"', dom))
@@ -97,8 +107,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     folder = args.out or Path(tempfile.mkdtemp(prefix="kmodel-report-"))
     page = report_from_trace(args.trace, folder) if args.trace else report_from_check(args.seed, folder)
     drawn, blocks, svgs = diagrams_drawn(dump_dom(chromium, page))
-    png = screenshot(chromium, page, folder / "report.png", height=4000)
-    print(f"{page}: {svgs} of {blocks} diagrams drawn offline; screenshot {png}")
+    top = screenshot(chromium, page, folder / "report.png", height=2400)
+    violations = screenshot(chromium, violations_page(page), folder / "report-violations.png", height=4000)
+    print(f"{page}: {svgs} of {blocks} diagrams drawn offline; screenshots {top} and {violations}")
     return 0 if drawn else 1
 
 

@@ -836,7 +836,7 @@ def render_html(view: ReportView) -> str:
                 add(f'<p class="note">{_e(CHANGES_NOTE)}</p>')
                 add('<div class="scroll"><table class="changes">')
                 add('<colgroup><col style="width:3.5em"><col style="width:15%"><col style="width:4.5em">'
-                    '<col style="width:5.5em"><col style="width:20%"><col style="width:20%"><col style="width:15%">'
+                    '<col style="width:6.5em"><col style="width:20%"><col style="width:20%"><col style="width:15%">'
                     '<col style="width:17%"><col style="width:8%"></colgroup>')
                 add('<thead><tr><th class="num">Step</th><th>Action</th><th class="num">Time</th>'
                     '<th class="num">Messages</th><th>Created</th><th>Updated</th><th>Deleted</th>'
