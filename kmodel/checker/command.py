@@ -1,10 +1,12 @@
 """The `kmodel check`, `kmodel replay` and `kmodel invariants` subcommands: options, exit codes, output.
 
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--variant NAME]
-                 [--fix NAME]… [--profile dev|ci|campaign] [--report DIR]
-        explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage
-    kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet]
-        re-execute a trace step by step without Hypothesis; exit 1 a violation reproduced, 0 the trace passes,
+                 [--fix NAME]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
+        explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
+        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit)
+    kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
+        re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
+        with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
         2 an unreadable, truncated or wrong-version file (or one this model cannot apply; with --lenient,
         interleaving and fault steps whose events are not enabled are skipped instead)
     kmodel invariants [--markdown]
@@ -17,9 +19,14 @@ The progress bar is drawn on stderr only when stderr is a terminal.
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import shutil
 import sys
+import textwrap
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from kmodel.checker.profiles import PROFILES
 from kmodel.errors import KmodelUsageError
@@ -42,6 +49,9 @@ def register(subparsers: Any) -> None:
     add_fix_option(p, "explore the model")
     p.add_argument("--profile", default="dev", choices=PROFILES, help="Hypothesis profile (default dev)")
     p.add_argument("--report", default="reports/latest", metavar="DIR", help="report folder (default reports/latest)")
+    p.add_argument("--junit-xml", default=None, metavar="PATH",
+                   help="also write the verdict as JUnit XML for a CI system: one test case per invariant, the "
+                        "violated one failing with its message and trace")
     p.set_defaults(handler=check)
 
     r = subparsers.add_parser("replay", help=REPLAY_HELP, description=REPLAY_HELP,
@@ -55,6 +65,9 @@ def register(subparsers: Any) -> None:
                         "(as the minimizer replays), instead of refusing a trace this model no longer fits: for a "
                         "trace recorded on another model, e.g. a bug's trace replayed with its --fix")
     r.add_argument("--quiet", action="store_true", help="print only the outcome")
+    r.add_argument("--state", action="store_true",
+                   help="after each step, print what it changed in the cluster: objects created, updated and "
+                        "deleted, components down, partitions (the report's table of changes, same step numbers)")
     r.set_defaults(handler=replay_command)
 
     i = subparsers.add_parser("invariants", help=INVARIANTS_HELP, description=INVARIANTS_HELP)
@@ -63,33 +76,77 @@ def register(subparsers: Any) -> None:
     i.set_defaults(handler=invariants_command)
 
 
+def clock_text(seconds: float) -> str:
+    """Seconds as m:ss, or h:mm:ss from an hour on."""
+    whole = max(int(round(seconds)), 0)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 class _Progress:
     """A one-line progress bar on stderr (only on a terminal): exploring, then shrinking and minimizing a
-    violation, each against its own budget."""
+    violation, each against its own budget. Every count is shown at most at its total (Hypothesis may run more
+    examples than its budget, counting the invalid ones, and a shrink stops only after the example that spent
+    its events); each line ends with the time since the check started and an estimate of what is left of the
+    phase, from its own pace so far (for a shrink or a minimization, a bound: either may end before its budget)."""
+
     width = 30
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.total = total
+        self.clock = clock
+        self.started = clock()
+        self.phase_started: dict[str, float] = {}
 
-    def _draw(self, done: int, total: int, text: str) -> None:
-        filled = self.width * min(done, total) // max(total, 1)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {text}" + " " * 4)
+    def _times(self, phase: str, done: int, total: int, bound: bool) -> str:
+        now = self.clock()
+        since = self.phase_started.setdefault(phase, now)
+        text = f" · {clock_text(now - self.started)} elapsed"
+        if 0 < done < total and now > since:
+            left = (now - since) * (total - done) / done
+            text += f", {'at most ' if bound else ''}~{clock_text(left)} left"
+        return text
+
+    def _draw(self, done: int, total: int, text: str, phase: str, bound: bool = False) -> None:
+        done = min(done, total)
+        filled = self.width * done // max(total, 1)
+        line = f"[{'#' * filled}{'.' * (self.width - filled)}] {text}{self._times(phase, done, total, bound)}"
+        sys.stderr.write(f"\r{line}" + " " * 4)
         sys.stderr.flush()
 
     def __call__(self, stats: Any) -> None:
         from kmodel.checker.run import MAX_SHRINK_EVENTS
 
         if stats.first_failure_at is None:
-            self._draw(stats.examples, self.total,
-                       f"{stats.examples}/{self.total} examples, {stats.steps} steps, 0 failing")
+            done = min(stats.examples, self.total)
+            self._draw(done, self.total, f"{done}/{self.total} examples, {stats.steps} steps, 0 failing", "explore")
         else:
-            events = stats.shrinking_events()
+            events = min(stats.shrinking_events(), MAX_SHRINK_EVENTS)
             self._draw(events, MAX_SHRINK_EVENTS,
                        f"shrinking a violation: {stats.shrinking_examples()} examples, {events:,} of at most "
-                       f"{MAX_SHRINK_EVENTS:,} events")
+                       f"{MAX_SHRINK_EVENTS:,} events", "shrink", bound=True)
 
     def replayed(self, replays: int, most: int, actions: int) -> None:
-        self._draw(replays, most, f"minimizing it: {replays} of at most {most} replays, {actions} actions left")
+        replays = min(replays, most)
+        self._draw(replays, most, f"minimizing it: {replays} of at most {most} replays, {actions} actions left",
+                   "minimize", bound=True)
+
+
+def invocation() -> str:
+    """The command that runs kmodel the way this process was started, to print in a command to copy: `kmodel`
+    when that name on PATH is the script that ran, the script's path as typed when it is not on PATH, else
+    this interpreter with `-m kmodel` (`python` when that name on PATH is this interpreter)."""
+    script = sys.argv[0] if sys.argv else ""
+    if Path(script).name == "kmodel" and Path(script).is_file():
+        found = shutil.which("kmodel")
+        if found and os.path.realpath(found) == os.path.realpath(script):
+            return "kmodel"
+        return shlex.quote(script)
+    python = shutil.which("python")
+    if python and os.path.realpath(python) == os.path.realpath(sys.executable):
+        return "python -m kmodel"
+    return f"{shlex.quote(sys.executable)} -m kmodel"
 
 
 def _prepare_report_folder(folder: Path) -> None:
@@ -103,6 +160,23 @@ def _prepare_report_folder(folder: Path) -> None:
                                f"folder") from None
 
 
+def _check_junit_path(value: str) -> Path:
+    """Where --junit-xml goes, checked before exploring (its folder is created if missing)."""
+    from kmodel.cli import KmodelUsageError
+
+    path = Path(value)
+    if path.is_dir() or value.endswith(("/", os.sep)):
+        raise KmodelUsageError(f"--junit-xml {value}: is a folder; name a file (e.g. {path / 'kmodel.xml'})")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise KmodelUsageError(f"--junit-xml {value}: cannot create its folder ({exc.strerror}); name a file in a "
+                               f"writable folder") from None
+    if not os.access(path.parent, os.W_OK):
+        raise KmodelUsageError(f"--junit-xml {value}: its folder is not writable; name a file in a writable folder")
+    return path
+
+
 def check(args: argparse.Namespace) -> int:
     from kmodel.checker.results import write_results
     from kmodel.checker.run import CheckOptions, run_campaign
@@ -113,12 +187,18 @@ def check(args: argparse.Namespace) -> int:
                                fixes=fixes_from(args.fix))
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
+    junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None
     _prepare_report_folder(Path(args.report))
     progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
     result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None)
     if progress is not None:
         sys.stderr.write("\n")
-    report = write_results(result, Path(args.report))
+    replay_with = f"{invocation()} replay"
+    report = write_results(result, Path(args.report), trace_command=replay_with)
+    if junit is not None:
+        from kmodel.checker.junit import write_junit_xml
+
+        write_junit_xml(junit, report, seconds=result.seconds, replay_command=replay_with)
     checked = sum(1 for inv in report["invariants"] if inv["checks"])
     if options.fixes:
         print(f"fixes on: {', '.join(options.fixes)}")
@@ -133,7 +213,7 @@ def check(args: argparse.Namespace) -> int:
     for v in report["violations"]:
         print(f"VIOLATION {v['invariant']}: {v['message']}")
         print(f"  shrunk to {v['steps']} steps: {v['trace']}")
-        print(f"  replay: kmodel replay {v['trace']}")
+        print(f"  replay: {replay_with} {shlex.quote(v['trace'])}")
     print(f"report: {Path(args.report) / 'report.json'}")
     return 1 if report["violations"] else 0
 
@@ -153,13 +233,22 @@ def replay_command(args: argparse.Namespace) -> int:
         raise KmodelUsageError(f"{args.trace}: unknown variant {trace.variant!r}; variants: {', '.join(VARIANTS)}")
     fixes = fixes_from(args.fix)
 
+    if args.quiet and args.state:
+        raise KmodelUsageError("--quiet prints only the outcome and --state prints each step's changes: choose one")
+    names: list[str] = []
+
     def show(i: int, action: Any) -> None:
+        # numbered from 1, as the report numbers its steps
+        names.append(action.name)
         if not args.quiet:
-            print(f"{i:4d}. {action.name}")
+            print(f"{i + 1:4d}. {action.name}")
+
+    def show_changes(change: Any) -> None:
+        print_changes(change, names[change.step])
 
     try:
         result = replay(trace, variant=args.variant, record_messages=False, on_step=show, fixes=fixes,
-                        lenient=args.lenient)
+                        lenient=args.lenient, on_changes=show_changes if args.state else None)
     except TraceDiverged as exc:
         raise KmodelUsageError(f"{args.trace} does not fit this model: {exc} (--lenient skips the events that are "
                                f"not enabled)") from None
@@ -168,7 +257,7 @@ def replay_command(args: argparse.Namespace) -> int:
     expected = trace.expected_invariant
     if result.violation is not None:
         v = result.violation
-        print(f"VIOLATION {v.invariant} after step {v.step}: {v.message}")
+        print(f"VIOLATION {v.invariant} after step {v.step + 1}: {v.message}")
         if expected is not None and expected != v.invariant:
             print(f"(the trace expected {expected})")
         return 1
@@ -176,6 +265,26 @@ def replay_command(args: argparse.Namespace) -> int:
     if expected is not None:
         print(f"(the trace expected {expected} to fail)")
     return 0
+
+
+def print_changes(change: Any, action: str) -> None:
+    """What one step changed, under its line: the rows of the report's table of changes that are not empty."""
+    from kmodel.report.render import change_row
+
+    row = change_row(change, action, 0, set(), most=None)
+    indent = " " * 6
+    lines = [("time", row.time)]
+    for label, cell in (("created", row.created), ("updated", row.updated), ("deleted", row.deleted),
+                        ("down", row.down), ("cut off", row.partitions)):
+        if not cell.empty:
+            lines.append((label, cell.text()))
+    width = max(shutil.get_terminal_size((100, 24)).columns, 60)
+    for label, text in lines:
+        head = f"{indent}{label:<8}  "
+        wrapped = textwrap.wrap(text, width - len(head), break_on_hyphens=False) or [""]
+        print(head + wrapped[0])
+        for line in wrapped[1:]:
+            print(" " * len(head) + line)
 
 
 def invariants_command(args: argparse.Namespace) -> int:
@@ -191,8 +300,15 @@ def invariants_command(args: argparse.Namespace) -> int:
     rows += [(p.name, "sometimes", p.principle, p.situation) for p in registered_sometimes()]
     head = ("NAME", "KIND", "PRINCIPLE", "GUARANTEE")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+    # the guarantee wraps within the terminal's width (100 columns when not a terminal, as `kmodel fixes`),
+    # its continuation lines under its column
+    indent = sum(widths) + 2 * 3
+    room = max(shutil.get_terminal_size((100, 24)).columns - indent, 24)
     for row in [head, *rows]:
-        print("  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + row[3])
+        lines = textwrap.wrap(row[3], room, break_on_hyphens=False) or [""]
+        print("  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + lines[0])
+        for line in lines[1:]:
+            print(" " * indent + line)
     return 0
 
 

@@ -9,15 +9,22 @@ compactions moved to match (trace.fitted). A trace whose moves the model no long
 unless `lenient`: then its interleaving and fault steps are replayed as the minimizer replays them (the events
 not enabled when their turn comes are skipped), and `skipped` counts the steps that lost events. `fixes` are
 turned on besides the trace's own (kmodel.fixes).
+
+With `record_changes` (or an `on_changes(changes)` callback, called after each step), a `ChangeRecorder`
+(kmodel.checker.changes) looks at the cluster before the first step and after each one, the failing one
+included: `changes` holds what each step changed, and `recorder` what it saw (for the report's focus and final
+states). Step numbers: `on_step` and `StepChanges.step` count from 0; people read them from 1 (`kmodel replay`
+prints "1." for the first step, as the report does).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import attrs
 
 from kmodel.checker.actions import Action
+from kmodel.checker.changes import ChangeRecorder
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.trace import Trace, fitted
 from invariants.registry import Invariant
@@ -30,6 +37,8 @@ class ReplayResult:
     messages: tuple[tuple[int, str, str, str], ...]
     digest: str
     skipped: int = 0  # lenient replays: steps that lost some or all of their events
+    changes: tuple = ()  # StepChanges per step executed, when recorded
+    recorder: Optional[ChangeRecorder] = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def passed(self) -> bool:
@@ -45,6 +54,8 @@ def replay(
     on_step: Optional[Callable[[int, Action], None]] = None,
     fixes: Iterable[str] = (),
     lenient: bool = False,
+    record_changes: bool = False,
+    on_changes: Optional[Callable[[Any], None]] = None,
 ) -> ReplayResult:
     from kmodel.checker.minimize import execute_leniently
 
@@ -52,6 +63,7 @@ def replay(
     session = Session(config, all_invariants() if invariants is None else invariants,
                       variant=variant or trace.variant, record_messages=record_messages)
     trace = fitted(trace, session.boot_revision)
+    recorder = ChangeRecorder(session.cluster) if record_changes or on_changes is not None else None
     violation = None
     skipped = 0
     for i, action in enumerate(trace.actions):
@@ -67,6 +79,11 @@ def replay(
                 session.execute(action)
         except InvariantViolation as exc:
             violation = exc
+        if recorder is not None:
+            change = recorder.after_step(i)
+            if on_changes is not None:
+                on_changes(change)
+        if violation is not None:
             break
     return ReplayResult(tuple(a.name for a in session.actions), violation, tuple(session.messages),
-                        session.digest(), skipped)
+                        session.digest(), skipped, tuple(recorder.changes) if recorder else (), recorder)

@@ -8,7 +8,11 @@
    (invariants/sometimes.py), and the violations (invariant, message, trace path,
    number of actions, how it was shrunk: `run.ShrinkRecord`), plus figures (examples and steps run, model events, seconds);
 3. report.md and report.html through `kmodel.report.write_reports`, given one `ViolationStory` per
-   violation: the trace replayed once more without Hypothesis, with the messages delivered at each step.
+   violation: the trace replayed once more without Hypothesis, with the messages delivered and what changed
+   in the cluster at each step (kmodel.checker.changes), what the violation names (kmodel.report.focus) and
+   the last state of those objects, and what each known fix of the invariant does to the trace
+   (kmodel.checker.fix_verdicts). The replay command is `trace_command` and the trace's path, quoted for a
+   shell: `kmodel check` passes the command that ran it, so the command printed runs as printed.
 
 Every file is written to a temporary name and renamed, so a reader never sees half a report.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any, Optional
@@ -91,7 +96,7 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
     if trace is not None:
         assert trace.violation is not None
         path = write_trace(trace, folder / "traces" / f"{trace.violation.invariant}.json")
-        replayed = replay(trace)
+        replayed = replay(trace, record_changes=True)
         violations.append({
             "invariant": trace.violation.invariant,
             "message": trace.violation.message,
@@ -101,18 +106,29 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             and replayed.violation.invariant == trace.violation.invariant,
             **({"shrink": result.shrink.to_json()} if result.shrink is not None else {}),
         })
-        stories.append(_story(trace, replayed, str(path), f"{trace_command} {path}"))
+        stories.append(violation_story(trace, replayed, str(path), f"{trace_command} {shlex.quote(str(path))}"))
     report = report_json(result, violations)
     atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
     _write_human_reports(report, stories, folder)
     return report
 
 
-def _story(trace: Any, replayed: Any, path: str, command: str) -> Any:
+def violation_story(trace: Any, replayed: Any, path: str, command: str) -> Any:
+    """The story of one violation for the reports: `replayed` is `trace` replayed with `record_changes`."""
+    from kmodel.checker.fix_verdicts import fix_verdicts
+    from kmodel.report.focus import focus_of
     from kmodel.report.story import ViolationStory
 
+    recorder = replayed.recorder
+    endpoints = sorted({e for _, src, dst, _ in replayed.messages for e in (src, dst)} | set(recorder.endpoints))
+    # what the violation names, read from the message it gave when replayed (the recorded one may differ in
+    # what a settle's bound adds, never in what it names)
+    message = replayed.violation.message if replayed.violation is not None else trace.violation.message
+    focus_endpoints, focus_objects = focus_of(message, endpoints, recorder.object_texts())
     return ViolationStory(trace.violation.invariant, trace.violation.message, path, replayed.steps,
-                          replayed.messages, command)
+                          replayed.messages, command, changes=replayed.changes, focus_endpoints=focus_endpoints,
+                          focus_objects=focus_objects, final_states=recorder.final_states(focus_objects),
+                          fixes=fix_verdicts(trace, command))
 
 
 def _write_human_reports(report: dict, stories: list, folder: Path) -> Optional[list[Path]]:

@@ -3,7 +3,9 @@
 `write_reports(report, violations, folder)` renders report.md and report.html from the report.json content
 and the checker's `ViolationStory` for each violation, and returns their paths. Both files show the same
 thing (see kmodel.report.render): the summary, the invariants and rules tables, and each violation as
-numbered steps, a Mermaid sequence diagram (kmodel.report.mermaid) and the command that replays it.
+numbered steps, a Mermaid sequence diagram (kmodel.report.mermaid) and the command that replays it. A folder
+whose report has a diagram also gets mermaid.min.js and its license (kmodel.report.offline), which report.html
+loads by a relative path, so the folder renders offline.
 
 Never a half-written report: every file is written to a temporary file in the report folder, flushed to disk,
 then moved over the old one with `os.replace`, which is atomic on one filesystem. Both files are rendered
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from kmodel.report.render import build_view, render_html, render_markdown
+from kmodel.report.offline import mermaid_files
 from kmodel.report.story import ViolationStory
 
 __all__ = ["ViolationStory", "write_reports", "write_json", "render_reports", "atomic_write_texts"]
@@ -63,8 +66,23 @@ def atomic_write_texts(folder: Path, files: dict[str, str]) -> list[Path]:
 
 
 def write_reports(report: dict, violations: list[ViolationStory], folder: Path) -> list[Path]:
-    """Write folder/report.md and folder/report.html; return their paths (in that order)."""
-    return atomic_write_texts(Path(folder), render_reports(report, violations))
+    """Write folder/report.md and folder/report.html; return their paths (in that order). With a diagram to
+    draw, Mermaid and its license go beside them (kmodel.report.offline), unless already there unchanged."""
+    folder = Path(folder)
+    files = render_reports(report, violations)
+    written = atomic_write_texts(folder, files)
+    if violations:
+        assets = {name: text for name, text in mermaid_files().items() if not _holds(folder / name, text)}
+        if assets:
+            atomic_write_texts(folder, assets)
+    return written
+
+
+def _holds(path: Path, text: str) -> bool:
+    try:
+        return path.read_text(encoding="utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def write_json(report: dict, folder: Path) -> Path:

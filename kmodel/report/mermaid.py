@@ -14,7 +14,11 @@ The diagram is built from a `ViolationStory`'s steps and delivered messages, in 
 2. *Arrows.* The messages of each step become arrows; a run of identical arrows within one step collapses
    into one arrow labelled ``... ×N``. Messages with a step index below 0 belong to "before step 1", those
    at or past the last index to "after step N".
-3. *The cap.* When there are more than ``max_arrows`` arrows, the first third of the budget and the last two
+3. *The focus.* Given `keep` (kmodel.report.focus: the messages that touch what the violation names), only
+   those messages are drawn, when there are any: each step's note says how many others it delivered, and
+   those others are counted as left out. Without a focus, or when nothing touches it, every message is a
+   candidate.
+4. *The cap.* When there are more than ``max_arrows`` arrows, the first third of the budget and the last two
    thirds are kept (the start sets the scene, the end leads to the violation); the steps in between are
    replaced by one note saying how many messages and which steps were left out, and a step cut in the
    middle says how many of its messages are missing. Every step still appears in the numbered list beside
@@ -37,7 +41,7 @@ Everything here is a pure function of its arguments: no clock, no set iteration,
 from __future__ import annotations
 
 import re
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 #: Categories of endpoints, in the order their participants appear left to right.
 CATEGORIES: tuple[tuple[str, str], ...] = (
@@ -182,12 +186,12 @@ def _common_prefix(members: Sequence[str]) -> str:
     return _TITLE[category(members[0])].lower()
 
 
-def _step_title(index: int, steps: Sequence[str]) -> str:
+def _step_title(index: int, steps: Sequence[str], aside: str = "") -> str:
     if index < 0:
-        return "before step 1"
+        return "before step 1" + aside
     if index >= len(steps):
-        return f"after step {len(steps)}"
-    return f"step {index + 1}: {steps[index]}"
+        return f"after step {len(steps)}{aside}"
+    return f"step {index + 1}{aside}: {steps[index]}"
 
 
 def _range_title(first: int, last: int) -> str:
@@ -204,13 +208,25 @@ def sequence_diagram(
     max_separate: int = 4,
     max_label: int = 60,
     max_note: int = 110,
+    keep: Optional[Callable[[str, str, str], bool]] = None,
 ) -> tuple[str, int, int]:
     """The Mermaid text of one violation, the number of arrows drawn, and the number of messages left out.
 
-    An arrow stands for one message or for a run of identical ones (``×N``); at most `max_arrows` are drawn.
+    An arrow stands for one message or for a run of identical ones (``×N``); at most `max_arrows` are drawn,
+    of the messages `keep(src, dst, label)` accepts when it accepts any (see the module docstring).
     """
     messages = list(messages)
+    total_messages = len(messages)
     n = len(steps)
+    others: dict[int, int] = {}    # segment -> messages the focus left out
+    if keep is not None:
+        focused = [m for m in messages if keep(m[1], m[2], m[3])]
+        if focused:
+            for step, src, dst, label in messages:
+                if not keep(src, dst, label):
+                    seg = -1 if step < 0 else min(step, n)
+                    others[seg] = others.get(seg, 0) + 1
+            messages = focused
     parts = _Participants([e for _, src, dst, _ in messages for e in (src, dst)], max_separate)
 
     # Segments: -1 (before step 1), 0..n-1, n (after the last step); each a list of [src, dst, label, count].
@@ -239,6 +255,10 @@ def sequence_diagram(
     def note(text: str) -> None:
         lines.append(f"    Note over {span}: {mermaid_text(text, max_note)}")
 
+    def elsewhere(segs: Sequence[int]) -> str:
+        count = sum(others.get(seg, 0) for seg in segs)
+        return f" ({count} other message{'s' if count != 1 else ''} not drawn)" if count else ""
+
     quiet: list[int] = []          # consecutive shown steps that delivered nothing
     hidden: list[int] = []         # consecutive steps left out entirely
     hidden_arrows = 0
@@ -247,10 +267,10 @@ def sequence_diagram(
         if not quiet:
             return
         if len(quiet) == 1:
-            note(_step_title(quiet[0], steps))
+            note(_step_title(quiet[0], steps, elsewhere(quiet)))
         else:
             names = " · ".join(steps[i] for i in quiet if 0 <= i < n)
-            note(f"{_range_title(quiet[0], quiet[-1])}: {names}")
+            note(f"{_range_title(quiet[0], quiet[-1])}{elsewhere(quiet)}: {names}")
         quiet.clear()
 
     def flush_hidden() -> None:
@@ -259,7 +279,8 @@ def sequence_diagram(
             return
         first, last = max(hidden[0], 0), min(hidden[-1], n - 1)
         where = _range_title(first, last) if first <= last else _step_title(hidden[0], steps)
-        note(f"… {where} left out here: {hidden_arrows} more messages (every step is in the list)")
+        note(f"… {where} left out here: {hidden_arrows + sum(others.get(seg, 0) for seg in hidden)} more messages "
+             f"(every step is in the list)")
         hidden.clear()
         hidden_arrows = 0
 
@@ -284,7 +305,7 @@ def sequence_diagram(
             continue
         flush_quiet()
         flush_hidden()
-        note(_step_title(seg, steps))
+        note(_step_title(seg, steps, elsewhere([seg])))
         skipped = 0
         for (src, dst, label, count), keep in zip(arrows, flags):
             if not keep:
@@ -305,4 +326,4 @@ def sequence_diagram(
     lines.append(f"    {VIOLATION_RECT}")
     lines.append(f"    Note over {span}: {mermaid_text('violated ' + invariant + ': ' + message, max_note * 2)}")
     lines.append("    end")
-    return "\n".join(lines), shown, len(messages) - shown_messages
+    return "\n".join(lines), shown, total_messages - shown_messages

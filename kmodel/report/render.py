@@ -1,14 +1,18 @@
 """report.md and report.html from one view of a check's results.
 
 Both files are rendered from the same `ReportView`, so they show the same things in the same order: the
-summary, the invariants table, the rules table, then each violation (its invariant and message, the steps as
-a numbered list, the Mermaid sequence diagram, the replay command). The renderers are pure functions of the
+summary, the invariants table, the rules table, then each violation: its invariant and message; the known fix
+that takes it out (and the fixes of that invariant that do not); the steps, as a table of what each changed in
+the cluster when the story recorded it (else as a numbered list), numbered from 1 as `kmodel replay` numbers
+them; the Mermaid sequence diagram, drawing only the messages that touch what the violation names
+(kmodel.report.focus); the final state of those objects and components; the replay command. The renderers are pure functions of the
 report dict and the stories: no clock, no environment, so the same inputs give byte-identical files.
 
 Markdown escaping: free text goes through `md_inline` (backslash before Markdown punctuation, one line), code
 through `md_code` / `md_fence` (a fence longer than any backtick run inside). HTML escaping: everything
-through `html.escape`. The HTML loads nothing it needs: the CSS is inline, fonts are the system's, and the
-Mermaid script only upgrades the diagram text, which reads as plain text without it.
+through `html.escape`. The HTML loads nothing from outside its folder: the CSS is inline, fonts are the
+system's, and Mermaid comes from the report folder (kmodel.report.offline); it only upgrades the diagram text,
+which reads as plain text without it.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
+from kmodel.report.focus import touches
 from kmodel.report.mermaid import sequence_diagram
-from kmodel.report.story import ViolationStory
+from kmodel.report.offline import MERMAID_JS
+from kmodel.report.story import FixVerdict, ObjectState, StepChanges, ViolationStory
 
-#: Where the HTML report loads Mermaid from when it is online. Pinned to a major version.
-MERMAID_URL = "https://cdn.jsdelivr.net/npm/mermaid@11/dist/mermaid.esm.min.mjs"
+#: the most items a cell of the changes table lists (the ones the violation names always are)
+MAX_CELL_ITEMS = 6
+
 
 
 # --------------------------------------------------------------------------------------------- the view
@@ -60,6 +67,41 @@ class SometimesRow:
 
 
 @attrs.frozen
+class Cell:
+    """One cell of the changes table: its items (object refs, component names), the ones the violation names
+    first; how many more were left out of it; and `events`, the Event objects among them, counted only."""
+
+    items: tuple[tuple[str, bool], ...] = ()   # (text, named by the violation)
+    more: int = 0
+    events: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.items or self.more or self.events)
+
+    def text(self) -> str:
+        parts = [item for item, _ in self.items]
+        if self.more:
+            parts.append(f"{self.more:,} more")
+        if self.events:
+            parts.append(_plural(self.events, "event"))
+        return ", ".join(parts)
+
+
+@attrs.frozen
+class ChangeRow:
+    step: int          # 1-based, as printed
+    action: str
+    time: str          # logical time after the step
+    messages: int
+    created: Cell
+    updated: Cell
+    deleted: Cell
+    down: Cell
+    partitions: Cell
+
+
+@attrs.frozen
 class ViolationView:
     number: int
     invariant: str
@@ -74,6 +116,12 @@ class ViolationView:
     messages_left_out: int              # delivered messages the diagram leaves out (no story: the step count)
     replay_command: str
     shrink_note: str = ""               # how the trace was shrunk (report.json's `shrink`), "" if not known
+    changes: tuple[ChangeRow, ...] = ()  # what each step changed (empty: not recorded)
+    focus: tuple[str, ...] = ()         # what the violation names: endpoints, then objects
+    focused: bool = False               # the diagram draws only the messages that touch `focus`
+    final_states: tuple[ObjectState, ...] = ()
+    final_components: tuple[tuple[str, str], ...] = ()   # (endpoint named, "up" or "down") at the end
+    fixes: tuple[FixVerdict, ...] = ()
 
 
 @attrs.frozen
@@ -157,13 +205,27 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
                 after += 1
             else:
                 per_step[step] += 1
+        focus = (*story.focus_endpoints, *story.focus_objects)
+        keep = None
+        if focus:
+            def keep(src: str, dst: str, label: str, story: ViolationStory = story) -> bool:
+                return touches(src, dst, label, story.focus_endpoints, story.focus_objects)
         diagram, shown, left_out = sequence_diagram(
-            story.steps, story.messages, story.invariant, story.message, max_arrows=max_arrows)
+            story.steps, story.messages, story.invariant, story.message, max_arrows=max_arrows, keep=keep)
+        focused = keep is not None and any(keep(src, dst, label) for _, src, dst, label in story.messages)
+        down_at_end = set(story.changes[-1].down) if story.changes else set()
         views.append(ViolationView(
             number=len(views) + 1, invariant=story.invariant, message=story.message,
             trace_path=story.trace_path, steps=story.steps, step_messages=tuple(per_step), before=before,
             after=after, diagram=diagram, arrows_shown=shown, messages_left_out=left_out,
-            replay_command=story.replay_command, shrink_note=notes.get(story.trace_path, "")))
+            replay_command=story.replay_command, shrink_note=notes.get(story.trace_path, ""),
+            changes=tuple(change_row(c, story.steps[c.step], per_step[c.step],
+                                     set(story.focus_objects) | set(story.focus_endpoints))
+                          for c in story.changes if 0 <= c.step < n),
+            focus=focus, focused=focused, final_states=story.final_states,
+            final_components=tuple((e, "down" if e in down_at_end else "up") for e in story.focus_endpoints
+                                   if story.changes),
+            fixes=story.fixes))
     for entry in raw_violations:
         # A violation the checker recorded but could not tell as a story: show what report.json knows.
         trace = str(entry.get("trace", ""))
@@ -259,12 +321,68 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
         violations=tuple(views))
 
 
+def _change_cell(items: Sequence[str], named: set[str], *, count_events: bool = False,
+                 most: Optional[int] = MAX_CELL_ITEMS) -> Cell:
+    events = [i for i in items if count_events and i.startswith("events/")]
+    rest = [i for i in items if i not in set(events)]
+    first = [i for i in rest if i in named]
+    others = [i for i in rest if i not in named]
+    room = len(others) if most is None else max(most - len(first), 0)
+    shown = [(i, True) for i in first] + [(i, False) for i in others[:room]]
+    return Cell(tuple(shown), len(others) - min(room, len(others)), len(events))
+
+
+def _components(names: Sequence[str], named: set[str]) -> Cell:
+    """Component names, those sharing a prefix written once when three or more do: controller/{a, b, c}."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        head, slash, _ = name.partition("/")
+        groups.setdefault(head + slash if slash else name, []).append(name)
+    items = []
+    for head, members in groups.items():
+        hit = any(m in named for m in members)
+        if len(members) >= 3 and head.endswith("/"):
+            items.append((head + "{" + ", ".join(m[len(head):] for m in members) + "}", hit))
+        else:
+            items.extend((m, m in named) for m in members)
+    return Cell(tuple(items))
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
+
+
+def change_row(change: StepChanges, action: str, messages: int, named: set[str],
+               most: Optional[int] = MAX_CELL_ITEMS) -> ChangeRow:
+    """One row of the changes table (the report's, and `kmodel replay --state`'s): step numbers from 1; at most
+    `most` objects per cell besides those in `named` (None: all)."""
+    return ChangeRow(
+        step=change.step + 1, action=action, time=_seconds(change.time_ms), messages=messages,
+        created=_change_cell(change.created, named, count_events=True, most=most),
+        updated=_change_cell(change.updated, named, count_events=True, most=most),
+        deleted=_change_cell(change.deleted, named, count_events=True, most=most),
+        down=_components(change.down, named),
+        partitions=Cell(tuple((side, any(e in named for e in side.split(", "))) for side in change.partitions)))
+
+
+#: what the changes table shows, said above it
+CHANGES_NOTE = ("What each step changed in the cluster, as the difference between the state before and after it: "
+                "objects by resource/namespace/name (the ones the violation names in bold; Events only counted), "
+                "then the components down and the endpoints cut off by a partition after the step. An object "
+                "created and deleted within one step is not shown.")
+
+
 def _diagram_note(v: ViolationView) -> str:
     total = v.before + v.after + sum(v.step_messages)
     text = "Components left to right as a request travels; a note marks each step."
+    if v.focused:
+        text += (f" Only the messages that touch what the violation names are drawn ({', '.join(v.focus)}); each "
+                 f"step's note counts the others it delivered.")
     if v.messages_left_out:
         text += (f" {_plural(v.messages_left_out, 'message')} of {total:,} left out to keep it readable"
-                 f" ({_plural(v.arrows_shown, 'arrow')} drawn); the numbered steps above are complete.")
+                 f" ({_plural(v.arrows_shown, 'arrow')} drawn); the "
+                 f"{'table' if v.changes else 'numbered steps'} above {'lists' if v.changes else 'are'} "
+                 f"{'every step' if v.changes else 'complete'}.")
     return text
 
 
@@ -395,15 +513,27 @@ def render_markdown(view: ReportView) -> str:
                           " in the trace); replay the trace to see it step by step."))
             add("")
         else:
+            _markdown_fixes(v, add, out)
             add("#### Steps")
             add("")
             if v.before:
                 add(f"Before step 1: {_plural(v.before, 'message')}.")
                 add("")
-            for i, (step, count) in enumerate(zip(v.steps, v.step_messages), start=1):
-                add(f"{i}. {md_inline(step)}{_step_suffix(count)}")
-            if not v.steps:
-                add("(The trace has no steps.)")
+            if v.changes:
+                add(md_inline(CHANGES_NOTE))
+                add("")
+                add("| Step | Action | Time | Messages | Created | Updated | Deleted | Down after | Cut off after |")
+                add("|---:|---|---:|---:|---|---|---|---|---|")
+                for row in v.changes:
+                    cells = [str(row.step), md_inline(row.action), row.time, f"{row.messages:,}"]
+                    cells += [_md_change_cell(c) for c in (row.created, row.updated, row.deleted, row.down,
+                                                           row.partitions)]
+                    add("| " + " | ".join(_cell(c) for c in cells) + " |")
+            else:
+                for i, (step, count) in enumerate(zip(v.steps, v.step_messages), start=1):
+                    add(f"{i}. {md_inline(step)}{_step_suffix(count)}")
+                if not v.steps:
+                    add("(The trace has no steps.)")
             add("")
             if v.after:
                 add(f"After step {len(v.steps)}: {_plural(v.after, 'message')}.")
@@ -416,6 +546,18 @@ def render_markdown(view: ReportView) -> str:
             add("")
             out.extend(md_fence(v.diagram, "mermaid"))
             add("")
+            if v.final_components or v.final_states:
+                add("#### Final state of what the violation names")
+                add("")
+                for endpoint, state in v.final_components:
+                    add(f"- {md_code(endpoint)}: {state} at the end")
+                if v.final_components:
+                    add("")
+                for state in v.final_states:
+                    add(f"{md_code(state.ref)}, {md_inline(state.status)}:")
+                    add("")
+                    out.extend(md_fence(state.text, "yaml"))
+                    add("")
         if v.replay_command:
             add("#### Replay")
             add("")
@@ -426,6 +568,44 @@ def render_markdown(view: ReportView) -> str:
     return "\n".join(out) + "\n"
 
 
+def _md_change_cell(cell: Cell) -> str:
+    parts = [f"**{md_code(text)}**" if named else md_code(text) for text, named in cell.items]
+    if cell.more:
+        parts.append(f"{cell.more:,} more")
+    if cell.events:
+        parts.append(_plural(cell.events, "event"))
+    return ", ".join(parts) or "–"
+
+
+#: said when the story looked for a fix and none answers the invariant
+NO_FIX = "No known fix that is not already on answers {invariant} (kmodel fixes lists them): a new bug, perhaps."
+
+
+def _markdown_fixes(v: ViolationView, add: Any, out: list[str]) -> None:
+    if not v.fixes:
+        if v.changes:  # a story told in full looked for one
+            add(md_inline(NO_FIX.format(invariant=v.invariant)))
+            add("")
+        return
+    add("#### Known fix")
+    add("")
+    for fix in v.fixes:
+        if fix.takes_out:
+            add(f"**{md_code(fix.name)} takes this violation out**: {md_inline(fix.outcome)}.")
+            add("")
+            add(f"The bug: {md_inline(fix.bug)}.")
+            add("")
+            if fix.upstream:
+                add(f"Upstream: {md_inline(fix.upstream)}.")
+                add("")
+            out.extend(md_fence(fix.command, "sh"))
+            add("")
+        else:
+            add(f"{md_code(fix.name)}, also a fix of {md_code(v.invariant)}, does not take this one out: "
+                f"{md_inline(fix.outcome)}.")
+            add("")
+
+
 # --------------------------------------------------------------------------------------------- HTML
 
 _CSS = """
@@ -434,7 +614,7 @@ _CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--fg); background: #fff; line-height: 1.5;
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1100px; margin: 0 auto; padding: 24px 28px 64px; }
+main { max-width: 1280px; margin: 0 auto; padding: 24px 28px 64px; }
 h1 { font-size: 26px; margin: 0 0 4px; display: flex; gap: 12px; align-items: center; }
 h2 { font-size: 20px; margin: 36px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 17px; margin: 0 0 8px; }
@@ -469,19 +649,71 @@ ol.steps { margin: 4px 0; padding-left: 3.2em; }
 ol.steps li { padding: 1px 0; }
 ol.steps .count { color: var(--muted); font-size: 13px; }
 p.then { margin: 6px 0 0; color: var(--bad); font-weight: 600; }
+table.changes { font-size: 13px; table-layout: fixed; min-width: 1000px; }
+table.changes td.action { min-width: 14em; }
+table.changes code { font-size: 12px; overflow-wrap: normal; word-break: keep-all; }
+div.scroll { overflow-x: auto; }
+code.named { font-weight: 700; background: var(--bad-bg); padding: 0 3px; border-radius: 3px; }
+span.more { color: var(--muted); }
+.fix { border: 1px solid #b7dfc2; background: var(--ok-bg); border-radius: 6px; padding: 4px 14px; margin: 6px 0; }
+.fix pre.cmd { background: #fff; }
+ul.final { margin: 4px 0; }
+ul.final .down { color: var(--bad); font-weight: 700; }
+ul.final .up { color: var(--ok); }
+details.object { margin: 4px 0; }
+details.object summary { cursor: pointer; }
+pre.yaml { max-height: 24em; overflow: auto; }
 """.strip()
 
-_MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in <pre class="mermaid"> blocks, readable as plain text.
-     When the page is online this script loads Mermaid from a CDN and draws them; offline the import
-     fails quietly and the text stays as it is. Nothing else on the page is loaded from outside. -->
-<script type="module">
-import mermaid from "{MERMAID_URL}";
-mermaid.initialize({{ startOnLoad: true, securityLevel: "strict", sequence: {{ wrap: true }} }});
+_MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in pre.mermaid blocks, readable as plain text.
+     {MERMAID_JS}, beside this file in the report folder (kmodel ships it: kmodel/report/offline.py), draws
+     them, with no network. Without that file the text stays as it is. Nothing is loaded from outside. -->
+<script src="{MERMAID_JS}"></script>
+<script>
+if (window.mermaid) {{
+  // the diagram at its own size, scrolling sideways inside its block, rather than shrunk to the page's width
+  mermaid.initialize({{ startOnLoad: false, securityLevel: "strict", sequence: {{ wrap: true, useMaxWidth: false }} }});
+  mermaid.run({{ querySelector: "pre.mermaid" }}).then(
+    () => document.body.setAttribute("data-diagrams", "drawn"),
+    (error) => document.body.setAttribute("data-diagrams", "failed: " + error));
+}}
 </script>"""
 
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _html_change_cell(cell: Cell) -> str:
+    """Each item on a line of its own, breaking only after a "/" when the column is narrow."""
+    parts = [("<code class=\"named\">" if named else "<code>") + _e(text).replace("/", "/<wbr>") + "</code>"
+             for text, named in cell.items]
+    if cell.more:
+        parts.append(f'<span class="more">{cell.more:,} more</span>')
+    if cell.events:
+        parts.append(f'<span class="more">{_e(_plural(cell.events, "event"))}</span>')
+    # one item a line: a step's changes read down the cell, as a state diff does
+    return "<br>".join(parts) or '<span class="more">–</span>'
+
+
+def _html_fixes(v: ViolationView, add: Any) -> None:
+    if not v.fixes:
+        if v.changes:  # a story told in full looked for one
+            add(f'<p class="note">{_e(NO_FIX.format(invariant=v.invariant))}</p>')
+        return
+    add('<h4>Known fix</h4>')
+    for fix in v.fixes:
+        if fix.takes_out:
+            add('<div class="fix">')
+            add(f'<p><strong><code>{_e(fix.name)}</code> takes this violation out</strong>: {_e(fix.outcome)}.</p>')
+            add(f"<p>The bug: {_e(fix.bug)}.</p>")
+            if fix.upstream:
+                add(f'<p class="note">Upstream: {_e(fix.upstream)}.</p>')
+            add(f'<pre class="cmd"><code>{_e(fix.command)}</code></pre>')
+            add("</div>")
+        else:
+            add(f'<p class="note"><code>{_e(fix.name)}</code>, also a fix of <code>{_e(v.invariant)}</code>, does '
+                f"not take this one out: {_e(fix.outcome)}.</p>")
 
 
 def render_html(view: ReportView) -> str:
@@ -596,10 +828,29 @@ def render_html(view: ReportView) -> str:
                 f'({_e(_plural(v.messages_left_out, "step"))} in the trace); replay the trace to see it step by '
                 f'step.</p>')
         else:
+            _html_fixes(v, add)
             add("<h4>Steps</h4>")
             if v.before:
                 add(f'<p class="note">Before step 1: {_e(_plural(v.before, "message"))}.</p>')
-            if v.steps:
+            if v.changes:
+                add(f'<p class="note">{_e(CHANGES_NOTE)}</p>')
+                add('<div class="scroll"><table class="changes">')
+                add('<colgroup><col style="width:3.5em"><col style="width:15%"><col style="width:4.5em">'
+                    '<col style="width:6.5em"><col style="width:20%"><col style="width:20%"><col style="width:15%">'
+                    '<col style="width:17%"><col style="width:8%"></colgroup>')
+                add('<thead><tr><th class="num">Step</th><th>Action</th><th class="num">Time</th>'
+                    '<th class="num">Messages</th><th>Created</th><th>Updated</th><th>Deleted</th>'
+                    '<th>Down after</th><th>Cut off after</th></tr></thead>')
+                add("<tbody>")
+                for row in v.changes:
+                    cells = "".join(f"<td>{_html_change_cell(c)}</td>" for c in (
+                        row.created, row.updated, row.deleted, row.down, row.partitions))
+                    add(f'<tr id="violation-{v.number}-step-{row.step}"><td class="num">{row.step}</td>'
+                        f'<td class="action">{_e(row.action)}</td><td class="num">{_e(row.time)}</td>'
+                        f'<td class="num">{row.messages:,}</td>{cells}</tr>')
+                add("</tbody>")
+                add("</table></div>")
+            elif v.steps:
                 add('<ol class="steps">')
                 for step, count in zip(v.steps, v.step_messages):
                     suffix = f' <span class="count">{_e(_step_suffix(count).strip())}</span>' if count else ""
@@ -613,6 +864,18 @@ def render_html(view: ReportView) -> str:
             add("<h4>Sequence diagram</h4>")
             add(f'<p class="note">{_e(_diagram_note(v))}</p>')
             add(f'<pre class="mermaid">\n{_e(v.diagram)}\n</pre>')
+            if v.final_components or v.final_states:
+                add("<h4>Final state of what the violation names</h4>")
+                if v.final_components:
+                    add('<ul class="final">')
+                    for endpoint, state in v.final_components:
+                        add(f'<li><code>{_e(endpoint)}</code>: <span class="{state}">{_e(state)}</span> '
+                            f'at the end</li>')
+                    add("</ul>")
+                for state in v.final_states:
+                    add(f'<details class="object"><summary><code>{_e(state.ref)}</code>, {_e(state.status)}</summary>')
+                    add(f'<pre class="yaml">{_e(state.text)}</pre>')
+                    add("</details>")
         if v.replay_command:
             add("<h4>Replay</h4>")
             add(f'<pre class="cmd"><code>{_e(v.replay_command)}</code></pre>')

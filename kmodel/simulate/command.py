@@ -9,7 +9,7 @@ from typing import Any
 
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
-from kmodel.simulate.inputs import InputError, parse_fault, read_manifests
+from kmodel.simulate.inputs import FAULT_ACTIONS, FAULT_HELP, InputError, parse_fault, read_manifests
 from kmodel.simulate.render import render
 from kmodel.simulate.run import simulate
 from kmodel.variants import variant as known_variant
@@ -23,13 +23,19 @@ def check_variant(name: str) -> None:
 
 HELP = "apply manifests to a fresh model cluster, run it, and show what a user would see"
 EPILOG = """exit codes: 0 every request was accepted; 1 some were rejected (the run goes on with the rest, as
-kubectl does); 2 input that cannot be used. Times are seconds of logical time. A fault is
-ACTION:TARGET@SECONDS, ACTION one of partition, heal, crash, restart; TARGET a network endpoint
-(apiserver-0, scheduler, controller/deployment, kubelet/node-1, ...) or a node name (all its endpoints)."""
+kubectl does); 2 input that cannot be used. Times are seconds of logical time.
+
+A fault is ACTION:TARGET@SECONDS, TARGET a network endpoint (etcd, apiserver-0, scheduler,
+controller/deployment, kubelet/node-1, ...) or a node name (all its endpoints). ACTION is one of:
+""" + "\n".join(f"  {action:<10} {FAULT_HELP[action]}" for action in FAULT_ACTIONS) + """
+
+The output shows the control plane (etcd and each API server: down, cut off), then what kubectl get would
+show: nodes, pods, deployments, replicasets, services, kube-proxy's rules and events."""
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("simulate", help=HELP, description=HELP, epilog=EPILOG)
+    p = subparsers.add_parser("simulate", help=HELP, description=HELP, epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-f", "--filename", dest="files", action="append", required=True, metavar="FILE_OR_DIR",
                    help="a manifest file, or a directory of them (repeatable)")
     p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes node-1 … node-N (default 3)")

@@ -22,6 +22,15 @@ from kmodel.cluster.kubectl import resource_of_manifest
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 FAULT_ACTIONS = ("partition", "heal", "crash", "restart", "lose", "remove")
+#: what each fault action does, for `kmodel simulate --help`
+FAULT_HELP = {
+    "partition": "cut the target's endpoints off the network (messages to and from them wait)",
+    "heal": "join them again (what waited is delivered)",
+    "crash": "crash the target's processes (their state is lost; what they sent is still delivered)",
+    "restart": "start crashed processes again",
+    "lose": "the node's machine fails for good; its Node is left for the control plane (TARGET: a node name)",
+    "remove": "switch the node's machine off, then kubectl delete node (TARGET: a node name)",
+}
 #: the faults that take a whole machine out for good, and so need a node name as their target
 MACHINE_ACTIONS = ("lose", "remove")
 

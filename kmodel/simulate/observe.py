@@ -4,10 +4,20 @@
      "nodes": [{"name", "podCIDR", "conditions": {type: status}, "taints": ["key:Effect", ...]}],
      "pods": [{"namespace", "name", "phase", "node", "ip", "terminating", "conditions": {type: status},
                "reason", "message"}],
+     "deployments": [{"namespace", "name", "replicas", "ready", "updated", "available"}],
+     "replicasets": [{"namespace", "name", "owner", "desired", "current", "ready"}],
      "services": [{"namespace", "name", "clusterIP", "endpoints": ["ip:port", ...]}],
      "proxy": {node: {"clusterIP:port": ["ip:port", ...]}},
      "events": [{"time", "type", "reason", "object", "message"}],
-     "rejected": [{"code", "reason", "message", "object"}]}
+     "rejected": [{"code", "reason", "message", "object"}],
+     "control_plane": {"etcd": "up" | "down", "apiservers": [{"name", "up", "reachable", "reaches_etcd"}],
+                       "serving": bool, "down": [component, ...]}}
+
+`control_plane` says whether kubectl could be answered at the end: etcd up, and some API server up, reachable
+from kubectl and reaching etcd (`serving`); `reachable` and `reaches_etcd` are the network's view of each
+link (a partition), `down` every component down at the end (crashed, or a machine switched off). When nothing
+serves, `kubectl get` would fail: the tables still show the store's last state, which is what it would show
+once the control plane is back.
 
 Everything is read from the store (as `kubectl get` would show it through a consistent read) and from each
 kube-proxy's rules table; lists come in a stable order (namespace, name; events by time, then the order they were written). A pod's
@@ -66,6 +76,49 @@ def pods(cluster: Cluster) -> list[dict]:
             "message": message,
         })
     return sorted(found, key=lambda d: (d["namespace"], d["name"]))
+
+
+def deployments(cluster: Cluster) -> list[dict]:
+    found = [{
+        "namespace": d.metadata.namespace,
+        "name": d.metadata.name,
+        "replicas": d.spec.replicas if d.spec.replicas is not None else 1,
+        "ready": d.status.ready_replicas,
+        "updated": d.status.updated_replicas,
+        "available": d.status.available_replicas,
+    } for d in cluster.objects("deployments")]
+    return sorted(found, key=lambda d: (d["namespace"], d["name"]))
+
+
+def replicasets(cluster: Cluster) -> list[dict]:
+    found = []
+    for rs in cluster.objects("replicasets"):
+        owner = next((f"{ref.kind.lower()}/{ref.name}" for ref in rs.metadata.owner_references if ref.controller),
+                     "")
+        found.append({
+            "namespace": rs.metadata.namespace,
+            "name": rs.metadata.name,
+            "owner": owner,
+            "desired": rs.spec.replicas if rs.spec.replicas is not None else 1,
+            "current": rs.status.replicas,
+            "ready": rs.status.ready_replicas,
+        })
+    return sorted(found, key=lambda d: (d["namespace"], d["name"]))
+
+
+def control_plane(cluster: Cluster) -> dict:
+    loop = cluster.loop
+    network = loop.network
+    etcd_up = loop.is_up("etcd")
+    apiservers = [{
+        "name": name,
+        "up": loop.is_up(name),
+        "reachable": network.can_reach("kubectl", name),
+        "reaches_etcd": network.can_reach(name, "etcd"),
+    } for name in sorted(n for n in loop.components if n.startswith("apiserver-"))]
+    serving = etcd_up and any(a["up"] and a["reachable"] and a["reaches_etcd"] for a in apiservers)
+    return {"etcd": "up" if etcd_up else "down", "apiservers": apiservers, "serving": serving,
+            "down": loop.down_components()}
 
 
 def _endpoint_list(endpoints: Any) -> list[str]:
@@ -130,8 +183,11 @@ def snapshot(cluster: Cluster) -> dict:
         "time": cluster.now / 1000,
         "nodes": nodes(cluster),
         "pods": pods(cluster),
+        "deployments": deployments(cluster),
+        "replicasets": replicasets(cluster),
         "services": services(cluster),
         "proxy": proxy(cluster),
         "events": events(cluster),
         "rejected": rejected(cluster.kubectl.results),
+        "control_plane": control_plane(cluster),
     }

@@ -26,8 +26,37 @@ def _pod_status(p: dict) -> str:
     return p["phase"] or "Pending"
 
 
+def _apiserver_status(a: dict, etcd_up: bool) -> str:
+    if not a["up"]:
+        return "Down"
+    if not a["reachable"]:
+        return "Up, cut off from kubectl"
+    if not a["reaches_etcd"]:
+        return "Up, cannot reach etcd"
+    return "Up" if etcd_up else "Up, etcd down"
+
+
+def control_plane_section(plane: dict) -> str:
+    """Whether kubectl could be answered, and why not: etcd, each API server, then every other component down."""
+    etcd_up = plane["etcd"] == "up"
+    rows = [["etcd", "Up" if etcd_up else "Down"]]
+    rows += [[a["name"], _apiserver_status(a, etcd_up)] for a in plane["apiservers"]]
+    text = "CONTROL PLANE\n" + table(["COMPONENT", "STATUS"], rows)
+    if not plane["serving"]:
+        why = "etcd is down" if not etcd_up else "no API server is up, reachable and reaching etcd"
+        text += (f"\nThe control plane is down ({why}): kubectl get would fail. The tables below show the "
+                 "store's last state.")
+    others = [name for name in plane["down"] if name != "etcd" and not name.startswith("apiserver-")]
+    if others:
+        text += f"\nAlso down: {', '.join(others)}"
+    return text
+
+
 def render(report: dict) -> str:
     sections = [f"Simulated until {report['time']:g} s of logical time."]
+    plane = report.get("control_plane")
+    if plane is not None:
+        sections.append(control_plane_section(plane))
     sections.append("NODES\n" + table(
         ["NAME", "STATUS", "POD-CIDR", "TAINTS"],
         [[n["name"], _node_status(n["conditions"]), n["podCIDR"] or "<none>", ",".join(n["taints"]) or "<none>"]
@@ -36,6 +65,14 @@ def render(report: dict) -> str:
         ["NAMESPACE", "NAME", "STATUS", "NODE", "IP", "MESSAGE"],
         [[p["namespace"], p["name"], _pod_status(p), p["node"] or "<none>", p["ip"] or "<none>", p["message"]]
          for p in report["pods"]]))
+    sections.append("DEPLOYMENTS\n" + table(
+        ["NAMESPACE", "NAME", "READY", "UP-TO-DATE", "AVAILABLE"],
+        [[d["namespace"], d["name"], f"{d['ready']}/{d['replicas']}", d["updated"], d["available"]]
+         for d in report.get("deployments", [])]))
+    sections.append("REPLICASETS\n" + table(
+        ["NAMESPACE", "NAME", "DESIRED", "CURRENT", "READY", "CONTROLLED-BY"],
+        [[r["namespace"], r["name"], r["desired"], r["current"], r["ready"], r["owner"] or "<none>"]
+         for r in report.get("replicasets", [])]))
     sections.append("SERVICES\n" + table(
         ["NAMESPACE", "NAME", "CLUSTER-IP", "ENDPOINTS"],
         [[s["namespace"], s["name"], s["clusterIP"] or "None", ",".join(s["endpoints"]) or "<none>"]

@@ -62,3 +62,20 @@ def test_the_report_names_the_kmodel_and_hypothesis_releases_the_run_used(tmp_pa
     assert report["hypothesis"] == hypothesis.__version__ and report["kmodel"] == kmodel.__version__
     assert f"| Hypothesis | `{hypothesis.__version__}` |" in (folder / "report.md").read_text()
 
+
+
+def test_invariants_wraps_its_guarantees_within_the_width(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    assert main(["invariants"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["NAME", "KIND", "PRINCIPLE", "GUARANTEE"]
+    assert max(len(line) for line in lines) <= 120
+    column = lines[0].index("GUARANTEE")
+    continued = [line for line in lines[1:] if line[:column].strip() == ""]
+    assert continued and all(line[column] != " " for line in continued)  # under the GUARANTEE column
+    # every word of every guarantee is still there, in order
+    from kmodel.checker.session import all_invariants
+
+    text = " ".join(line[column:].strip() for line in lines[1:])
+    for inv in all_invariants():
+        assert " ".join(inv.guarantee.split()) in text

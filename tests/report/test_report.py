@@ -174,7 +174,10 @@ def test_two_violations(tmp_path):
     first = check_mermaid(blocks[0])
     assert "P_controller_deployment" in first["participants"]
     assert "lease renew ×3" in first["arrows"]                     # identical messages collapsed
-    assert 'type="module"' in page and "mermaid.esm.min.mjs" in page and "offline" in page
+    # Mermaid from the report folder, never from a network: the classic script beside report.html
+    assert '<script src="mermaid.min.js"></script>' in page and "https://" not in page and "offline" in page
+    assert (tmp_path / "mermaid.min.js").stat().st_size > 1_000_000
+    assert "MIT License" in (tmp_path / "mermaid.LICENSE").read_text()
 
 
 def test_labels_are_escaped(tmp_path):
@@ -184,7 +187,7 @@ def test_labels_are_escaped(tmp_path):
     write_reports(report_dict([s]), [s], tmp_path)
     md = (tmp_path / "report.md").read_text()
     page = (tmp_path / "report.html").read_text()
-    assert evil not in page.split("<script type=\"module\">")[0]
+    assert evil not in page.split('<script src="mermaid.min.js">')[0]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert r"\<script\>alert(1)\</script\>" in md
     diagram = check_mermaid(mermaid_blocks_md(md)[0])
@@ -304,7 +307,8 @@ def test_atomic_no_temp_files_left(tmp_path):
     write_reports(report_dict(stories), stories, tmp_path)
     write_reports(report_dict(), [], tmp_path)
     write_json(report_dict(), tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.json", "report.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mermaid.LICENSE", "mermaid.min.js", "report.html",
+                                                          "report.json", "report.md"]
 
 
 def test_failure_while_writing_keeps_the_old_reports(tmp_path, monkeypatch):

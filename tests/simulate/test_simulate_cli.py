@@ -20,7 +20,8 @@ def run_json(capsys, *argv: str) -> tuple[int, dict]:
 def test_accepted_manifests_exit_0_and_report_every_section(capsys):
     code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--nodes", "3", "--until", "60")
     assert code == 0
-    assert set(report) == {"time", "nodes", "pods", "services", "proxy", "events", "rejected"}
+    assert set(report) == {"time", "nodes", "pods", "deployments", "replicasets", "services", "proxy", "events",
+                           "rejected", "control_plane"}
     assert report["time"] == 60
     assert [n["name"] for n in report["nodes"]] == ["node-1", "node-2", "node-3"]
     assert all(n["conditions"]["Ready"] == "True" and n["podCIDR"] for n in report["nodes"])
@@ -108,3 +109,59 @@ def test_the_installed_command_runs_and_the_same_seed_prints_the_same_report(tmp
     second = subprocess.run(argv, capture_output=True, text=True, env={"PYTHONHASHSEED": "2", "PATH": "/usr/bin"})
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout
+
+
+def test_deployments_and_replicasets_are_shown(capsys):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--until", "60")
+    assert code == 0
+    [deployment] = report["deployments"]
+    assert (deployment["name"], deployment["replicas"], deployment["ready"], deployment["available"]) == (
+        "storefront", 3, 3, 3)
+    [rs] = report["replicasets"]
+    assert rs["owner"] == "deployment/storefront" and (rs["desired"], rs["current"], rs["ready"]) == (3, 3, 3)
+    assert main(["simulate", "-f", str(EXAMPLES / "web-service.yaml"), "--until", "60"]) == 0
+    text = capsys.readouterr().out
+    assert "DEPLOYMENTS\nNAMESPACE   NAME         READY   UP-TO-DATE   AVAILABLE\ndefault     storefront   3/3" in text
+    assert f"REPLICASETS\n" in text and f"{rs['name']}   3         3         3       deployment/storefront" in text
+
+
+def test_a_control_plane_that_is_up_says_so(capsys):
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--until", "30")
+    plane = report["control_plane"]
+    assert plane["etcd"] == "up" and plane["serving"] and plane["down"] == []
+    assert all(a["up"] and a["reachable"] and a["reaches_etcd"] for a in plane["apiservers"])
+
+
+def test_a_crashed_etcd_is_a_control_plane_that_is_down(capsys):
+    argv = ["-f", str(EXAMPLES / "web-service.yaml"), "--until", "120", "--fault", "crash:etcd@60"]
+    code, report = run_json(capsys, *argv)
+    plane = report["control_plane"]
+    assert plane["etcd"] == "down" and not plane["serving"] and "etcd" in plane["down"]
+    main(["simulate", *argv])
+    text = capsys.readouterr().out
+    assert "CONTROL PLANE\nCOMPONENT     STATUS\netcd          Down\napiserver-0   Up, etcd down" in text
+    assert "The control plane is down (etcd is down): kubectl get would fail." in text
+
+
+def test_no_api_server_reachable_is_a_control_plane_that_is_down(capsys):
+    argv = ["-f", str(EXAMPLES / "web-service.yaml"), "--until", "90", "--fault", "partition:apiserver-0@60"]
+    code, report = run_json(capsys, *argv)
+    plane = report["control_plane"]
+    assert plane["etcd"] == "up" and not plane["serving"]
+    assert [a["reachable"] for a in plane["apiservers"]] == [False]
+    main(["simulate", *argv])
+    text = capsys.readouterr().out
+    assert "apiserver-0   Up, cut off from kubectl" in text
+    assert "no API server is up, reachable and reaching etcd" in text
+
+
+def test_help_lists_every_fault_action(capsys):
+    from kmodel.simulate.inputs import FAULT_ACTIONS
+
+    try:
+        main(["simulate", "--help"])
+    except SystemExit as exc:
+        assert exc.code == 0
+    text = capsys.readouterr().out
+    for action in FAULT_ACTIONS:
+        assert f"\n  {action} " in text, action
