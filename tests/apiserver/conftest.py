@@ -14,7 +14,7 @@ from kmodel.apiserver.wire import Request
 from kmodel.objects import Namespace, ObjectMeta, load_yaml
 from kmodel.store import Store
 
-MANIFESTS = Path("/work/shared/manifests")
+MANIFESTS = Path(__file__).resolve().parents[2] / "examples"
 _ids = itertools.count(1)
 
 

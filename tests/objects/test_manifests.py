@@ -1,4 +1,4 @@
-"""Every shared manifest and kubectl's dry-run output load, round-trip and validate."""
+"""Every example manifest and kubectl's dry-run output load, round-trip and validate."""
 
 import pathlib
 
@@ -9,7 +9,8 @@ from kmodel.objects import (
     Deployment, Node, Pod, decode, dump, dump_yaml, load, load_yaml, parse_quantity, validate, with_defaults,
 )
 
-MANIFESTS = sorted(pathlib.Path("/work/shared/manifests").glob("*.yaml"))
+MANIFEST_DIR = pathlib.Path(__file__).resolve().parents[2] / "examples"
+MANIFESTS = sorted(MANIFEST_DIR.glob("*.yaml"))
 
 KUBECTL_DRY_RUN = """\
 apiVersion: apps/v1
@@ -66,7 +67,7 @@ def test_kubectl_dry_run_output_loads_and_defaults():
 
 
 def test_node_capacity_is_exact():
-    (node,) = load_yaml((pathlib.Path("/work/shared/manifests") / "node-big.yaml").read_text())
+    (node,) = load_yaml((MANIFEST_DIR / "node-big.yaml").read_text())
     assert isinstance(node, Node)
     assert node.status.capacity["cpu"].milli_value() == 16000
     assert node.status.allocatable["cpu"].milli_value() == 15800
@@ -75,7 +76,7 @@ def test_node_capacity_is_exact():
 
 
 def test_objects_are_immutable_values():
-    (pod,) = [o for o in load_yaml((pathlib.Path("/work/shared/manifests") / "static-pod-etcd.yaml").read_text())]
+    (pod,) = [o for o in load_yaml((MANIFEST_DIR / "static-pod-etcd.yaml").read_text())]
     assert isinstance(pod, Pod)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         pod.metadata.name = "x"
