@@ -516,8 +516,10 @@ def _main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     spaces = [Workspace(ROOT, sys.executable) for _ in range(min(args.jobs, len(mutants)))]
     try:
-        print(f"baseline: unit tests of {', '.join(sorted({m.package for m in mutants}))}, then the check"
-              + (" under coverage" if use_coverage else ""), file=sys.stderr)
+        cached = use_coverage and reach_cache(ROOT, checker_args).exists()
+        print(f"baseline: unit tests of {', '.join(sorted({m.package for m in mutants}))}, then "
+              + ("the check's reach from a cache" if cached else "the check under coverage" if use_coverage
+                 else "the check"), file=sys.stderr)
         base = baseline(spaces[0], ROOT, tuple(sorted({m.package for m in mutants})), checker_args, use_coverage)
         print(f"baseline: {sum(base.unit_seconds.values()):.0f} s of unit tests, check {base.checker_seconds:.0f} s",
               file=sys.stderr)
