@@ -156,3 +156,21 @@ def test_an_exclusions_file_must_give_each_id_a_reason(tmp_path, reason):
     bad.write_text(f'{{"abc": {reason!r}}}'.replace("'", '"'))
     with pytest.raises(mutation.UsageError, match="non-empty reason"):
         mutation.read_exclusions(str(bad))
+
+
+def test_a_reprint_from_json_sets_explained_survivors_apart(tmp_path, capsys):
+    m = mutator.Mutant("kmodel/loop/loop.py", 3, 4, 3, 9, "drop", "x = 1", "pass", "f", ident="abc")
+    unit_killed = {"kind": "failed", "detail": "FAILED t", "seconds": 1.0}
+    survived = {"kind": "survived", "detail": "", "seconds": 2.0}
+    row = {**{k: getattr(m, k) for k in mutator.Mutant.__dataclass_fields__}, "before": "x = 1", "after": "pass"}
+    run = {"seed": 1, "population": 9, "packages": ["loop"], "checker_args": ["--seed", "1"],
+           "results": [{**row, "unit": unit_killed, "checker": survived}]}
+    path = tmp_path / "run.json"
+    path.write_text(__import__("json").dumps(run))
+    reasons = tmp_path / "exclusions.json"
+    reasons.write_text('{"abc": "a reason"}')
+    assert mutation.main(["--from-json", str(path)]) == 0
+    assert "(gaps): 1" in capsys.readouterr().out
+    assert mutation.main(["--from-json", str(path), "--exclusions", str(reasons)]) == 0
+    out = capsys.readouterr().out
+    assert "(gaps): 0" in out and "why: a reason" in out and "0/0" in out
