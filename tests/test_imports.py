@@ -5,9 +5,11 @@ when the test runs. Every `import kmodel...` and `from kmodel... import ...` cou
 at module level, inside a function (a late import that hides a cycle is still a cycle: it only moves the
 failure to the moment the function first runs), and under `if TYPE_CHECKING:`. `from pkg import name` is an
 edge to the module `pkg.name` when that is a module, else to `pkg`; a relative import is resolved against
-the importing module's package. Importing a module also runs its parent packages' __init__, but that is
-Python's doing, not an arrow the code draws, so no edge is added for it. Modules loaded by name at run time
-(`importlib.import_module`, as kmodel/cluster/components.py loads the component factories) are not edges.
+the importing module's package. Importing a module also runs its parent packages' __init__ first: for the
+cycle check, importing `a.b.c` is also an edge to `a.b` and `a` (unless the importer is inside them, when they
+are already being imported); the layer check counts only the modules named. Modules loaded by name at run
+time (`importlib.import_module`, as kmodel/cluster/components.py loads the component factories) are not
+edges.
 """
 
 from __future__ import annotations
@@ -60,20 +62,28 @@ def _imported_modules(module: str, path: Path, files: dict[str, Path], package: 
                 yield resolve(f"{source}.{alias.name}") if f"{source}.{alias.name}" in files else resolve(source)
 
 
-def import_graph(root: Path = ROOT, package: str = PACKAGE) -> nx.DiGraph:
-    """The directed graph importer -> imported over the package's modules."""
+def import_graph(root: Path = ROOT, package: str = PACKAGE, *, parents: bool = False) -> nx.DiGraph:
+    """The directed graph importer -> imported over the package's modules; with `parents`, also an edge to
+    each package above an imported module that does not hold the importer (Python initialises those first)."""
     files = module_files(root, package)
     graph = nx.DiGraph()
     graph.add_nodes_from(files)
     for module, path in files.items():
         for target in _imported_modules(module, path, files, package):
-            if target is not None and target != module:
-                graph.add_edge(module, target)
+            if target is None or target == module:
+                continue
+            graph.add_edge(module, target)
+            if parents:
+                above = target.split(".")
+                for i in range(1, len(above)):
+                    parent = ".".join(above[:i])
+                    if parent in files and module != parent and not module.startswith(parent + "."):
+                        graph.add_edge(module, parent)
     return graph
 
 
 def test_the_module_graph_is_acyclic() -> None:
-    graph = import_graph()
+    graph = import_graph(parents=True)
     assert graph.number_of_nodes() > 100, "the walk found too few kmodel modules: is ROOT right?"
     cycles = []
     for component in sorted((c for c in nx.strongly_connected_components(graph) if len(c) > 1), key=min):
@@ -92,12 +102,26 @@ def test_the_walk_sees_function_level_imports(tmp_path: Path) -> None:
     (pkg / "sub" / "low.py").write_text("def f():\n    from kmodel.high import g\n")
     (pkg / "sub" / "other.py").write_text("from . import low\n")
     (pkg / "high.py").write_text("from kmodel.sub.low import f\n")
-    graph = import_graph(tmp_path, "kmodel")
+    graph = import_graph(tmp_path, "kmodel", parents=True)
     assert graph.has_edge("kmodel.sub.low", "kmodel.high")
     assert graph.has_edge("kmodel.high", "kmodel.sub.low")
     assert graph.has_edge("kmodel.sub.other", "kmodel.sub.low")
-    assert not graph.has_edge("kmodel.sub.other", "kmodel.sub")
+    assert not graph.has_edge("kmodel.sub.other", "kmodel.sub")  # its own package: already being imported
+    assert graph.has_edge("kmodel.high", "kmodel.sub")  # kmodel/sub/__init__.py runs before kmodel.sub.low
     assert not nx.is_directed_acyclic_graph(graph)
+
+
+def test_the_walk_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
+    """`a.py` imports `pkg.mod`, whose package's __init__ imports `a`: a cycle Python runs into, though no
+    module names the package."""
+    pkg = tmp_path / "kmodel"
+    (pkg / "pkg").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "pkg" / "__init__.py").write_text("from kmodel.a import f\n")
+    (pkg / "pkg" / "mod.py").write_text("")
+    (pkg / "a.py").write_text("from kmodel.pkg.mod import g\n")
+    assert nx.is_directed_acyclic_graph(import_graph(tmp_path, "kmodel"))
+    assert not nx.is_directed_acyclic_graph(import_graph(tmp_path, "kmodel", parents=True))
 
 
 # --- layers ---------------------------------------------------------------------------------------------

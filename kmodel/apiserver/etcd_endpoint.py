@@ -263,39 +263,30 @@ class EtcdHandle:
         self._call()
         before = self.store.revision
         response = self.store.put(key, value, prev_kv=prev_kv)
-        if self.store.revision != before:
-            self.written.append(self.store.revision)
-        self.server.poke()
+        self._wrote(before)
         return response
 
     def delete_range(self, key: str, range_end: Optional[str] = None, *, prev_kv: bool = False):
         self._call()
         before = self.store.revision
         response = self.store.delete_range(key, range_end, prev_kv=prev_kv)
-        if self.store.revision != before:
-            self.written.append(self.store.revision)
-        self.server.poke()
+        self._wrote(before)
         return response
 
     def txn(self, compare, success, failure):
-        # _call, inlined (every API write comes this way)
-        self.calls += 1
-        counts = self._counts
-        if counts is not None:
-            key = self._count_key
-            counts[key] = counts.get(key, 0) + 1
-        if self._down or self._reach or self._down is None or self._reach is None:
-            if not self.server.reachable_from(self.replica):
-                self.timeouts += 1
-                raise request_timed_out()
-        store = self.store
-        before = store._rev  # noqa: SLF001 (the revision property, without its call: this is the write path)
-        response = store.txn(compare, success, failure)
-        after = store._rev  # noqa: SLF001
+        self._call()
+        before = self.store.revision
+        response = self.store.txn(compare, success, failure)
+        self._wrote(before)
+        return response
+
+    def _wrote(self, before: int) -> None:
+        """After a write request made at store revision `before`: note the revision it created, if any, and
+        let etcd's watch server pull what the write queued for the watches."""
+        after = self.store.revision
         if after != before:
             self.written.append(after)
         self.server.poke()
-        return response
 
     def compact(self, revision: int):
         self._call()
