@@ -137,12 +137,28 @@ POD_RESOURCES: tuple[dict, ...] = (
     {"limits": {"cpu": "1", "memory": "512Mi"}},
     {"requests": {"cpu": "3", "memory": "1Gi"}},
 )
-#: where the pod may go: spec.nodeSelector
+def _node_affinity(required: tuple = (), preferred: tuple = ()) -> dict:
+    affinity: dict[str, Any] = {}
+    if required:
+        affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": [{"matchExpressions": [dict(e) for e in term]} for term in required]}
+    if preferred:
+        affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [
+            {"weight": weight, "preference": {"matchExpressions": [dict(e) for e in term]}} for weight, term in preferred]
+    return {"affinity": {"nodeAffinity": affinity}}
+
+
+#: where the pod may go: spec.nodeSelector, required node affinity (terms ORed), preferred node affinity
 POD_PLACEMENTS: tuple[dict, ...] = (
     {},
     {"nodeSelector": {LABEL_ZONE: "zone-a"}},
     {"nodeSelector": {LABEL_DISK: "ssd"}},
     {"nodeSelector": {LABEL_REGION: "region-1", LABEL_ZONE: "zone-b"}},
+    _node_affinity(required=(({"key": LABEL_ZONE, "operator": "In", "values": ["zone-a", "zone-b"]},),
+                             ({"key": LABEL_DISK, "operator": "Exists"},))),
+    _node_affinity(required=(({"key": LABEL_ZONE, "operator": "NotIn", "values": ["zone-a"]},),)),
+    _node_affinity(preferred=((50, ({"key": LABEL_DISK, "operator": "In", "values": ["ssd"]},)),
+                              (10, ({"key": LABEL_ZONE, "operator": "Exists"},)))),
 )
 #: the taints the pod tolerates
 POD_TOLERATIONS: tuple[tuple[dict, ...], ...] = (
@@ -178,6 +194,11 @@ def pod_shape_manifest(pod: str, node: str, shape: tuple[int, ...]) -> dict:
             "metadata": {"name": pod, "namespace": "default", "labels": {"run": pod}}, "spec": spec}
 
 
+def _expression(e: dict) -> str:
+    values = ",".join(e.get("values", ()))
+    return f"{e['key']} {e['operator']}" + (f" ({values})" if values else "")
+
+
 def describe_shape(shape: tuple[int, ...]) -> str:
     """What a pod shape adds to a plain pod, in words ("" for the plain pod)."""
     ports, resources, placement, tolerations = (shape[k] % POD_SHAPE_SIZES[k] for k in range(4))
@@ -196,6 +217,13 @@ def describe_shape(shape: tuple[int, ...]) -> str:
         parts.append(f"{what} " + ",".join(f"{k}={v}" for k, v in sorted(amounts.items())))
     for k, v in sorted(POD_PLACEMENTS[placement].get("nodeSelector", {}).items()):
         parts.append(f"nodeSelector {k}={v}")
+    affinity = POD_PLACEMENTS[placement].get("affinity", {}).get("nodeAffinity", {})
+    terms = affinity.get("requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms", [])
+    if terms:  # the terms are ORed
+        parts.append("requires " + " or ".join(" and ".join(_expression(e) for e in t["matchExpressions"])
+                                                for t in terms))
+    for t in affinity.get("preferredDuringSchedulingIgnoredDuringExecution", []):
+        parts.append(f"prefers ({t['weight']}) " + " and ".join(_expression(e) for e in t["preference"]["matchExpressions"]))
     for t in POD_TOLERATIONS[tolerations]:
         key = t.get("key", "*")
         secs = f" {t['tolerationSeconds']}s" if "tolerationSeconds" in t else ""
@@ -206,7 +234,7 @@ def describe_shape(shape: tuple[int, ...]) -> str:
 @attrs.frozen
 class ApplyPodShape(Action):
     """kubectl apply a bare pod of a drawn shape: ports (host ports by protocol and hostIP, hostNetwork, two
-    containers), resources (requests, limits), a nodeSelector, tolerations (NoSchedule, NoExecute for a while,
+    containers), resources (requests, limits), a nodeSelector or node affinity (required, preferred), tolerations (NoSchedule, NoExecute for a while,
     everything); pinned to `node` when not "". A pod's spec is immutable: applying another shape over an
     existing pod is refused (422), as kubectl's would be."""
 

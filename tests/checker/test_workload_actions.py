@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kmodel.checker.actions import ApplyDeployment, ApplyService, action_from_json
+from kmodel.checker.actions import ApplyDeployment, ApplyService, DeleteObject, action_from_json
 from kmodel.checker.workload_actions import (
     INVALID_MANIFESTS, LABEL_ZONE, ApplyInvalid, ApplyPodShape, CordonNode, EditService, LabelNode, LabelPod,
     PauseDeployment, SetStrategy, TaintNodeAction, UndoRollout, pod_shape_manifest,
@@ -205,3 +205,21 @@ def test_every_workload_rule_fires_on_a_machine():
                  "set-strategy", "pause-deployment", "rollout-undo", "apply-invalid"):
         assert kind in kinds
     machine.teardown()
+
+
+def test_pod_shapes_with_node_affinity_are_placed_by_it():
+    cluster = Cluster(ClusterConfig(nodes=3))
+    cluster.run(15_000)
+    run(cluster, LabelNode("node-3", "disktype", "ssd"))
+    run(cluster, ApplyPodShape("debug-1", "", (0, 0, 6, 0)))  # prefers disktype=ssd
+    assert cluster.get("pods", "default", "debug-1").spec.node_name == "node-3"
+    [r] = run(cluster, ApplyPodShape("debug-2", "", (0, 0, 5, 0)))  # requires zone NotIn (zone-a): unlabelled fits
+    assert r.ok and cluster.get("pods", "default", "debug-2").spec.node_name
+    for node in ("node-1", "node-2", "node-3"):
+        run(cluster, LabelNode(node, LABEL_ZONE, "zone-a"))
+    run(cluster, DeleteObject("pods", "debug-2"), 40_000)
+    run(cluster, ApplyPodShape("debug-2", "", (0, 0, 5, 0)))  # now no node fits
+    assert not cluster.get("pods", "default", "debug-2").spec.node_name
+    assert ApplyPodShape("debug-2", "", (0, 0, 4, 0)).name == ("kubectl apply pod debug-2 (requires "
+                                                               "topology.kubernetes.io/zone In (zone-a,zone-b) or "
+                                                               "disktype Exists)")
