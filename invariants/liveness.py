@@ -71,7 +71,7 @@ def _in(cluster: Any, memo: dict, resource: str, namespace: str) -> list:
 def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
     says so; each Deployment's status reports spec.replicas updated, ready pods for its current generation
-    (or, when some of its pods fit no node, which stalls a rollout for good, the pods it has).
+    (or, when some of its pods fit no node, which stalls a rollout for good, or it is paused, the pods it has).
 
     A pod bound to a machine taken out of the cluster (`_machines`) does not count as ready although the API may
     still say Ready=True (until the node lifecycle controller marks it or PodGC deletes it): it serves nothing,
@@ -113,12 +113,13 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
             stuck = sum(1 for p in mine if _unschedulable(p))
             if st.observed_generation != d.metadata.generation:
                 yield f"{name} status is for generation {st.observed_generation}, not {d.metadata.generation}"
-            if stuck:
+            if stuck or d.spec.paused:
                 # new pods no node has room for stall a rolling update for good (upstream reports
-                # ProgressDeadlineExceeded and waits): the status must still say what is
+                # ProgressDeadlineExceeded and waits), and a paused Deployment rolls out no new template (it
+                # scales its ReplicaSets, which converge on their own): the status must still say what is
                 if st.replicas != len(mine):
-                    yield (f"{name} has {len(mine)} pods ({stuck} unschedulable) but its status says "
-                           f"replicas={st.replicas}")
+                    why = f"{stuck} unschedulable" if stuck else "paused"
+                    yield f"{name} has {len(mine)} pods ({why}) but its status says replicas={st.replicas}"
             elif st.replicas != want or st.updated_replicas != want or st.ready_replicas != want:
                 yield (f"{name} wants {want} replicas but its status says "
                        f"replicas={st.replicas} updated={st.updated_replicas} ready={st.ready_replicas}")

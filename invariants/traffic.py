@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 from invariants._history import condition, is_terminal
 from invariants.registry import LIVENESS, invariant
+from kmodel.traffic.client import SERVICE_PORT
 
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a mirror pod's: the uid of the static pod the node runs
@@ -40,6 +41,11 @@ def _ready_pods_of(cluster: Any, service: Any) -> dict[str, Any]:
     return ready
 
 
+def _serves(service: Any, port: int) -> bool:
+    """Does the Service have the TCP port `port` (the protocol defaults to TCP)?"""
+    return any(p.port == port and p.protocol in ("", "TCP") for p in service.spec.ports)
+
+
 def _clients(cluster: Any) -> list:
     """The traffic clients that are up, on nodes still in the cluster, by name."""
     loop = cluster.loop
@@ -56,12 +62,14 @@ def service_reachability(cluster: Any, memo: dict) -> Iterator[str]:
 
     Judged on each client's next request to each of its target Services (`TrafficClient.route`: every address
     it may go to), against the settled state: the pod the data plane delivers it to (`DataPlane.pod_at`) must
-    be one of the Service's selected pods that the store shows Ready and not being deleted."""
+    be one of the Service's selected pods that the store shows Ready and not being deleted. A Service that no
+    longer serves the port the clients send to (SERVICE_PORT, TCP: its ports edited) is not judged: the kernel
+    rightly refuses a request to a port no Service rule has."""
     for client in _clients(cluster):
         for target in client.targets:
             namespace, _, name = target.partition("/")
             service = cluster.get("services", namespace, name)
-            if service is None:
+            if service is None or not _serves(service, SERVICE_PORT):
                 continue
             ready = _ready_pods_of(cluster, service)
             if not ready:

@@ -677,3 +677,7 @@ ACTION_MINIMUMS: dict[str, dict[str, int]] = {
     "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
     "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0, "busy_ms": 0},
 }
+
+
+# the workload actions (kmodel/checker/workload_actions.py) register themselves in ACTIONS and ACTION_MINIMUMS
+import kmodel.checker.workload_actions  # noqa: E402,F401

@@ -89,6 +89,7 @@ from kmodel.checker.actions import (
     Action,
 )
 from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.workload_rules import WorkloadRules
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
@@ -125,7 +126,7 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(RuleBasedStateMachine):
+class KmodelMachine(WorkloadRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()

@@ -8,6 +8,16 @@ invocation it stands for, through its own `ApiClient` like any other client of t
     Scale(resource, ns, name, n) kubectl scale: PATCH {"spec": {"replicas": n}}
     Delete(resource, ns, name)   kubectl delete
     Get(resource, ns, name)      kubectl get
+    Patch(resource, ns, name, p) kubectl patch --type=merge, and what kubectl label, cordon/uncordon and rollout
+                                 pause/resume send (a merge patch of the fields they change)
+    TaintNode(node, key, ...)    kubectl taint nodes: GET the Node, reorganise its taints as kubectl does
+                                 (ReorganizeTaints), PATCH spec.taints (a list replaced whole)
+    RolloutUndo(ns, name, rev)   kubectl rollout undo deployment: GET it, LIST its ReplicaSets, PATCH the chosen
+                                 revision's template (and annotations) back into it
+
+A command kubectl refuses before sending anything (a rollback of a paused Deployment, a taint to remove that is not
+there) gets a result whose response has code 0 and a Status of reason `KubectlError` (`CommandResult.ok` is
+False): no request left the terminal, so nothing changed.
 
 Each command may carry its own bearer token (kubectl --token / --as); "" uses the component's. Every answer
 goes to `results` as a `CommandResult` (the command, the final response), in order, so a caller can tell
@@ -26,13 +36,13 @@ from typing import Any, Optional, Sequence, Union
 import attrs
 
 from kmodel.apiserver.resources import RESOURCES, Resource, resource_of
-from kmodel.apiserver.wire import Response
+from kmodel.apiserver.wire import Response, Status
 from kmodel.client import ApiClient
 from kmodel.client.component import ClientComponent
 from kmodel.client.rate_limiter import KUBECTL_LIMIT
 from kmodel.component import Out
 from kmodel.network import Message
-from kmodel.objects import dump
+from kmodel.objects import Taint, dump, dump_struct
 
 KUBECTL = "kubectl"
 
@@ -90,7 +100,52 @@ class Get:
     token: str = ""
 
 
-Command = Union[Apply, Scale, Delete, Get]
+@attrs.frozen
+class Patch:
+    """kubectl patch --type=merge: one PATCH of `patch` (a JSON merge patch in the object's JSON shape)."""
+
+    resource: str
+    namespace: str
+    name: str
+    patch: Any = attrs.field(eq=False)
+    token: str = ""
+
+
+@attrs.frozen
+class TaintNode:
+    """kubectl taint nodes `node` key=value:effect --overwrite, or with `remove`, key:effect- (key- when
+    `effect` is ""): the Node is read, its taints reorganised as kubectl's ReorganizeTaints does (the new taint
+    first, then the old ones it does not replace; a removal drops every taint of the key, and of the effect if
+    given), and spec.taints patched as a whole (the list has no patch strategy: kubectl's two-way patch
+    replaces it). kubectl refuses a removal that matches no taint (`taint "k:E" not found`)."""
+
+    node: str
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+    remove: bool = False
+    token: str = ""
+
+
+@attrs.frozen
+class RolloutUndo:
+    """kubectl rollout undo deployment/`name` [--to-revision=`to_revision`] (polymorphichelpers'
+    DeploymentRollbacker): refused for a paused Deployment; otherwise the ReplicaSets it controls are listed,
+    the one of `to_revision` (0: the second newest revision) is chosen, and unless its template already is the
+    Deployment's (pod-template-hash aside: "skipped rollback") the Deployment's template is replaced by it, the
+    hash label dropped, and its annotations replaced by kubectl's rollback set (the Deployment's own revision
+    annotations, the ReplicaSet's others)."""
+
+    namespace: str
+    name: str
+    to_revision: int = 0
+    token: str = ""
+
+
+Command = Union[Apply, Scale, Delete, Get, Patch, TaintNode, RolloutUndo]
+
+#: the reason of a command kubectl refused before sending any request (CommandResult of code 0)
+KUBECTL_ERROR = "KubectlError"
 
 
 @attrs.frozen
@@ -100,7 +155,8 @@ class CommandResult:
 
     @property
     def ok(self) -> bool:
-        return self.response.code < 400
+        """Did the API accept it (a command kubectl refused itself, or one never answered, has code 0)?"""
+        return 0 < self.response.code < 400
 
 
 def describe(command: Command) -> str:
@@ -109,6 +165,10 @@ def describe(command: Command) -> str:
         res = resource_of_manifest(command.obj)
         name = manifest_name(command.obj)[1]
         kind, group = (res.kind.lower(), res.group) if res else ("unknown", "")
+    elif isinstance(command, TaintNode):
+        kind, group, name = "node", "", command.node
+    elif isinstance(command, RolloutUndo):
+        kind, group, name = "deployment", "apps", command.name
     else:
         kind, group, name = command.resource, "", command.name
     return f"{kind}.{group}/{name}" if group else f"{kind}/{name}"
@@ -155,6 +215,13 @@ class Kubectl(ClientComponent):
         elif isinstance(command, Scale):
             self.client.patch(now, out, command.resource, command.name, {"spec": {"replicas": command.replicas}},
                               namespace=command.namespace, on_done=self._finisher(command))
+        elif isinstance(command, Patch):
+            self.client.patch(now, out, command.resource, command.name, command.patch,
+                              namespace=command.namespace, on_done=self._finisher(command))
+        elif isinstance(command, TaintNode):
+            self._taint(now, out, command)
+        elif isinstance(command, RolloutUndo):
+            self._rollout_undo(now, out, command)
         elif isinstance(command, Delete):
             self.client.delete(now, out, command.resource, command.name, namespace=command.namespace,
                                on_done=self._finisher(command))
@@ -202,3 +269,141 @@ class Kubectl(ClientComponent):
                 self._finisher(command)(t, response, o)
 
         self.client.get(now, out, res.name, name, namespace=namespace, on_done=got)
+
+    def _refuse(self, now: int, out: Out, command: Command, message: str) -> None:
+        """kubectl stops with an error before sending a write: recorded as a result of code 0."""
+        self._finisher(command)(now, Response(0, 0, Status(0, KUBECTL_ERROR, message)), out)
+
+    def _taint(self, now: int, out: Out, command: TaintNode) -> None:
+        def got(t: int, response: Response, o: Out) -> None:
+            if response.code != 200:
+                self._finisher(command)(t, response, o)
+                return
+            taints, error = reorganize_taints(response.body.spec.taints, command)
+            if error:
+                self._refuse(t, o, command, error)
+                return
+            body = [dump_struct(taint) for taint in taints] or None
+            self.client.patch(t, o, "nodes", command.node, {"spec": {"taints": body}},
+                              on_done=self._finisher(command))
+
+        self.client.get(now, out, "nodes", command.node, on_done=got)
+
+    def _rollout_undo(self, now: int, out: Out, command: RolloutUndo) -> None:
+        ns, name = command.namespace, command.name
+
+        def got(t: int, response: Response, o: Out) -> None:
+            if response.code != 200:
+                self._finisher(command)(t, response, o)
+                return
+            deployment = response.body
+            if deployment.spec.paused:
+                self._refuse(t, o, command, "you cannot rollback a paused deployment; resume it first with "
+                                            "'kubectl rollout resume' and try again")
+                return
+            self.client.list(t, o, "replicasets", namespace=ns,
+                             on_done=lambda t2, r2, o2: listed(t2, r2, o2, deployment))
+
+        def listed(t: int, response: Response, o: Out, deployment: Any) -> None:
+            if response.code != 200:
+                self._finisher(command)(t, response, o)
+                return
+            rs, error = revision_to_restore(deployment, response.body.items, command.to_revision)
+            if error:
+                self._refuse(t, o, command, error)
+                return
+            patch = rollback_patch(deployment, rs)
+            if patch is None:  # kubectl prints "skipped rollback" and exits 0, having written nothing
+                self._finisher(command)(t, Response(0, 200, deployment), o)
+                return
+            self.client.patch(t, o, "deployments", name, patch, namespace=ns, on_done=self._finisher(command))
+
+        self.client.get(now, out, "deployments", name, namespace=ns, on_done=got)
+
+
+# -- what kubectl computes before it writes -------------------------------------------------------------------
+
+def reorganize_taints(old: Sequence[Taint], command: TaintNode) -> tuple[list[Taint], str]:
+    """The node's taints after `command` (kubectl's ReorganizeTaints, with --overwrite), or an error."""
+    if command.remove:
+        kept = [t for t in old if not (t.key == command.key and (not command.effect or t.effect == command.effect))]
+        if len(kept) == len(old):
+            spec = f"{command.key}:{command.effect}" if command.effect else command.key
+            return [], f'taint "{spec}" not found'
+        return kept, ""
+    new = Taint(key=command.key, value=command.value, effect=command.effect)
+    return [new, *(t for t in old if not (t.key == new.key and t.effect == new.effect))], ""
+
+
+def revision_to_restore(deployment: Any, replicasets: Sequence[Any], to_revision: int) -> tuple[Any, str]:
+    """deploymentRevision: the ReplicaSet of `to_revision` among those `deployment` controls (0: the second
+    newest revision), or an error."""
+    from kmodel.controllers.deployment_logic import revision
+
+    uid = deployment.metadata.uid
+    latest: tuple[int, Any] = (-1, None)
+    previous: tuple[int, Any] = (-1, None)
+    for rs in replicasets:
+        if not any(ref.controller and ref.uid == uid for ref in rs.metadata.owner_references):
+            continue
+        try:
+            v = revision(rs)
+        except ValueError:
+            continue
+        if to_revision == 0:
+            if latest[0] < v:
+                previous, latest = latest, (v, rs)
+            elif previous[0] < v:
+                previous = (v, rs)
+        elif to_revision == v:
+            return rs, ""
+    if to_revision > 0:
+        return None, f"unable to find specified revision {to_revision} in history"
+    if previous[1] is None:
+        return None, f'no rollout history found for deployment "{deployment.metadata.name}"'
+    return previous[1], ""
+
+
+def _without_hash(template: Any) -> dict:
+    from kmodel.controllers.deployment_logic import POD_TEMPLATE_HASH_LABEL
+
+    body = dump_struct(template)
+    labels = dict(body.get("metadata", {}).get("labels", {}))
+    labels.pop(POD_TEMPLATE_HASH_LABEL, None)
+    if labels:
+        body.setdefault("metadata", {})["labels"] = labels
+    elif "labels" in body.get("metadata", {}):
+        del body["metadata"]["labels"]
+    return body
+
+
+def replacing_patch(old: Any, new: Any) -> Any:
+    """A JSON merge patch that turns `old` into `new` exactly (null for every key `new` drops): what kubectl's
+    JSON patch `replace` of the whole value does, in the merge patch the model's API server speaks."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    patch: dict = {k: None for k in old if k not in new}
+    for k, v in new.items():
+        if k not in old:
+            patch[k] = v
+        elif old[k] != v:
+            patch[k] = replacing_patch(old[k], v)
+    return patch
+
+
+def rollback_patch(deployment: Any, rs: Any) -> Optional[dict]:
+    """The patch rollout undo sends to restore `rs`'s template into `deployment`, or None when the templates are
+    equal already (equalIgnoreHash)."""
+    from kmodel.controllers.deployment_logic import _SKIP_COPY
+
+    current, wanted = _without_hash(deployment.spec.template), _without_hash(rs.spec.template)
+    if current == wanted:
+        return None
+    old_ann = dict(deployment.metadata.annotations)
+    annotations = {k: v for k, v in old_ann.items() if k in _SKIP_COPY}
+    annotations.update({k: v for k, v in rs.metadata.annotations.items() if k not in _SKIP_COPY})
+    patch: dict = {"spec": {"template": replacing_patch(current, wanted)}}
+    ann_patch = replacing_patch(old_ann, annotations)
+    if ann_patch:
+        patch["metadata"] = {"annotations": ann_patch}
+    return patch

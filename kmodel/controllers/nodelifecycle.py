@@ -407,9 +407,13 @@ class NodeLifecycleController(Controller):
                 self.zone_states[zone] = new_states[zone]
             return
         for zone in sorted(self.zone_states):
-            state = new_states[zone]
+            # a zone left with no node that the loop above stopped before deleting (its nodes relabelled or
+            # gone) reads Go's zero value from newZoneStates: setLimiterInZone ignores that state, and the
+            # zone is deleted by a later pass
+            state = new_states.get(zone, "")
             if self.zone_states[zone] != state:
-                self._set_qps(zone, zone_qps(state, len(p.zones[zone])))
+                if state:
+                    self._set_qps(zone, zone_qps(state, len(p.zones.get(zone, ()))))
                 self.zone_states[zone] = state
 
     def _set_qps(self, zone: str, qps: float) -> None:

@@ -13,7 +13,7 @@ pods: admitted, not finished) with the scheduler's own filters, as upstream's Ad
 * resources (NodeResourcesFit): cpu, memory, ephemeral storage, pod count against the node's allocatable;
   reason ``OutOfcpu`` / ``OutOfmemory`` / ``OutOfephemeral-storage`` / ``OutOfpods``, message
   ``Node didn't have enough resource: cpu, requested: 500, used: 3800, capacity: 4000``;
-* node affinity (nodeSelector), node name, host ports: reasons ``NodeAffinity``, ``NodeName``,
+* node affinity (nodeSelector and required node affinity terms), node name, host ports: reasons ``NodeAffinity``, ``NodeName``,
   ``NodePorts`` with the message ``Predicate NodePorts failed: node(s) didn't have free ports for the
   requested pod ports``;
 * an untolerated NoExecute taint (not for static pods): ``TaintToleration``.
@@ -66,7 +66,7 @@ def admit(pod: Pod, active: Iterable[Pod], node: Node, *, static: bool = False) 
         return Rejection(OUT_OF.get(r.resource_name, f"OutOf{r.resource_name}"),
                          f"Node didn't have enough resource: {r.resource_name}, requested: {r.requested}, "
                          f"used: {r.used}, capacity: {r.capacity}")
-    if not nodeaffinity.matches_node_selector(pod, info):
+    if not nodeaffinity.matches_required(pod, info):
         return _predicate(nodeaffinity.NAME, nodeaffinity.ERR_REASON_POD)
     if not nodename.fits(pod, info):
         return _predicate(nodename.NAME, nodename.ERR_REASON)

@@ -12,6 +12,7 @@ from .apps import (
 from .codec import DecodeError, decode, dump, dump_struct, load
 from .coordination import Lease, LeaseSpec
 from .core import (
+    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm,
     Binding, Container, ContainerPort, ContainerState, ContainerStateRunning, ContainerStateTerminated,
     ContainerStateWaiting, ContainerStatus, EndpointAddress, EndpointPort, Endpoints, EndpointSubset, EnvVar, Event,
     EventSource, ExecAction, HostIP, HTTPGetAction, Namespace, NamespaceSpec, NamespaceStatus, Node, NodeAddress,

@@ -235,6 +235,48 @@ class Toleration:
 
 
 @attrs.frozen
+class NodeSelectorRequirement:
+    key: str = fld(STRING, keep=True)
+    operator: str = fld(enum_string("v1.NodeSelectorOperator"), keep=True)
+    values: tuple = fld(STRINGS)
+
+
+@attrs.frozen
+class NodeSelectorTerm:
+    """Its expressions and fields are ANDed; a term with neither matches no node."""
+
+    match_expressions: tuple = fld(list_of(struct(NodeSelectorRequirement)))
+    match_fields: tuple = fld(list_of(struct(NodeSelectorRequirement)))
+
+
+@attrs.frozen
+class NodeSelector:
+    """Its terms are ORed."""
+
+    node_selector_terms: tuple = fld(list_of(struct(NodeSelectorTerm)), keep=True)
+
+
+@attrs.frozen
+class PreferredSchedulingTerm:
+    weight: int = fld(INT32, keep=True)
+    preference: NodeSelectorTerm = fld(struct(NodeSelectorTerm), keep=True)
+
+
+@attrs.frozen
+class NodeAffinity:
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = fld(struct(NodeSelector), ptr=True)
+    preferred_during_scheduling_ignored_during_execution: tuple = fld(list_of(struct(PreferredSchedulingTerm)))
+
+
+@attrs.frozen
+class Affinity:
+    """Only node affinity: pod affinity and anti-affinity are not modelled (a manifest with them is refused as
+    having unknown fields)."""
+
+    node_affinity: NodeAffinity | None = fld(struct(NodeAffinity), ptr=True)
+
+
+@attrs.frozen
 class PodSpec:
     containers: tuple = fld(list_of(struct(Container)), keep=True)
     init_containers: tuple = fld(list_of(struct(Container)))
@@ -243,6 +285,7 @@ class PodSpec:
     active_deadline_seconds: int | None = fld(INT64, ptr=True)
     dns_policy: str = fld(enum_string("v1.DNSPolicy"))
     node_selector: dict = fld(STRING_MAP)
+    affinity: Affinity | None = fld(struct(Affinity), ptr=True)
     service_account_name: str = fld(STRING)
     service_account: str = fld(STRING)
     automount_service_account_token: bool | None = fld(BOOL, ptr=True)

@@ -17,14 +17,15 @@ by the number of nodes processed, so successive pods look at different nodes fir
 No feasible node: a FitError, whose message is `0/N nodes are available: <count> <reason>, ….` (see
 framework.FitError). One feasible node: it is the answer, without scoring, as upstream. Several: each score
 plugin scores each node, its scores are normalised, multiplied by the plugin's weight and summed:
-NodeResourcesFit/LeastAllocated ×1, NodeResourcesBalancedAllocation ×1, TaintToleration ×3.
+NodeResourcesFit/LeastAllocated ×1, NodeResourcesBalancedAllocation ×1, TaintToleration ×3, NodeAffinity ×2 (the
+preferred node affinity terms).
 
 Differences from upstream:
 - Ties between the best scores: upstream picks one at random (reservoir sampling in selectHost); the model picks
   the smallest node name, so a run replays exactly.
 - Filtering is sequential. Upstream filters 16 nodes at a time and may process a few more nodes than it needs
   before it notices it has enough, so its next start index can differ slightly.
-- Score plugins that need data the model has not (ImageLocality, InterPodAffinity, NodeAffinity preferences,
+- Score plugins that need data the model has not (ImageLocality, InterPodAffinity,
   PodTopologySpread's default spreading constraints, volume plugins) are left out. The default
   PodTopologySpread spreading of a ReplicaSet's pods over nodes is therefore not reproduced.
 - PreFilter results, nominated nodes, preemption (PostFilter) and extenders are not modelled.
@@ -38,7 +39,7 @@ from typing import Optional, Sequence, Union
 from kmodel.objects import Pod
 from kmodel.scheduler.framework import Diagnosis, FitError, NodeInfo, NoNodesAvailable, Status, pod_non_zero_requests, \
     pod_requests
-from kmodel.scheduler.plugins import FILTERS, noderesources, tainttoleration
+from kmodel.scheduler.plugins import FILTERS, nodeaffinity, noderesources, tainttoleration
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -48,6 +49,7 @@ SCORE_WEIGHTS = (
     (noderesources.NAME, 1),
     (noderesources.BALANCED_ALLOCATION_NAME, 1),
     (tainttoleration.NAME, 3),
+    (nodeaffinity.NAME, 2),
 )
 
 
@@ -123,13 +125,17 @@ def prioritize_nodes(pod: Pod, feasible: Sequence[NodeInfo]) -> list[tuple[str, 
     balanced = [noderesources.balanced_allocation_score(pod, ni, pod_request) for ni in feasible]
     tolerations = tainttoleration.pre_score(pod)
     taints = tainttoleration.normalize_score([tainttoleration.score(pod, ni, tolerations) for ni in feasible])
+    # without preferred terms every node scores 0 and normalises to 0: nothing to add
+    affinity = (nodeaffinity.normalize_score([nodeaffinity.score(pod, ni) for ni in feasible])
+                if nodeaffinity.has_preferences(pod) else [0] * len(feasible))
     weights = dict(SCORE_WEIGHTS)
     return [
         (
             ni.name,
             fit[i] * weights[noderesources.NAME]
             + balanced[i] * weights[noderesources.BALANCED_ALLOCATION_NAME]
-            + taints[i] * weights[tainttoleration.NAME],
+            + taints[i] * weights[tainttoleration.NAME]
+            + affinity[i] * weights[nodeaffinity.NAME],
         )
         for i, ni in enumerate(feasible)
     ]

@@ -141,7 +141,7 @@ class TrafficClient(Component):
         """The pod a packet to `destination` reaches (None if nothing answers)."""
         if self.dataplane is None:
             return None
-        return self.dataplane.pod_at(split_host_port(destination)[0])
+        return self.dataplane.pod_at(*split_host_port(destination))
 
     def request(self, now: int, service: str) -> Sent:
         """Send one request to `service` now and record it."""

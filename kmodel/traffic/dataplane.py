@@ -16,14 +16,16 @@ that is a control-plane message, so `DataPlane` sends nothing and is never on th
 * `pod_at(ip)`: the pod that a packet to `ip` reaches: the READY sandbox whose network namespace holds `ip`
   (open, not closed by a reboot) with at least one running container, on any node still in the cluster
   (read from each kubelet's `ContainerRuntime`, which outlives the kubelet process as the node's processes
-  do). None when nothing answers (the packet times out).
+  do). A packet to a node's own IP reaches the hostNetwork pod of that node that publishes the packet's port
+  (pods on the host network share the node's address; their ports tell them apart). None when nothing answers
+  (the packet times out).
 
 `machines` is the loop's live table of components by name (it grows when a node joins), and `gone` the
 nodes taken out of the cluster for good (their machines are off: no rules, no pods). The DataPlane is handed
 to the components that send traffic by the cluster wiring (kmodel.cluster.components.wire).
 
 Differences from upstream: no ports, protocols or connection tracking on the pod side (a packet to a pod's IP
-reaches the pod); no NodePort, session affinity or traffic policies; readiness is not a property of the
+reaches the pod; only on a node's IP, shared by its hostNetwork pods, does the port choose the pod); no NodePort, session affinity or traffic policies; readiness is not a property of the
 packet (a running container that is not ready still answers a packet sent to its IP; kube-proxy is what
 keeps unready pods out of the rules).
 """
@@ -87,8 +89,8 @@ class DataPlane:
         per_service = proxy._programmed  # noqa: SLF001
         return dict(per_service.get(f"{namespace}/{name}", {}))
 
-    def pod_at(self, ip: str) -> Optional[Reached]:
-        """The pod a packet to `ip` reaches, or None (see the module docstring)."""
+    def pod_at(self, ip: str, port: int = 0) -> Optional[Reached]:
+        """The pod a packet to `ip` (and `port`) reaches, or None (see the module docstring)."""
         for node, kubelet in self._nodes():
             if node in self.gone:
                 continue
@@ -96,7 +98,29 @@ class DataPlane:
             for sandbox in runtime.sandboxes.values():
                 if ip not in sandbox.ips or sandbox.state != PodSandboxState.SANDBOX_READY or sandbox.netns_closed:
                     continue
-                if any(c.state == ContainerState.CONTAINER_RUNNING for c in runtime.sandbox_containers(sandbox.id)):
+                if self._running(runtime, sandbox):
+                    md = sandbox.metadata
+                    return Reached(node, md.namespace, md.name, md.uid, ip)
+        return self._host_network_pod_at(ip, port)
+
+    @staticmethod
+    def _running(runtime: Any, sandbox: Any) -> bool:
+        return any(c.state == ContainerState.CONTAINER_RUNNING for c in runtime.sandbox_containers(sandbox.id))
+
+    def _host_network_pod_at(self, ip: str, port: int) -> Optional[Reached]:
+        """A packet to a node's own IP reaches the hostNetwork pod listening there: the READY hostNetwork sandbox
+        of that node with a running container that publishes `port` (any, when `port` is 0), the first the
+        runtime made."""
+        for node, kubelet in self._nodes():
+            if node in self.gone or getattr(getattr(kubelet, "config", None), "node_ip", None) != ip:
+                continue
+            runtime = kubelet.runtime
+            for sandbox in runtime.sandboxes.values():
+                if not sandbox.host_network or sandbox.state != PodSandboxState.SANDBOX_READY:
+                    continue
+                if port and not any(port in (m.container_port, m.host_port) for m in sandbox.port_mappings):
+                    continue
+                if self._running(runtime, sandbox):
                     md = sandbox.metadata
                     return Reached(node, md.namespace, md.name, md.uid, ip)
         return None

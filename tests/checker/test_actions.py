@@ -11,6 +11,7 @@ from kmodel.checker.actions import (
     LoseNode, RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json,
     deployment_manifest,
 )
+from tests.checker.test_workload_actions import WORKLOAD_EXAMPLES
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
 
 EXAMPLES = [
@@ -22,6 +23,7 @@ EXAMPLES = [
     Settle(60_000), Settle(60_000, check_at_once=True, release_holds=True, finish_removals=True),
     CrashProcess(), RestartProcess(), CrashMidReconcile("kube-controller-manager"),
     CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
+    *WORKLOAD_EXAMPLES,
 ]
 
 

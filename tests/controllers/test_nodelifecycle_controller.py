@@ -211,3 +211,24 @@ def test_heard_log_records_heartbeat_changes_when_they_reach_the_informers(clust
     assert ctl.heard[:len(kept)] == kept
     assert (restarted, None) in ctl.heard[len(kept):]
     assert all(heard(n)[-1] >= restarted for n in NODES)
+
+
+def test_a_zone_whose_nodes_are_all_relabelled_away_is_dropped_without_harm(cluster):
+    """A node moved into a zone of its own and back: the zone it leaves behind has no node, and the pass that
+    meets it (after a zone that is not fully disrupted, which stops the loop that deletes empty zones) reads Go's
+    zero state for it, as upstream's map lookup does, and sets no rate for it. (Upstream walks its zones in a
+    random order, so a later pass deletes it; the model walks them sorted, and "" comes first: the empty zone
+    stays, in a state that means nothing.)"""
+    from kmodel.cluster.kubectl import Patch
+
+    c = cluster
+    ctl = c.loop.components[NAME]
+    zone = "topology.kubernetes.io/zone"
+    hb = Heartbeats(c)
+    hb.run_until(20_000)
+    c.submit(Patch("nodes", "", "node-3", {"metadata": {"labels": {zone: "zone-a"}}}))
+    hb.run_until(40_000)
+    assert sorted(ctl.zone_states) == ["", ":\x00:zone-a"]
+    c.submit(Patch("nodes", "", "node-3", {"metadata": {"labels": {zone: None}}}))
+    hb.run_until(60_000)  # used to raise KeyError in handleDisruption
+    assert ctl.zone_states == {"": "Normal", ":\x00:zone-a": ""}

@@ -19,9 +19,10 @@ from kmodel.objects import load
 
 from tests.invariants.test_invariants import S, _pod, call, manifest, web_cluster
 
-EXPECTED = ("dependent-collected", "endpoint-not-ready", "etcd-unavailable", "informer-relisted",
-            "node-marked-not-ready", "orphan-pod-collected", "pod-evicted", "pod-rejected-by-kubelet",
-            "pod-unschedulable", "rolling-update", "update-conflict")
+EXPECTED = ("cordoned-node-skipped", "dependent-collected", "endpoint-not-ready", "etcd-unavailable",
+            "informer-relisted", "manifest-refused", "node-marked-not-ready", "old-replicaset-revived",
+            "orphan-pod-collected", "pod-evicted", "pod-evicted-by-user-taint", "pod-rejected-by-kubelet",
+            "pod-released-and-adopted", "pod-unschedulable", "rolling-update", "update-conflict")
 
 
 class Watcher:

@@ -26,7 +26,7 @@ class FakePlane:
     def service_rules(self, node: str, namespace: str, name: str) -> dict[str, list[str]]:
         return dict(self.rules.get(f"{namespace}/{name}", {})) if node == "node-1" else {}
 
-    def pod_at(self, ip: str):
+    def pod_at(self, ip: str, port: int = 0):
         return self.pods.get(ip)
 
 

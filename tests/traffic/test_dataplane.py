@@ -91,3 +91,22 @@ def test_a_joining_nodes_pods_are_reached_and_a_removed_nodes_are_not():
     cluster.remove_node(node)
     assert dataplane(cluster).pod_at(on_new[0].status.pod_ip) is None
     assert dataplane(cluster).service_rules(node, "default", "web") == {}
+
+
+def test_a_packet_to_a_nodes_ip_reaches_the_host_network_pod_publishing_its_port():
+    from kmodel.checker.workload_actions import pod_shape_manifest
+    from kmodel.cluster.config import node_ip
+
+    cluster = web_cluster(replicas=0, nodes=1)
+    dp = dataplane(cluster)
+    ip = node_ip("node-1")
+    assert dp.pod_at(ip, 80) is None  # nothing on the host network yet
+    cluster.submit(Apply(pod_shape_manifest("debug-1", "node-1", (4, 0, 0, 0))))  # hostNetwork, port 80
+    cluster.run_for(10_000)
+    reached = dp.pod_at(ip, 80)
+    assert reached is not None and reached.name == "debug-1" and reached.node == "node-1" and reached.ip == ip
+    assert dp.pod_at(ip, 9090) is None  # no hostNetwork pod publishes that port
+    assert dp.pod_at(ip) is not None  # any port
+    cluster.submit(Delete("pods", "default", "debug-1"))
+    cluster.run_for(40_000)
+    assert dp.pod_at(ip, 80) is None

@@ -20,7 +20,7 @@ class Plane:
     def service_rules(self, node, namespace, name):
         return {"10.96.0.50:80": list(self.backends)}
 
-    def pod_at(self, ip):
+    def pod_at(self, ip, port=0):
         return self.pods.get(ip)
 
 

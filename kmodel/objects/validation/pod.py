@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import attrs
 
-from ..core import Container, Pod, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Toleration
+from ..core import (
+    Container, NodeAffinity, NodeSelectorTerm, Pod, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Toleration,
+)
 from ..field_errors import (
     FieldError, duplicate, forbidden, go_quote, invalid, not_supported, required,
 )
@@ -80,6 +82,8 @@ def _validate_pod_spec_uncached(spec: PodSpec, path: str) -> list[FieldError]:
     if spec.subdomain:
         errs += dns1123_label(spec.subdomain, f"{path}.subdomain")
     errs += validate_tolerations(spec.tolerations, f"{path}.tolerations")
+    if spec.affinity is not None and spec.affinity.node_affinity is not None:
+        errs += validate_node_affinity(spec.affinity.node_affinity, f"{path}.affinity.nodeAffinity")
     if spec.priority_class_name:
         errs += [invalid(f"{path}.priorityClassName", spec.priority_class_name, m)
                  for m in is_dns1123_subdomain(spec.priority_class_name)]
@@ -254,6 +258,60 @@ def validate_tolerations(tolerations: tuple[Toleration, ...], path: str) -> list
             errs.append(not_supported(f"{p}.operator", t.operator, ("Equal", "Exists")))
         if t.effect:
             errs += validate_taint_effect(t.effect, f"{p}.effect")
+    return errs
+
+
+def validate_node_affinity(na: NodeAffinity, path: str) -> list[FieldError]:
+    """validateNodeAffinity: the required selector (at least one term) and the preferred terms (weight 1-100)."""
+    errs: list[FieldError] = []
+    required_selector = na.required_during_scheduling_ignored_during_execution
+    if required_selector is not None:
+        terms_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+        if not required_selector.node_selector_terms:
+            errs.append(required(terms_path, "must have at least one node selector term"))
+        for i, term in enumerate(required_selector.node_selector_terms):
+            errs += _node_selector_term(term, f"{terms_path}[{i}]")
+    for i, term in enumerate(na.preferred_during_scheduling_ignored_during_execution):
+        p = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+        if term.weight <= 0 or term.weight > 100:
+            errs.append(invalid(f"{p}.weight", term.weight, "must be in the range 1-100"))
+        errs += _node_selector_term(term.preference, f"{p}.preference")
+    return errs
+
+
+def _node_selector_term(term: NodeSelectorTerm, path: str) -> list[FieldError]:
+    """ValidateNodeSelectorTerm: each expression (ValidateNodeSelectorRequirement) and field
+    (ValidateNodeFieldSelectorRequirement)."""
+    errs: list[FieldError] = []
+    for j, req in enumerate(term.match_expressions):
+        p = f"{path}.matchExpressions[{j}]"
+        if req.operator in ("In", "NotIn"):
+            if not req.values:
+                errs.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif req.operator in ("Exists", "DoesNotExist"):
+            if req.values:
+                errs.append(forbidden(f"{p}.values", "may not be specified when `operator` is 'Exists' or "
+                                                     "'DoesNotExist'"))
+        elif req.operator in ("Gt", "Lt"):
+            if len(req.values) != 1:
+                errs.append(required(f"{p}.values", "must be specified single value when `operator` is 'Lt' or "
+                                                    "'Gt'"))
+        else:
+            errs.append(invalid(f"{p}.operator", req.operator, "not a valid selector operator"))
+        errs += [invalid(f"{p}.key", req.key, m) for m in is_qualified_name(req.key)]
+    for j, req in enumerate(term.match_fields):
+        p = f"{path}.matchFields[{j}]"
+        if req.operator in ("In", "NotIn"):
+            if len(req.values) != 1:
+                errs.append(required(f"{p}.values", "must be only one value when `operator` is 'In' or 'NotIn' "
+                                                    "for node field selector"))
+        else:
+            errs.append(invalid(f"{p}.operator", req.operator, "not a valid selector operator"))
+        if req.key != "metadata.name":
+            errs.append(invalid(f"{p}.key", req.key, "not a valid field selector key"))
+        else:
+            errs += [invalid(f"{p}.values[{k}]", v, m) for k, v in enumerate(req.values)
+                     for m in is_dns1123_subdomain(v)]
     return errs
 
 
