@@ -6,7 +6,8 @@ invocation it stands for, through its own `ApiClient` like any other client of t
 
     Apply(obj)                   kubectl apply -f: GET; 404 → POST the object; else PATCH (merge) it
     Scale(resource, ns, name, n) kubectl scale: PATCH {"spec": {"replicas": n}}
-    Delete(resource, ns, name)   kubectl delete
+    Delete(resource, ns, name)   kubectl delete (--grace-period=N, --force: grace 0, --cascade=orphan|foreground)
+    Patch(resource, ns, name, p) kubectl patch --type=merge -p P
     Get(resource, ns, name)      kubectl get
 
 Each command may carry its own bearer token (kubectl --token / --as); "" uses the component's. Every answer
@@ -76,9 +77,26 @@ class Scale:
 
 @attrs.frozen
 class Delete:
+    """`grace_period_seconds`: DeleteOptions.gracePeriodSeconds (None: the object's own; 0 with --force);
+    `propagation_policy`: "Orphan", "Background" or "Foreground" (kubectl --cascade=orphan|background|foreground;
+    "": the server's default)."""
+
     resource: str
     namespace: str
     name: str
+    token: str = ""
+    grace_period_seconds: Optional[int] = None
+    propagation_policy: str = ""
+
+
+@attrs.frozen
+class Patch:
+    """A JSON merge patch of one object (kubectl patch --type=merge)."""
+
+    resource: str
+    namespace: str
+    name: str
+    patch: Any
     token: str = ""
 
 
@@ -90,7 +108,7 @@ class Get:
     token: str = ""
 
 
-Command = Union[Apply, Scale, Delete, Get]
+Command = Union[Apply, Scale, Delete, Patch, Get]
 
 
 @attrs.frozen
@@ -157,7 +175,11 @@ class Kubectl(ClientComponent):
                               namespace=command.namespace, on_done=self._finisher(command))
         elif isinstance(command, Delete):
             self.client.delete(now, out, command.resource, command.name, namespace=command.namespace,
-                               on_done=self._finisher(command))
+                               grace_period_seconds=command.grace_period_seconds,
+                               propagation_policy=command.propagation_policy, on_done=self._finisher(command))
+        elif isinstance(command, Patch):
+            self.client.patch(now, out, command.resource, command.name, command.patch, namespace=command.namespace,
+                              on_done=self._finisher(command))
         else:
             self.client.get(now, out, command.resource, command.name, namespace=command.namespace,
                             on_done=self._finisher(command))
