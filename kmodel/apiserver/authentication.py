@@ -16,8 +16,8 @@ the cluster use them):
                                                                     system:serviceaccounts,
                                                                     system:serviceaccounts:kube-system
         for each controller's service account <sa> in CONTROLLER_SERVICE_ACCOUNTS (deployment-controller,
-        replicaset-controller, endpoint-controller, generic-garbage-collector, node-controller,
-        pod-garbage-collector): kube-controller-manager runs each controller under its own service account,
+        replicaset-controller, endpoint-controller, generic-garbage-collector, namespace-controller,
+        node-controller, pod-garbage-collector): kube-controller-manager runs each controller under its own service account,
         as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
         service account's token (no ServiceAccount objects or token controller are modelled)
     "proxy-token"                   system:kube-proxy
@@ -47,8 +47,8 @@ CONTROLLER_MANAGER_TOKEN = "controller-manager-token"
 #: node-controller: node lifecycle, node IPAM and taint eviction, "taint-manager uses existing cluster role from
 #: node-controller" in cmd/kube-controller-manager/app/core.go)
 CONTROLLER_SERVICE_ACCOUNTS: tuple[str, ...] = (
-    "deployment-controller", "endpoint-controller", "generic-garbage-collector", "node-controller",
-    "pod-garbage-collector", "replicaset-controller")
+    "deployment-controller", "endpoint-controller", "generic-garbage-collector", "namespace-controller",
+    "node-controller", "pod-garbage-collector", "replicaset-controller")
 
 
 @attrs.frozen
