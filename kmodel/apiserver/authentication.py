@@ -23,6 +23,9 @@ the cluster use them):
     "proxy-token"                   system:kube-proxy
     "node-<name>-token"             system:node:<name>              system:nodes
     "<user>-token" for alice, bob   alice / bob                     (no extra group)
+    "sa-default-builder-token"      system:serviceaccount:default:builder   system:serviceaccounts,
+                                                                    system:serviceaccounts:default
+        a user's service account (USER_SERVICE_ACCOUNTS), with no rights until a binding grants some
 """
 
 from __future__ import annotations
@@ -92,6 +95,15 @@ def service_account_token(name: str) -> str:
     return f"sa-{name}-token"
 
 
+#: service accounts of users' workloads, (namespace, name): known by a token, no rights of their own
+USER_SERVICE_ACCOUNTS: tuple[tuple[str, str], ...] = (("default", "builder"),)
+
+
+def user_service_account_token(namespace: str, name: str) -> str:
+    """The model's token of the service account `name` in `namespace` (one of USER_SERVICE_ACCOUNTS)."""
+    return f"sa-{namespace}-{name}-token"
+
+
 def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
     """The model's identities by token (see the module docstring)."""
     tokens = {
@@ -104,6 +116,8 @@ def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
     }
     for account in CONTROLLER_SERVICE_ACCOUNTS:
         tokens[service_account_token(account)] = service_account_user(account)
+    for namespace, account in USER_SERVICE_ACCOUNTS:
+        tokens[user_service_account_token(namespace, account)] = service_account_user(account, namespace)
     for node in node_names:
         tokens[node_token(node)] = user(NODE_PREFIX + node, NODES)
     return tokens
