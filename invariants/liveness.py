@@ -232,12 +232,15 @@ def no_ip_leak(cluster: Any, memo: dict) -> Iterator[str]:
 
 @invariant("no-cidr-leak", kind=LIVENESS, principle="network model")
 def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
-    """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes."""
+    """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes not being deleted (a
+    Node kept by a finalizer after its delete has had its blocks released, as upstream's syncNode does once the
+    deletionTimestamp is set)."""
     comp = cluster.loop.components.get("controller/nodeipam")
     if comp is None or not cluster.loop.is_up("controller/nodeipam"):
         return
     used = {str(b) for b in comp.cidrs.used_blocks()}
-    assigned = {c for n in _objects(cluster, memo, "nodes") for c in node_cidrs(n)}
+    assigned = {c for n in _objects(cluster, memo, "nodes") if n.metadata.deletion_timestamp is None
+                for c in node_cidrs(n)}
     for c in sorted(used - assigned):
         yield f"node IPAM holds {c}, which no node has"
     for c in sorted(assigned - used):

@@ -15,8 +15,8 @@ the API server authenticates, authorizes (RBAC) and admits it as any request: a 
   (grace 0: the API server removes the pod at once), --cascade=orphan|foreground|background
   (propagationPolicy);
 * finalizers: `AddFinalizer` / `RemoveFinalizer` edit metadata.finalizers of any object (nodes and namespaces
-  too) as kubectl edit does: a merge patch of the whole list, on the resourceVersion the user read (so a
-  change in between gets 409 and changes nothing);
+  too) as kubectl edit does: GET the object, then a merge patch of its whole finalizers list on the
+  resourceVersion read (so a change in between gets 409 and changes nothing);
 * RBAC: `ApplyRole` (a Role in a namespace, a ClusterRole without one) grants a `ROLE_LEVELS` level on the
   apps' resources; applying it again with another level changes it; `ApplyBinding` binds a user or the
   service account to it (a RoleBinding in a namespace, a ClusterRoleBinding without one); deleting either is
@@ -32,8 +32,8 @@ import attrs
 
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.checker.actions import Action, deployment_manifest, pod_manifest, service_manifest
-from kmodel.cluster import Cluster, Delete, Patch
-from kmodel.cluster.kubectl import Apply
+from kmodel.cluster import Cluster, Delete
+from kmodel.cluster.kubectl import Apply, EditFinalizers
 
 ADMIN = "admin"
 #: who a user action may run as: the admin first (what a draw shrinks to), then users with no rights of their
@@ -179,16 +179,6 @@ class DeleteWith(Action):
                               self.grace_period_seconds, self.propagation_policy))
 
 
-def _edit_finalizers(cluster: Cluster, resource: str, namespace: str, name: str, add: bool) -> Optional[dict]:
-    """The merge patch `kubectl edit` would send: the finalizers the user read with HOLD added or taken out, on
-    the resourceVersion read (None when the object is not there: kubectl edit finds nothing to edit)."""
-    obj = cluster.get(resource, namespace, name)
-    if obj is None:
-        return None
-    finalizers = [f for f in obj.metadata.finalizers if f != HOLD] + ([HOLD] if add else [])
-    return {"metadata": {"finalizers": finalizers, "resourceVersion": obj.metadata.resource_version}}
-
-
 @attrs.frozen
 class AddFinalizer(Action):
     """kubectl edit: put the example.com/hold finalizer on an object (a deleted one then stays, with its
@@ -206,9 +196,7 @@ class AddFinalizer(Action):
                f"{_as(self.user)}"
 
     def apply(self, cluster: Cluster) -> None:
-        patch = _edit_finalizers(cluster, self.resource, self.namespace, self.object, add=True)
-        if patch is not None:
-            cluster.submit(Patch(self.resource, self.namespace, self.object, patch, token_of(self.user)))
+        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, True, token_of(self.user)))
 
 
 @attrs.frozen
@@ -228,9 +216,7 @@ class RemoveFinalizer(Action):
                f"{_as(self.user)}"
 
     def apply(self, cluster: Cluster) -> None:
-        patch = _edit_finalizers(cluster, self.resource, self.namespace, self.object, add=False)
-        if patch is not None:
-            cluster.submit(Patch(self.resource, self.namespace, self.object, patch, token_of(self.user)))
+        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, False, token_of(self.user)))
 
 
 def role_manifest(namespace: str, level: str) -> dict:

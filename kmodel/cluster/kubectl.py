@@ -8,6 +8,9 @@ invocation it stands for, through its own `ApiClient` like any other client of t
     Scale(resource, ns, name, n) kubectl scale: PATCH {"spec": {"replicas": n}}
     Delete(resource, ns, name)   kubectl delete (--grace-period=N, --force: grace 0, --cascade=orphan|foreground)
     Patch(resource, ns, name, p) kubectl patch --type=merge -p P
+    EditFinalizers(...)          kubectl edit of metadata.finalizers: GET, then a merge patch of the finalizers
+                                 with one added or taken out, on the resourceVersion read (read again on a
+                                 conflict, up to EDIT_TRIES times: the effect of kubectl's strategic merge patch)
     Get(resource, ns, name)      kubectl get
 
 Each command may carry its own bearer token (kubectl --token / --as); "" uses the component's. Every answer
@@ -36,6 +39,8 @@ from kmodel.network import Message
 from kmodel.objects import dump
 
 KUBECTL = "kubectl"
+#: EditFinalizers' reads and patches before a conflict is given up on
+EDIT_TRIES = 5
 
 
 @attrs.frozen
@@ -108,7 +113,19 @@ class Get:
     token: str = ""
 
 
-Command = Union[Apply, Scale, Delete, Patch, Get]
+@attrs.frozen
+class EditFinalizers:
+    """kubectl edit adding `finalizer` to metadata.finalizers (or taking it out, `add` False)."""
+
+    resource: str
+    namespace: str
+    name: str
+    finalizer: str
+    add: bool = True
+    token: str = ""
+
+
+Command = Union[Apply, Scale, Delete, Patch, EditFinalizers, Get]
 
 
 @attrs.frozen
@@ -177,6 +194,8 @@ class Kubectl(ClientComponent):
             self.client.delete(now, out, command.resource, command.name, namespace=command.namespace,
                                grace_period_seconds=command.grace_period_seconds,
                                propagation_policy=command.propagation_policy, on_done=self._finisher(command))
+        elif isinstance(command, EditFinalizers):
+            self._edit_finalizers(now, out, command)
         elif isinstance(command, Patch):
             self.client.patch(now, out, command.resource, command.name, command.patch, namespace=command.namespace,
                               on_done=self._finisher(command))
@@ -224,3 +243,28 @@ class Kubectl(ClientComponent):
                 self._finisher(command)(t, response, o)
 
         self.client.get(now, out, res.name, name, namespace=namespace, on_done=got)
+
+    def _edit_finalizers(self, now: int, out: Out, command: EditFinalizers, tries: int = EDIT_TRIES) -> None:
+        """GET, then the merge patch on the resourceVersion read; a conflict (the object moved in between) reads
+        again, as the strategic merge patch kubectl sends (one finalizer added or deleted from the list) would
+        be applied to the object as it is then."""
+        def got(t: int, response: Response, o: Out) -> None:
+            if response.code != 200:
+                self._finisher(command)(t, response, o)
+                return
+            meta = response.body.metadata
+            finalizers = [f for f in meta.finalizers if f != command.finalizer]
+            if command.add:
+                finalizers.append(command.finalizer)
+            patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.resource_version}}
+
+            def patched(t2: int, r: Response, o2: Out) -> None:
+                if r.code == 409 and tries > 1:
+                    self._edit_finalizers(t2, o2, command, tries - 1)
+                else:
+                    self._finisher(command)(t2, r, o2)
+
+            self.client.patch(t, o, command.resource, command.name, patch, namespace=command.namespace,
+                              on_done=patched)
+
+        self.client.get(now, out, command.resource, command.name, namespace=command.namespace, on_done=got)

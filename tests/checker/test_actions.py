@@ -12,6 +12,7 @@ from kmodel.checker.actions import (
     deployment_manifest,
 )
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
+from tests.checker.test_access_actions import ACCESS_EXAMPLES
 
 EXAMPLES = [
     ApplyDeployment("web", 2, 500, True), ApplyPod("debug", "node-1", True), ScaleDeployment("api", 3), ApplyService("web"),
@@ -22,6 +23,7 @@ EXAMPLES = [
     Settle(60_000), Settle(60_000, check_at_once=True, release_holds=True, finish_removals=True),
     CrashProcess(), RestartProcess(), CrashMidReconcile("kube-controller-manager"),
     CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
+    *ACCESS_EXAMPLES,
 ]
 
 
