@@ -217,3 +217,6 @@ def informer_relisted(cluster: Any, memo: dict) -> bool:
     """An informer listed again within one life of its process (its watch failed: an error event, a 410 for a
     compacted resourceVersion, a connection given up on), the reflector's recovery from missed events."""
     return any(inf.lists >= 2 for inf in _informers(cluster, memo))
+
+
+from invariants import sometimes_access  # noqa: E402,F401  (registers the access family's properties)

@@ -33,7 +33,7 @@ import attrs
 
 from kmodel.apiserver import clusterip, deletion, errors, strategy, validation
 from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
-from kmodel.apiserver.audit import AuditLog
+from kmodel.apiserver.audit import ALLOW, FORBID, AuditLog
 from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
 from kmodel.apiserver.authorization import Attributes, Authorizer
 from kmodel.apiserver.patch import merge_patch
@@ -93,11 +93,14 @@ class Pipeline:
         """Handle one request (every verb but watch) and record it on the audit log."""
         user_name = ""
         verb = request.verb
+        decision = ""  # authorization's verdict, as upstream's audit annotation authorization.k8s.io/decision
         try:
             res = self._resource(request)
             user = self.authenticator.authenticate(request.token)
             user_name = user.name  # a request refused by authorization is audited with its user, as upstream
+            decision = FORBID
             self._authorize(request, res, user)
+            decision = ALLOW
             handler = self._verbs.get(verb)
             if handler is None:
                 raise errors.method_not_allowed(f"{verb} is not supported by this handler")
@@ -106,16 +109,16 @@ class Pipeline:
             code, body = e.status.code, e.status
         except StoreError:
             # etcd could not be reached: the replica answers 500 (store_error_status); audited as that answer
-            self._audit(now, replica, user_name, request, 500)
+            self._audit(now, replica, user_name, request, 500, decision)
             raise
-        self._audit(now, replica, user_name, request, code)
+        self._audit(now, replica, user_name, request, code, decision)
         return _response(request.id, code, body)
 
-    def _audit(self, now: int, replica: str, user_name: str, request: Request, code: int) -> None:
+    def _audit(self, now: int, replica: str, user_name: str, request: Request, code: int, decision: str) -> None:
         # the audit record, as the plain tuple of its fields (see AuditRecords)
         self.audit.records.append_fields((now, replica, user_name, request.verb, request.resource,
                                            request.namespace, request.name, request.subresource, code,
-                                           self._backing.revision))
+                                           self._backing.revision, decision))
 
     def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:
         """Authentication and authorization only (for the watch cache): the user, or the error Response."""

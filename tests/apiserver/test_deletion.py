@@ -158,6 +158,10 @@ def test_deleting_a_namespace_makes_it_terminating_and_refuses_new_content(api, 
     r = api.handle(req("create", "pods", "team", body=pod_body(ns="team")), now=NOW + 1)
     assert (r.code, r.body.message) == (403, 'pods "p" is forbidden: unable to create new content in namespace '
                                              'team because it is being terminated')
+    assert api.audit.records[-1].decision == "allow"  # refused by admission, not by authorization
+    refused = api.handle(req("create", "pods", "team", token="bob-token", body=pod_body(ns="team")), now=NOW + 1)
+    assert refused.code == 403
+    assert (api.audit.records[-1].user, api.audit.records[-1].decision) == ("bob", "forbid")
     # a second delete waits for the finalizer
     api.handle(req("delete", "namespaces", name="team"), now=NOW + 2)
     assert stored(store, "namespaces", "", "team") is not None

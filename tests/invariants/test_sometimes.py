@@ -19,9 +19,13 @@ from kmodel.objects import load
 
 from tests.invariants.test_invariants import S, _pod, call, manifest, web_cluster
 
-EXPECTED = ("dependent-collected", "endpoint-not-ready", "etcd-unavailable", "informer-relisted",
-            "node-marked-not-ready", "orphan-pod-collected", "pod-evicted", "pod-rejected-by-kubelet",
-            "pod-unschedulable", "rolling-update", "update-conflict")
+EXPECTED = tuple(sorted((
+    "dependent-collected", "endpoint-not-ready", "etcd-unavailable", "informer-relisted", "node-marked-not-ready",
+    "orphan-pod-collected", "pod-evicted", "pod-rejected-by-kubelet", "pod-unschedulable", "rolling-update",
+    "update-conflict",
+    # the access family (invariants/sometimes_access.py)
+    "dependent-orphaned", "finalizer-held-then-released", "foreground-deletion-completed",
+    "namespace-terminated-with-content", "refused-by-rbac")))
 
 
 class Watcher:
