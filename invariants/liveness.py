@@ -247,6 +247,32 @@ def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
         yield f"node IPAM does not hold {c}, which a node has"
 
 
+#: what the namespace controller deletes that a user's objects are made of (every namespaced kind the model serves
+#: but bindings)
+_NAMESPACED = ("deployments", "endpoints", "events", "leases", "pods", "replicasets", "rolebindings", "roles",
+               "services")
+
+
+@invariant("namespaces-terminate", kind=LIVENESS, principle="level-driven reconciliation")
+def namespaces_terminate(cluster: Any, memo: dict) -> Iterator[str]:
+    """A namespace being deleted is emptied by the namespace controller and removed, unless a finalizer keeps
+    the namespace or one of its objects, or a pod in it waits for a kubelet whose machine is gone (upstream's
+    namespaces stay Terminating then too)."""
+    if "controller/namespace" not in cluster.loop.components:
+        return
+    machines = set(_machines(cluster))
+    for ns in _objects(cluster, memo, "namespaces"):
+        meta = ns.metadata
+        if meta.deletion_timestamp is None or meta.finalizers:
+            continue
+        left = [o for r in _NAMESPACED for o in _in(cluster, memo, r, meta.name)]
+        if any(o.metadata.finalizers for o in left):
+            continue
+        if any(p.spec.node_name and p.spec.node_name not in machines for p in _in(cluster, memo, "pods", meta.name)):
+            continue
+        yield f"namespace {meta.name} is still Terminating, with {len(left)} object(s) left in it"
+
+
 @invariant("settles", kind=LIVENESS, principle="level-driven reconciliation")
 def settles(cluster: Any, memo: dict) -> Iterator[str]:
     """The cluster is quiescent: no message in flight, no component with work queued, and no pod pending that

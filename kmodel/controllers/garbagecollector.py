@@ -200,7 +200,7 @@ class GarbageCollector(Controller):
     def _queue_if_deleting_dependents(self, namespace: str, ref: Any) -> None:
         owner = self._cached_owner(namespace, ref)
         if owner is not None and deleting_dependents(owner):
-            self.queue.add(self._item(self.observed[ref.uid], owner))
+            self.queue.add(self._item(owner_resource(ref.api_version, ref.kind).name, owner))
 
     def _transitions(self, resource: str, old: Any, cur: Any) -> None:
         """processTransitions: an object that starts being deleted with the orphan finalizer is queued to orphan

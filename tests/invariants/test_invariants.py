@@ -31,7 +31,7 @@ EXPECTED = {
     "api-single-contract": SAFETY, "admission-enforced": SAFETY, "rbac-enforced": SAFETY,
     "eviction-timing": SAFETY, "converges-replicas": LIVENESS, "converges-endpoints": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
-    "no-cidr-leak": LIVENESS, "settles": LIVENESS, "service-reachability": LIVENESS,
+    "no-cidr-leak": LIVENESS, "namespaces-terminate": LIVENESS, "settles": LIVENESS, "service-reachability": LIVENESS,
 }
 
 

@@ -151,9 +151,10 @@ def test_the_checker_counts_examples_reaching_each_and_the_report_flags_those_no
     report = json.loads((folder / "report.json").read_text())
     counted = {entry["name"]: entry for entry in report["sometimes"]}
     assert tuple(sorted(counted)) == EXPECTED
-    assert all(0 <= e["examples"] <= 30 for e in counted.values())
+    run = report["figures"]["examples_run"]  # Hypothesis may run a few more than asked
+    assert all(0 <= e["examples"] <= run for e in counted.values())
     reached = [e for e in counted.values() if e["examples"]]
-    assert len(reached) >= 5 and all(1 <= e["first_example"] <= 30 for e in reached)
+    assert len(reached) >= 5 and all(1 <= e["first_example"] <= run for e in reached)
     missed = sorted(e["name"] for e in counted.values() if not e["examples"])
     assert said == [f"situations reached: {len(reached)}/{len(counted)} sometimes properties"
                     + (f" (never: {', '.join(missed)})" if missed else "")]

@@ -71,3 +71,36 @@ def test_foreground_and_orphan_deletes():
     (rs,) = [r for r in cluster.objects("replicasets", "default") if r.metadata.name.startswith("shop-")]
     DeleteWith("replicasets", "default", rs.metadata.name, propagation_policy="Foreground").apply(cluster)
     assert "foreground-deletion-completed" in watcher.run(60)
+
+
+def test_namespaces_terminate_fails_while_a_namespace_is_terminating_and_holds_once_it_is_gone():
+    from invariants.liveness import namespaces_terminate
+
+    cluster = web_cluster()
+    CreateNamespace().apply(cluster)
+    ApplyInNamespace("team", "deployments").apply(cluster)
+    cluster.run_for(20_000)
+    DeleteWith("namespaces", "", "team").apply(cluster)
+    cluster.run_for(1_000)
+    assert list(namespaces_terminate(cluster, {})) == [
+        f"namespace team is still Terminating, with {len(_team_objects(cluster))} object(s) left in it"]
+    cluster.run_for(60_000)
+    assert list(namespaces_terminate(cluster, {})) == [] and cluster.get("namespaces", "", "team") is None
+
+
+def test_namespaces_terminate_lets_a_finalizer_keep_one():
+    from invariants.liveness import namespaces_terminate
+
+    cluster = web_cluster()
+    CreateNamespace().apply(cluster)
+    ApplyInNamespace("team", "services").apply(cluster)
+    AddFinalizer("services", "team", "shop").apply(cluster)
+    DeleteWith("namespaces", "", "team").apply(cluster)
+    cluster.run_for(60_000)
+    assert cluster.get("namespaces", "", "team") is not None and list(namespaces_terminate(cluster, {})) == []
+
+
+def _team_objects(cluster):
+    from invariants.liveness import _NAMESPACED
+
+    return [o for r in _NAMESPACED for o in cluster.objects(r, "team")]
