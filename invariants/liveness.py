@@ -67,6 +67,26 @@ def _in(cluster: Any, memo: dict, resource: str, namespace: str) -> list:
     return grouped.get(namespace, [])
 
 
+#: the finalizers the garbage collector itself removes; any other is someone else's to remove
+_GC_FINALIZERS = ("orphan", "foregroundDeletion")
+
+
+def _foreign_finalizers(obj: Any) -> bool:
+    return any(f not in _GC_FINALIZERS for f in obj.metadata.finalizers)
+
+
+def _deletion_held(rs: Any, pods: list) -> bool:
+    """A ReplicaSet being deleted that a finalizer outside the model's controllers keeps: its own, or, deleted
+    in the foreground, one of a pod of its that is being deleted."""
+    meta = rs.metadata
+    if meta.deletion_timestamp is None:
+        return False
+    if _foreign_finalizers(rs):
+        return True
+    return "foregroundDeletion" in meta.finalizers and any(
+        p.metadata.deletion_timestamp is not None and _foreign_finalizers(p) and _owned_by(p, meta.uid) for p in pods)
+
+
 @invariant("converges-replicas", kind=LIVENESS, principle="level-driven reconciliation")
 def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
@@ -104,6 +124,12 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
                        f"generation {rs.metadata.generation}")
         for d in _in(cluster, memo, "deployments", ns):
             if d.metadata.deletion_timestamp is not None:
+                continue
+            if any(_owned_by(rs, d.metadata.uid) and _deletion_held(rs, _in(cluster, memo, "pods", ns))
+                   for rs in _in(cluster, memo, "replicasets", ns)):
+                # its ReplicaSet for this template is being deleted and a finalizer no controller of the model
+                # removes keeps it: upstream's deployment controller keeps claiming that ReplicaSet (it finds
+                # it as the new one) and makes no other until the finalizer's owner lets it go
                 continue
             want = d.spec.replicas if d.spec.replicas is not None else 1
             st = d.status
