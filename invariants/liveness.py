@@ -67,6 +67,26 @@ def _in(cluster: Any, memo: dict, resource: str, namespace: str) -> list:
     return grouped.get(namespace, [])
 
 
+#: the finalizers the garbage collector itself removes; any other is someone else's to remove
+_GC_FINALIZERS = ("orphan", "foregroundDeletion")
+
+
+def _foreign_finalizers(obj: Any) -> bool:
+    return any(f not in _GC_FINALIZERS for f in obj.metadata.finalizers)
+
+
+def _deletion_held(rs: Any, pods: list) -> bool:
+    """A ReplicaSet being deleted that a finalizer outside the model's controllers keeps: its own, or, deleted
+    in the foreground, one of a pod of its that is being deleted."""
+    meta = rs.metadata
+    if meta.deletion_timestamp is None:
+        return False
+    if _foreign_finalizers(rs):
+        return True
+    return "foregroundDeletion" in meta.finalizers and any(
+        p.metadata.deletion_timestamp is not None and _foreign_finalizers(p) and _owned_by(p, meta.uid) for p in pods)
+
+
 @invariant("converges-replicas", kind=LIVENESS, principle="level-driven reconciliation")
 def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
@@ -104,6 +124,12 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
                        f"generation {rs.metadata.generation}")
         for d in _in(cluster, memo, "deployments", ns):
             if d.metadata.deletion_timestamp is not None:
+                continue
+            if any(_owned_by(rs, d.metadata.uid) and _deletion_held(rs, _in(cluster, memo, "pods", ns))
+                   for rs in _in(cluster, memo, "replicasets", ns)):
+                # its ReplicaSet for this template is being deleted and a finalizer no controller of the model
+                # removes keeps it: upstream's deployment controller keeps claiming that ReplicaSet (it finds
+                # it as the new one) and makes no other until the finalizer's owner lets it go
                 continue
             want = d.spec.replicas if d.spec.replicas is not None else 1
             st = d.status
@@ -233,16 +259,45 @@ def no_ip_leak(cluster: Any, memo: dict) -> Iterator[str]:
 
 @invariant("no-cidr-leak", kind=LIVENESS, principle="network model")
 def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
-    """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes."""
+    """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes not being deleted (a
+    Node kept by a finalizer after its delete has had its blocks released, as upstream's syncNode does once the
+    deletionTimestamp is set)."""
     comp = cluster.loop.components.get("controller/nodeipam")
     if comp is None or not cluster.loop.is_up("controller/nodeipam"):
         return
     used = {str(b) for b in comp.cidrs.used_blocks()}
-    assigned = {c for n in _objects(cluster, memo, "nodes") for c in node_cidrs(n)}
+    assigned = {c for n in _objects(cluster, memo, "nodes") if n.metadata.deletion_timestamp is None
+                for c in node_cidrs(n)}
     for c in sorted(used - assigned):
         yield f"node IPAM holds {c}, which no node has"
     for c in sorted(assigned - used):
         yield f"node IPAM does not hold {c}, which a node has"
+
+
+#: what the namespace controller deletes that a user's objects are made of (every namespaced kind the model serves
+#: but bindings)
+_NAMESPACED = ("deployments", "endpoints", "events", "leases", "pods", "replicasets", "rolebindings", "roles",
+               "services")
+
+
+@invariant("namespaces-terminate", kind=LIVENESS, principle="level-driven reconciliation")
+def namespaces_terminate(cluster: Any, memo: dict) -> Iterator[str]:
+    """A namespace being deleted is emptied by the namespace controller and removed, unless a finalizer keeps
+    the namespace or one of its objects, or a pod in it waits for a kubelet whose machine is gone (upstream's
+    namespaces stay Terminating then too)."""
+    if "controller/namespace" not in cluster.loop.components:
+        return
+    machines = set(_machines(cluster))
+    for ns in _objects(cluster, memo, "namespaces"):
+        meta = ns.metadata
+        if meta.deletion_timestamp is None or meta.finalizers:
+            continue
+        left = [o for r in _NAMESPACED for o in _in(cluster, memo, r, meta.name)]
+        if any(o.metadata.finalizers for o in left):
+            continue
+        if any(p.spec.node_name and p.spec.node_name not in machines for p in _in(cluster, memo, "pods", meta.name)):
+            continue
+        yield f"namespace {meta.name} is still Terminating, with {len(left)} object(s) left in it"
 
 
 @invariant("settles", kind=LIVENESS, principle="level-driven reconciliation")

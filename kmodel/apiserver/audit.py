@@ -2,7 +2,10 @@
 
 Like kube-apiserver's audit log at level Metadata (stage ResponseComplete): who did what to which object and
 what came of it. `revision` is the store revision after the request (so a record says which write, if any,
-the request made). One `AuditLog` may be shared by every replica of a cluster; records then interleave in
+the request made). `decision` is authorization's verdict, upstream's audit annotation
+authorization.k8s.io/decision: "allow", "forbid" (a 403 from RBAC and the Node authorizer, told apart from
+an admission plugin's 403), or "" when the request never reached authorization (unknown resource,
+authentication failed). One `AuditLog` may be shared by every replica of a cluster; records then interleave in
 the global order the loop delivered the requests.
 """
 
@@ -24,6 +27,11 @@ class AuditRecord(NamedTuple):
     subresource: str
     code: int
     revision: int
+    decision: str = ""  # ALLOW, FORBID, or "" (authorization not reached)
+
+
+ALLOW, FORBID = "allow", "forbid"
+_FIELDS = len(AuditRecord._fields)
 
 
 _new = tuple.__new__
@@ -47,7 +55,9 @@ class AuditRecords(CompactLog):
         self._entries.append(fields)
 
     def _expand(self, entry: Any) -> Optional[AuditRecord]:
-        return _new(AuditRecord, entry) if type(entry) is tuple else None
+        if type(entry) is not tuple:
+            return None
+        return _new(AuditRecord, entry if len(entry) == _FIELDS else entry + ("",) * (_FIELDS - len(entry)))
 
 
 class AuditLog:

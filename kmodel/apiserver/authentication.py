@@ -16,13 +16,16 @@ the cluster use them):
                                                                     system:serviceaccounts,
                                                                     system:serviceaccounts:kube-system
         for each controller's service account <sa> in CONTROLLER_SERVICE_ACCOUNTS (deployment-controller,
-        replicaset-controller, endpoint-controller, generic-garbage-collector, node-controller,
-        pod-garbage-collector): kube-controller-manager runs each controller under its own service account,
+        replicaset-controller, endpoint-controller, generic-garbage-collector, namespace-controller,
+        node-controller, pod-garbage-collector): kube-controller-manager runs each controller under its own service account,
         as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
         service account's token (no ServiceAccount objects or token controller are modelled)
     "proxy-token"                   system:kube-proxy
     "node-<name>-token"             system:node:<name>              system:nodes
     "<user>-token" for alice, bob   alice / bob                     (no extra group)
+    "sa-default-builder-token"      system:serviceaccount:default:builder   system:serviceaccounts,
+                                                                    system:serviceaccounts:default
+        a user's service account (USER_SERVICE_ACCOUNTS), with no rights until a binding grants some
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ CONTROLLER_MANAGER_TOKEN = "controller-manager-token"
 #: node-controller: node lifecycle, node IPAM and taint eviction, "taint-manager uses existing cluster role from
 #: node-controller" in cmd/kube-controller-manager/app/core.go)
 CONTROLLER_SERVICE_ACCOUNTS: tuple[str, ...] = (
-    "deployment-controller", "endpoint-controller", "generic-garbage-collector", "node-controller",
-    "pod-garbage-collector", "replicaset-controller")
+    "deployment-controller", "endpoint-controller", "generic-garbage-collector", "namespace-controller",
+    "node-controller", "pod-garbage-collector", "replicaset-controller")
 
 
 @attrs.frozen
@@ -92,6 +95,15 @@ def service_account_token(name: str) -> str:
     return f"sa-{name}-token"
 
 
+#: service accounts of users' workloads, (namespace, name): known by a token, no rights of their own
+USER_SERVICE_ACCOUNTS: tuple[tuple[str, str], ...] = (("default", "builder"),)
+
+
+def user_service_account_token(namespace: str, name: str) -> str:
+    """The model's token of the service account `name` in `namespace` (one of USER_SERVICE_ACCOUNTS)."""
+    return f"sa-{namespace}-{name}-token"
+
+
 def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
     """The model's identities by token (see the module docstring)."""
     tokens = {
@@ -104,6 +116,8 @@ def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
     }
     for account in CONTROLLER_SERVICE_ACCOUNTS:
         tokens[service_account_token(account)] = service_account_user(account)
+    for namespace, account in USER_SERVICE_ACCOUNTS:
+        tokens[user_service_account_token(namespace, account)] = service_account_user(account, namespace)
     for node in node_names:
         tokens[node_token(node)] = user(NODE_PREFIX + node, NODES)
     return tokens

@@ -103,6 +103,10 @@ CONTROLLER_ROLES: tuple[ClusterRole, ...] = (
     _role(CONTROLLER_ROLE_PREFIX + "generic-garbage-collector",
           _r(("get", "list", "watch", "patch", "update", "delete"), ("*",), ("*",)),
           _events_rule()),
+    _role(CONTROLLER_ROLE_PREFIX + "namespace-controller",
+          _r(("get", "list", "watch", "delete"), ("namespaces",)),
+          _r(("update",), ("namespaces/finalize", "namespaces/status")),
+          _r(("get", "list", "delete", "deletecollection"), ("*",), ("*",))),
     _role(CONTROLLER_ROLE_PREFIX + "node-controller",  # node lifecycle, node IPAM and taint eviction
           _r(("get", "list", "watch", "update", "delete", "patch"), ("nodes",)),
           _r(("patch", "update"), ("nodes/status",)),

@@ -31,9 +31,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import attrs
 
-from kmodel.apiserver import clusterip, errors, strategy, validation
+from kmodel.apiserver import clusterip, deletion, errors, strategy, validation
 from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
-from kmodel.apiserver.audit import AuditLog
+from kmodel.apiserver.audit import ALLOW, FORBID, AuditLog
 from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
 from kmodel.apiserver.authorization import Attributes, Authorizer
 from kmodel.apiserver.patch import merge_patch
@@ -52,7 +52,6 @@ from kmodel.apiserver.fastevolve import evolve as _evolve
 from kmodel.objects.fastevolve import constructor
 _response = constructor(Response)  # Response(id, code, body), built as its __init__ would (see fastevolve)
 MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateName create attempts
-DEFAULT_GRACE_SECONDS = 30
 # resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
 CREATE_ON_UPDATE = frozenset({"events", "endpoints", "roles", "clusterroles", "rolebindings", "clusterrolebindings"})
 _NOT_FOUND_RESOURCE = "the server could not find the requested resource"
@@ -94,11 +93,14 @@ class Pipeline:
         """Handle one request (every verb but watch) and record it on the audit log."""
         user_name = ""
         verb = request.verb
+        decision = ""  # authorization's verdict, as upstream's audit annotation authorization.k8s.io/decision
         try:
             res = self._resource(request)
             user = self.authenticator.authenticate(request.token)
             user_name = user.name  # a request refused by authorization is audited with its user, as upstream
+            decision = FORBID
             self._authorize(request, res, user)
+            decision = ALLOW
             handler = self._verbs.get(verb)
             if handler is None:
                 raise errors.method_not_allowed(f"{verb} is not supported by this handler")
@@ -107,16 +109,16 @@ class Pipeline:
             code, body = e.status.code, e.status
         except StoreError:
             # etcd could not be reached: the replica answers 500 (store_error_status); audited as that answer
-            self._audit(now, replica, user_name, request, 500)
+            self._audit(now, replica, user_name, request, 500, decision)
             raise
-        self._audit(now, replica, user_name, request, code)
+        self._audit(now, replica, user_name, request, code, decision)
         return _response(request.id, code, body)
 
-    def _audit(self, now: int, replica: str, user_name: str, request: Request, code: int) -> None:
+    def _audit(self, now: int, replica: str, user_name: str, request: Request, code: int, decision: str) -> None:
         # the audit record, as the plain tuple of its fields (see AuditRecords)
         self.audit.records.append_fields((now, replica, user_name, request.verb, request.resource,
                                            request.namespace, request.name, request.subresource, code,
-                                           self._backing.revision))
+                                           self._backing.revision, decision))
 
     def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:
         """Authentication and authorization only (for the watch cache): the user, or the error Response."""
@@ -219,7 +221,7 @@ class Pipeline:
     # --- update and patch ------------------------------------------------------------------------------
 
     def _update(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
-        if request.subresource not in ("", "status"):
+        if request.subresource not in ("", "status") and not _finalize(res, request.subresource):
             raise errors.method_not_allowed(f"update is not supported on {res.name}/{request.subresource}")
         if request.subresource == "status" and isinstance(request.body, res.cls):
             obj = request.body  # only its status is kept: defaulting the rest would be thrown away
@@ -296,8 +298,7 @@ class Pipeline:
             if strategy.same_but_version(new, old):
                 return 200, old  # nothing changed: no write, the revision stays
             try:
-                m = new.metadata
-                if m.deletion_timestamp is not None and not m.finalizers and m.deletion_grace_period_seconds == 0:
+                if deletion.deleted_by_update(res.name, new):
                     registry.remove(kv)  # the last finalizer is gone: the deletion completes
                     self._after_delete(res, old)
                 else:
@@ -310,6 +311,9 @@ class Pipeline:
     # --- delete ----------------------------------------------------------------------------------------
 
     def _delete(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        """The generic registry's Delete with graceful deletion and finalizers (see deletion.py)."""
+        policy = request.propagation_policy
+        deletion.check_delete_options(policy)
         registry = self.registry
         for _ in range(MAX_UPDATE_ATTEMPTS):
             kv = registry.read(res, request.namespace, request.name)
@@ -319,23 +323,23 @@ class Pipeline:
             a = AdmissionAttributes(DELETE, res, "", request.namespace, request.name, None, old, user, now, self.store)
             run_mutating(a)
             run_validating(a)
-            meta = old.metadata
             try:
-                grace = self._grace_seconds(request, res, old)
-                if grace > 0:
-                    if meta.deletion_timestamp is not None and (meta.deletion_grace_period_seconds or 0) <= grace:
-                        return 200, old  # already terminating, at least as soon: nothing to do
-                    new = _evolve(old, metadata=_evolve(meta, deletion_timestamp=now + grace * 1000,
-                                                        deletion_grace_period_seconds=grace,
-                                                        resource_version=str(registry.next_revision())))
-                    return 200, registry.replace(res, kv, new)
-                if meta.finalizers:
-                    if meta.deletion_timestamp is not None and meta.deletion_grace_period_seconds == 0:
+                if res.name == "namespaces" and old.metadata.deletion_timestamp is None:
+                    new = deletion.namespace_first_delete(old, policy, now)
+                    return 200, registry.replace(res, kv, self._next_version(new))
+                if res.name == "namespaces" and old.spec.finalizers:
+                    return 200, old  # the namespace controller finalizes it once it holds nothing
+                verdict, obj = deletion.before_delete(res.name, old, request.grace_period_seconds, now)
+                if verdict == "pending":
+                    return 200, old  # already terminating, at least as soon: nothing to do
+                obj = deletion.with_finalizers(obj, deletion.gc_finalizers(obj.metadata.finalizers, policy))
+                if verdict == "graceful":
+                    return 200, registry.replace(res, kv, self._next_version(obj))
+                if obj.metadata.finalizers:
+                    obj = deletion.mark_as_deleting(res.name, obj, now)
+                    if strategy.same_but_version(obj, old):
                         return 200, old
-                    new = _evolve(old, metadata=_evolve(
-                        meta, deletion_timestamp=meta.deletion_timestamp if meta.deletion_timestamp is not None else now,
-                        deletion_grace_period_seconds=0, resource_version=str(registry.next_revision())))
-                    return 200, registry.replace(res, kv, new)
+                    return 200, registry.replace(res, kv, self._next_version(obj))
                 registry.remove(kv)
             except Conflict:
                 continue
@@ -343,16 +347,9 @@ class Pipeline:
             return 200, old
         raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
 
-    def _grace_seconds(self, request: Request, res: Resource, obj: Any) -> int:
-        """Pods terminate gracefully (CheckGracefulTermination); everything else is deleted at once."""
-        if res.name != "pods":
-            return 0
-        if not obj.spec.node_name or obj.status.phase in ("Failed", "Succeeded"):
-            return 0  # never ran, or done: nothing to wait for
-        if request.grace_period_seconds is not None:
-            return max(request.grace_period_seconds, 0)
-        spec_grace = obj.spec.termination_grace_period_seconds
-        return DEFAULT_GRACE_SECONDS if spec_grace is None else spec_grace
+    def _next_version(self, obj: Any) -> Any:
+        """`obj` with the resourceVersion its write will get."""
+        return _evolve(obj, metadata=_evolve(obj.metadata, resource_version=str(self.registry.next_revision())))
 
     def _after_delete(self, res: Resource, old: Any) -> None:
         if res.name == "services":
@@ -395,6 +392,11 @@ class Pipeline:
                 continue
             return 201, Status(201, "", "")
         raise errors.conflict("", "pods/binding", name, errors.OPTIMISTIC_LOCK_MESSAGE)
+
+
+def _finalize(res: Resource, subresource: str) -> bool:
+    """namespaces/finalize: the update through which the namespace controller removes its finalizer."""
+    return subresource == "finalize" and res.name == "namespaces"
 
 
 def _scheduled(conditions: tuple, now: int) -> tuple:

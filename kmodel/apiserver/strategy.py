@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 import attrs
 
+from kmodel.apiserver.deletion import NAMESPACE_FINALIZER
 from kmodel.apiserver.resources import Resource
 from kmodel.objects.fastevolve import replacer
 from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, identity_memo
@@ -117,7 +118,11 @@ def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random,
     if kind == "pods":
         return _with_meta_status(obj, new_meta, _pending_status(type(obj.status), _qos_class_memo(obj.spec)))
     if kind == "namespaces":
-        return _evolve(obj, metadata=new_meta, status=_evolve(obj.status, phase="Active"))
+        # on create a namespace gets the namespace controller's finalizer (namespaceStrategy.PrepareForCreate)
+        spec = obj.spec
+        if NAMESPACE_FINALIZER not in spec.finalizers:
+            spec = _evolve(spec, finalizers=spec.finalizers + (NAMESPACE_FINALIZER,))
+        return _evolve(obj, metadata=new_meta, spec=spec, status=_evolve(obj.status, phase="Active"))
     if res.has_status and kind != "nodes":
         return _evolve(obj, metadata=new_meta, status=type(obj.status)())
     return _evolve(obj, metadata=new_meta)
@@ -157,6 +162,12 @@ def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, r
                 generation=old_meta.generation, resource_version=str(revision)), status=new.status)
         # only the status moves; metadata and spec stay as stored (ResetObjectMetaForStatus)
         return _with_meta_status(old, _VERSION_META(old_meta, str(revision)), new.status)
+    if res.name == "namespaces":
+        # spec.finalizers change only through the finalize subresource (namespaceStrategy.PrepareForUpdate
+        # keeps the stored ones; namespaceFinalizeStrategy takes the new ones)
+        finalizers = new.spec.finalizers if subresource == "finalize" else old.spec.finalizers
+        if finalizers != new.spec.finalizers:
+            new = _evolve(new, spec=_evolve(new.spec, finalizers=finalizers))
     meta = new.metadata
     generation = old_meta.generation
     if has_spec(new) and generation and new.spec is not old.spec and new.spec != old.spec:

@@ -44,6 +44,8 @@ class Request:
     #: watch: ListOptions.timeoutSeconds, after which the server ends the watch (None or 0: the server's own
     #: default, --min-request-timeout × [1, 2))
     timeout_seconds: int | None = None
+    #: delete: DeleteOptions.propagationPolicy ("Orphan", "Background", "Foreground"; "": the object's default)
+    propagation_policy: str = ""
 
 
 @attrs.frozen

@@ -676,8 +676,12 @@ ACTION_MINIMUMS: dict[str, dict[str, int]] = {
     "apply-deployment": {"replicas": 0, "cpu_millis": 0}, "scale-deployment": {"replicas": 0},
     "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
     "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0, "busy_ms": 0},
+    "delete-with": {"grace_period_seconds": 0},
 }
 
 
 # the workload actions (kmodel/checker/workload_actions.py) register themselves in ACTIONS and ACTION_MINIMUMS
 import kmodel.checker.workload_actions  # noqa: E402,F401
+from kmodel.checker.access_actions import ACCESS_ACTIONS  # noqa: E402  (it builds on this module's helpers)
+
+ACTIONS.update((cls.kind, cls) for cls in ACCESS_ACTIONS)

@@ -88,6 +88,7 @@ from kmodel.checker.actions import (
     Settle,
     Action,
 )
+from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
@@ -126,7 +127,7 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(WorkloadRules, RuleBasedStateMachine):
+class KmodelMachine(WorkloadRules, AccessRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()

@@ -272,9 +272,10 @@ class ApiClient:
                 subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",
                 field_selector: str = "", grace_period_seconds: Optional[int] = None,
                 on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
-                throttled: bool = True) -> int:
+                throttled: bool = True, propagation_policy: str = "") -> int:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
-        `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own).
+        `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own), and
+        `propagation_policy` its propagationPolicy ("": the server's default).
         `informer=True` marks an informer's list: sent with `informer_token`, past the client's rate limit when
         the informers have a client of their own (see the module docstring). `timeout_ms` overrides the client's
         request timeout, and `throttled=False` sends past its rate limit: a request of a client built from a copy
@@ -298,17 +299,19 @@ class ApiClient:
         return self._send_request(now, out, verb, resource, namespace, name, subresource, body, resource_version,
                                   read_rv, label_selector=label_selector, field_selector=field_selector,
                                   grace_period_seconds=grace_period_seconds, on_done=on_done,
-                                  informer=informer, timeout_ms=timeout_ms, throttled=throttled)
+                                  informer=informer, timeout_ms=timeout_ms, throttled=throttled,
+                                  propagation_policy=propagation_policy)
 
     def _send_request(self, now: int, out: Out, verb: str, resource: str, namespace: str, name: str,
                       subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",
                       field_selector: str = "", grace_period_seconds: Optional[int] = None,
                       on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
-                      throttled: bool = True) -> int:
+                      throttled: bool = True, propagation_policy: str = "") -> int:
         self._next_id += 1
         req = Request(self._next_id, verb, resource, namespace, name, subresource, body,
                       self.informer_token if informer else self.token, resource_version, label_selector,
-                      field_selector, grace_period_seconds=grace_period_seconds)
+                      field_selector, grace_period_seconds=grace_period_seconds,
+                      propagation_policy=propagation_policy)
         bucket = self._bucket
         at = now if bucket is None or not throttled or (informer and self.informers_own_client) \
             else bucket.reserve(now)
@@ -371,9 +374,11 @@ class ApiClient:
                             body=patch, on_done=on_done)
 
     def delete(self, now: int, out: Out, resource: str, name: str, *, namespace: str = "", body: Any = None,
-               grace_period_seconds: Optional[int] = None, on_done: Optional[Done] = None) -> int:
+               grace_period_seconds: Optional[int] = None, propagation_policy: str = "",
+               on_done: Optional[Done] = None) -> int:
         return self.request(now, out, "delete", resource, namespace=namespace, name=name, body=body,
-                            grace_period_seconds=grace_period_seconds, on_done=on_done)
+                            grace_period_seconds=grace_period_seconds, propagation_policy=propagation_policy,
+                            on_done=on_done)
 
     def bind(self, now: int, out: Out, namespace: str, pod: str, node: str, *,
              on_done: Optional[Done] = None) -> int:

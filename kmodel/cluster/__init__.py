@@ -2,7 +2,7 @@
 
 from kmodel.cluster.cluster import Cluster, ClusterError, boot_objects
 from kmodel.cluster.config import DEFAULT_COMPONENTS, ClusterConfig
-from kmodel.cluster.kubectl import Apply, CommandResult, Delete, Get, Kubectl, Scale
+from kmodel.cluster.kubectl import Apply, CommandResult, Delete, Get, Kubectl, Patch, Scale
 
 __all__ = ["Cluster", "ClusterError", "ClusterConfig", "DEFAULT_COMPONENTS", "boot_objects", "Apply", "Delete",
-           "Get", "Scale", "CommandResult", "Kubectl"]
+           "Get", "Patch", "Scale", "CommandResult", "Kubectl"]

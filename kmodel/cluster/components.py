@@ -22,6 +22,7 @@ FACTORIES: dict[str, str] = {
     "replicaset": "kmodel.controllers.replicaset:make",
     "garbagecollector": "kmodel.controllers.garbagecollector:make",
     "podgc": "kmodel.controllers.podgc:make",
+    "namespace": "kmodel.controllers.namespace:make",
     "nodeipam": "kmodel.controllers.nodeipam:make",
     "nodelifecycle": "kmodel.controllers.nodelifecycle:make",
     "endpoints": "kmodel.controllers.endpoints:make",

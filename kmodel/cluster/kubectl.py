@@ -6,7 +6,10 @@ invocation it stands for, through its own `ApiClient` like any other client of t
 
     Apply(obj)                   kubectl apply -f: GET; 404 → POST the object; else PATCH (merge) it
     Scale(resource, ns, name, n) kubectl scale: PATCH {"spec": {"replicas": n}}
-    Delete(resource, ns, name)   kubectl delete
+    Delete(resource, ns, name)   kubectl delete (--grace-period=N, --force: grace 0, --cascade=orphan|foreground)
+    EditFinalizers(...)          kubectl edit of metadata.finalizers: GET, then a merge patch of the finalizers
+                                 with one added or taken out, on the resourceVersion read (read again on a
+                                 conflict, up to EDIT_TRIES times: the effect of kubectl's strategic merge patch)
     Get(resource, ns, name)      kubectl get
     Patch(resource, ns, name, p) kubectl patch --type=merge, and what kubectl label, cordon/uncordon and rollout
                                  pause/resume send (a merge patch of the fields they change)
@@ -25,7 +28,7 @@ what was accepted and what was rejected, with Kubernetes' status.
 
 `kubectl apply` proper sends a three-way strategic merge patch computed from the last-applied annotation;
 the model sends the manifest itself as a JSON merge patch, which sets every field the manifest sets and
-leaves the others (docs/differences.md lists the difference).
+leaves the others (the README lists the difference).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from kmodel.network import Message
 from kmodel.objects import Taint, dump, dump_struct
 
 KUBECTL = "kubectl"
+#: EditFinalizers' reads and patches before a conflict is given up on
+EDIT_TRIES = 5
 
 
 @attrs.frozen
@@ -86,10 +91,16 @@ class Scale:
 
 @attrs.frozen
 class Delete:
+    """`grace_period_seconds`: DeleteOptions.gracePeriodSeconds (None: the object's own; 0 with --force);
+    `propagation_policy`: "Orphan", "Background" or "Foreground" (kubectl --cascade=orphan|background|foreground;
+    "": the server's default)."""
+
     resource: str
     namespace: str
     name: str
     token: str = ""
+    grace_period_seconds: Optional[int] = None
+    propagation_policy: str = ""
 
 
 @attrs.frozen
@@ -142,7 +153,19 @@ class RolloutUndo:
     token: str = ""
 
 
-Command = Union[Apply, Scale, Delete, Get, Patch, TaintNode, RolloutUndo]
+@attrs.frozen
+class EditFinalizers:
+    """kubectl edit adding `finalizer` to metadata.finalizers (or taking it out, `add` False)."""
+
+    resource: str
+    namespace: str
+    name: str
+    finalizer: str
+    add: bool = True
+    token: str = ""
+
+
+Command = Union[Apply, Scale, Delete, Get, Patch, TaintNode, RolloutUndo, EditFinalizers]
 
 #: the reason of a command kubectl refused before sending any request (CommandResult of code 0)
 KUBECTL_ERROR = "KubectlError"
@@ -224,7 +247,10 @@ class Kubectl(ClientComponent):
             self._rollout_undo(now, out, command)
         elif isinstance(command, Delete):
             self.client.delete(now, out, command.resource, command.name, namespace=command.namespace,
-                               on_done=self._finisher(command))
+                               grace_period_seconds=command.grace_period_seconds,
+                               propagation_policy=command.propagation_policy, on_done=self._finisher(command))
+        elif isinstance(command, EditFinalizers):
+            self._edit_finalizers(now, out, command)
         else:
             self.client.get(now, out, command.resource, command.name, namespace=command.namespace,
                             on_done=self._finisher(command))
@@ -269,6 +295,31 @@ class Kubectl(ClientComponent):
                 self._finisher(command)(t, response, o)
 
         self.client.get(now, out, res.name, name, namespace=namespace, on_done=got)
+
+    def _edit_finalizers(self, now: int, out: Out, command: EditFinalizers, tries: int = EDIT_TRIES) -> None:
+        """GET, then the merge patch on the resourceVersion read; a conflict (the object moved in between) reads
+        again, as the strategic merge patch kubectl sends (one finalizer added or deleted from the list) would
+        be applied to the object as it is then."""
+        def got(t: int, response: Response, o: Out) -> None:
+            if response.code != 200:
+                self._finisher(command)(t, response, o)
+                return
+            meta = response.body.metadata
+            finalizers = [f for f in meta.finalizers if f != command.finalizer]
+            if command.add:
+                finalizers.append(command.finalizer)
+            patch = {"metadata": {"finalizers": finalizers, "resourceVersion": meta.resource_version}}
+
+            def patched(t2: int, r: Response, o2: Out) -> None:
+                if r.code == 409 and tries > 1:
+                    self._edit_finalizers(t2, o2, command, tries - 1)
+                else:
+                    self._finisher(command)(t2, r, o2)
+
+            self.client.patch(t, o, command.resource, command.name, patch, namespace=command.namespace,
+                              on_done=patched)
+
+        self.client.get(now, out, command.resource, command.name, namespace=command.namespace, on_done=got)
 
     def _refuse(self, now: int, out: Out, command: Command, message: str) -> None:
         """kubectl stops with an error before sending a write: recorded as a result of code 0."""

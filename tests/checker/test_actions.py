@@ -13,6 +13,7 @@ from kmodel.checker.actions import (
 )
 from tests.checker.test_workload_actions import WORKLOAD_EXAMPLES
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
+from tests.checker.test_access_actions import ACCESS_EXAMPLES
 
 EXAMPLES = [
     ApplyDeployment("web", 2, 500, True), ApplyPod("debug", "node-1", True), ScaleDeployment("api", 3), ApplyService("web"),
@@ -24,6 +25,7 @@ EXAMPLES = [
     CrashProcess(), RestartProcess(), CrashMidReconcile("kube-controller-manager"),
     CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
     *WORKLOAD_EXAMPLES,
+    *ACCESS_EXAMPLES,
 ]
 
 

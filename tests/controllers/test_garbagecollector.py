@@ -56,3 +56,56 @@ def test_keeps_a_dependent_whose_owner_it_has_not_seen_yet():
     assert gets and gets[0].code == 200  # it asked the API server instead of trusting its cache
     c.run_for(60_000)
     assert [p.metadata.name for p in c.objects("pods", "default")] == ["child"]
+
+
+# -- propagation policies ---------------------------------------------------------------------------------
+
+def _web_cluster() -> Cluster:
+    from kmodel.checker.actions import deployment_manifest
+    from kmodel.cluster.kubectl import Apply
+
+    c = Cluster(ClusterConfig(nodes=1, components=("deployment", "replicaset", "garbagecollector", "scheduler",
+                                                   "kubelet")))
+    c.submit(Apply(deployment_manifest("web", 2, 0, False)))
+    c.run(20_000)
+    assert len(c.objects("pods", "default")) == 2
+    return c
+
+
+def test_a_foreground_delete_removes_the_pods_then_the_replicaset_then_the_deployment():
+    c = _web_cluster()
+    first = len(c.audit.records)
+    c.submit(Delete("deployments", "default", "web", propagation_policy="Foreground"))
+    c.run_for(30_000)
+    assert (c.objects("pods", "default"), c.objects("replicasets", "default"),
+            c.objects("deployments", "default")) == ([], [], [])
+    gc = "system:serviceaccount:kube-system:generic-garbage-collector"
+    steps = [(r.verb, r.resource) for r in list(c.audit.records)[first:]
+             if r.user == gc and r.verb in ("delete", "patch") and r.code == 200]
+    # the GC deletes the ReplicaSet (in the foreground: it has pods), then its pods; it lifts the ReplicaSet's
+    # foregroundDeletion finalizer once they are gone, and then the Deployment's
+    assert steps == [("delete", "replicasets"), ("delete", "pods"), ("delete", "pods"), ("patch", "replicasets"),
+                     ("patch", "deployments")]
+
+
+def test_an_orphan_delete_leaves_the_replicaset_and_its_pods_without_the_owner():
+    c = _web_cluster()
+    c.submit(Delete("deployments", "default", "web", propagation_policy="Orphan"))
+    c.run_for(10_000)
+    assert c.get("deployments", "default", "web") is None
+    (rs,) = c.objects("replicasets", "default")
+    assert rs.metadata.owner_references == ()
+    pods = c.objects("pods", "default")
+    assert len(pods) == 2 and all(p.metadata.deletion_timestamp is None for p in pods)
+
+
+def test_an_orphan_delete_of_a_replicaset_keeps_its_pods_and_a_background_one_takes_them():
+    c = _web_cluster()
+    (rs,) = c.objects("replicasets", "default")
+    c.submit(Delete("deployments", "default", "web", propagation_policy="Orphan"))
+    c.run_for(10_000)
+    c.submit(Delete("replicasets", "default", rs.metadata.name, propagation_policy="Orphan"))
+    c.run_for(10_000)
+    pods = c.objects("pods", "default")
+    assert c.objects("replicasets", "default") == [] and len(pods) == 2
+    assert all(p.metadata.owner_references == () for p in pods)

@@ -19,10 +19,16 @@ from kmodel.objects import load
 
 from tests.invariants.test_invariants import S, _pod, call, manifest, web_cluster
 
-EXPECTED = ("cordoned-node-skipped", "dependent-collected", "endpoint-not-ready", "etcd-unavailable",
-            "informer-relisted", "manifest-refused", "node-marked-not-ready", "old-replicaset-revived",
-            "orphan-pod-collected", "pod-evicted", "pod-evicted-by-user-taint", "pod-rejected-by-kubelet",
-            "pod-released-and-adopted", "pod-unschedulable", "rolling-update", "update-conflict")
+EXPECTED = tuple(sorted((
+    "dependent-collected", "endpoint-not-ready", "etcd-unavailable", "informer-relisted", "node-marked-not-ready",
+    "orphan-pod-collected", "pod-evicted", "pod-rejected-by-kubelet", "pod-unschedulable", "rolling-update",
+    "update-conflict",
+    # the workload family (invariants/sometimes_workloads.py)
+    "cordoned-node-skipped", "manifest-refused", "old-replicaset-revived", "pod-evicted-by-user-taint",
+    "pod-released-and-adopted",
+    # the access family (invariants/sometimes_access.py)
+    "dependent-orphaned", "finalizer-held-then-released", "foreground-deletion-completed",
+    "namespace-terminated-with-content", "refused-by-rbac")))
 
 
 class Watcher:
@@ -148,9 +154,10 @@ def test_the_checker_counts_examples_reaching_each_and_the_report_flags_those_no
     report = json.loads((folder / "report.json").read_text())
     counted = {entry["name"]: entry for entry in report["sometimes"]}
     assert tuple(sorted(counted)) == EXPECTED
-    assert all(0 <= e["examples"] <= 30 for e in counted.values())
+    run = report["figures"]["examples_run"]  # Hypothesis may run a few more than asked
+    assert all(0 <= e["examples"] <= run for e in counted.values())
     reached = [e for e in counted.values() if e["examples"]]
-    assert len(reached) >= 5 and all(1 <= e["first_example"] <= 30 for e in reached)
+    assert len(reached) >= 5 and all(1 <= e["first_example"] <= run for e in reached)
     missed = sorted(e["name"] for e in counted.values() if not e["examples"])
     assert said == [f"situations reached: {len(reached)}/{len(counted)} sometimes properties"
                     + (f" (never: {', '.join(missed)})" if missed else "")]

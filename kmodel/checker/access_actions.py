@@ -1,0 +1,292 @@
+"""The access family's actions: deletion semantics, finalizers, namespaces, RBAC, and requests as other users.
+
+Theory of operation
+-------------------
+Each action is what one user types, sent through kubectl (`cluster.submit`) with that user's bearer token, so
+the API server authenticates, authorizes (RBAC) and admits it as any request: a user without the rights gets
+403 with upstream's message, audited with its user name, and nothing changes.
+
+* users: `USERS` are the cluster admin (system:masters), alice, bob (known to the cluster, no rights of their
+  own) and the service account default/builder; every action carries the `user` it runs as (admin by
+  default);
+* namespaces: `CreateNamespace` (kubectl create namespace team); deleting one is a `DeleteWith` of
+  namespaces; `ApplyInNamespace` puts the apps' Deployment, Service or a bare pod into a namespace;
+* deletion: `DeleteWith` is kubectl delete with DeleteOptions: --grace-period=N (gracePeriodSeconds), --force
+  (grace 0: the API server removes the pod at once), --cascade=orphan|foreground|background
+  (propagationPolicy);
+* finalizers: `AddFinalizer` / `RemoveFinalizer` edit metadata.finalizers of any object (nodes and namespaces
+  too) as kubectl edit does: GET the object, then a merge patch of its whole finalizers list on the
+  resourceVersion read (so a change in between gets 409 and changes nothing);
+* RBAC: `ApplyRole` (a Role in a namespace, a ClusterRole without one) grants a `ROLE_LEVELS` level on the
+  apps' resources; applying it again with another level changes it; `ApplyBinding` binds a user or the
+  service account to it (a RoleBinding in a namespace, a ClusterRoleBinding without one); deleting either is
+  a `DeleteWith`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar, Optional
+
+import attrs
+
+from kmodel.apiserver.resources import RESOURCES
+from kmodel.checker.actions import Action, deployment_manifest, pod_manifest, service_manifest
+from kmodel.cluster import Cluster, Delete
+from kmodel.cluster.kubectl import Apply, EditFinalizers
+
+ADMIN = "admin"
+#: who a user action may run as: the admin first (what a draw shrinks to), then users with no rights of their
+#: own until a binding grants some, and a service account of the default namespace
+USERS: tuple[str, ...] = (ADMIN, "alice", "bob", "builder")
+#: the service account among USERS: (namespace, name)
+SERVICE_ACCOUNT = ("default", "builder")
+#: the namespace the user creates and deletes (besides the immortal default)
+TEAM = "team"
+#: the finalizer a user puts on objects (a controller of its own would remove it; here the user does)
+HOLD = "example.com/hold"
+#: the role the RBAC actions write: one name, so applying it again changes it
+ROLE = "app-access"
+_APPS_RESOURCES = ("deployments", "replicasets")
+_CORE_RESOURCES = ("pods", "services")
+#: what a role grants, by level: view (read) or edit (read and write), on the apps' resources
+ROLE_LEVELS: dict[str, tuple[str, ...]] = {
+    "view": ("get", "list", "watch"),
+    "edit": ("create", "delete", "get", "list", "patch", "update", "watch"),
+}
+#: what ApplyInNamespace puts in a namespace: resource -> object name
+NAMESPACED_APPS: dict[str, str] = {"deployments": "shop", "services": "shop", "pods": "probe"}
+#: DeleteWith's propagation policies, as kubectl --cascade spells them
+CASCADE = {"Background": "background", "Foreground": "foreground", "Orphan": "orphan"}
+
+
+def one_of(options: Any) -> Any:
+    """An attrs validator: the value is one of `options` (a ValueError of one line naming them otherwise)."""
+    known = tuple(options)
+
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        if value not in known:
+            raise ValueError(f"{attribute.name} must be one of {', '.join(map(repr, known))}, not {value!r}")
+    return check
+
+
+_user = attrs.field(default=ADMIN, validator=one_of(USERS))
+_resource = attrs.field(validator=one_of(sorted(RESOURCES)))
+
+
+def token_of(user: str) -> str:
+    """The bearer token kubectl sends for `user` (the admin's is the component's own)."""
+    if user == ADMIN:
+        return ""
+    if user == SERVICE_ACCOUNT[1]:
+        from kmodel.apiserver.authentication import user_service_account_token
+
+        return user_service_account_token(*SERVICE_ACCOUNT)
+    return f"{user}-token"
+
+
+def _as(user: str) -> str:
+    return "" if user == ADMIN else f" --as {user}"
+
+
+def _kind(resource: str) -> str:
+    res = RESOURCES.get(resource)
+    return res.kind.lower() if res else resource
+
+
+def _ns(namespace: str) -> str:
+    return f" -n {namespace}" if namespace and namespace != "default" else ""
+
+
+def in_namespace(manifest: dict, namespace: str) -> dict:
+    out = copy.deepcopy(manifest)
+    out["metadata"]["namespace"] = namespace
+    return out
+
+
+@attrs.frozen
+class CreateNamespace(Action):
+    """kubectl apply a Namespace (a new one gets the `kubernetes` finalizer and phase Active)."""
+
+    kind: ClassVar[str] = "create-namespace"
+    namespace: str = TEAM
+    user: str = _user
+
+    @property
+    def name(self) -> str:
+        return f"kubectl apply namespace {self.namespace}{_as(self.user)}"
+
+    def apply(self, cluster: Cluster) -> None:
+        manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
+        cluster.submit(Apply(manifest, token_of(self.user)))
+
+
+@attrs.frozen
+class ApplyInNamespace(Action):
+    """kubectl apply the apps' Deployment (1 replica), Service or a bare pod (placed by the scheduler) into a
+    namespace (refused with 403 while the namespace is being terminated, 404 when it does not exist)."""
+
+    kind: ClassVar[str] = "apply-in-namespace"
+    namespace: str
+    resource: str = attrs.field(validator=one_of(sorted(NAMESPACED_APPS)))
+    user: str = _user
+
+    @property
+    def name(self) -> str:
+        return (f"kubectl apply {_kind(self.resource)} {NAMESPACED_APPS[self.resource]}{_ns(self.namespace)}"
+                f"{_as(self.user)}")
+
+    def manifest(self) -> dict:
+        name = NAMESPACED_APPS[self.resource]
+        if self.resource == "deployments":
+            base = deployment_manifest(name, 1, 0, False)
+        elif self.resource == "services":
+            base = service_manifest(name)
+        else:
+            base = pod_manifest(name, "", False)
+        return in_namespace(base, self.namespace)
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(self.manifest(), token_of(self.user)))
+
+
+@attrs.frozen
+class DeleteWith(Action):
+    """kubectl delete with DeleteOptions: `grace_period_seconds` (None: the object's own; 0: --force) and
+    `propagation_policy` ("": the server's default, background)."""
+
+    kind: ClassVar[str] = "delete-with"
+    resource: str = _resource
+    namespace: str
+    object: str
+    grace_period_seconds: Optional[int] = None
+    propagation_policy: str = attrs.field(default="", validator=one_of(("", *CASCADE)))
+    user: str = _user
+
+    @property
+    def name(self) -> str:
+        flags = ""
+        if self.propagation_policy:
+            flags += f" --cascade={CASCADE.get(self.propagation_policy, self.propagation_policy)}"
+        if self.grace_period_seconds == 0:
+            flags += " --force --grace-period=0"
+        elif self.grace_period_seconds is not None:
+            flags += f" --grace-period={self.grace_period_seconds}"
+        return f"kubectl delete {_kind(self.resource)} {self.object}{_ns(self.namespace)}{flags}{_as(self.user)}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Delete(self.resource, self.namespace, self.object, token_of(self.user),
+                              self.grace_period_seconds, self.propagation_policy))
+
+
+@attrs.frozen
+class AddFinalizer(Action):
+    """kubectl edit: put the example.com/hold finalizer on an object (a deleted one then stays, with its
+    deletionTimestamp, until the finalizer is removed)."""
+
+    kind: ClassVar[str] = "add-finalizer"
+    resource: str = _resource
+    namespace: str
+    object: str
+    user: str = _user
+
+    @property
+    def name(self) -> str:
+        return f"kubectl edit {_kind(self.resource)} {self.object}{_ns(self.namespace)}: add finalizer {HOLD}" \
+               f"{_as(self.user)}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, True, token_of(self.user)))
+
+
+@attrs.frozen
+class RemoveFinalizer(Action):
+    """kubectl edit: take the example.com/hold finalizer off an object (one being deleted goes once no
+    finalizer is left)."""
+
+    kind: ClassVar[str] = "remove-finalizer"
+    resource: str = _resource
+    namespace: str
+    object: str
+    user: str = _user
+
+    @property
+    def name(self) -> str:
+        return f"kubectl edit {_kind(self.resource)} {self.object}{_ns(self.namespace)}: remove finalizer {HOLD}" \
+               f"{_as(self.user)}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, False, token_of(self.user)))
+
+
+def role_manifest(namespace: str, level: str) -> dict:
+    """Role `ROLE` in `namespace` (a ClusterRole when ""), granting `level` on the apps' resources."""
+    verbs = list(ROLE_LEVELS[level])
+    kind = "Role" if namespace else "ClusterRole"
+    meta: dict[str, Any] = {"name": ROLE, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta,
+            "rules": [{"apiGroups": [""], "resources": list(_CORE_RESOURCES), "verbs": verbs},
+                      {"apiGroups": ["apps"], "resources": list(_APPS_RESOURCES), "verbs": verbs}]}
+
+
+def binding_name(subject: str) -> str:
+    return f"{subject}-{ROLE}"
+
+
+def binding_manifest(namespace: str, subject: str, cluster_role: bool) -> dict:
+    """A RoleBinding in `namespace` (a ClusterRoleBinding when "") of `subject` to `ROLE`: the namespace's Role,
+    or the ClusterRole when `cluster_role` (a ClusterRoleBinding always binds the ClusterRole)."""
+    if subject == SERVICE_ACCOUNT[1]:
+        who = {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT[1], "namespace": SERVICE_ACCOUNT[0]}
+    else:
+        who = {"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": subject}
+    role_kind = "ClusterRole" if cluster_role or not namespace else "Role"
+    kind = "RoleBinding" if namespace else "ClusterRoleBinding"
+    meta: dict[str, Any] = {"name": binding_name(subject), **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta, "subjects": [who],
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": ROLE}}
+
+
+@attrs.frozen
+class ApplyRole(Action):
+    """kubectl apply Role app-access in `namespace` (a ClusterRole when ""), granting `level`."""
+
+    kind: ClassVar[str] = "apply-role"
+    namespace: str
+    level: str = attrs.field(default="view", validator=one_of(sorted(ROLE_LEVELS)))
+    user: str = _user
+
+    @property
+    def name(self) -> str:
+        what = f"role {ROLE}{_ns(self.namespace) or ' -n default'}" if self.namespace else f"clusterrole {ROLE}"
+        return f"kubectl apply {what} ({self.level}: {', '.join(ROLE_LEVELS[self.level])}){_as(self.user)}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(role_manifest(self.namespace, self.level), token_of(self.user)))
+
+
+@attrs.frozen
+class ApplyBinding(Action):
+    """kubectl apply a RoleBinding in `namespace` (a ClusterRoleBinding when "") of `subject` (a user, or the
+    builder service account) to app-access (the ClusterRole when `cluster_role`)."""
+
+    kind: ClassVar[str] = "apply-binding"
+    namespace: str
+    subject: str = attrs.field(validator=one_of(USERS[1:]))
+    cluster_role: bool = False
+    user: str = _user
+
+    @property
+    def name(self) -> str:
+        kind = "rolebinding" if self.namespace else "clusterrolebinding"
+        role = "clusterrole" if self.cluster_role or not self.namespace else "role"
+        where = (_ns(self.namespace) or " -n default") if self.namespace else ""
+        return (f"kubectl apply {kind} {binding_name(self.subject)}{where} ({self.subject} -> {role} {ROLE})"
+                f"{_as(self.user)}")
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(binding_manifest(self.namespace, self.subject, self.cluster_role), token_of(self.user)))
+
+
+ACCESS_ACTIONS: tuple[type[Action], ...] = (CreateNamespace, ApplyInNamespace, DeleteWith, AddFinalizer,
+                                            RemoveFinalizer, ApplyRole, ApplyBinding)

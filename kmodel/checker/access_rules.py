@@ -1,0 +1,155 @@
+"""The access family's rules: a mixin of the checker's state machine (KmodelMachine's bases).
+
+Theory of operation
+-------------------
+Each rule draws a few indices, turns them into one concrete action of kmodel/checker/access_actions.py against
+the cluster as it is now (objects read from the store, as the user would list them), and hands it to the
+session through `self._do`, as machine.py's rules do. Every index shrinks toward the simplest action: the
+first candidate, the admin as the user, no grace period and no propagation policy. Who acts is drawn by
+`user_of`: the admin three times in four, else alice, bob or the builder service account, who have no rights
+until a binding grants some (their refused requests are 403s, audited with their user name).
+
+    namespaces   create_namespace, apply_in_namespace (the apps' Deployment, Service or a bare pod, in team
+                 or default), delete_namespace (team: Terminating until the namespace controller has emptied
+                 and finalized it; 404 when there is none)
+    deletion     delete_with_options: a Deployment, ReplicaSet, pod or Service with a grace period (none, 0
+                 with --force, 5 s, 60 s) and a propagation policy (none, Background, Foreground, Orphan; the
+                 last two only for the kinds the garbage collector watches)
+    finalizers   add_finalizer (example.com/hold on any object: nodes, namespaces, workloads, services),
+                 remove_finalizer
+    RBAC         apply_role (app-access in default, team, or a ClusterRole; view or edit), apply_binding (a
+                 user or the service account to it), delete_rbac
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from kmodel.checker.access_actions import (
+    HOLD, NAMESPACED_APPS, ROLE, ROLE_LEVELS, TEAM, USERS, AddFinalizer, ApplyBinding, ApplyInNamespace, ApplyRole,
+    CreateNamespace, DeleteWith, RemoveFinalizer, binding_name,
+)
+from kmodel.checker.draws import INDEX, pick
+from kmodel.controllers.garbagecollector import WATCHED
+
+#: the namespaces the user's objects live in (team first: the one that comes and goes)
+USER_NAMESPACES = (TEAM, "default")
+#: what delete_with_options deletes
+DELETABLE = ("deployments", "replicasets", "pods", "services")
+#: what add_finalizer marks: any object the user sees, cluster-scoped ones too
+MARKABLE = ("deployments", "replicasets", "pods", "services", "nodes", "namespaces")
+#: DeleteOptions.gracePeriodSeconds drawn (None: the object's own; 0: --force)
+GRACE_PERIODS = (None, 0, 5, 60)
+PROPAGATION = ("", "Background", "Foreground", "Orphan")
+#: a drawn INDEX below this runs as the admin (three draws in four)
+ADMIN_DRAWS = 48
+#: the API server's own Service, kept by kube-apiserver (its endpoint reconciler recreates it): not the user's
+_KEPT = {("services", "default", "kubernetes")}
+
+
+def user_of(i: int) -> str:
+    """The user an INDEX draw names: the admin below ADMIN_DRAWS (and at 0, where it shrinks), else one of the
+    others in turn."""
+    return USERS[0] if i < ADMIN_DRAWS else USERS[1 + i % (len(USERS) - 1)]
+
+
+def _listed(cluster: Any, resources: tuple[str, ...]) -> list[tuple[str, str, Any]]:
+    """(resource, namespace, object) of every object of `resources` the user could name, in a stable order."""
+    out = []
+    for resource in resources:
+        for obj in cluster.objects(resource):
+            ns = obj.metadata.namespace
+            if (resource, ns, obj.metadata.name) in _KEPT or (ns and ns not in USER_NAMESPACES):
+                continue
+            out.append((resource, ns, obj))
+    return out
+
+
+class AccessRules:
+    """Rules for namespaces, deletion options, finalizers, RBAC and requests as other users (see the module
+    docstring). Mixed into KmodelMachine, which provides `cluster` and `_do`."""
+
+    cluster: Any
+
+    def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
+        raise NotImplementedError
+
+    # -- namespaces -------------------------------------------------------------------------------------------
+
+    @rule(who=INDEX)
+    def create_namespace(self, who: int) -> None:
+        self._do("create_namespace", CreateNamespace(TEAM, user_of(who)))
+
+    @rule(ns=INDEX, what=INDEX, who=INDEX)
+    def apply_in_namespace(self, ns: int, what: int, who: int) -> None:
+        self._do("apply_in_namespace", ApplyInNamespace(pick(ns, USER_NAMESPACES), pick(what, tuple(NAMESPACED_APPS)),
+                                                        user_of(who)))
+
+    @rule(who=INDEX)
+    def delete_namespace(self, who: int) -> None:
+        """No precondition on the namespace being there yet: kubectl runs the user's commands in order, so a
+        delete drawn right after a create (and some content) reaches the namespace they made; without one it
+        gets 404."""
+        self._do("delete_namespace", DeleteWith("namespaces", "", TEAM, user=user_of(who)))
+
+    # -- deletion ---------------------------------------------------------------------------------------------
+
+    def _deletable(self) -> list:
+        return _listed(self.cluster, DELETABLE)
+
+    @precondition(lambda self: bool(self._deletable()))
+    @rule(i=INDEX, grace=INDEX, policy=INDEX, who=INDEX)
+    def delete_with_options(self, i: int, grace: int, policy: int, who: int) -> None:
+        resource, ns, obj = pick(i, self._deletable())
+        # the model's garbage collector watches only these kinds: an owner of another kind deleted with Orphan or
+        # Foreground would keep its finalizer for ever (upstream's GC watches every resource)
+        chosen = pick(policy, PROPAGATION) if resource in WATCHED else ""
+        self._do("delete_with_options", DeleteWith(resource, ns, obj.metadata.name, pick(grace, GRACE_PERIODS),
+                                                   chosen, user_of(who)))
+
+    # -- finalizers -------------------------------------------------------------------------------------------
+
+    def _unmarked(self) -> list:
+        return [c for c in _listed(self.cluster, MARKABLE) if HOLD not in c[2].metadata.finalizers]
+
+    def _marked(self) -> list:
+        return [c for c in _listed(self.cluster, MARKABLE) if HOLD in c[2].metadata.finalizers]
+
+    @precondition(lambda self: bool(self._unmarked()))
+    @rule(i=INDEX, who=INDEX)
+    def add_finalizer(self, i: int, who: int) -> None:
+        resource, ns, obj = pick(i, self._unmarked())
+        self._do("add_finalizer", AddFinalizer(resource, ns, obj.metadata.name, user_of(who)))
+
+    @precondition(lambda self: bool(self._marked()))
+    @rule(i=INDEX, who=INDEX)
+    def remove_finalizer(self, i: int, who: int) -> None:
+        resource, ns, obj = pick(i, self._marked())
+        self._do("remove_finalizer", RemoveFinalizer(resource, ns, obj.metadata.name, user_of(who)))
+
+    # -- RBAC -------------------------------------------------------------------------------------------------
+
+    @rule(ns=INDEX, level=INDEX, who=INDEX)
+    def apply_role(self, ns: int, level: int, who: int) -> None:
+        self._do("apply_role", ApplyRole(pick(ns, ("default", TEAM, "")), pick(level, tuple(ROLE_LEVELS)),
+                                         user_of(who)))
+
+    @rule(ns=INDEX, subject=INDEX, cluster_role=st.booleans(), who=INDEX)
+    def apply_binding(self, ns: int, subject: int, cluster_role: bool, who: int) -> None:
+        self._do("apply_binding", ApplyBinding(pick(ns, ("default", TEAM, "")), pick(subject, USERS[1:]),
+                                               cluster_role, user_of(who)))
+
+    def _rbac_objects(self) -> list:
+        names = {ROLE, *(binding_name(u) for u in USERS[1:])}
+        return [(resource, obj.metadata.namespace, obj)
+                for resource in ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
+                for obj in self.cluster.objects(resource) if obj.metadata.name in names]
+
+    @precondition(lambda self: bool(self._rbac_objects()))
+    @rule(i=INDEX, who=INDEX)
+    def delete_rbac(self, i: int, who: int) -> None:
+        resource, ns, obj = pick(i, self._rbac_objects())
+        self._do("delete_rbac", DeleteWith(resource, ns, obj.metadata.name, user=user_of(who)))
