@@ -217,3 +217,7 @@ def informer_relisted(cluster: Any, memo: dict) -> bool:
     """An informer listed again within one life of its process (its watch failed: an error event, a 410 for a
     compacted resourceVersion, a connection given up on), the reflector's recovery from missed events."""
     return any(inf.lists >= 2 for inf in _informers(cluster, memo))
+
+
+# the fault family's properties register themselves here (they use the helpers above)
+from invariants import sometimes_faults  # noqa: E402,F401

@@ -654,6 +654,7 @@ ACTIONS: dict[str, type[Action]] = {
 }
 
 
+
 def action_from_json(data: Any) -> Action:
     """Rebuild an action from its `to_json()` form; ValueError if it is not one."""
     if not isinstance(data, dict):
@@ -676,4 +677,8 @@ ACTION_MINIMUMS: dict[str, dict[str, int]] = {
     "apply-deployment": {"replicas": 0, "cpu_millis": 0}, "scale-deployment": {"replicas": 0},
     "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
     "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0, "busy_ms": 0},
+    "stall-watch": {"ms": 2},
 }
+
+# the rule families' own actions: each module registers its classes in ACTIONS when it is loaded
+from kmodel.checker import fault_actions  # noqa: E402,F401

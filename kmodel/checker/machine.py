@@ -87,6 +87,7 @@ from kmodel.checker.actions import (
     Action,
 )
 from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.fault_rules import RequestFaultRules
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
@@ -123,7 +124,7 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(RuleBasedStateMachine):
+class KmodelMachine(RequestFaultRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()

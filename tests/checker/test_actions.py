@@ -11,7 +11,8 @@ from kmodel.checker.actions import (
     LoseNode, RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json,
     deployment_manifest,
 )
-from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
+from kmodel.checker.fault_actions import StallWatch
+from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, FailRequest, Partition, Work
 
 EXAMPLES = [
     ApplyDeployment("web", 2, 500, True), ApplyPod("debug", "node-1", True), ScaleDeployment("api", 3), ApplyService("web"),
@@ -22,6 +23,8 @@ EXAMPLES = [
     Settle(60_000), Settle(60_000, check_at_once=True, release_holds=True, finish_removals=True),
     CrashProcess(), RestartProcess(), CrashMidReconcile("kube-controller-manager"),
     CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
+    StallWatch("controller/nodelifecycle/watch-2", "apiserver-0", "controller/nodelifecycle", 600_000),
+    Fault(FailRequest("kubelet/node-1", "apiserver-0", 429, retry_after_seconds=1)),
 ]
 
 

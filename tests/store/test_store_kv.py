@@ -229,3 +229,14 @@ def test_ranges_see_every_key_in_order_however_writes_and_reads_interleave():
     assert all(kv.mod_revision <= at for kv in past)
     s.compact(at)
     assert [kv.key for kv in s.range("k", "l").kvs] == sorted(live)
+def test_deletion_revisions_lists_the_uncompacted_revisions_that_deleted_a_key_newest_first():
+    s = Store()
+    s.put("a", 1)  # 2
+    s.put("b", 1)  # 3
+    s.delete_range("a")  # 4
+    s.delete_range("nothing")  # no revision
+    s.put("c", 1)  # 5
+    s.delete_range("b", "d")  # 6: b and c in one revision
+    assert s.deletion_revisions() == [6, 4]
+    s.compact(4)
+    assert s.deletion_revisions() == [6]
