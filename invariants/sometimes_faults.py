@@ -2,15 +2,19 @@
 `RequestFaultRules`, kmodel/checker/fault_rules.py): the situations those faults exist to reach.
 
 Each reads what the model's observers record (an API client's `retried_after`, a replica's `faults_answered`,
-an informer's `expired_watches` and `tombstones`) or the network's open streams, never the trace, so any way of
-reaching a situation counts. Registered with invariants.sometimes' registry (loaded from there).
+an informer's `expired_watches` and `tombstones`), the network's open streams, or the store's history of pods and
+endpoints, never the trace, so any way of reaching a situation counts. Registered with invariants.sometimes' registry (loaded from there).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants.sometimes import _informers, sometimes
+from invariants._history import PODS
+from invariants.sometimes import ENDPOINTS, _changes, _informers, sometimes
+
+#: the exit code of a container the kubelet killed (SIGKILL: 128 + 9), as it kills one that failed liveness
+KILLED = 137
 
 
 def _clients(cluster: Any, memo: dict) -> Iterator[Any]:
@@ -78,4 +82,40 @@ def apiserver_restarted_under_watches(cluster: Any, memo: dict) -> bool:
         for client, stream in streams.items():
             if client in cut and stream not in cut[client]:
                 return True
+    return False
+
+
+@sometimes("liveness-restart", principle="level-driven reconciliation")
+def liveness_restart(cluster: Any, memo: dict) -> bool:
+    """A kubelet killed a container that failed its liveness probe and started it again: the pod's status counts
+    a restart whose last state ended with exit code 137."""
+    for change in _changes(cluster, memo, PODS):
+        pod = change.value
+        if pod is not None and any(s.restart_count and s.last_state.terminated is not None
+                                   and s.last_state.terminated.exit_code == KILLED
+                                   for s in pod.status.container_statuses):
+            return True
+    return False
+
+
+@sometimes("readiness-flapped", principle="network model")
+def readiness_flapped(cluster: Any, memo: dict) -> bool:
+    """A Service's Endpoints listed a pod's address as ready, then as not ready, then as ready again: a readiness
+    probe that failed and recovered (or a node that went NotReady and came back) moved it out of the traffic
+    and back."""
+    seen: dict[str, dict[str, int]] = memo.setdefault("seen", {})  # endpoints key -> ip -> 1 ready, 2 then not
+    for change in _changes(cluster, memo, ENDPOINTS):
+        endpoints = change.value
+        if endpoints is None:
+            seen.pop(change.key, None)
+            continue
+        phases = seen.setdefault(change.key, {})
+        for subset in endpoints.subsets:
+            for address in subset.addresses:
+                if phases.get(address.ip) == 2:
+                    return True
+                phases[address.ip] = 1
+            for address in subset.not_ready_addresses:
+                if phases.get(address.ip) == 1:
+                    phases[address.ip] = 2
     return False

@@ -677,7 +677,7 @@ ACTION_MINIMUMS: dict[str, dict[str, int]] = {
     "apply-deployment": {"replicas": 0, "cpu_millis": 0}, "scale-deployment": {"replicas": 0},
     "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
     "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0, "busy_ms": 0},
-    "stall-watch": {"ms": 2},
+    "stall-watch": {"ms": 2}, "apply-probed-app": {"replicas": 0}, "flap-readiness": {"ms": 1},
 }
 
 # the rule families' own actions: each module registers its classes in ACTIONS when it is loaded

@@ -21,6 +21,12 @@ the kind that happened:
     stall_watch        a client's watch stream held up for 2 to 10 minutes, then ended by its API server
                        (fault_actions.StallWatch): the resumed watch meets 410 Expired once the hold outlasted
                        the watch cache's window
+    flap_readiness     a container's readiness probe fails for 15 or 60 s, then passes (fault_actions.FlapReadiness):
+                       its pod leaves the Service's ready addresses and comes back
+    fail_liveness      a container's liveness probe fails (fault_actions.FailLiveness): the kubelet restarts it
+    apply_probed_app   what the two probe faults do when the cluster has no probed application: kubectl apply
+                       the Deployment "probed", whose container has a readiness and a liveness probe, and its
+                       Service; while its pods are not running yet, they kill a container as fail_container does
 
 Candidates of a request fault: first the links with a request on its way to an API server now (the fault
 then answers exactly that one), then every running component with an API client and the replica it talks to
@@ -39,11 +45,21 @@ from hypothesis.stateful import rule
 
 from kmodel.checker.actions import Compact, Fault
 from kmodel.checker.draws import INDEX, pick
-from kmodel.checker.fault_actions import StallWatch
+from kmodel.checker.fault_actions import (
+    PROBED_APP,
+    ApplyProbedApp,
+    FailLiveness,
+    FlapReadiness,
+    StallWatch,
+    probed_kubelet,
+)
+from kmodel.cluster.kubectl import Apply
 from kmodel.loop.events import REQUEST_FAULT_CODES, FailRequest
 
 #: the Retry-After of a 429 (max-in-flight and priority-and-fairness send 1 s; a longer one too)
 RETRY_AFTER_S = (1, 5)
+#: how long a flap_readiness keeps the probe failing: past one failure (5 s period, failureThreshold 2), or a minute
+FLAP_SECONDS = (15, 60)
 #: how long a stall_watch holds a watch: 2 to 10 minutes (the watch cache's window holds at least 100 events
 #: of a resource; Leases renewed every 10 s per node fill it in about five minutes on three nodes)
 STALL_MINUTES = (2, 10)
@@ -108,6 +124,29 @@ class RequestFaultRules:
                 out.append((stream, replica, client))
         return out
 
+    def probed_containers(self, kind: str) -> list[tuple[str, str, str]]:
+        """(node, pod, container) of every running container of the default namespace that declares a `kind`
+        ("readiness", "liveness") probe, on a node whose kubelet is up and knows it (machine.failable's, narrowed
+        to those with the probe), sorted."""
+        cluster = self.cluster
+        return [c for c in self.failable() if probed_kubelet(cluster, *c, kind) is not None]  # type: ignore[attr-defined]
+
+    def _probe_fault(self, kind: str, i: int, action: Any) -> None:
+        """Fail a `kind` probe of a running container that declares one. With none running: apply the probed
+        application (`ApplyProbedApp`) if it is neither there nor on its way, else (its pods are not running yet)
+        kill a container as `fail_container` does."""
+        containers = self.probed_containers(kind)
+        if containers:
+            self._do("flap_readiness" if kind == "readiness" else "fail_liveness", action(*pick(i, containers)))
+            return
+        cluster = self.cluster
+        applying = any(isinstance(c, Apply) and isinstance(c.obj, dict)
+                       and c.obj.get("metadata", {}).get("name") == PROBED_APP for c in cluster.kubectl.unanswered())
+        if applying or cluster.get("deployments", "default", PROBED_APP) is not None:
+            self._fault("fail_container", i)
+            return
+        self._do("apply_probed_app", ApplyProbedApp())
+
     # -- rules ------------------------------------------------------------------------------------------------
 
     @rule(i=INDEX, status=st.integers(0, len(REQUEST_FAULT_CODES) - 1), applied=st.booleans(),
@@ -144,3 +183,13 @@ class RequestFaultRules:
             self._fault("delay_link", i)
             return
         self._do("stall_watch", StallWatch(*chosen, ms=minutes * 60_000))
+
+    @rule(i=INDEX, seconds=st.integers(0, len(FLAP_SECONDS) - 1))
+    def flap_readiness(self, i: int, seconds: int) -> None:
+        """A container's readiness probe fails for 15 or 60 s, then passes; see `_probe_fault`."""
+        self._probe_fault("readiness", i, lambda *c: FlapReadiness(*c, ms=FLAP_SECONDS[seconds] * 1000))
+
+    @rule(i=INDEX)
+    def fail_liveness(self, i: int) -> None:
+        """A container's liveness probe fails: the kubelet restarts it; see `_probe_fault`."""
+        self._probe_fault("liveness", i, FailLiveness)

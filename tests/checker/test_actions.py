@@ -11,7 +11,7 @@ from kmodel.checker.actions import (
     LoseNode, RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json,
     deployment_manifest,
 )
-from kmodel.checker.fault_actions import StallWatch
+from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, FailRequest, Partition, Work
 
 EXAMPLES = [
@@ -25,6 +25,8 @@ EXAMPLES = [
     CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
     StallWatch("controller/nodelifecycle/watch-2", "apiserver-0", "controller/nodelifecycle", 600_000),
     Fault(FailRequest("kubelet/node-1", "apiserver-0", 429, retry_after_seconds=1)),
+    ApplyProbedApp(), FlapReadiness("node-1", "web-x", "app", 15_000),
+    FailLiveness("node-2", "web-y", "app"),
 ]
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from invariants.sometimes import SOMETIMES
-from kmodel.checker.actions import ApplyDeployment, DeleteObject, Fault, RunFair, action_from_json
-from kmodel.checker.fault_actions import StallWatch
+from kmodel.checker.actions import ApplyDeployment, ApplyService, DeleteObject, Fault, RunFair, action_from_json
+from kmodel.checker.fault_actions import PROBED_APP, FailLiveness, FlapReadiness, StallWatch
 from kmodel.checker.run import CheckOptions, run_campaign
 from kmodel.loop import Crash, EventNotEnabled
 from kmodel.loop.events import FailRequest
@@ -153,5 +153,44 @@ def test_a_short_campaign_draws_the_familys_rules():
 
     result = run_campaign(CheckOptions(examples=12, steps=30, seed=3, nodes=2), machine=Fresh)
     rules = result.stats.rules
-    # SmallMachine deletes nothing of its own, so compact_delete finds no delete and compacts as `compact` does
-    assert {"stall_watch", "fail_request_429", "fail_request_500", "fail_request_503", "compact"} <= set(rules)
+    assert "stall_watch" in rules and "apply_probed_app" in rules
+    assert any(rule.startswith("fail_request_") for rule in rules)
+
+
+def test_a_probe_fault_applies_the_probed_app_first_then_flaps_readiness_and_fails_liveness():
+    machine = SmallMachine()
+    fired = Fired(machine)
+    flapped, restarted = {}, {}
+    machine.session.execute(ApplyDeployment("web", 1))
+    machine.advance_time(30)
+    assert machine.probed_containers("readiness") == []
+    machine.flap_readiness(0, 0)  # no container has a readiness probe: the probed app is applied
+    assert fired["apply_probed_app"] == 1
+    machine.fail_liveness(0)  # on its way, not running yet: a container dies instead
+    assert fired["apply_probed_app"] == 1 and fired["fail_container"] == 1
+    machine.advance_time(30)
+    assert [pod.startswith(PROBED_APP) for _, pod, _ in machine.probed_containers("readiness")] == [True, True]
+    assert not reached("readiness-flapped", machine, flapped)
+    machine.flap_readiness(0, 0)
+    assert isinstance(machine.session.actions[-1], FlapReadiness) and fired["flap_readiness"] == 1
+    machine.advance_time(5)
+    assert reached("readiness-flapped", machine, flapped)
+    assert not reached("liveness-restart", machine, restarted)
+    machine.fail_liveness(1)
+    action = machine.session.actions[-1]
+    assert isinstance(action, FailLiveness) and fired["fail_liveness"] == 1
+    machine.advance_time(30)
+    machine.advance_time(30)
+    assert reached("liveness-restart", machine, restarted)
+    pod = machine.cluster.get("pods", "default", action.pod)
+    assert pod.status.container_statuses[0].restart_count == 1
+
+
+def test_probe_faults_refuse_a_container_without_the_probe():
+    machine = SmallMachine()
+    machine.session.execute(ApplyDeployment("web", 1))
+    machine.advance_time(30)
+    [(node, pod, container)] = machine.failable()
+    for action in (FlapReadiness(node, pod, container, 15_000), FailLiveness(node, pod, container)):
+        with pytest.raises(EventNotEnabled, match="with a (readiness|liveness) probe"):
+            action.apply(machine.cluster)

@@ -23,8 +23,8 @@ EXPECTED = ("dependent-collected", "endpoint-not-ready", "etcd-unavailable", "in
             "node-marked-not-ready", "orphan-pod-collected", "pod-evicted", "pod-rejected-by-kubelet",
             "pod-unschedulable", "rolling-update", "update-conflict",
             # the fault family's (invariants/sometimes_faults.py)
-            "apiserver-restarted-under-watches", "informer-tombstone", "request-retried-after",
-            "timeout-write-applied", "watch-expired-relist")
+            "apiserver-restarted-under-watches", "informer-tombstone", "liveness-restart", "readiness-flapped",
+            "request-retried-after", "timeout-write-applied", "watch-expired-relist")
 
 
 class Watcher:
