@@ -29,8 +29,8 @@ the kind that happened:
                        Service; while its pods are not running yet, they kill a container as fail_container does
 
 Candidates of a request fault: first the links with a request on its way to an API server now (the fault
-then answers exactly that one), then every running component with an API client and the replica it talks to
-now (its next request there), the busiest first. Faults are the loop's own `FailRequest` events (kmodel.loop.events), so a trace
+then answers exactly that one), then every running component with an API client that sent a request to the
+replica it talks to within the last 10 s (its next request there), the most recent first. Faults are the loop's own `FailRequest` events (kmodel.loop.events), so a trace
 replays them through `Loop.step`. API server restarts with watches open need no rule of their own: `crash`
 and `restart` pick API server replicas, whose clients' watches break and resume elsewhere (the
 `apiserver-restarted-under-watches` sometimes property shows it is reached).
@@ -56,6 +56,9 @@ from kmodel.checker.fault_actions import (
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop.events import REQUEST_FAULT_CODES, FailRequest
 
+#: a component is a candidate of a request fault when it sent to its API server this recently (a kubelet
+#: renews its Lease every 10 s)
+RECENT_MS = 10_000
 #: the Retry-After of a 429 (max-in-flight and priority-and-fairness send 1 s; a longer one too)
 RETRY_AFTER_S = (1, 5)
 #: how long a flap_readiness keeps the probe failing: past one failure (5 s period, failureThreshold 2), or a minute
@@ -82,8 +85,8 @@ class RequestFaultRules:
     def request_links(self) -> list[tuple[str, str]]:
         """(component, replica) pairs a request fault can target: links with a request (outside a stream) on its
         way to a running replica now, sorted; then each running component with an API client and the running
-        replica it sends to now, those that have sent there most first (a kubelet renewing its Lease every 10 s
-        before a controller with nothing to do), so the first candidates' faults meet a request soon."""
+        replica it sends to now, if it sent there within the last RECENT_MS (a kubelet renewing its Lease every 10 s,
+        not a controller with nothing to do), the most recent first, so a fault meets a request soon."""
         loop = self.cluster.loop
         net = loop.network
         replicas = {r.name: None for r in self.cluster.replicas if loop.is_up(r.name)}
@@ -98,9 +101,12 @@ class RequestFaultRules:
             endpoint = getattr(client, "endpoint", None)
             if endpoint in replicas and loop.is_up(name) and (name, endpoint) not in seen:
                 talking.append((name, endpoint))
-        sent = net.communication_counts()
-        talking.sort(key=lambda link: (-sent.get(link, 0), link))  # the busiest first: its next request comes soon
-        return in_flight + talking
+        # those that sent there within RECENT_MS, most recent first: their next request comes soon (an idle
+        # controller's fault would wait for ever); all of them when none did
+        now = self.cluster.now
+        last = {link: net.delivered_at(*link) for link in talking}
+        recent = [link for link in talking if last[link] and now - last[link] <= RECENT_MS]
+        return in_flight + sorted(recent or talking, key=lambda link: (-last[link], link))
 
     def stallable_watches(self) -> list[tuple[str, str, str]]:
         """(stream, replica, client) of every open watch of a running client on a running API server replica,
