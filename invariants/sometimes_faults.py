@@ -2,8 +2,9 @@
 `RequestFaultRules`, kmodel/checker/fault_rules.py): the situations those faults exist to reach.
 
 Each reads what the model's observers record (an API client's `retried_after`, a replica's `faults_answered`,
-an informer's `expired_watches` and `tombstones`), the network's open streams, or the store's history of pods and
-endpoints, never the trace, so any way of reaching a situation counts. Registered with invariants.sometimes' registry (loaded from there).
+an informer's `expired_watches` and `tombstones`), the network's open streams, or the store's history of pods
+and endpoints, never the trace, so any way of reaching a situation counts. They register in
+invariants.sometimes' registry, which loads this module.
 """
 
 from __future__ import annotations

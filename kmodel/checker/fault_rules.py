@@ -30,10 +30,12 @@ the kind that happened:
 
 Candidates of a request fault: first the links with a request on its way to an API server now (the fault
 then answers exactly that one), then every running component with an API client that sent a request to the
-replica it talks to within the last 10 s (its next request there), the most recent first. Faults are the loop's own `FailRequest` events (kmodel.loop.events), so a trace
-replays them through `Loop.step`. API server restarts with watches open need no rule of their own: `crash`
-and `restart` pick API server replicas, whose clients' watches break and resume elsewhere (the
-`apiserver-restarted-under-watches` sometimes property shows it is reached).
+replica it talks to within the last 10 s (its next request there), the most recent first. Faults are the
+loop's own `FailRequest` events (kmodel.loop.events), so a trace replays them through `Loop.step`.
+
+API server restarts with watches open need no rule of their own: `crash` and `restart` pick API server
+replicas, whose clients' watches break and resume elsewhere (the `apiserver-restarted-under-watches` sometimes
+property shows it is reached).
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ class RequestFaultRules:
     def request_links(self) -> list[tuple[str, str]]:
         """(component, replica) pairs a request fault can target: links with a request (outside a stream) on its
         way to a running replica now, sorted; then each running component with an API client and the running
-        replica it sends to now, if it sent there within the last RECENT_MS (a kubelet renewing its Lease every 10 s,
-        not a controller with nothing to do), the most recent first, so a fault meets a request soon."""
+        replica it sends to now, if it sent there within the last RECENT_MS (a kubelet renewing its Lease every
+        10 s, not a controller with nothing to do), the most recent first, so a fault meets a request soon."""
         loop = self.cluster.loop
         net = loop.network
         replicas = {r.name: None for r in self.cluster.replicas if loop.is_up(r.name)}
@@ -135,7 +137,8 @@ class RequestFaultRules:
         ("readiness", "liveness") probe, on a node whose kubelet is up and knows it (machine.failable's, narrowed
         to those with the probe), sorted."""
         cluster = self.cluster
-        return [c for c in self.failable() if probed_kubelet(cluster, *c, kind) is not None]  # type: ignore[attr-defined]
+        running = self.failable()  # type: ignore[attr-defined]
+        return [c for c in running if probed_kubelet(cluster, *c, kind) is not None]
 
     def _probe_fault(self, kind: str, i: int, action: Any) -> None:
         """Fail a `kind` probe of a running container that declares one. With none running: apply the probed
