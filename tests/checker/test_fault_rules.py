@@ -194,3 +194,25 @@ def test_probe_faults_refuse_a_container_without_the_probe():
     for action in (FlapReadiness(node, pod, container, 15_000), FailLiveness(node, pod, container)):
         with pytest.raises(EventNotEnabled, match="with a (readiness|liveness) probe"):
             action.apply(machine.cluster)
+
+
+def test_a_replicaset_create_answered_504_after_it_was_applied_converges_to_its_replicas():
+    # Upstream's manageReplicas lowers its expectations for every create that failed, a 504 included; the pod that
+    # was created anyway reaches it through its informer, and a surplus one (made before the informer saw it) goes
+    from kmodel.checker.actions import ScaleDeployment, Settle
+    from kmodel.store import prefix_end
+
+    machine = SmallMachine()
+    machine.session.execute(ApplyDeployment("web", 1))
+    machine.advance_time(30)
+    rs = "controller/replicaset"
+    endpoint = machine.cluster.loop.components[rs].client.endpoint
+    machine.session.execute(Fault(FailRequest(rs, endpoint, 504, applied=True)))
+    machine.session.execute(ScaleDeployment("web", 2))
+    machine.session.execute(Settle(120_000, check_at_once=True))
+    answered = [f for r in machine.cluster.replicas for f in r.faults_answered]
+    assert [(verb, code, written) for _, src, verb, code, written in answered if src == rs] == [
+        ("create", 504, True)]
+    store = machine.cluster.store
+    pods = [kv.value for kv in store.range("/registry/pods/default/", prefix_end("/registry/pods/default/")).kvs]
+    assert len([p for p in pods if p.metadata.deletion_timestamp is None]) == 2
