@@ -222,3 +222,5 @@ def informer_relisted(cluster: Any, memo: dict) -> bool:
 # the workload edits' properties live beside these, and register on import
 import invariants.sometimes_workloads  # noqa: E402,F401
 from invariants import sometimes_access  # noqa: E402,F401  (registers the access family's properties)
+# the fault family's properties register themselves here (they use the helpers above)
+from invariants import sometimes_faults  # noqa: E402,F401

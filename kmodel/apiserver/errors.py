@@ -28,12 +28,14 @@ class APIError(Exception):
 
 @attrs.frozen
 class StatusDetails:
-    """metav1.StatusDetails: what the error is about, and for 422 the field causes."""
+    """metav1.StatusDetails: what the error is about, for 422 the field causes, and how long the client should
+    wait before it tries again (retryAfterSeconds: the server sends it as the Retry-After header too)."""
 
     name: str = ""
     group: str = ""
     kind: str = ""
     causes: tuple = ()
+    retry_after_seconds: int = 0
 
 
 @attrs.frozen

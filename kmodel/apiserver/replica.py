@@ -37,7 +37,11 @@ messages from "etcd"). What it does with each input:
   ends the watch with a final 200, as serveWatch returns on its timeout (timer ``watch-timeouts``); the
   cacher's last bookmark for it comes 2 s before.
 * a client's watch stream ending: the watcher is forgotten.
-* crash: cache, watchers and waiting requests are lost; restart lists and watches again.
+* a request fault (the loop's `FailRequest`, kmodel.apiserver.request_faults): the next request of that client
+  outside a watch is answered with the fault's status instead (429, 500, 503: nothing runs; 504: the request
+  runs, its write reaching etcd, when the fault says it was applied, and its answer is replaced). One fault per
+  client at a time; a newer one replaces it.
+* crash: cache, watchers, waiting requests and armed request faults are lost; restart lists and watches again.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from kmodel.apiserver import errors
 from kmodel.apiserver.errors import StatusCause, StatusDetails
 from kmodel.apiserver.etcd_log import EtcdLog
 from kmodel.apiserver.etcd_endpoint import ETCD, ETCD_REQUEST_TIMEOUT_MS, REGISTRY_PREFIX, EtcdHandle
+from kmodel.apiserver.request_faults import fault_status
 from kmodel.apiserver.resources import list_prefix, object_key
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from kmodel.apiserver.watchcache import CacheWatcher, WatchCache, WatchCacheConfig
@@ -125,6 +130,9 @@ class APIServerReplica(Component):
         #: the random source of the default watch timeouts (Go's math/rand in GetTimeoutForWatch), seeded from the
         #: run's seed and the replica's name
         self.watch_rng = random.Random(f"{pipeline.config.seed}/{name}/watch-timeouts")
+        #: the request faults this replica answered (an observer's record for the sometimes properties, survives a
+        #: crash): (time, client, verb, code, whether a write reached etcd before the answer)
+        self.faults_answered: list[tuple[int, str, str, int, bool]] = []
         self._forget()
 
     def _forget(self) -> None:
@@ -136,6 +144,8 @@ class APIServerReplica(Component):
         self._timeouts_timer: Optional[int] = None
         self._held: list[tuple[int, int, str, Response, Optional[str]]] = []  # answers held for etcd's timeout
         self._held_seq = 0
+        #: client -> the request fault its next request meets (`fail_next_request`)
+        self.request_faults: dict[str, Any] = {}
 
     # -- Component --------------------------------------------------------------------------------------------
 
@@ -145,9 +155,16 @@ class APIServerReplica(Component):
     def crash(self) -> None:
         self._forget()
 
+    def fail_next_request(self, src: str, fault: Any) -> None:
+        """Answer the next request of `src` outside a watch with `fault`'s status (see the module docstring)."""
+        self.request_faults[src] = fault
+
     def on_message(self, now: int, msg: Message, out: Out) -> None:
         payload = msg.payload
         if type(payload) is Request:
+            if self.request_faults and msg.stream is None and msg.src in self.request_faults:
+                self._fail_request(now, msg, payload, self.request_faults.pop(msg.src), out)
+                return
             self._on_request(now, msg, payload, out)
         elif msg.src == self.etcd_name:
             self._on_etcd_watch(now, msg, out)
@@ -253,6 +270,21 @@ class APIServerReplica(Component):
                 self._hold(now, msg.src, response, msg.stream, out)
             else:
                 out.effects.append(Send(msg.src, response, msg.stream))  # out.send, without the call
+
+    def _fail_request(self, now: int, msg: Message, req: Request, fault: Any, out: Out) -> None:
+        """Answer `req` with the fault's status; a 504 whose write was applied runs the request first (its answer
+        is lost to the timeout filter). A request refused on the way (authentication, authorization, admission)
+        is refused the same."""
+        written = False
+        if fault.code == 504 and fault.applied:
+            try:
+                written = self.pipeline.handle(req, now=now, replica=self.name).code < 300 and req.verb not in (
+                    "get", "list")
+            except StoreError:
+                pass  # etcd could not be reached: nothing was written, the 504 stands
+        self.faults_answered.append((now, msg.src, req.verb, fault.code, written))
+        status = fault_status(fault.code, fault.retry_after_seconds)
+        out.effects.append(Send(msg.src, Response(req.id, fault.code, status), None))
 
     def _hold(self, now: int, dst: str, response: Response, stream: Optional[str], out: Out) -> None:
         self._held_seq += 1

@@ -654,6 +654,7 @@ ACTIONS: dict[str, type[Action]] = {
 }
 
 
+
 def action_from_json(data: Any) -> Action:
     """Rebuild an action from its `to_json()` form; ValueError if it is not one."""
     if not isinstance(data, dict):
@@ -677,11 +678,13 @@ ACTION_MINIMUMS: dict[str, dict[str, int]] = {
     "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
     "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0, "busy_ms": 0},
     "delete-with": {"grace_period_seconds": 0},
+    "stall-watch": {"ms": 2}, "apply-probed-app": {"replicas": 0}, "flap-readiness": {"ms": 1},
 }
 
 
-# the workload actions (kmodel/checker/workload_actions.py) register themselves in ACTIONS and ACTION_MINIMUMS
+# the rule families' own actions register themselves in ACTIONS (and ACTION_MINIMUMS) when they are loaded
 import kmodel.checker.workload_actions  # noqa: E402,F401
+from kmodel.checker import fault_actions  # noqa: E402,F401
 from kmodel.checker.access_actions import ACCESS_ACTIONS  # noqa: E402  (it builds on this module's helpers)
 
 ACTIONS.update((cls.kind, cls) for cls in ACCESS_ACTIONS)

@@ -52,6 +52,14 @@ requests never take one (rest.Request.Watch: "we specifically don't want to rate
 resends after a timeout, a reset or a refusal. A crash forgets the waiting requests, and the new process
 starts with a full bucket.
 
+Retry-After. An answer that is a 429, or any 5xx, whose Status carries retryAfterSeconds (the Retry-After header
+kube-apiserver sets from it) is not given to the caller: the request is sent again that many seconds later,
+whatever its verb, with the same id, taking a token from the rate limit again if it took one, up to
+`MAX_RETRIES` (10) times; the answer after the last retry goes to the caller whatever it is. That is client-go's
+rest.Request (withRetry: checkWait, IsNextRetry, Before's tryThrottle), Kubernetes 1.28-1.32. A 429 or 5xx
+without it goes to the caller at once. Each resend gets a deadline of its own (client-go's rest.Config.Timeout
+would span the retries; kube-controller-manager and the kubelet set none). `retried_after` counts the resends.
+
 `call_later(now, out, delay_ms, fn)` runs ``fn(now, out)`` after a delay, on one more client timer
 (``<prefix>later``); informers and retry loops use it for their backoffs.
 
@@ -96,6 +104,20 @@ DEFAULT_TIMEOUT_MS = 60_000
 #: it makes up for that error, rest.Request's isErrRetryableFunc)
 RESET_RETRY_AFTER_MS = 1_000
 READ_VERBS = ("get", "list")
+#: client-go's rest.Request maxRetries: how many times a request answered with Retry-After is sent again
+MAX_RETRIES = 10
+
+
+def retry_after_ms(response: Response) -> int:
+    """How long to wait before sending the request again, in ms, when its answer asks for it: a 429 or a 5xx
+    whose Status carries retryAfterSeconds > 0 (client-go's checkWait, reading the Retry-After header the
+    server set from it); 0 when it does not."""
+    code = response.code
+    if code != 429 and code < 500:
+        return 0
+    details = getattr(response.body, "details", None)
+    seconds = getattr(details, "retry_after_seconds", 0) or 0
+    return seconds * 1000 if seconds > 0 else 0
 
 
 def client_timeout(request: Request, endpoint: str) -> Response:
@@ -167,7 +189,7 @@ _WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))
 
 class _Pending:
     __slots__ = ("request", "on_done", "deadline", "attempts", "endpoint", "read_rv", "sent", "refusals",
-                 "timeout_ms")
+                 "timeout_ms", "retries", "throttled")
 
     def __init__(self, request: Request, on_done: Optional[Done], deadline: int, attempts: int, endpoint: str,
                  timeout_ms: int):
@@ -177,6 +199,8 @@ class _Pending:
         self.read_rv = ""  # an update's: the resourceVersion its body was read at
         self.sent = 0
         self.refusals = 0  # endpoints that refused it in a row (see on_send_refused)
+        self.retries = 0  # resends after a Retry-After (see the module docstring)
+        self.throttled = False  # it took a token from the client's rate limit
 
 
 class _Watch:
@@ -221,6 +245,8 @@ class ApiClient:
         self.rng = random.Random(f"{owner}/rand")
         #: the updates the API server accepted (an observer's record, survives reset; see the module docstring)
         self.updates: list[UpdateRecord] = []
+        #: requests sent again after an answer with Retry-After (an observer's count, survives reset)
+        self.retried_after = 0
         #: how many times this client's process started (a crash starts a new one)
         self.incarnation = 0
         #: the endpoint of the request or watch whose answer (or failure) a continuation is handling now: a caller
@@ -313,20 +339,22 @@ class ApiClient:
                       field_selector, grace_period_seconds=grace_period_seconds,
                       propagation_policy=propagation_policy)
         bucket = self._bucket
-        at = now if bucket is None or not throttled or (informer and self.informers_own_client) \
-            else bucket.reserve(now)
+        takes_token = bucket is not None and throttled and not (informer and self.informers_own_client)
+        at = bucket.reserve(now) if takes_token else now  # type: ignore[union-attr]
         timeout = self.timeout_ms if timeout_ms is None else timeout_ms
         if at > now:  # the bucket is empty: the request waits for its token, as rest.Request's tryThrottle does
-            self.call_later(now, out, at - now, lambda t, o: self._send_first(t, o, req, on_done, read_rv, timeout))
+            self.call_later(now, out, at - now,
+                            lambda t, o: self._send_first(t, o, req, on_done, read_rv, timeout, takes_token))
         else:
-            self._send_first(now, out, req, on_done, read_rv, timeout)
+            self._send_first(now, out, req, on_done, read_rv, timeout, takes_token)
         return req.id
 
     def _send_first(self, now: int, out: Out, req: Request, on_done: Optional[Done], read_rv: str,
-                    timeout_ms: int) -> None:
+                    timeout_ms: int, throttled: bool) -> None:
         self._send(now, out, req, on_done, 1, timeout_ms)
+        p = self._pending[req.id]
+        p.throttled = throttled
         if read_rv:
-            p = self._pending[req.id]
             p.read_rv, p.sent = read_rv, now
 
     def _send(self, now: int, out: Out, req: Request, on_done: Optional[Done], attempts: int,
@@ -429,6 +457,12 @@ class ApiClient:
                 self._deadline_armed = None
                 self._deadlines.clear()
                 out.cancel_timer(self.deadline_timer)
+            if payload.code >= 429 and p.retries < MAX_RETRIES:
+                wait = retry_after_ms(payload)
+                if wait:
+                    self.retried_after += 1
+                    self.call_later(now, out, wait, lambda t, o, p=p: self._retry_after(t, o, p))
+                    return True
             if p.read_rv and payload.code < 300:
                 self._record_update(now, p, payload)
             if p.on_done is not None:
@@ -542,10 +576,22 @@ class ApiClient:
             self._fail_now(now, out, p, dst, connection_lost)
             self._disarm_if_idle(out)
 
-    def _resend(self, now: int, out: Out, p: "_Pending", attempts: int, refusals: int = 0) -> None:
+    def _resend(self, now: int, out: Out, p: "_Pending", attempts: int, refusals: int = 0, retries: int = -1) -> None:
         self._send(now, out, p.request, p.on_done, attempts, p.timeout_ms)
         q = self._pending[p.request.id]
-        q.read_rv, q.sent, q.refusals = p.read_rv, p.sent, refusals
+        q.read_rv, q.sent, q.refusals, q.throttled = p.read_rv, p.sent, refusals, p.throttled
+        q.retries = p.retries if retries < 0 else retries
+
+    def _retry_after(self, now: int, out: Out, p: "_Pending") -> None:
+        """Send `p` again after its Retry-After, through the rate limit when it took a token (withRetry.Before
+        throttles every retry as it throttled the first try)."""
+        bucket = self._bucket
+        at = bucket.reserve(now) if p.throttled and bucket is not None else now
+        if at > now:
+            self.call_later(now, out, at - now,
+                            lambda t, o: self._resend(t, o, p, p.attempts, retries=p.retries + 1))
+        else:
+            self._resend(now, out, p, p.attempts, retries=p.retries + 1)
 
     def _fail_now(self, now: int, out: Out, p: "_Pending", endpoint: str,
                   error: Callable[[Request, str], Response]) -> None:

@@ -137,6 +137,10 @@ class Informer:
         self.lists = 0
         self.refused_lists = 0
         self.dropped_stale = 0
+        #: observer's counts for the sometimes properties (this life): watches that ended with 410 Expired, and
+        #: objects a relist found gone (passed to on_delete as DeletedFinalStateUnknown)
+        self.expired_watches = 0
+        self.tombstones = 0
         self._listing = False
         self._events_on_watch = 0
         self._watch_started = 0
@@ -224,6 +228,7 @@ class Informer:
         fresh = {meta_namespace_key(obj): obj for obj in items}
         for key in [k for k in indexer.items if k not in fresh]:
             old = indexer.delete_key(key)
+            self.tombstones += 1
             if self.on_delete is not None:
                 self.on_delete(now, DeletedFinalStateUnknown(key, old), out)
         cached = indexer.items
@@ -270,6 +275,8 @@ class Informer:
             return
         typ = event.type
         if typ == "ERROR":
+            if getattr(event.object, "code", 0) == 410:
+                self.expired_watches += 1
             self.client.stop_watch(stream, out)
             self.watch_stream = None
             self._later(now, out, self._list)  # a 410 too, from last_rv (NotOlderThan)

@@ -115,6 +115,15 @@ class Component:
         """Do one queued item."""
         raise NotImplementedError(f"{type(self).__name__} has no work queue")
 
+    def fail_next_request(self, src: str, fault: Any) -> None:
+        """Answer the next request from `src` with the error `fault` describes (the loop's FailRequest). Only
+        a server that answers requests can (an API server replica: `answers_request_faults`)."""
+        raise NotImplementedError(f"{type(self).__name__} answers no requests")
+
+    @classmethod
+    def answers_request_faults(cls) -> bool:
+        return cls.fail_next_request is not Component.fail_next_request
+
     def crash(self) -> None:
         """Forget all in-memory state (keep only what a real process would find on disk)."""
         raise NotImplementedError(f"{type(self).__name__} does not model crashes; override crash()")

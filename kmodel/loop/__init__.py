@@ -11,6 +11,7 @@ from kmodel.loop.events import (
     Deliver,
     DropHead,
     Event,
+    FailRequest,
     FireTimer,
     Heal,
     HealAll,
@@ -25,7 +26,7 @@ from kmodel.loop.events import (
 from kmodel.loop.loop import EventNotEnabled, Loop
 
 __all__ = [
-    "AdvanceTime", "BreakStream", "Crash", "DelayHead", "Deliver", "DropHead", "EVENT_KINDS", "Event",
+    "AdvanceTime", "BreakStream", "Crash", "DelayHead", "Deliver", "DropHead", "EVENT_KINDS", "Event", "FailRequest",
     "EventNotEnabled", "FAULT_EVENTS", "FireTimer", "Heal", "HealAll", "Loop", "PROGRESS_EVENTS",
     "Partition", "ReleaseAll", "Restart", "SlowLink", "Work", "event_from_json", "is_fault",
 ]

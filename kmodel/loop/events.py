@@ -10,7 +10,7 @@ A trace is a list of these; replaying a trace is calling `Loop.step` on each aga
 Progress events (listed by `Loop.enabled_events`): `Deliver`, `FireTimer`, `Work`, `AdvanceTime`.
 Faults (applied by `Loop.step` like any other event; the parameterless ones are listed by
 `Loop.enabled_faults`): `Partition`, `Heal`, `HealAll`, `ReleaseAll`, `DropHead`, `DelayHead`, `SlowLink`,
-`BreakStream`, `Crash`, `Restart`.
+`BreakStream`, `Crash`, `Restart`, `FailRequest`.
 
 Events are frozen (hashable, safe to keep in traces). Frozen attrs instances are slower to create, so the
 loop caches the events it lists (one `Deliver` per link, one `FireTimer` per timer name) instead of
@@ -241,14 +241,44 @@ class Restart(Event):
         return f"restart {self.component}"
 
 
+#: the statuses `FailRequest` can make an API server answer with
+REQUEST_FAULT_CODES = (429, 500, 503, 504)
+
+
+@attrs.frozen
+class FailRequest(Event):
+    """The API server `dst` answers the next request it receives from `src` (outside a watch) with the error
+    status `code` instead of its own answer: 429 TooManyRequests with Retry-After `retry_after_seconds`, 500
+    InternalError, 503 ServiceUnavailable, or 504 Timeout, whose write was applied first when `applied` (the
+    unknown outcome of a request that timed out on the server)."""
+
+    kind: ClassVar[str] = "fail_request"
+    src: str
+    dst: str
+    code: int
+    applied: bool = False
+    retry_after_seconds: int = 0
+
+    @property
+    def name(self) -> str:
+        extra = ""
+        if self.retry_after_seconds:
+            extra = f", Retry-After {self.retry_after_seconds} s"
+        if self.code == 504:
+            extra += ", the write applied" if self.applied else ", the write not applied"
+        return f"{self.dst} answers the next request of {self.src} with {self.code}{extra}"
+
+
 PROGRESS_EVENTS = (Deliver, FireTimer, Work, AdvanceTime)
-FAULT_EVENTS = (Partition, Heal, HealAll, ReleaseAll, DropHead, DelayHead, SlowLink, BreakStream, Crash, Restart)
+FAULT_EVENTS = (Partition, Heal, HealAll, ReleaseAll, DropHead, DelayHead, SlowLink, BreakStream, Crash, Restart,
+                FailRequest)
 EVENT_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in PROGRESS_EVENTS + FAULT_EVENTS}
 
 
 #: the least value a whole-number field read from JSON may hold (per record kind, per field); absent: any
 JSON_MINIMUMS: dict[str, dict[str, int]] = {
     "advance_time": {"to_ms": 0}, "delay_head": {"delay_ms": 1}, "slow_link": {"delay_ms": 1},
+    "fail_request": {"code": 100, "retry_after_seconds": 0},
 }
 
 _SCALARS = {"int": int, "str": str, "bool": bool}

@@ -11,7 +11,7 @@ whole system changes only through `step(event)`, and every event is a value from
     Work(component)         call component.work (only while it has_work)
     AdvanceTime(to_ms)      move the clock forward, at most to the next timer or delay release
     faults                  Partition, Heal, HealAll, ReleaseAll, DropHead, DelayHead, SlowLink,
-                            BreakStream, Crash, Restart
+                            BreakStream, Crash, Restart, FailRequest
 
 A handler's effects (`Out`) are applied at once, in order, within the same step: sends go onto links,
 timers are set or cancelled, a closed stream is purged and its other end told (its `on_stream_closed`
@@ -76,6 +76,7 @@ from kmodel.loop.events import (
     Deliver,
     DropHead,
     Event,
+    FailRequest,
     FireTimer,
     Heal,
     HealAll,
@@ -274,7 +275,25 @@ class Loop:
             return None
         if t is Restart:
             return None if event.component in self._down else f"{event.component} is not down"
+        if t is FailRequest:
+            return self._why_not_fail_request(event)
         return f"not a loop event: {event!r}"
+
+    def _why_not_fail_request(self, event: FailRequest) -> Optional[str]:
+        from kmodel.loop.events import REQUEST_FAULT_CODES
+
+        if event.code not in REQUEST_FAULT_CODES:
+            return f"a request fault answers with one of {list(REQUEST_FAULT_CODES)}, not {event.code}"
+        if event.retry_after_seconds < 0:
+            return "Retry-After must be >= 0 seconds"
+        if not self.network.has_endpoint(event.src):
+            return f"unknown endpoint {event.src!r}"
+        server = self.components.get(event.dst)
+        if server is None or not server.answers_request_faults():
+            return f"{event.dst} answers no requests"
+        if event.dst in self._down:
+            return f"{event.dst} is down"
+        return None
 
     def is_enabled(self, event: Event) -> bool:
         return self.why_not_enabled(event) is None
@@ -323,6 +342,8 @@ class Loop:
             self._crash(event.component)
         elif t is Restart:
             self._restart(event.component)
+        elif t is FailRequest:
+            self.components[event.dst].fail_next_request(event.src, event)
         else:  # pragma: no cover - why_not_enabled rejects anything else
             raise EventNotEnabled(f"not a loop event: {event!r}")
 

@@ -374,6 +374,13 @@ class Store:
                 self._track(kv.key, write.rev)
         self._notify(write)
 
+    def deletion_revisions(self) -> list[int]:
+        """The revisions not compacted yet that deleted at least one key, newest first (where a compaction leaves
+        a watcher that resumes from before it no way to see the delete). Not an etcd call: a view of the log."""
+        log, base = self._log, self._log_base
+        return [base + i for i in range(len(log) - 1, -1, -1)
+                if base + i > self._compact_rev and any(kv.version == 0 for kv in _changes_of(log[i]))]
+
     # --- change trackers ----------------------------------------------------------------
 
     def track(self, prefixes: tuple[str, ...]) -> ChangeTracker:

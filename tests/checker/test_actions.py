@@ -12,8 +12,9 @@ from kmodel.checker.actions import (
     deployment_manifest,
 )
 from tests.checker.test_workload_actions import WORKLOAD_EXAMPLES
-from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, Partition, Work
 from tests.checker.test_access_actions import ACCESS_EXAMPLES
+from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
+from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, FailRequest, Partition, Work
 
 EXAMPLES = [
     ApplyDeployment("web", 2, 500, True), ApplyPod("debug", "node-1", True), ScaleDeployment("api", 3), ApplyService("web"),
@@ -26,6 +27,10 @@ EXAMPLES = [
     CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
     *WORKLOAD_EXAMPLES,
     *ACCESS_EXAMPLES,
+    StallWatch("controller/nodelifecycle/watch-2", "apiserver-0", "controller/nodelifecycle", 600_000),
+    Fault(FailRequest("kubelet/node-1", "apiserver-0", 429, retry_after_seconds=1)),
+    ApplyProbedApp(), FlapReadiness("node-1", "web-x", "app", 15_000),
+    FailLiveness("node-2", "web-y", "app"),
 ]
 
 

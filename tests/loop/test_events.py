@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kmodel.loop import (
-    AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EVENT_KINDS, Event, FireTimer, Heal,
+    AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EVENT_KINDS, Event, FailRequest, FireTimer, Heal,
     HealAll, Partition, ReleaseAll, Restart, SlowLink, Work, event_from_json,
 )
 
@@ -24,6 +24,7 @@ ALL = [
     BreakStream("scheduler#watch-1"),
     Crash("etcd"),
     Restart("etcd"),
+    FailRequest("scheduler", "apiserver-0", 504, applied=True),
 ]
 
 

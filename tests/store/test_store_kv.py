@@ -260,3 +260,16 @@ def test_peek_below_the_compaction_never_raises_and_never_shows_a_wrong_version(
     assert s.peek("k", revision=3) == [KeyValue("k", "v2", 2, 3, 2)]  # the version compaction kept
     assert s.peek("k", revision=2) == []  # compacted away: missing, not v2
     assert s.peek("gone", revision=4) == []
+
+
+def test_deletion_revisions_lists_the_uncompacted_revisions_that_deleted_a_key_newest_first():
+    s = Store()
+    s.put("a", 1)  # 2
+    s.put("b", 1)  # 3
+    s.delete_range("a")  # 4
+    s.delete_range("nothing")  # no revision
+    s.put("c", 1)  # 5
+    s.delete_range("b", "d")  # 6: b and c in one revision
+    assert s.deletion_revisions() == [6, 4]
+    s.compact(4)
+    assert s.deletion_revisions() == [6]

@@ -1,0 +1,190 @@
+"""The fault actions of the `RequestFaultRules` family (fault_rules.py) that are more than one loop event.
+
+Theory of operation
+-------------------
+Most faults of the family are one loop event wrapped in `Fault` (actions.py): a request fault
+(`kmodel.loop.events.FailRequest`), a compaction (`Compact`). The one here composes loop events as
+`CrashMidReconcile` does, so it replays through `Loop.step` and the fair runner:
+
+`StallWatch`: a watch stream held up for minutes, then ended by the API server. The link from the replica to
+the client is held (`SlowLink`: the watch's events, and anything else the replica sends that client, wait in
+order), the cluster runs fairly for the hold, and just before it would end the stream is reset
+(`BreakStream`): what was held on it is lost, and the client resumes the watch from the last event it
+received. That is kube-apiserver's cacher closing a watcher that could not take its events
+("Forcing watcher close due to unresponsiveness", cacher.go, Kubernetes 1.28-1.32): the client sees the watch
+end, resumes from its last resourceVersion, and when the replica's window of events has moved past it (a
+window of at least 100 events per resource, kmodel.apiserver.watchcache) the resumed watch meets 410 Expired
+and the informer relists. The hold lasts minutes so that it can outlast that window: a resource changing
+every few seconds (Leases: one renewal per node every 10 s) fills 100 events in about five minutes on a
+three-node cluster.
+
+Not modelled: the client's HTTP/2 health check during the hold (kmodel.loop.health arms it for partitions
+only); a stalled connection whose PINGs go unanswered would be given up on after about 45 s and the informer
+would relist at once, which the `partition` fault covers.
+
+Probe faults go through the kubelet's fault hook (`Kubelet.fail_probe`: the container instance answers its
+probes of one kind with failure, or success again); the kubelet's probe workers find out on their own period
+(kmodel.kubelet.probes, as prober/worker.go):
+
+`FlapReadiness`: a container's readiness probe fails for a while, then succeeds again: after failureThreshold
+failures the kubelet reports the container not ready (the pod's Ready condition False, and the endpoints
+controller moves its address to notReadyAddresses), after successThreshold successes ready again.
+
+`FailLiveness`: a container's liveness probe fails: after failureThreshold failures the kubelet kills the
+container (exit 137, event Killing "Container app failed liveness probe, will be restarted") and starts a new
+instance (restartCount + 1), whose probes pass.
+
+Both need containers that declare probes: `ApplyProbedApp` applies a Deployment whose container has a
+readiness and a liveness probe (an HTTP GET of /healthz on port 80, as a user would write them) and its
+Service, which the rules apply first when the cluster has no such Deployment.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from kmodel.checker.actions import ACTIONS, Action, deployment_manifest, run_fairly, service_manifest
+from kmodel.cluster import Cluster
+from kmodel.cluster.kubectl import Apply
+from kmodel.loop import EventNotEnabled
+from kmodel.loop.events import BreakStream, SlowLink
+
+
+@attrs.frozen
+class StallWatch(Action):
+    """Hold the link `replica` -> `client` for `ms`, running fairly meanwhile, then reset the watch `stream`
+    (one of `client`'s watches on `replica`) just before the hold ends. See the module docstring."""
+
+    kind: ClassVar[str] = "stall-watch"
+    stream: str
+    replica: str
+    client: str
+    ms: int
+
+    @property
+    def name(self) -> str:
+        return (f"stall watch {self.stream} ({self.replica} -> {self.client}) for {self.ms / 60_000:g} min, then "
+                f"{self.replica} ends it")
+
+    def fits(self, cluster: Cluster) -> bool:
+        """Is `stream` an open stream between `client` and `replica` now?"""
+        ends = cluster.loop.network.stream_ends(self.stream)
+        return ends is not None and set(ends) == {self.client, self.replica} and self.ms > 1
+
+    def apply(self, cluster: Cluster) -> None:
+        if not self.fits(cluster):
+            raise EventNotEnabled(f"{self.name}: no such open watch stream now")
+        loop = cluster.loop
+        start = cluster.now
+        loop.step(SlowLink(self.replica, self.client, self.ms))
+        run_fairly(cluster, start + self.ms - 1)
+        reset = BreakStream(self.stream)
+        if loop.is_enabled(reset):  # the client may have ended it meanwhile, or the replica crashed
+            loop.step(reset)
+
+
+#: the probes of `ApplyProbedApp`'s container: readiness every 5 s (not ready after 2 failures), liveness at
+#: Kubernetes' defaults (every 10 s, restarted after 3 failures)
+READINESS_PROBE = {"httpGet": {"path": "/healthz", "port": 80}, "periodSeconds": 5, "failureThreshold": 2}
+LIVENESS_PROBE = {"httpGet": {"path": "/healthz", "port": 80}}
+
+
+#: the application whose container declares the probes (a name no other rule applies or deletes, so its probes
+#: stay: re-applying web or api without probes would take them away)
+PROBED_APP = "probed"
+
+
+def probed_deployment_manifest(app: str, replicas: int) -> dict:
+    """The apps' Deployment (actions.deployment_manifest) with a readiness and a liveness probe on its container."""
+    manifest = deployment_manifest(app, replicas, 0, False)
+    container = manifest["spec"]["template"]["spec"]["containers"][0]
+    container["readinessProbe"] = dict(READINESS_PROBE)
+    container["livenessProbe"] = dict(LIVENESS_PROBE)
+    return manifest
+
+
+@attrs.frozen
+class ApplyProbedApp(Action):
+    """kubectl apply a Deployment of `app` whose container declares a readiness and a liveness probe, and its
+    Service (so a readiness failure moves its pod's address to the Endpoints' notReadyAddresses)."""
+
+    kind: ClassVar[str] = "apply-probed-app"
+    app: str = PROBED_APP
+    replicas: int = 2
+
+    @property
+    def name(self) -> str:
+        return (f"kubectl apply deployment {self.app} ({self.replicas} replicas, with readiness and liveness "
+                f"probes) and service {self.app}")
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(probed_deployment_manifest(self.app, self.replicas)))
+        cluster.submit(Apply(service_manifest(self.app)))
+
+
+def probed_kubelet(cluster: Cluster, node: str, pod: str, container: str, kind: str) -> Any:
+    """The running kubelet of `node` when it knows `container` of `pod` as a running instance that declares a
+    `kind` probe, else None."""
+    loop = cluster.loop
+    kubelet = loop.components.get(f"kubelet/{node}")
+    if kubelet is None or not loop.is_up(kubelet.name):
+        return None
+    cid = kubelet.container_id("default", pod, container)  # type: ignore[attr-defined]
+    if not cid or not any(c.id == cid for c in kubelet.runtime.running()):  # type: ignore[attr-defined]
+        return None
+    worker = kubelet.worker_of("default", pod)  # type: ignore[attr-defined]
+    specs = [] if worker is None else [c for c in worker.pod.spec.containers if c.name == container]
+    probe = getattr(specs[0], f"{kind}_probe", None) if specs else None
+    return kubelet if probe is not None else None
+
+
+@attrs.frozen
+class FlapReadiness(Action):
+    """The readiness probe of a running container fails for `ms`, running fairly meanwhile, then succeeds again."""
+
+    kind: ClassVar[str] = "flap-readiness"
+    node: str
+    pod: str
+    container: str
+    ms: int
+
+    @property
+    def name(self) -> str:
+        return (f"readiness probe of container {self.container} of pod {self.pod} on {self.node} fails for "
+                f"{self.ms / 1000:g} s, then passes")
+
+    def apply(self, cluster: Cluster) -> None:
+        kubelet = probed_kubelet(cluster, self.node, self.pod, self.container, "readiness")
+        if kubelet is None:
+            raise EventNotEnabled(f"{self.name}: no such running container with a readiness probe now")
+        kubelet.fail_probe("default", self.pod, self.container, "readiness")
+        run_fairly(cluster, cluster.now + self.ms)
+        if probed_kubelet(cluster, self.node, self.pod, self.container, "readiness") is kubelet:
+            kubelet.fail_probe("default", self.pod, self.container, "readiness", healthy=True)
+        # else the container was replaced meanwhile: the new instance's probes pass already
+
+
+@attrs.frozen
+class FailLiveness(Action):
+    """The liveness probe of a running container fails from now on: the kubelet restarts it."""
+
+    kind: ClassVar[str] = "fail-liveness"
+    node: str
+    pod: str
+    container: str
+
+    @property
+    def name(self) -> str:
+        return f"liveness probe of container {self.container} of pod {self.pod} on {self.node} fails"
+
+    def apply(self, cluster: Cluster) -> None:
+        kubelet = probed_kubelet(cluster, self.node, self.pod, self.container, "liveness")
+        if kubelet is None:
+            raise EventNotEnabled(f"{self.name}: no such running container with a liveness probe now")
+        kubelet.fail_probe("default", self.pod, self.container, "liveness")
+
+
+for _cls in (StallWatch, ApplyProbedApp, FlapReadiness, FailLiveness):
+    ACTIONS[_cls.kind] = _cls
