@@ -394,6 +394,16 @@ class Loop:
         self._record(AdvanceTime(to_ms).stable_json().encode() + b"\n")
         self._advance(to_ms)
 
+    def latest_deadline(self) -> Optional[int]:
+        """The latest logical time at which anything pending now comes due: a timer of a component that is up, a
+        held link's release, or what a component keeps behind a timer of its own (`Component.latest_deadline`:
+        a work queue's delayed keys). None when nothing is pending. Walks everything: for rare questions."""
+        down = self._down
+        dues = [self.network.latest_release()]
+        dues.extend(c.latest_deadline(self.clock.now) for name, c in self.components.items() if name not in down)
+        dues.append(self.clock.latest_due())  # a crash cancels its owner's timers: those left are of components up
+        return max((d for d in dues if d is not None), default=None)
+
     # -- digest ------------------------------------------------------------------------------------------
 
     def digest(self) -> str:
