@@ -53,9 +53,12 @@ and the loop should be thrown away (the checker reports it as a failure of that 
 
 Digest
 ------
-Every applied event's `stable_json()` (UTF-8, newline-terminated) is fed to a running blake2b hash;
-`digest()` returns its hex. Two runs that applied the same events in the same order have the same digest,
-under any PYTHONHASHSEED (tests/test_determinism.py). `events_applied` counts the events.
+Every applied event's `stable_json()` (UTF-8, newline-terminated) is fed to a running blake2b hash, and for a
+delivery the delivered message's content after it (`kmodel.fingerprint`: its payload and its stream), so the
+digest says what happened, not only in what order: a run that delivered one field differently has another
+digest. `digest()` returns its hex. Two runs that applied the same events to the same messages in the same
+order have the same digest, under any PYTHONHASHSEED (tests/test_determinism.py). `events_applied` counts the
+events.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from typing import Any, Callable, Iterable, Optional
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
 from kmodel.component.protocol import Component
+from kmodel.fingerprint import fingerprint
 from kmodel.loop.health import TIMER_PREFIXES, ConnectionHealth
 from kmodel.loop.events import (
     AdvanceTime,
@@ -407,7 +411,8 @@ class Loop:
     # -- digest ------------------------------------------------------------------------------------------
 
     def digest(self) -> str:
-        """Hex blake2b of the stable JSON of every event applied so far, in order."""
+        """Hex blake2b of the stable JSON of every event applied so far, in order, each delivery followed by the
+        delivered message's content."""
         return self._hash.hexdigest()
 
     def _record(self, line: bytes) -> None:
@@ -421,6 +426,8 @@ class Loop:
         self._hash.update(entry[1])  # _record, inlined (one call per delivery)
         self.events_applied += 1
         msg = self.network.deliver(key[0], key[1], self.clock.now)
+        self._hash.update(fingerprint(msg.payload) if msg.stream is None else
+                          fingerprint(msg.payload) + fingerprint(msg.stream))
         component = self.components[key[1]]
         out = self._out
         try:
@@ -449,6 +456,8 @@ class Loop:
     def _deliver_tapped(self, key: tuple[str, str]) -> None:
         self._record(self._deliver_entry(key)[1])
         msg = self.network.deliver(key[0], key[1], self.clock.now)
+        self._hash.update(fingerprint(msg.payload) if msg.stream is None else
+                          fingerprint(msg.payload) + fingerprint(msg.stream))
         self._tap(msg)
         component = self.components[key[1]]
         out = self._out
