@@ -11,9 +11,11 @@ out; an update shares the parts it did not change), so a frozen attrs instance i
 the 16-byte blake2b of its encoding, memoised by identity like `kmodel.objects.memo` (the memo keeps the object
 alive beside its answer, so its id cannot be reused, and is cleared wholesale when it grows past MEMO_SIZE).
 The memo never changes an answer, only its cost. A frozen instance is taken to stay as it was built, as every
-model object does (nothing mutates a field's list or dict after construction). A NamedTuple class declared
-`immutable` (etcd's KeyValue: the one a write records is the one every later watch event carries) is
-memoised the same way.
+model object does (nothing mutates a field's list or dict after construction). A NamedTuple or dict class
+declared `immutable` (etcd's KeyValue: the one a write records is the one every later watch event carries;
+FrozenDict, an object's labels and annotations, shared by its versions) is memoised the same way. `content`
+encodes a value met once (a message's envelope) in full, without the hash and the memo entry that only a
+value met again repays.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _memo: dict[int, tuple[Any, bytes]] = {}
 _strings: dict[str, bytes] = {}  # a model's strings repeat (names, keys, images): each is encoded once
 Encoder = Callable[[Any], bytes]
 _IMMUTABLE: set[type] = set()  # NamedTuple classes declared immutable (`immutable`)
+_CONTENT: dict[type, Encoder] = {}  # the memoised classes' encoders in full (`content`)
 
 
 def fingerprint(value: Any) -> bytes:
@@ -38,6 +41,18 @@ def fingerprint(value: Any) -> bytes:
     encode = _ENCODERS.get(type(value))
     if encode is None:
         encode = _encoder_for(type(value))
+    return encode(value)
+
+
+def content(value: Any) -> bytes:
+    """`fingerprint(value)` for a value seen once (a message's envelope): a frozen instance is encoded in full
+    rather than hashed and memoised; what it holds is memoised as usual. Two values share a `content` only if
+    they are equal."""
+    cls = type(value)
+    encode = _CONTENT.get(cls)
+    if encode is None:
+        encode = _ENCODERS.get(cls) or _encoder_for(cls)
+        encode = _CONTENT.get(cls, encode)  # a memoised class's full encoder, made with its encoder
     return encode(value)
 
 
@@ -117,22 +132,30 @@ def _encoder_for(cls: type) -> Encoder:
         fields = tuple(f.name for f in attrs.fields(cls))
         head = b"A" + _str(name.decode())
         get = operator.attrgetter(*fields) if len(fields) > 1 else (lambda v: tuple(getattr(v, f) for f in fields))
+        whole = lambda v: b"".join(_parts(get(v), [head])) + b"."  # noqa: E731
         if _is_frozen(cls):
-            encode = _memoised(lambda v: b"".join(_parts(get(v), [head])))
+            _CONTENT[cls] = whole
+            encode = _memoised(whole)
         else:
-            def encode(v: Any) -> bytes:
-                return b"".join(_parts(get(v), [head])) + b"."
+            encode = whole
     elif issubclass(cls, tuple) and hasattr(cls, "_fields"):  # a NamedTuple
         head = b"T" + _str(name.decode())
+        whole = lambda v: b"".join(_parts(v, [head])) + b")"  # noqa: E731
         if cls in _IMMUTABLE:
-            encode = _memoised(lambda v: b"".join(_parts(v, [head])))
+            _CONTENT[cls] = whole
+            encode = _memoised(whole)
         else:
-            encode = lambda v: b"".join(_parts(v, [head])) + b")"  # noqa: E731
+            encode = whole
     elif issubclass(cls, enum.Enum):
         head = b"E" + _str(name.decode())
         encode = lambda v: head + fingerprint(v.value)  # noqa: E731
     elif issubclass(cls, dict):
-        encode = _mapping(b"D" + _str(name.decode()) + b"{")
+        whole = _mapping(b"D" + _str(name.decode()) + b"{")
+        if cls in _IMMUTABLE:
+            _CONTENT[cls] = whole
+            encode = _memoised(whole)
+        else:
+            encode = whole
     elif issubclass(cls, (list, tuple)):
         encode = _seq(b"L" + _str(name.decode()) + b"[", b"]")
     elif issubclass(cls, (set, frozenset)):
@@ -166,10 +189,11 @@ def _memoised(encoding: Encoder) -> Encoder:
 
 
 def immutable(cls: type) -> type:
-    """Declare a NamedTuple class's instances immutable all the way down (every field a scalar or an immutable
-    object), so each is encoded once, as a frozen attrs instance is. A class decorator."""
+    """Declare a NamedTuple's or a dict subclass's instances immutable all the way down (every item a scalar or
+    an immutable object), so each is encoded once, as a frozen attrs instance is. A class decorator."""
     _IMMUTABLE.add(cls)
     _ENCODERS.pop(cls, None)
+    _CONTENT.pop(cls, None)
     return cls
 
 

@@ -70,7 +70,7 @@ from typing import Any, Callable, Iterable, Optional
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
 from kmodel.component.protocol import Component
-from kmodel.fingerprint import fingerprint
+from kmodel.fingerprint import content, fingerprint
 from kmodel.loop.health import TIMER_PREFIXES, ConnectionHealth
 from kmodel.loop.events import (
     AdvanceTime,
@@ -426,8 +426,9 @@ class Loop:
         self._hash.update(entry[1])  # _record, inlined (one call per delivery)
         self.events_applied += 1
         msg = self.network.deliver(key[0], key[1], self.clock.now)
-        self._hash.update(fingerprint(msg.payload) if msg.stream is None else
-                          fingerprint(msg.payload) + fingerprint(msg.stream))
+        self._hash.update(content(msg.payload))
+        if msg.stream is not None:
+            self._hash.update(fingerprint(msg.stream))
         component = self.components[key[1]]
         out = self._out
         try:
@@ -456,8 +457,9 @@ class Loop:
     def _deliver_tapped(self, key: tuple[str, str]) -> None:
         self._record(self._deliver_entry(key)[1])
         msg = self.network.deliver(key[0], key[1], self.clock.now)
-        self._hash.update(fingerprint(msg.payload) if msg.stream is None else
-                          fingerprint(msg.payload) + fingerprint(msg.stream))
+        self._hash.update(content(msg.payload))
+        if msg.stream is not None:
+            self._hash.update(fingerprint(msg.stream))
         self._tap(msg)
         component = self.components[key[1]]
         out = self._out
