@@ -4,7 +4,7 @@
     session.py   one cluster, the actions executed on it, the invariants checked after each, the digest
     snapshot.py  copies of a warmed-up session, so a campaign builds and warms its cluster once
     machine.py   the RuleBasedStateMachine: draws choices, turns them into actions (nothing else)
-    trace.py     the kmodel-trace/1 file format
+    trace.py     the trace file format (kmodel-trace/2; reads /1 too)
     replay.py    re-executing a trace without Hypothesis
     stats.py     what a campaign counts
     run.py       a campaign: seed, profile, budget

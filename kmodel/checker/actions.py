@@ -188,7 +188,7 @@ class DeleteObject(Action):
 
 @attrs.frozen
 class AddNode(Action):
-    """A new machine joins; `cpu`: its CPUs if not the config's node_cpu (traces before it existed: "")."""
+    """A new machine joins; `cpu`: its CPUs, or "" for the config's node_cpu."""
 
     kind: ClassVar[str] = "add-node"
     cpu: str = ""
@@ -557,24 +557,26 @@ class Settle(Action):
     kind: ClassVar[str] = "settle"
     bound_ms: int = 600_000
     first_ms: int = 5_000
-    #: ask liveness once before the clock moves (the checker's settles do; traces written before this existed
-    #: do not, and replay as they were recorded)
-    check_at_once: bool = False
+    #: ask liveness once before the clock moves (False: first after `first_ms`)
+    check_at_once: bool = True
     #: end every delay too (held links: DelayHead, SlowLink), as partitions are ended: liveness is judged once
-    #: the faults have healed, and a delay is a fault (the checker's settles do; older traces waited delays out)
-    release_holds: bool = False
+    #: the faults have healed, and a delay is a fault (False: delays are waited out)
+    release_holds: bool = True
     #: the operator finishes removing machines: a removed machine whose Node is still there (its `kubectl delete
     #: node` failed while an API server or etcd was out) is deleted again, at the start and after every chunk
-    #: (the checker's settles do; without it a small cluster can stall for good, as upstream: see
-    #: docs/differences.md, node lifecycle)
-    finish_removals: bool = False
+    #: (False: it is not; a small cluster can then stall for good, as upstream: see docs/differences.md, node
+    #: lifecycle)
+    finish_removals: bool = True
     #: a settle that has run this many model events (0: no such bound) and `busy_ms` of logical time without
-    #: converging fails as one that reached `bound_ms` does. A cluster that converges needs few events (a dev
+    #: converging fails as one that reached `bound_ms` does, once everything pending at that moment has come due
+    #: (`Loop.latest_deadline`: every timer, a work queue's delayed keys, a held link's release): a cluster busy
+    #: for a while after a heal may still be waiting for a long timer, a lost machine's pods' eviction 300 s
+    #: after its taint, and gets to converge when it fires. A cluster that converges needs few events (a dev
     #: example's settles, at most about 2,000 on 3 nodes; a busy spell after a heal, a controller recreating
     #: what the garbage collector deletes while its informer waits out a back-off, 64,000 in 75 s); one that
     #: churns for good, a controller replacing pods a kubelet keeps rejecting, ran hundreds of thousands to the
     #: time bound, on every replay while its failure shrank. The checker's settles set it from the number of
-    #: nodes; older traces run to their time bound.
+    #: nodes.
     max_events: int = 0
     busy_ms: int = 150_000
 
@@ -609,16 +611,23 @@ class Settle(Action):
             if loop.run_fair(start, max_events=BUSY_INSTANT_EVENTS) < BUSY_INSTANT_EVENTS and converged():
                 return
         chunk = self.first_ms
+        horizon: Optional[int] = None  # when the event bound was reached: the latest deadline pending then
         while True:
-            chunk = min(chunk, start + self.bound_ms - cluster.now)
-            _settle_livelocked(cluster, run_fairly(cluster, cluster.now + chunk))
+            length = min(chunk, start + self.bound_ms - cluster.now)
+            if horizon is not None and cluster.now < horizon:
+                length = min(length, horizon - cluster.now)  # ask again once the last of those has fired
+            _settle_livelocked(cluster, run_fairly(cluster, cluster.now + length))
             if converged is None or converged():
                 return
             events = loop.events_applied - first_event
             if self.max_events and events >= self.max_events and cluster.now - start >= self.busy_ms:
-                raise NotSettled(f"liveness still fails {(cluster.now - start) / 1000:g} s after the faults healed, "
-                                 f"with {events:,} events run (the cluster keeps busy without converging: "
-                                 f"the bound is {self.max_events:,})")
+                if horizon is None:
+                    horizon = loop.latest_deadline() or cluster.now
+                if cluster.now >= horizon:
+                    raise NotSettled(f"liveness still fails {(cluster.now - start) / 1000:g} s after the faults "
+                                     f"healed, with {events:,} events run (the cluster keeps busy without "
+                                     f"converging: the bound is {self.max_events:,}, and every timer pending when "
+                                     f"it was reached has fired)")
             if cluster.now - start >= self.bound_ms:
                 raise NotSettled(f"liveness still fails {self.bound_ms / 1000:g} s after the faults healed")
             if self.finish_removals:
@@ -663,8 +672,6 @@ def action_from_json(data: Any) -> Action:
     cls = ACTIONS.get(data.get("name"))  # type: ignore[arg-type]
     if cls is None:
         raise ValueError(f"unknown action {data.get('name')!r}; known: {', '.join(sorted(ACTIONS))}")
-    if cls is CrashMidReconcile and "process" in fields and "component" not in fields:
-        fields["component"] = fields.pop("process")  # traces written before the field was renamed
     check_json_fields(cls, cls.kind, fields, ACTION_MINIMUMS.get(cls.kind, {}))
     try:
         return cls(**fields)

@@ -57,7 +57,7 @@ def register(subparsers: Any) -> None:
     r = subparsers.add_parser("replay", help=REPLAY_HELP, description=REPLAY_HELP,
                               epilog="exit codes: 1 a violation reproduced; 0 the trace passes; 2 a file that "
                                      "cannot be used")
-    r.add_argument("trace", metavar="TRACE", help="a trace file (kmodel-trace/1)")
+    r.add_argument("trace", metavar="TRACE", help="a trace file (kmodel-trace/2, or /1)")
     r.add_argument("--variant", default=None, metavar="NAME", help="replay under this variant (default: the trace's)")
     add_fix_option(r, "replay (besides the trace's own fixes)")
     r.add_argument("--lenient", action="store_true",

@@ -301,8 +301,7 @@ class KmodelMachine(WorkloadRules, AccessRules, RequestFaultRules, RuleBasedStat
     def _settle(self) -> Settle:
         """The checker's settle: heal and release everything, finish node removals, within its time bound and
         `settle_events_per_node` events per node (those of the cluster now, at least one)."""
-        return Settle(self.settle_bound_ms, check_at_once=True, release_holds=True, finish_removals=True,
-                      max_events=self.settle_events_per_node * max(len(self.cluster.nodes), 1))
+        return Settle(self.settle_bound_ms, max_events=self.settle_events_per_node * max(len(self.cluster.nodes), 1))
 
     # -- the user -------------------------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 `write_results(result, folder)` writes, in this order:
 
-1. each failing trace as ``traces/<invariant>.json`` (kmodel-trace/1, expecting that invariant to fail);
+1. each failing trace as ``traces/<invariant>.json`` (kmodel-trace/2, expecting that invariant to fail);
 2. report.json: the seed and budget, the kmodel and Hypothesis versions, the campaign's trace digest, every invariant with how often it was
    checked and violated, how often each rule fired, how many examples reached each sometimes property
    (invariants/sometimes.py), and the violations (invariant, message, trace path,

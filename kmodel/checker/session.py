@@ -6,8 +6,9 @@ The state machine and the replayer both drive a cluster through a `Session`; the
 action comes next, the replayer reads it from a trace, and the session does the rest the same way for both:
 
 1. append the action to `actions` and feed its stable JSON to a running blake2b (`digest()` adds the loop's
-   own digest of every model event applied, so two sessions that agree on the digest executed the same
-   actions *and* the model made the same moves);
+   own digest of every model event applied, with each delivered message's content, and the store's digest of
+   every write, with the value written: two sessions that agree on the digest executed the same actions,
+   the model made the same moves, its messages said the same things and etcd holds the same values);
 2. apply it to the cluster;
 3. check every safety invariant, each with its own memo dict kept for the session (so invariants can be
    incremental; every memo also holds, under `registry.SHARED`, one dict shared by the session's invariants).
@@ -326,9 +327,11 @@ class Session:
     # -- results -----------------------------------------------------------------------------------------
 
     def digest(self) -> str:
-        """blake2b over every executed action's stable JSON, then the loop's digest of its events."""
+        """blake2b over every executed action's stable JSON, then the loop's digest of its events and messages,
+        then the store's digest of its writes."""
         h = self._hash.copy()
         h.update(self.cluster.loop.digest().encode())
+        h.update(self.cluster.store.digest().encode())
         return h.hexdigest()
 
     @property

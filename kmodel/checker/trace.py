@@ -1,23 +1,27 @@
 """The trace file: a run's configuration and its actions, as JSON a person can read and `kmodel replay` runs.
 
-    {"format": "kmodel-trace/1", "kmodel": "0.1.0",
+    {"format": "kmodel-trace/2", "kmodel": "0.1.0",
      "config": {ClusterConfig's fields}, "variant": "default",
      "actions": [{"name": "run", "ms": 15000, "say": "run fairly for 15 s"}, ...],
      "expect": "pass" | {"fail": "<invariant>"},
      "violation": {"invariant": ..., "message": ..., "step": ...} | null,
      "boot_revision": 29}
 
-Each action is its `to_json()` plus a "say" key holding its readable line (ignored when read back). `expect`
-says what a replay must show: a regression seed under tests/regressions either must pass, or must fail with
-the named invariant. Files are written to a temporary name and renamed, so a reader never sees half a
-trace; `read_trace` raises `TraceError` with one line for anything unreadable, truncated or of another
-format version.
+Each action is its `to_json()` (every field, defaults included) plus a "say" key holding its readable line
+(ignored when read back); a field left out when read back takes the action's default, which is what the
+checker does today. `expect` says what a replay must show: a regression seed under tests/regressions either
+must pass, or must fail with the named invariant. Files are written to a temporary name and renamed, so a
+reader never sees half a trace; `read_trace` raises `TraceError` with one line for anything unreadable,
+truncated or of a format version it does not know.
 
 `boot_revision` is the store's revision once the cluster had booted (its bootstrap objects created) on the model
 that recorded the trace. A `compact` action names an absolute store revision, so when a later model boots
-with more or fewer objects (a new bootstrap role, say), `fitted` moves each
-compaction by the difference, and the trace compacts at the same point of its story. A trace without the key
-was recorded before it existed, on a model that booted at revision LEGACY_BOOT_REVISION.
+with more or fewer objects, `fitted` moves each compaction by the difference, and the trace compacts at the
+same point of its story. A trace without the key is taken as recorded on this model (nothing moves).
+
+Versions: this kmodel writes FORMAT (kmodel-trace/2) and reads it and kmodel-trace/1. A version 1 file is
+turned into version 2 by one function, `upgrade_v1`, before anything else reads it; every allowance for old
+traces lives there, so the actions' defaults mean what the checker does now.
 """
 
 from __future__ import annotations
@@ -36,9 +40,13 @@ from kmodel.checker.actions import Action, action_from_json
 from kmodel.loop.events import check_json_fields
 from kmodel.cluster import ClusterConfig
 
-FORMAT = "kmodel-trace/1"
-#: the boot revision of every model before traces recorded theirs (15 bootstrap objects)
+FORMAT = "kmodel-trace/2"
+FORMAT_V1 = "kmodel-trace/1"
+#: the boot revision of every model before version 1 traces recorded theirs (15 bootstrap objects)
 LEGACY_BOOT_REVISION = 15
+#: the settle's switches whose default changed in version 2 (False before: what a version 1 trace without them
+#: meant; True now: what the checker's settles do)
+V1_SETTLE_SWITCHES: tuple[str, ...] = ("check_at_once", "release_holds", "finish_removals")
 PASS = "pass"
 Expect = Union[str, dict]
 
@@ -166,12 +174,43 @@ def write_trace(trace: Trace, path: Path) -> Path:
     return path
 
 
+def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """A kmodel-trace/1 object as the kmodel-trace/2 object of the same run (a new dict; `data` is untouched).
+
+    * `boot_revision` missing: the trace was recorded before the key existed, on a model that booted at
+      LEGACY_BOOT_REVISION;
+    * a `settle` without `check_at_once`, `release_holds` or `finish_removals`: each False, their meaning in
+      version 1 (version 2's defaults are True);
+    * a `crash-mid-reconcile` with `process` and no `component`: the field's name before it was renamed.
+
+    Anything else is left for the version 2 reader to check."""
+    out = {**data, "format": FORMAT}
+    out.setdefault("boot_revision", LEGACY_BOOT_REVISION)
+    actions = data.get("actions")
+    if isinstance(actions, list):
+        out["actions"] = [_upgrade_action_v1(a) if isinstance(a, dict) else a for a in actions]
+    return out
+
+
+def _upgrade_action_v1(action: dict[str, Any]) -> dict[str, Any]:
+    name = action.get("name")
+    if name == "settle":
+        return {**{k: False for k in V1_SETTLE_SWITCHES}, **action}
+    if name == "crash-mid-reconcile" and "process" in action and "component" not in action:
+        renamed = {k: v for k, v in action.items() if k != "process"}
+        renamed["component"] = action["process"]
+        return renamed
+    return action
+
+
 def trace_from_json(data: Any) -> Trace:
     if not isinstance(data, dict):
         raise TraceError("not a kmodel trace: the file holds no JSON object")
     fmt = data.get("format")
-    if fmt != FORMAT:
-        raise TraceError(f"unsupported trace format {fmt!r}: this kmodel reads {FORMAT!r}")
+    if fmt == FORMAT_V1:
+        data = upgrade_v1(data)
+    elif fmt != FORMAT:
+        raise TraceError(f"unsupported trace format {fmt!r}: this kmodel reads {FORMAT!r} and {FORMAT_V1!r}")
     for key in ("config", "actions", "expect"):
         if key not in data:
             raise TraceError(f"the trace has no {key!r}")
@@ -196,8 +235,8 @@ def trace_from_json(data: Any) -> Trace:
             raise TraceError("'violation' must be null or {invariant, message, step}") from None
     variant = str(data.get("variant", "default"))
     config = attrs.evolve(config_from_json(data["config"]), variant=variant)
-    boot = data.get("boot_revision", LEGACY_BOOT_REVISION)
-    if type(boot) is not int or boot < 0:
+    boot = data.get("boot_revision")
+    if boot is not None and (type(boot) is not int or boot < 0):
         raise TraceError(f"'boot_revision' must be a whole number of at least 0, not {boot!r}")
     return Trace(config, tuple(actions), variant, expect, violation, str(data.get("kmodel", "")), boot)
 

@@ -644,6 +644,13 @@ class ApiClient:
 
     # -- delayed continuations -----------------------------------------------------------------------------------
 
+    def latest_deadline(self) -> Optional[int]:
+        """The latest due time of what waits behind the client's two timers (request deadlines, some perhaps of
+        requests answered since; calls put off with `call_later`), or None."""
+        dues = [d for d, _ in self._deadlines]
+        dues.extend(t for t, _, _ in self._later)
+        return max(dues, default=None)
+
     def call_later(self, now: int, out: Out, delay_ms: int, fn: Callable[[int, Out], None]) -> None:
         """Run `fn(now, out)` `delay_ms` from now (on the client's `later` timer)."""
         self._later_seq += 1

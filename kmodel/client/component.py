@@ -8,7 +8,7 @@ Its transport is client-go's, HTTP/2 with the connection health check client-go 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from kmodel.component import Component, HealthCheck, Out
 
@@ -26,6 +26,9 @@ class ClientComponent(Component):
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         self.client.on_stream_closed(now, stream, out)
+
+    def latest_deadline(self, now: int) -> Optional[int]:
+        return self.client.latest_deadline()
 
     def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
         self.client.on_connection_reset(now, peer, arriving, out)

@@ -121,6 +121,10 @@ class WorkQueue:
             self._armed = ready
             out.set_timer(self.timer, at=ready)
 
+    def latest_ready(self) -> Optional[int]:
+        """When the last key waiting out a delay is ready, or None."""
+        return max(self.waiting.values(), default=None)
+
     def add_rate_limited(self, now: int, out: Out, key: Hashable) -> None:
         backoff = self.rate_limiter.when(key)
         token = self.bucket.reserve(now) - now

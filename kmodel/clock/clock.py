@@ -155,6 +155,10 @@ class Clock:
         found.sort()
         return found
 
+    def latest_due(self) -> Optional[int]:
+        """The latest due time of any timer set, or None (walks every timer: for rare questions)."""
+        return max((due for owned in self._timers.values() for due, _ in owned.values()), default=None)
+
     def next_due_after_now(self) -> Optional[int]:
         """The earliest due time strictly after now (where an advance of time may stop), or None."""
         heap = self._heap

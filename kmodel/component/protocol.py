@@ -124,6 +124,12 @@ class Component:
     def answers_request_faults(cls) -> bool:
         return cls.fail_next_request is not Component.fail_next_request
 
+    def latest_deadline(self, now: int) -> Optional[int]:
+        """The latest logical time at which something this component keeps behind one timer of its own comes
+        due (a work queue's delayed keys wait behind the earliest one's timer), or None when the loop's timers
+        show all it waits for. `Loop.latest_deadline` asks it."""
+        return None
+
     def crash(self) -> None:
         """Forget all in-memory state (keep only what a real process would find on disk)."""
         raise NotImplementedError(f"{type(self).__name__} does not model crashes; override crash()")

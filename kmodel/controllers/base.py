@@ -228,6 +228,10 @@ class Controller(ClientComponent):
     def has_work(self) -> bool:
         return self.queue.has_work() and self.synced()
 
+    def latest_deadline(self, now: int) -> Optional[int]:
+        dues = [d for d in (super().latest_deadline(now), self.queue.latest_ready()) if d is not None]
+        return max(dues, default=None)
+
     def work(self, now: int, out: Out) -> None:
         key = self.queue.get()
         sync = Sync(self, key)

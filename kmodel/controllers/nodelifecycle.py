@@ -45,6 +45,16 @@ process appends (now, None). It lives outside the process's memory (a crash keep
 upstream's grace period runs from probeTimestamp, the controller's own clock when a pass *noticed* such a
 change in its caches, so a heartbeat its informers did not receive yet does not count.
 
+Zones come and go with their nodes: a zone is added (Initial, tainting at the healthy rate) when a pass first
+sees a node of it, whether a new node or a known node whose zone was dropped (classifyNodes'
+newZoneRepresentatives, addPodEvictorForNewZone, which keys on the zone states), and handleDisruption drops a
+zone that had no node in the pass from the states while it looks for a zone not fully disrupted, stopping at
+the first such zone. A zone left behind by that stop has no new state: as upstream reads the missing key of
+a Go map, its state is "" (STATE_NONE), which changes no rate, until a later pass drops it. Upstream walks
+the zone states in Go's random map order, so which zones with no nodes are dropped before the stop varies
+from pass to pass; the model walks them in sorted order (deterministic runs), one of the orders upstream can
+take.
+
 Differences from upstream: the NoExecute taint queue's token bucket (0.1 node/s per zone, 0.01 in a large
 partially disrupted zone) is not modelled: a zone either taints at once or not at all. A pass ends when
 its status writes are answered; the taint and pod-status writes it starts are not waited for. Events are
@@ -84,6 +94,8 @@ STATE_INITIAL = "Initial"
 STATE_NORMAL = "Normal"
 STATE_FULL_DISRUPTION = "FullDisruption"
 STATE_PARTIAL_DISRUPTION = "PartialDisruption"
+#: the state of a zone with no node in the pass (Go's zero ZoneState, the missing key of newZoneStates)
+STATE_NONE = ""
 
 
 def zone_key(node: Node) -> str:
@@ -107,11 +119,14 @@ def compute_zone_state(ready_conditions: list) -> tuple[int, str]:
     return not_ready, STATE_NORMAL
 
 
-def zone_qps(state: str, zone_size: int) -> float:
-    """setLimiterInZone's rate: healthy for Normal and FullDisruption, ReducedQPSFunc for Partial."""
+def zone_qps(state: str, zone_size: int) -> Optional[float]:
+    """setLimiterInZone's rate: healthy for Normal and FullDisruption, ReducedQPSFunc for Partial; None (the
+    rate stays) for any other state (STATE_NONE: a zone with no node in the pass)."""
     if state == STATE_PARTIAL_DISRUPTION:
         return SECONDARY_EVICTION_LIMITER_QPS if zone_size > LARGE_CLUSTER_THRESHOLD else 0.0
-    return EVICTION_LIMITER_QPS
+    if state in (STATE_NORMAL, STATE_FULL_DISRUPTION):
+        return EVICTION_LIMITER_QPS
+    return None
 
 
 def mark_pod_not_ready(pod: Pod, now: int) -> Optional[Pod]:
@@ -226,6 +241,8 @@ class NodeLifecycleController(Controller):
                 self.known[name] = node
                 self._zone_seen(zone_key(node))
                 self._mark_reachable(now, out, node)
+            else:
+                self._zone_seen(zone_key(node))  # newZoneRepresentatives: its zone was dropped meanwhile
         for name in [n for n in self.known if n not in current]:
             node = self.known.pop(name)
             self._node_event(now, out, node, "RemovingNode", f"Removing Node {name} from Controller")
@@ -236,9 +253,12 @@ class NodeLifecycleController(Controller):
             self._update_health(now, out, p, node, 1)
 
     def _zone_seen(self, zone: str) -> None:
-        if zone not in self.zone_qps:  # addPodEvictorForNewZone
+        """addPodEvictorForNewZone: a zone not in the states starts Initial, with a new taint queue at the
+        healthy rate."""
+        if zone not in self.zone_states:
             self.zone_states[zone] = STATE_INITIAL
             self.zone_qps[zone] = EVICTION_LIMITER_QPS
+            self.parked.pop(zone, None)  # the old queue is gone; a pass marks its nodes again while not ready
 
     def _update_health(self, now: int, out: Out, p: _Pass, node: Node, attempt: int) -> None:
         name = node.metadata.name
@@ -403,18 +423,21 @@ class NodeLifecycleController(Controller):
                     self.health[node.metadata.name] = evolve(h, probe_timestamp=now,
                                                                    ready_transition_timestamp=now)
             for zone in sorted(self.zone_states):
-                self._set_qps(zone, zone_qps(new_states[zone], len(p.zones[zone])))
-                self.zone_states[zone] = new_states[zone]
+                state = new_states.get(zone, STATE_NONE)
+                self._set_limiter(zone, len(p.zones.get(zone, ())), state)
+                self.zone_states[zone] = state
             return
         for zone in sorted(self.zone_states):
-            # a zone left with no node that the loop above stopped before deleting (its nodes relabelled or
-            # gone) reads Go's zero value from newZoneStates: setLimiterInZone ignores that state, and the
-            # zone is deleted by a later pass
-            state = new_states.get(zone, "")
+            state = new_states.get(zone, STATE_NONE)
             if self.zone_states[zone] != state:
-                if state:
-                    self._set_qps(zone, zone_qps(state, len(p.zones.get(zone, ()))))
+                self._set_limiter(zone, len(p.zones.get(zone, ())), state)
                 self.zone_states[zone] = state
+
+    def _set_limiter(self, zone: str, size: int, state: str) -> None:
+        """setLimiterInZone: the rate of the zone's state; a state with none (STATE_NONE) leaves it."""
+        qps = zone_qps(state, size)
+        if qps is not None:
+            self._set_qps(zone, qps)
 
     def _set_qps(self, zone: str, qps: float) -> None:
         self.zone_qps[zone] = qps

@@ -33,6 +33,10 @@ class Agenda:
     def due(self, key: Hashable) -> Optional[int]:
         return self._due.get(key)
 
+    def latest_due(self) -> Optional[int]:
+        """The latest due time of a key scheduled, or None."""
+        return max(self._due.values(), default=None)
+
     def pop_due(self, now: int, out: Out) -> list:
         """The keys due by `now` (the timer fired), in order; re-arms for the rest."""
         self._armed = None

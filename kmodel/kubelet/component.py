@@ -215,6 +215,11 @@ class Kubelet(ClientComponent):
     def has_work(self) -> bool:
         return bool(self.queue)
 
+    def latest_deadline(self, now: int) -> Optional[int]:
+        dues = [d for d in (super().latest_deadline(now), self.resyncs.latest_due(), self.probe_ticks.latest_due(),
+                            self.status_retries.latest_due()) if d is not None]
+        return max(dues, default=None)
+
     def work(self, now: int, out: Out) -> None:
         (kind, uid), _ = self.queue.popitem(last=False)
         if kind == POD:

@@ -53,9 +53,12 @@ and the loop should be thrown away (the checker reports it as a failure of that 
 
 Digest
 ------
-Every applied event's `stable_json()` (UTF-8, newline-terminated) is fed to a running blake2b hash;
-`digest()` returns its hex. Two runs that applied the same events in the same order have the same digest,
-under any PYTHONHASHSEED (tests/test_determinism.py). `events_applied` counts the events.
+Every applied event's `stable_json()` (UTF-8, newline-terminated) is fed to a running blake2b hash, and for a
+delivery the delivered message's content after it (`kmodel.fingerprint`: its payload and its stream), so the
+digest says what happened, not only in what order: a run that delivered one field differently has another
+digest. `digest()` returns its hex. Two runs that applied the same events to the same messages in the same
+order have the same digest, under any PYTHONHASHSEED (tests/test_determinism.py). `events_applied` counts the
+events.
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from typing import Any, Callable, Iterable, Optional
 from kmodel.clock import Clock
 from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
 from kmodel.component.protocol import Component
+from kmodel.fingerprint import content, fingerprint
 from kmodel.loop.health import TIMER_PREFIXES, ConnectionHealth
 from kmodel.loop.events import (
     AdvanceTime,
@@ -415,10 +419,21 @@ class Loop:
         self._record(AdvanceTime(to_ms).stable_json().encode() + b"\n")
         self._advance(to_ms)
 
+    def latest_deadline(self) -> Optional[int]:
+        """The latest logical time at which anything pending now comes due: a timer of a component that is up, a
+        held link's release, or what a component keeps behind a timer of its own (`Component.latest_deadline`:
+        a work queue's delayed keys). None when nothing is pending. Walks everything: for rare questions."""
+        down = self._down
+        dues = [self.network.latest_release()]
+        dues.extend(c.latest_deadline(self.clock.now) for name, c in self.components.items() if name not in down)
+        dues.append(self.clock.latest_due())  # a crash cancels its owner's timers: those left are of components up
+        return max((d for d in dues if d is not None), default=None)
+
     # -- digest ------------------------------------------------------------------------------------------
 
     def digest(self) -> str:
-        """Hex blake2b of the stable JSON of every event applied so far, in order."""
+        """Hex blake2b of the stable JSON of every event applied so far, in order, each delivery followed by the
+        delivered message's content."""
         return self._hash.hexdigest()
 
     def _record(self, line: bytes) -> None:
@@ -432,6 +447,9 @@ class Loop:
         self._hash.update(entry[1])  # _record, inlined (one call per delivery)
         self.events_applied += 1
         msg = self.network.deliver(key[0], key[1], self.clock.now)
+        self._hash.update(content(msg.payload))
+        if msg.stream is not None:
+            self._hash.update(fingerprint(msg.stream))
         component = self.components[key[1]]
         out = self._out
         try:
@@ -460,6 +478,9 @@ class Loop:
     def _deliver_tapped(self, key: tuple[str, str]) -> None:
         self._record(self._deliver_entry(key)[1])
         msg = self.network.deliver(key[0], key[1], self.clock.now)
+        self._hash.update(content(msg.payload))
+        if msg.stream is not None:
+            self._hash.update(fingerprint(msg.stream))
         self._tap(msg)
         component = self.components[key[1]]
         out = self._out

@@ -400,6 +400,12 @@ class Network:
             heapq.heappop(releases)  # stale: replaced by a later delay, or already released
         return None
 
+    def latest_release(self) -> Optional[int]:
+        """The latest time a held link is released, or None."""
+        links = self._links
+        return max((until for until, src, dst in self._releases if links[(src, dst)].held_until == until),
+                   default=None)
+
     def release(self, now: int) -> None:
         """Release every link held until `now` or earlier."""
         releases = self._releases

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, NoReturn
 
+from kmodel.fingerprint import immutable
 
+
+@immutable  # a digest encodes each one once (kmodel.fingerprint): versions of an object share their maps
 class FrozenDict(dict):
     """A dict that refuses mutation and can be hashed (so frozen attrs objects holding it hash too)."""
 

@@ -312,6 +312,10 @@ class Scheduler(ClientComponent):
     def has_work(self) -> bool:
         return self.queue.has_active() and self.pods.has_synced and self.nodes.has_synced
 
+    def latest_deadline(self, now: int) -> Optional[int]:
+        dues = [d for d in (super().latest_deadline(now), self.queue.latest_wakeup(now)) if d is not None]
+        return max(dues, default=None)
+
     def crash(self) -> None:
         self.client.reset()
         self.recorder.restart()

@@ -261,6 +261,18 @@ class SchedulingQueue:
                 if now - info.timestamp > POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION_MS:
                     self._requeue(info, now)
 
+    def latest_wakeup(self, now: int) -> Optional[int]:
+        """The last tick (at or after `now`) at which `flush` would move a pod queued now, or None."""
+        times = []
+        if self.backoff:
+            expiry = max(i.backoff_expiry() for i in self.backoff.values())
+            times.append(_next_tick(self.start, BACKOFF_FLUSH_PERIOD_MS, max(expiry, now)))
+        if self.unschedulable:
+            newest = max(i.timestamp for i in self.unschedulable.values())
+            times.append(_next_tick(self.start, UNSCHEDULABLE_FLUSH_PERIOD_MS,
+                                    max(newest + POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION_MS + 1, now)))
+        return max(times) if times else None
+
     def next_wakeup(self, now: int) -> Optional[int]:
         """The next tick (at or after `now`) at which `flush` would move some pod, or None."""
         times = []

@@ -38,11 +38,18 @@ Every request and its answer (or the StoreError it raised) is appended to
 server's one-compare-one-put txn is kept compact until first read: see
 ``history.py``). Watch responses are not recorded there: they are in the
 watchers' queues until taken.
+
+Every change written is also fed, as it is made, to a running blake2b (its KeyValue's
+content: key, value, revisions, version; `kmodel.fingerprint`): `digest()` says which
+writes the store took, and what they wrote.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Optional, Sequence
+
+from kmodel.fingerprint import fingerprint
 
 from . import errors
 from .errors import StoreError
@@ -124,12 +131,19 @@ class Store:
         self._refused: list[WatchResponse] = []
         self._trackers: dict[tuple[str, ...], ChangeTracker] = {}
         self.history = History()
+        # every change written, in order: its KeyValue's fingerprint (key, value, revisions, version)
+        self._writes = hashlib.blake2b(digest_size=16)
 
     # --- state ------------------------------------------------------------------------
 
     @property
     def revision(self) -> int:
         return self._rev
+
+    def digest(self) -> str:
+        """Hex blake2b of every change written so far, in order: each key put or deleted, with its value's content
+        (`kmodel.fingerprint`), revisions and version. Equal digests: the same writes, to the same values."""
+        return self._writes.hexdigest()
 
     @property
     def compact_revision(self) -> int:
@@ -322,6 +336,7 @@ class Store:
             keys.touched[key] = None
         self._rev = rev
         self._log.append(kv)
+        self._writes.update(fingerprint(kv))
         if self._trackers:
             self._track(key, rev)
         watchers = self._index.matching(key)
@@ -369,6 +384,8 @@ class Store:
         self._rev = write.rev
         changes = write.changes
         self._log.append(changes[0] if len(changes) == 1 else tuple(changes))
+        for kv in changes:
+            self._writes.update(fingerprint(kv))
         if self._trackers:
             for kv in write.changes:
                 self._track(kv.key, write.rev)

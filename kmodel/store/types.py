@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional, Union
 
+from kmodel.fingerprint import immutable
 
+
+@immutable  # values are immutable objects: a digest encodes a stored KeyValue once (kmodel.fingerprint)
 class KeyValue(NamedTuple):
     """One version of a key, exactly as etcd's mvccpb.KeyValue.
 
@@ -31,6 +34,7 @@ class KeyValue(NamedTuple):
     lease: int = 0
 
 
+@immutable
 class Event(NamedTuple):
     """A watch event: ``type`` is "PUT" or "DELETE"; ``prev_kv`` only when the watch asked for it."""
 

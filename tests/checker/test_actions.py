@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -201,9 +202,13 @@ def test_crash_mid_reconcile_of_the_first_reconciler_crashes_nothing_when_no_one
     assert cluster.loop.is_up("controller/podgc")
 
 
-def test_a_crash_mid_reconcile_written_before_its_field_was_renamed_still_reads():
+def test_an_action_knows_its_fields_by_their_names_only():
+    """Old field names are the version 1 upgrade's business (checker/trace.py), not the actions'."""
     old = {"name": "crash-mid-reconcile", "process": "kube-controller-manager", "max_events": 2000}
-    assert action_from_json(old) == CrashMidReconcile("kube-controller-manager")
+    with pytest.raises(ValueError, match="process"):
+        action_from_json(old)
+    renamed = {"name": "crash-mid-reconcile", "component": "kube-controller-manager", "max_events": 2000}
+    assert action_from_json(renamed) == CrashMidReconcile("kube-controller-manager")
 
 
 def test_a_failed_container_that_is_not_running_is_not_enabled():
@@ -249,9 +254,11 @@ def test_a_settle_that_keeps_busy_fails_at_its_event_bound_and_one_that_converge
                                                                              max_events=8_000)))
     result = replay(bounded, record_messages=False)
     assert result.violation is not None and result.violation.invariant == "converges-replicas"
-    # judged at the end of the first chunk past busy_ms (5 + 10 + 20 + 40 + 80 s), not at the 600 s bound
-    assert "fails 155 s after the faults healed" in result.violation.message
-    assert "the bound is 8,000" in result.violation.message
+    # the bound is reached at the end of the first chunk past busy_ms (5 + 10 + 20 + 40 + 80 s); judged once the
+    # latest deadline pending then has passed, before the 600 s bound
+    judged = re.search(r"fails (\d+) s after the faults healed", result.violation.message)
+    assert judged is not None and 155 < int(judged.group(1)) < 600
+    assert "the bound is 8,000, and every timer pending when it was reached has fired" in result.violation.message
     assert bounded.actions[-1].name.endswith("(at most 600 s, or 150 s and 8,000 events)")
     # with the fix the cluster converges within a few hundred events: the bound does not fire
     assert replay(bounded, record_messages=False, fixes=("scheduler-count-host-port-holders",)).passed

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from kmodel.checker.actions import ApplyDeployment, Compact, RunFair, Settle
-from kmodel.checker.trace import (FORMAT, LEGACY_BOOT_REVISION, Trace, TraceError, Violation, fitted, read_trace,
-                                  trace_from_json, write_trace)
+from kmodel.checker.actions import ApplyDeployment, Compact, CrashMidReconcile, RunFair, Settle
+from kmodel.checker.replay import replay
+from kmodel.checker.trace import (FORMAT, FORMAT_V1, LEGACY_BOOT_REVISION, Trace, TraceError, Violation, fitted,
+                                  read_trace, trace_from_json, upgrade_v1, write_trace)
 from kmodel.cli import main
 from kmodel.cluster import ClusterConfig
 
+FIXTURES = Path(__file__).parent / "fixtures"
+REGRESSIONS = Path(__file__).parents[1] / "regressions"
 TRACE = Trace(ClusterConfig(nodes=2, apiservers=2), (RunFair(15_000), ApplyDeployment("web", 1), Settle(60_000)),
               expect={"fail": "x"}, violation=Violation("x", "boom", 1), boot_revision=29)
 
@@ -24,11 +28,53 @@ def test_round_trip(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # no temporary file left behind
 
 
-def test_a_trace_without_a_boot_revision_was_recorded_on_a_model_that_booted_at_the_legacy_revision():
+def test_a_version_2_trace_without_a_boot_revision_is_this_models():
     data = TRACE.to_json()
     assert data["boot_revision"] == 29
     del data["boot_revision"]
+    assert trace_from_json(data).boot_revision is None
+
+
+def test_a_version_1_trace_without_a_boot_revision_was_recorded_on_a_model_that_booted_at_the_legacy_revision():
+    data = {**TRACE.to_json(), "format": FORMAT_V1}
+    del data["boot_revision"]
     assert trace_from_json(data).boot_revision == LEGACY_BOOT_REVISION == 15
+    assert upgrade_v1(data)["boot_revision"] == 15 and "boot_revision" not in data  # a new dict
+    assert upgrade_v1({**data, "boot_revision": 29})["boot_revision"] == 29
+
+
+def test_version_1_settles_meant_false_for_the_switches_whose_default_is_true_now():
+    data = {**TRACE.to_json(), "format": FORMAT_V1}
+    data["actions"] = [{"name": "settle", "bound_ms": 60_000}, {"name": "settle", "check_at_once": True},
+                       {"name": "run", "ms": 1_000}]
+    first, second, run = trace_from_json(data).actions
+    assert first == Settle(60_000, check_at_once=False, release_holds=False, finish_removals=False)
+    assert second == Settle(check_at_once=True, release_holds=False, finish_removals=False)
+    assert run == RunFair(1_000)
+    # version 2: a missing switch is today's default
+    v2 = trace_from_json({**data, "format": FORMAT})
+    assert v2.actions[0] == Settle(60_000) and Settle(60_000).check_at_once and Settle().finish_removals
+
+
+def test_a_version_1_crash_mid_reconcile_named_its_component_process():
+    data = {**TRACE.to_json(), "format": FORMAT_V1,
+            "actions": [{"name": "crash-mid-reconcile", "process": "kube-controller-manager", "writes": 2}]}
+    assert trace_from_json(data).actions == (CrashMidReconcile("kube-controller-manager", writes=2),)
+    with pytest.raises(TraceError, match="action 0: .*process"):  # version 2 knows the field by its name only
+        trace_from_json({**data, "format": FORMAT})
+
+
+def test_the_version_1_fixture_reads_as_its_version_2_regression_and_replays_the_same(tmp_path):
+    """tests/checker/fixtures holds a regression seed as it was written in version 1; the regression folder
+    holds it rewritten as version 2 (by reading and writing it): the same trace, the same run."""
+    v1_path = FIXTURES / "crash-mid-reconcile-lagging-cache-broken-watch.v1.json"
+    v2_path = REGRESSIONS / "crash-mid-reconcile-lagging-cache-broken-watch.json"
+    assert json.loads(v1_path.read_text())["format"] == FORMAT_V1
+    assert json.loads(v2_path.read_text())["format"] == FORMAT
+    old, new = read_trace(v1_path), read_trace(v2_path)
+    assert old == new
+    assert write_trace(old, tmp_path / "t.json").read_text() == v2_path.read_text()
+    assert replay(old, record_messages=False).digest == replay(new, record_messages=False).digest
 
 
 def test_fitted_moves_compactions_by_the_difference_in_boot_revisions_and_nothing_else():
@@ -42,25 +88,29 @@ def test_fitted_moves_compactions_by_the_difference_in_boot_revisions_and_nothin
 
 @pytest.mark.parametrize("text, words", [
     ("", "truncated"),
-    ('{"format": "kmodel-trace/1", "actions": [', "truncated"),
+    ('{"format": "kmodel-trace/2", "actions": [', "truncated"),
     ("not json at all", "not valid JSON"),
     ('{"format": "kmodel-trace/9", "config": {}, "actions": [], "expect": "pass"}', "unsupported trace format"),
-    ('{"format": "kmodel-trace/1", "config": {"nodez": 1}, "actions": [], "expect": "pass"}', "unknown fields"),
+    ('{"format": "kmodel-trace/2", "config": {"nodez": 1}, "actions": [], "expect": "pass"}', "unknown fields"),
+    ('{"format": "kmodel-trace/2", "config": {}, "actions": [{"name": "x"}], "expect": "pass"}', "action 0"),
     ('{"format": "kmodel-trace/1", "config": {}, "actions": [{"name": "x"}], "expect": "pass"}', "action 0"),
-    ('{"format": "kmodel-trace/1", "config": {}, "actions": [], "expect": "maybe"}', "'expect'"),
-    ('{"format": "kmodel-trace/1", "config": {}, "actions": [], "expect": "pass", "boot_revision": -3}',
+    ('{"format": "kmodel-trace/1", "config": {}, "actions": [{"name": "settle", "bound_ms": 0}], "expect": "pass"}',
+     "action 0: settle: bound_ms must be at least 1, not 0"),
+    ('[]', "no JSON object"),
+    ('{"format": "kmodel-trace/2", "config": {}, "actions": [], "expect": "maybe"}', "'expect'"),
+    ('{"format": "kmodel-trace/2", "config": {}, "actions": [], "expect": "pass", "boot_revision": -3}',
      "'boot_revision' must be a whole number of at least 0, not -3"),
-    ('{"format": "kmodel-trace/1", "config": {"nodes": -1}, "actions": [], "expect": "pass"}',
+    ('{"format": "kmodel-trace/2", "config": {"nodes": -1}, "actions": [], "expect": "pass"}',
      "config: nodes must be at least 0, not -1"),
-    ('{"format": "kmodel-trace/1", "config": {"seed": "x"}, "actions": [], "expect": "pass"}',
+    ('{"format": "kmodel-trace/2", "config": {"seed": "x"}, "actions": [], "expect": "pass"}',
      "config: seed must be a whole number, not 'x'"),
-    ('{"format": "kmodel-trace/1", "config": {"apiservers": true}, "actions": [], "expect": "pass"}',
+    ('{"format": "kmodel-trace/2", "config": {"apiservers": true}, "actions": [], "expect": "pass"}',
      "config: apiservers must be a whole number, not True"),
-    ('{"format": "kmodel-trace/1", "config": {"components": "kubelet"}, "actions": [], "expect": "pass"}',
+    ('{"format": "kmodel-trace/2", "config": {"components": "kubelet"}, "actions": [], "expect": "pass"}',
      "config: components must be a list of strings"),
-    ('{"format": "kmodel-trace/1", "config": {"cluster_cidr": "10.0.0.0/33"}, "actions": [], "expect": "pass"}',
+    ('{"format": "kmodel-trace/2", "config": {"cluster_cidr": "10.0.0.0/33"}, "actions": [], "expect": "pass"}',
      "config: cluster_cidr must be a network"),
-    ('{"format": "kmodel-trace/1", "config": {}, "actions": [{"name": "run", "ms": -5}], "expect": "pass"}',
+    ('{"format": "kmodel-trace/2", "config": {}, "actions": [{"name": "run", "ms": -5}], "expect": "pass"}',
      "action 0: run: ms must be at least 1, not -5"),
 ])
 def test_unusable_files(tmp_path, text, words):
@@ -72,7 +122,7 @@ def test_unusable_files(tmp_path, text, words):
 
 def test_replay_exit_2_one_line(tmp_path, capsys):
     path = tmp_path / "bad.json"
-    path.write_text('{"format": "kmodel-trace/1", "actions": [')
+    path.write_text('{"format": "kmodel-trace/2", "actions": [')
     assert main(["replay", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "truncated" in err and "Traceback" not in err

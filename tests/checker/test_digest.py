@@ -1,0 +1,58 @@
+"""The run's digest hashes what happened: the actions, the events, each delivered message's content and each
+store write. Equal digests mean equal runs; a run that differs only in what its messages said differs."""
+
+from __future__ import annotations
+
+import attrs
+
+from kmodel.checker.actions import ApplyDeployment, ApplyService, RunFair
+from kmodel.checker.session import Session, all_invariants
+from kmodel.cluster import ClusterConfig
+from kmodel.fingerprint import fingerprint
+from kmodel.objects import ObjectMeta, Pod
+
+
+def _run(config: ClusterConfig) -> Session:
+    session = Session(config, all_invariants())
+    for action in (ApplyDeployment("web", 2), ApplyService("web"), RunFair(20_000)):
+        session.execute(action)
+    return session
+
+
+def _pod_cidrs(session: Session) -> list[str]:
+    return sorted(n.spec.pod_cidr for n in session.cluster.objects("nodes"))
+
+
+def test_clusters_that_differ_only_in_their_pod_cidrs_have_different_digests():
+    base = ClusterConfig()
+    one, again = _run(base), _run(base)
+    other = _run(attrs.evolve(base, cluster_cidr="10.245.0.0/16"))
+    assert one.digest() == again.digest()
+    # the same moves, in the same order, on every link ...
+    assert one.events_applied == other.events_applied
+    assert one.cluster.network.communication_counts() == other.cluster.network.communication_counts()
+    assert [a.stable_json() for a in one.actions] == [a.stable_json() for a in other.actions]
+    # ... carrying other podCIDRs: the messages and the writes say so
+    assert _pod_cidrs(one) != _pod_cidrs(other)
+    assert one.cluster.loop.digest() != other.cluster.loop.digest()
+    assert one.cluster.store.digest() != other.cluster.store.digest()
+    assert one.digest() != other.digest()
+
+
+def test_fingerprints_tell_types_lengths_and_fields_apart():
+    values = ["1", 1, True, 1.0, None, b"1", ("1",), ["1"], {"1": 1}, {"1"}, "a\x00b", "a", "b", ("a", "b"),
+              ("ab",), {"a": "b"}, {"ab": ""}]
+    assert len({fingerprint(v) for v in values}) == len(values)
+    pod = Pod(metadata=ObjectMeta(name="p", namespace="default"))
+    renamed = attrs.evolve(pod, metadata=attrs.evolve(pod.metadata, name="q"))
+    assert fingerprint(pod) != fingerprint(renamed)
+    assert fingerprint(pod) == fingerprint(Pod(metadata=ObjectMeta(name="p", namespace="default")))  # content, not id
+    assert fingerprint(pod) == fingerprint(pod)  # memoised: the same answer
+    assert fingerprint({"b", "a", "c"}) == fingerprint({"c", "a", "b"})  # a set in a canonical order
+
+
+def test_a_function_is_fingerprinted_by_name_not_address():
+    def handler() -> None:
+        return None
+
+    assert b"handler" in fingerprint(handler) and b"0x" not in fingerprint(handler)
