@@ -153,7 +153,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "kmodel.variants.etcdctl"),
     ("kmodel.cluster",),
     ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs"),
-    ("kmodel.cli", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
+    ("kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
      "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles"),
 )
 

@@ -30,7 +30,7 @@ import attrs
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
-from kmodel.loop.events import AdvanceTime, Event, Record, check_json_fields, event_from_json
+from kmodel.loop.events import AdvanceTime, Event, Record, event_from_json
 
 #: the user's applications: a Deployment and a Service of each name may exist
 APPS: tuple[str, ...] = ("web", "api")
@@ -655,43 +655,16 @@ def _settle_livelocked(cluster: Cluster, applied: int) -> None:
                          f"{cluster.now} ms (a livelock)")
 
 
-ACTIONS: dict[str, type[Action]] = {
-    cls.kind: cls
-    for cls in (ApplyDeployment, ApplyPod, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode,
-                LoseNode, Fire, Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer,
-                RunFair, RunEvents, Settle)
-}
+#: the actions of this module (kmodel/checker/action_json.py gathers every family's into the registry that
+#: reads traces)
+CORE_ACTIONS: tuple[type[Action], ...] = (
+    ApplyDeployment, ApplyPod, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, LoseNode, Fire,
+    Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents, Settle,
+)
 
-
-
-def action_from_json(data: Any) -> Action:
-    """Rebuild an action from its `to_json()` form; ValueError if it is not one."""
-    if not isinstance(data, dict):
-        raise ValueError(f"an action is a JSON object, not {type(data).__name__}")
-    fields = {k: v for k, v in data.items() if k not in ("name", "say")}
-    cls = ACTIONS.get(data.get("name"))  # type: ignore[arg-type]
-    if cls is None:
-        raise ValueError(f"unknown action {data.get('name')!r}; known: {', '.join(sorted(ACTIONS))}")
-    check_json_fields(cls, cls.kind, fields, ACTION_MINIMUMS.get(cls.kind, {}))
-    try:
-        return cls(**fields)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise ValueError(f"bad {cls.kind} action: {exc}") from None
-
-
-#: the least value of each whole-number field of an action read from a trace (see check_json_fields)
-ACTION_MINIMUMS: dict[str, dict[str, int]] = {
+#: the least value of each whole-number field of these actions read from a trace (see check_json_fields)
+CORE_MINIMUMS: dict[str, dict[str, int]] = {
     "apply-deployment": {"replicas": 0, "cpu_millis": 0}, "scale-deployment": {"replicas": 0},
     "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
     "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0, "busy_ms": 0},
-    "delete-with": {"grace_period_seconds": 0},
-    "stall-watch": {"ms": 2}, "apply-probed-app": {"replicas": 0}, "flap-readiness": {"ms": 1},
 }
-
-
-# the rule families' own actions register themselves in ACTIONS (and ACTION_MINIMUMS) when they are loaded
-import kmodel.checker.workload_actions  # noqa: E402,F401
-from kmodel.checker import fault_actions  # noqa: E402,F401
-from kmodel.checker.access_actions import ACCESS_ACTIONS  # noqa: E402  (it builds on this module's helpers)
-
-ACTIONS.update((cls.kind, cls) for cls in ACCESS_ACTIONS)

@@ -162,8 +162,6 @@ def _prepare_report_folder(folder: Path) -> None:
 
 def _check_junit_path(value: str) -> Path:
     """Where --junit-xml goes, checked before exploring (its folder is created if missing)."""
-    from kmodel.cli import KmodelUsageError
-
     path = Path(value)
     if path.is_dir() or value.endswith(("/", os.sep)):
         raise KmodelUsageError(f"--junit-xml {value}: is a folder; name a file (e.g. {path / 'kmodel.xml'})")

@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kmodel.checker.actions import ACTIONS, Action, deployment_manifest, run_fairly, service_manifest
+from kmodel.checker.actions import Action, deployment_manifest, run_fairly, service_manifest
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
@@ -186,5 +186,8 @@ class FailLiveness(Action):
         kubelet.fail_probe("default", self.pod, self.container, "liveness")
 
 
-for _cls in (StallWatch, ApplyProbedApp, FlapReadiness, FailLiveness):
-    ACTIONS[_cls.kind] = _cls
+#: the actions of this module, and their whole-number fields' least values (kmodel/checker/action_json.py)
+FAULT_ACTIONS: tuple[type[Action], ...] = (StallWatch, ApplyProbedApp, FlapReadiness, FailLiveness)
+FAULT_MINIMUMS: dict[str, dict[str, int]] = {
+    "stall-watch": {"ms": 2}, "apply-probed-app": {"replicas": 0}, "flap-readiness": {"ms": 1},
+}

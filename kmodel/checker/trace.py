@@ -36,7 +36,8 @@ from typing import Any, Optional, Union
 import attrs
 
 from kmodel import __version__
-from kmodel.checker.actions import Action, action_from_json
+from kmodel.checker.actions import Action
+from kmodel.checker.action_json import action_from_json
 from kmodel.loop.events import check_json_fields
 from kmodel.cluster import ClusterConfig
 

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kmodel.checker.actions import ACTION_MINIMUMS, ACTIONS, APPS, IMAGE, Action, app_container, deployment_manifest, service_manifest
+from kmodel.checker.actions import APPS, IMAGE, Action, app_container, deployment_manifest, service_manifest
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply, Patch, RolloutUndo, TaintNode
 
@@ -460,16 +460,14 @@ class ApplyInvalid(Action):
         cluster.submit(INVALID_MANIFESTS[self.case % len(INVALID_MANIFESTS)][1](self.node))
 
 
-#: the actions of this module, registered in the checker's ACTIONS (and their whole-number fields' least values in
-#: ACTION_MINIMUMS) when it is imported: actions.py imports it at its end
+#: the actions of this module, and their whole-number fields' least values (kmodel/checker/action_json.py)
 WORKLOAD_ACTIONS: tuple[type[Action], ...] = (
     LabelNode, TaintNodeAction, CordonNode, ApplyPodShape, LabelPod, EditService, SetStrategy, PauseDeployment,
     UndoRollout, ApplyInvalid,
 )
 
-ACTIONS.update({cls.kind: cls for cls in WORKLOAD_ACTIONS})
-ACTION_MINIMUMS.update({
+WORKLOAD_MINIMUMS: dict[str, dict[str, int]] = {
     "edit-service": {"selector": 0, "ports": 0}, "set-strategy": {"strategy": 0},
     "rollout-undo": {"to_revision": 0}, "apply-invalid": {"case": 0},
-})
+}
 

@@ -10,7 +10,7 @@ from kmodel.checker.access_actions import (
     HOLD, AddFinalizer, ApplyBinding, ApplyInNamespace, ApplyRole, CreateNamespace, DeleteWith, RemoveFinalizer,
 )
 from kmodel.checker.access_rules import ADMIN_DRAWS, user_of
-from kmodel.checker.actions import action_from_json
+from kmodel.checker.action_json import action_from_json
 from kmodel.cluster import Cluster, ClusterConfig
 
 from .conftest import SmallMachine

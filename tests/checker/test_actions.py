@@ -8,10 +8,9 @@ import re
 import pytest
 
 from kmodel.checker.actions import (
-    ACTIONS, AddNode, ApplyDeployment, ApplyPod, ApplyService, Compact, CrashMidReconcile, CrashProcess, DeleteObject, FailContainer, Fault, Fire,
-    LoseNode, RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, action_from_json,
-    deployment_manifest,
+    AddNode, ApplyDeployment, ApplyPod, ApplyService, Compact, CrashMidReconcile, CrashProcess, DeleteObject, FailContainer, Fault, Fire, LoseNode, RemoveNode, RestartProcess, RunEvents, RunFair, ScaleDeployment, Settle, deployment_manifest,
 )
+from kmodel.checker.action_json import ACTIONS, action_from_json
 from tests.checker.test_workload_actions import WORKLOAD_EXAMPLES
 from tests.checker.test_access_actions import ACCESS_EXAMPLES
 from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch

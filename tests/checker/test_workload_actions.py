@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from kmodel.checker.actions import ApplyDeployment, ApplyService, DeleteObject, action_from_json
+from kmodel.checker.actions import ApplyDeployment, ApplyService, DeleteObject
+from kmodel.checker.action_json import action_from_json
 from kmodel.checker.workload_actions import (
     INVALID_MANIFESTS, LABEL_ZONE, ApplyInvalid, ApplyPodShape, CordonNode, EditService, LabelNode, LabelPod,
     PauseDeployment, SetStrategy, TaintNodeAction, UndoRollout, pod_shape_manifest,
