@@ -15,6 +15,7 @@ from typing import Any, Iterator, Optional
 from invariants._history import change_feed, condition, name_of, pod_ips
 from invariants.liveness import _objects
 from invariants.registry import LIVENESS, SAFETY, SHARED, invariant
+from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.controllers.deployment_logic import MAX_REPLICAS_ANNOTATION
 from kmodel.controllers.garbagecollector import WATCHED as COLLECTED_RESOURCES
 
@@ -51,7 +52,7 @@ class _Ledger:
         self.writers: dict[int, str] = {}  # revision -> the user whose request wrote it (pending changes only)
         self.rs: dict[str, Any] = {}  # uid -> the ReplicaSet now
         self.rs_rev: dict[str, int] = {}  # uid -> the revision of its last write
-        self.rs_pods: dict[str, dict[str, bool]] = {}  # ReplicaSet uid -> {pod key: active} of its live pods
+        self.rs_pods: dict[str, dict[str, Any]] = {}  # ReplicaSet uid -> {pod key: pod} of the pods it controls
         self.pod_owner: dict[str, str] = {}  # pod key -> its controller's uid
         # ReplicaSet uid -> its last versions: [(revision, spec.replicas)], oldest first
         self.versions: dict[str, list[tuple[int, int]]] = {}
@@ -123,7 +124,7 @@ class _Ledger:
             return
         self.pod_owner[key] = owner
         pods = self.rs_pods.setdefault(owner, {})
-        pods[key] = _active(pod)
+        pods[key] = pod
         rs = self.rs.get(owner)
         if ch.prev is not None or writer != REPLICASET_CONTROLLER or rs is None:
             return
@@ -131,7 +132,13 @@ class _Ledger:
         view = pending.pop(0) if pending else None  # the oldest create in flight (a failed one: a wider window)
         if view is None:
             return
-        alive = sum(pods.values())
+        # the pods it would count: active, and matching its selector (one that no longer matches is being
+        # released, and upstream's claim leaves it out)
+        try:
+            selector = label_selector_from_object(rs.spec.selector)
+        except SelectorError:
+            return
+        alive = sum(1 for p in pods.values() if _active(p) and selector.matches(p.metadata.labels))
         # the most replicas the ReplicaSet asked for from the version its sync read to now
         asked = max((n for rev, n in self.versions.get(owner, ()) if rev >= view), default=0)
         asked = max(asked, next((n for rev, n in reversed(self.versions.get(owner, ())) if rev <= view), 0))
@@ -211,7 +218,7 @@ def _ledger(cluster: Any, memo: dict) -> _Ledger:
 def replicaset_within_expectations(cluster: Any, memo: dict) -> Iterator[str]:
     """The ReplicaSet controller never creates a pod that leaves a ReplicaSet with more live pods than it asked
     for (the most spec.replicas it had from the version the controller's sync read to the create), counted in
-    the store.
+    the store: its active pods that match its selector.
 
     This is what the controller's expectations are for: it does not act on a ReplicaSet again until its
     informers have seen the creations and deletions it made, so a stale cache never makes it create twice."""
