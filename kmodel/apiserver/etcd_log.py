@@ -5,13 +5,13 @@ Theory of operation
 The log is a sequence of ``(stream, item)`` pairs: ``item`` is the start revision (an int) when the replica
 opens a watch, else a `WatchResponse` it applied. The watch invariants read it; the replica itself never
 does. A run keeps it for ever, so a response kept as received would leave four objects alive per write (the
-pair, the WatchResponse, its events list, the Event) for Python's cyclic collector to walk at every full
+pair, the WatchResponse, its events list, the KeyEvent) for Python's cyclic collector to walk at every full
 collection.
 
 So a response with exactly one event (every API write: one key per revision) is kept compact, as one flat
 tuple of its fields (`record`), and the pair is built the first time anyone reads that entry, then kept in
 its place. A reader sees exactly what was received: a `WatchResponse` with equal fields, its events a list
-of one `Event` holding the same KeyValue objects, and the same pair on every later read. Anything else (a
+of one `KeyEvent` holding the same KeyValue objects, and the same pair on every later read. Anything else (a
 watch opened, a progress notification, a cancel, a batch of events) is kept as its pair at once.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kmodel.store import Event, WatchResponse
+from kmodel.store import KeyEvent, WatchResponse
 from kmodel.store.compact_log import CompactLog
 
 _new = tuple.__new__
@@ -39,7 +39,7 @@ class EtcdLog(CompactLog):
         """Record a response received on `stream` (compact when it is one event: see the module docstring)."""
         if type(response) is WatchResponse:
             events = response[2]
-            if type(events) is list and len(events) == 1 and type(events[0]) is Event:
+            if type(events) is list and len(events) == 1 and type(events[0]) is KeyEvent:
                 # stream, watch_id, header_revision, compact_revision, canceled, cancel_reason, type, kv, prev_kv
                 self._entries.append((stream, response[0], response[1], response[3], response[4], response[5],
                                       *events[0]))
@@ -50,5 +50,5 @@ class EtcdLog(CompactLog):
         if len(entry) == _PAIR:
             return None
         stream, watch_id, header, compact, canceled, reason, typ, kv, prev_kv = entry
-        return (stream, _new(WatchResponse, (watch_id, header, [_new(Event, (typ, kv, prev_kv))], compact,
+        return (stream, _new(WatchResponse, (watch_id, header, [_new(KeyEvent, (typ, kv, prev_kv))], compact,
                                              canceled, reason)))

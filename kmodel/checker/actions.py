@@ -30,7 +30,7 @@ import attrs
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
-from kmodel.loop.events import AdvanceTime, Event, Record, event_from_json
+from kmodel.loop.events import AdvanceTime, LoopEvent, Record, event_from_json
 
 #: the user's applications: a Deployment and a Service of each name may exist
 APPS: tuple[str, ...] = ("web", "api")
@@ -47,10 +47,10 @@ class Action(Record):
         d: dict[str, Any] = {"name": self.kind}
         for field in attrs.fields(type(self)):
             value = getattr(self, field.name)
-            if isinstance(value, Event):
+            if isinstance(value, LoopEvent):
                 value = value.to_json()
             elif isinstance(value, tuple):
-                value = [v.to_json() if isinstance(v, Event) else v for v in value]
+                value = [v.to_json() if isinstance(v, LoopEvent) else v for v in value]
             d[field.name] = value
         return d
 
@@ -229,8 +229,8 @@ class LoseNode(Action):
 
 # -- the loop's own events ----------------------------------------------------------------------------------
 
-def _events(value: Any) -> tuple[Event, ...]:
-    return tuple(v if isinstance(v, Event) else event_from_json(v) for v in value)
+def _events(value: Any) -> tuple[LoopEvent, ...]:
+    return tuple(v if isinstance(v, LoopEvent) else event_from_json(v) for v in value)
 
 
 @attrs.frozen
@@ -238,7 +238,7 @@ class Fire(Action):
     """A short burst of enabled progress events, in order (an interleaving chosen by the checker)."""
 
     kind: ClassVar[str] = "fire"
-    events: tuple[Event, ...] = attrs.field(converter=_events)
+    events: tuple[LoopEvent, ...] = attrs.field(converter=_events)
 
     @property
     def name(self) -> str:
@@ -250,8 +250,8 @@ class Fire(Action):
             step(event)
 
 
-def _event(value: Any) -> Event:
-    return value if isinstance(value, Event) else event_from_json(value)
+def _event(value: Any) -> LoopEvent:
+    return value if isinstance(value, LoopEvent) else event_from_json(value)
 
 
 @attrs.frozen
@@ -259,7 +259,7 @@ class Fault(Action):
     """One fault event of the loop: partition, heal, drop, delay, break a stream, crash, restart."""
 
     kind: ClassVar[str] = "fault"
-    event: Event = attrs.field(converter=_event)
+    event: LoopEvent = attrs.field(converter=_event)
 
     @property
     def name(self) -> str:

@@ -40,7 +40,7 @@ import attrs
 from kmodel.checker.actions import Action, Fire, NotSettled, Settle
 from kmodel.checker.stats import Stats
 from kmodel.cluster import Cluster, ClusterConfig
-from kmodel.loop import Event, EventNotEnabled
+from kmodel.loop import LoopEvent, EventNotEnabled
 from kmodel.variants import NAMES
 from invariants.registry import LIVENESS, SAFETY, SHARED, Invariant
 from invariants.sometimes import Sometimes
@@ -157,7 +157,7 @@ class Session:
         first = loop.enabled_events()
         if not first:
             return None
-        chosen: list[Event] = []
+        chosen: list[LoopEvent] = []
 
         def burst() -> None:
             enabled = first

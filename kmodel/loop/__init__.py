@@ -10,7 +10,7 @@ from kmodel.loop.events import (
     DelayHead,
     Deliver,
     DropHead,
-    Event,
+    LoopEvent,
     FailRequest,
     FireTimer,
     Heal,
@@ -26,7 +26,7 @@ from kmodel.loop.events import (
 from kmodel.loop.loop import EventNotEnabled, Loop
 
 __all__ = [
-    "AdvanceTime", "BreakStream", "Crash", "DelayHead", "Deliver", "DropHead", "EVENT_KINDS", "Event", "FailRequest",
+    "AdvanceTime", "BreakStream", "Crash", "DelayHead", "Deliver", "DropHead", "EVENT_KINDS", "LoopEvent", "FailRequest",
     "EventNotEnabled", "FAULT_EVENTS", "FireTimer", "Heal", "HealAll", "Loop", "PROGRESS_EVENTS",
     "Partition", "ReleaseAll", "Restart", "SlowLink", "Work", "event_from_json", "is_fault",
 ]

@@ -3,7 +3,7 @@
 A trace is a list of these; replaying a trace is calling `Loop.step` on each again. Each event has:
 
 * `name`: one readable line (``deliver scheduler -> apiserver-0``), also its ``str()``;
-* `to_json()`: a dict of plain JSON values with a ``"kind"`` key; `event_from_json` (or `Event.from_json`)
+* `to_json()`: a dict of plain JSON values with a ``"kind"`` key; `event_from_json` (or `LoopEvent.from_json`)
   turns it back into the event; `stable_json()` is the canonical text (sorted keys, no spaces) that the
   loop's digest hashes.
 
@@ -51,7 +51,7 @@ class Record:
         return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
 
 
-class Event(Record):
+class LoopEvent(Record):
     """Base of all loop events."""
 
     def to_json(self) -> dict[str, Any]:
@@ -62,12 +62,12 @@ class Event(Record):
         return d
 
     @staticmethod
-    def from_json(data: dict[str, Any]) -> "Event":
+    def from_json(data: dict[str, Any]) -> "LoopEvent":
         return event_from_json(data)
 
 
 @attrs.frozen
-class Deliver(Event):
+class Deliver(LoopEvent):
     """Deliver the message at the head of link src -> dst."""
 
     kind: ClassVar[str] = "deliver"
@@ -80,7 +80,7 @@ class Deliver(Event):
 
 
 @attrs.frozen
-class FireTimer(Event):
+class FireTimer(LoopEvent):
     """Fire `owner`'s due timer `timer`."""
 
     kind: ClassVar[str] = "fire_timer"
@@ -93,7 +93,7 @@ class FireTimer(Event):
 
 
 @attrs.frozen
-class Work(Event):
+class Work(LoopEvent):
     """Let `component` work one queued item."""
 
     kind: ClassVar[str] = "work"
@@ -105,7 +105,7 @@ class Work(Event):
 
 
 @attrs.frozen
-class AdvanceTime(Event):
+class AdvanceTime(LoopEvent):
     """Move logical time forward to `to_ms` (never past the next timer or delay release)."""
 
     kind: ClassVar[str] = "advance_time"
@@ -117,7 +117,7 @@ class AdvanceTime(Event):
 
 
 @attrs.frozen
-class Partition(Event):
+class Partition(LoopEvent):
     """Cut `endpoints` off from every other endpoint (they can still reach each other)."""
 
     kind: ClassVar[str] = "partition"
@@ -129,7 +129,7 @@ class Partition(Event):
 
 
 @attrs.frozen
-class Heal(Event):
+class Heal(LoopEvent):
     """Reconnect `endpoints` to the main side."""
 
     kind: ClassVar[str] = "heal"
@@ -141,7 +141,7 @@ class Heal(Event):
 
 
 @attrs.frozen
-class HealAll(Event):
+class HealAll(LoopEvent):
     """End every partition."""
 
     kind: ClassVar[str] = "heal_all"
@@ -152,7 +152,7 @@ class HealAll(Event):
 
 
 @attrs.frozen
-class ReleaseAll(Event):
+class ReleaseAll(LoopEvent):
     """End every delay: each held link (DelayHead, SlowLink) is released now."""
 
     kind: ClassVar[str] = "release_all"
@@ -163,7 +163,7 @@ class ReleaseAll(Event):
 
 
 @attrs.frozen
-class DropHead(Event):
+class DropHead(LoopEvent):
     """Lose the message at the head of link src -> dst."""
 
     kind: ClassVar[str] = "drop_head"
@@ -176,7 +176,7 @@ class DropHead(Event):
 
 
 @attrs.frozen
-class DelayHead(Event):
+class DelayHead(LoopEvent):
     """Hold link src -> dst (its head and, FIFO, everything behind it) for `delay_ms` from now."""
 
     kind: ClassVar[str] = "delay_head"
@@ -190,7 +190,7 @@ class DelayHead(Event):
 
 
 @attrs.frozen
-class SlowLink(Event):
+class SlowLink(LoopEvent):
     """Hold link src -> dst for `delay_ms` from now, whatever is on it (a slow path between two endpoints):
     what is on it and what is sent on it meanwhile waits, in FIFO order. `DelayHead` is the same hold, taken
     on a message in flight; this one needs none, so a path can be slowed before anything travels on it."""
@@ -206,7 +206,7 @@ class SlowLink(Event):
 
 
 @attrs.frozen
-class BreakStream(Event):
+class BreakStream(LoopEvent):
     """Break `stream` (a reset): its in-flight messages are lost and both live ends are told."""
 
     kind: ClassVar[str] = "break_stream"
@@ -218,7 +218,7 @@ class BreakStream(Event):
 
 
 @attrs.frozen
-class Crash(Event):
+class Crash(LoopEvent):
     """Crash `component`: it loses its memory, timers, streams and the messages in flight to it."""
 
     kind: ClassVar[str] = "crash"
@@ -230,7 +230,7 @@ class Crash(Event):
 
 
 @attrs.frozen
-class Restart(Event):
+class Restart(LoopEvent):
     """Restart a crashed `component` (its start handler runs again)."""
 
     kind: ClassVar[str] = "restart"
@@ -246,7 +246,7 @@ REQUEST_FAULT_CODES = (429, 500, 503, 504)
 
 
 @attrs.frozen
-class FailRequest(Event):
+class FailRequest(LoopEvent):
     """The API server `dst` answers the next request it receives from `src` (outside a watch) with the error
     status `code` instead of its own answer: 429 TooManyRequests with Retry-After `retry_after_seconds`, 500
     InternalError, 503 ServiceUnavailable, or 504 Timeout, whose write was applied first when `applied` (the
@@ -272,7 +272,7 @@ class FailRequest(Event):
 PROGRESS_EVENTS = (Deliver, FireTimer, Work, AdvanceTime)
 FAULT_EVENTS = (Partition, Heal, HealAll, ReleaseAll, DropHead, DelayHead, SlowLink, BreakStream, Crash, Restart,
                 FailRequest)
-EVENT_KINDS: dict[str, type[Event]] = {cls.kind: cls for cls in PROGRESS_EVENTS + FAULT_EVENTS}
+EVENT_KINDS: dict[str, type[LoopEvent]] = {cls.kind: cls for cls in PROGRESS_EVENTS + FAULT_EVENTS}
 
 
 #: the least value a whole-number field read from JSON may hold (per record kind, per field); absent: any
@@ -314,7 +314,7 @@ def check_json_fields(cls: type, kind: str, fields: dict[str, Any], minimums: di
 _ARTICLE = {"int": "a whole number", "str": "a string", "bool": "true or false"}
 
 
-def event_from_json(data: dict[str, Any]) -> Event:
+def event_from_json(data: dict[str, Any]) -> LoopEvent:
     """Rebuild an event from its `to_json()` form; ValueError (one line) if it is not one."""
     if not isinstance(data, dict):
         raise ValueError(f"an event is a JSON object, not {type(data).__name__}")
@@ -327,5 +327,5 @@ def event_from_json(data: dict[str, Any]) -> Event:
     return cls(**fields)
 
 
-def is_fault(event: Event) -> bool:
+def is_fault(event: LoopEvent) -> bool:
     return isinstance(event, FAULT_EVENTS)

@@ -79,7 +79,7 @@ from kmodel.loop.events import (
     DelayHead,
     Deliver,
     DropHead,
-    Event,
+    LoopEvent,
     FailRequest,
     FireTimer,
     Heal,
@@ -188,9 +188,9 @@ class Loop:
 
     # -- the menu ----------------------------------------------------------------------------------------
 
-    def enabled_events(self) -> list[Event]:
+    def enabled_events(self) -> list[LoopEvent]:
         """Enabled progress events: deliveries, due timers, work, then at most one time advance."""
-        events: list[Event] = [self._deliver_entry(key)[0] for key in self.network.deliverable_links()]
+        events: list[LoopEvent] = [self._deliver_entry(key)[0] for key in self.network.deliverable_links()]
         events.extend(self._timer_entry(owner, timer)[0] for _, owner, timer in self.clock.due_timers())
         events.extend(self._work_entry(name)[0] for name in sorted(self._work_ready))
         next_due = self._next_due_after_now()
@@ -198,11 +198,11 @@ class Loop:
             events.append(AdvanceTime(next_due))
         return events
 
-    def enabled_faults(self) -> list[Event]:
+    def enabled_faults(self) -> list[LoopEvent]:
         """Enabled parameterless faults: drop the head of each non-empty link, break each open stream,
         crash each up component that models crashes, restart each down one, heal all (if partitioned), release
         all (if a link is held)."""
-        faults: list[Event] = [DropHead(src, dst) for src, dst in self.network.nonempty_links()]
+        faults: list[LoopEvent] = [DropHead(src, dst) for src, dst in self.network.nonempty_links()]
         faults.extend(BreakStream(s) for s in self.network.open_streams())
         for name in sorted(self.components):
             if name in self._down:
@@ -215,7 +215,7 @@ class Loop:
             faults.append(ReleaseAll())
         return faults
 
-    def why_not_enabled(self, event: Event) -> Optional[str]:
+    def why_not_enabled(self, event: LoopEvent) -> Optional[str]:
         """None if `event` is enabled now, else the reason it is not."""
         net = self.network
         t = type(event)
@@ -299,12 +299,12 @@ class Loop:
             return f"{event.dst} is down"
         return None
 
-    def is_enabled(self, event: Event) -> bool:
+    def is_enabled(self, event: LoopEvent) -> bool:
         return self.why_not_enabled(event) is None
 
     # -- applying one event ------------------------------------------------------------------------------
 
-    def step(self, event: Event) -> None:
+    def step(self, event: LoopEvent) -> None:
         """Apply exactly one enabled event; raise `EventNotEnabled` (saying why) if it is not enabled."""
         reason = self.why_not_enabled(event)
         if reason is not None:
@@ -320,7 +320,7 @@ class Loop:
             self._record(event.stable_json().encode() + b"\n")
             self._apply_other(event)
 
-    def _apply_other(self, event: Event) -> None:
+    def _apply_other(self, event: LoopEvent) -> None:
         net = self.network
         t = type(event)
         if t is AdvanceTime:

@@ -10,7 +10,7 @@ from .types import (
     CompactResponse,
     DeleteOp,
     DeleteRangeResponse,
-    Event,
+    KeyEvent,
     KeyValue,
     PutOp,
     PutResponse,
@@ -24,7 +24,7 @@ from .types import (
 __all__ = [
     "Store",
     "KeyValue",
-    "Event",
+    "KeyEvent",
     "WatchResponse",
     "RangeResponse",
     "PutResponse",

@@ -63,7 +63,7 @@ from .types import (
     CompactResponse,
     DeleteOp,
     DeleteRangeResponse,
-    Event,
+    KeyEvent,
     KeyValue,
     ProgressRequest,
     PutOp,
@@ -452,13 +452,13 @@ class Store:
         come gets one response for the revision, holding the events of its keys in change order; the event
         carries the key's state before the write as prev_kv when the watch asked for it."""
         rev = write.rev
-        batches: dict[int, tuple[Watcher, list[Event]]] = {}  # by watch id, in the order first reached
+        batches: dict[int, tuple[Watcher, list[KeyEvent]]] = {}  # by watch id, in the order first reached
         for kv in write.changes:
             kind = "PUT" if kv.version else "DELETE"
             for w in self._index.matching(kv.key):
                 if rev < w.min_revision:
                     continue
-                event = Event(kind, kv, write.before[kv.key] if w.prev_kv else None)
+                event = KeyEvent(kind, kv, write.before[kv.key] if w.prev_kv else None)
                 batches.setdefault(w.id, (w, []))[1].append(event)
         for w, events in batches.values():
             w.pending.append(WatchResponse(w.id, rev, events))
@@ -474,11 +474,11 @@ class Store:
                 continue
             if w.prev_kv:
                 if with_prev is None:
-                    with_prev = _new(Event, (kind, kv, prev))
+                    with_prev = _new(KeyEvent, (kind, kv, prev))
                 event = with_prev
             else:
                 if plain is None:
-                    plain = _new(Event, (kind, kv, None))
+                    plain = _new(KeyEvent, (kind, kv, None))
                 event = plain
             w.pending.append(_new(WatchResponse, (w.id, rev, [event], 0, False, "")))
 
@@ -525,7 +525,7 @@ class Store:
         """Queue the events of revisions min_revision..current, as etcd's unsynced-watcher sync does."""
         keys = self._keys
         compact_rev = self._compact_rev
-        batch: list[Event] = []
+        batch: list[KeyEvent] = []
         revisions_in_batch = 0
         # revision 1 (the empty store) changed nothing; anything else below _log_base is compacted
         for rev in range(max(w.min_revision, self._log_base), self._rev + 1):
@@ -538,7 +538,7 @@ class Store:
                 prev = None
                 if w.prev_kv and rev - 1 >= compact_rev:
                     prev = keys.at(kv.key, rev - 1)
-                batch.append(Event("PUT" if kv.version else "DELETE", kv, prev))
+                batch.append(KeyEvent("PUT" if kv.version else "DELETE", kv, prev))
                 found = True
             if found:
                 revisions_in_batch += 1

@@ -35,7 +35,7 @@ class KeyValue(NamedTuple):
 
 
 @immutable
-class Event(NamedTuple):
+class KeyEvent(NamedTuple):
     """A watch event: ``type`` is "PUT" or "DELETE"; ``prev_kv`` only when the watch asked for it."""
 
     type: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kmodel.apiserver.etcd_log import EtcdLog
-from kmodel.store import Event, PutOp, Store, WatchResponse, prefix_end
+from kmodel.store import KeyEvent, PutOp, Store, WatchResponse, prefix_end
 
 
 def _received() -> list[tuple]:
@@ -37,7 +37,7 @@ def test_the_log_reads_back_what_was_received():
     for (_, got), (_, sent) in zip(log, received):
         assert type(got) is type(sent)
         if isinstance(sent, WatchResponse):
-            assert type(got.events) is list and all(type(e) is Event for e in got.events)
+            assert type(got.events) is list and all(type(e) is KeyEvent for e in got.events)
             # the KeyValues are the store's own objects, as in the response received
             assert all(g.kv is e.kv and g.prev_kv is e.prev_kv for g, e in zip(got.events, sent.events))
     assert log[2] is log[2]  # built once

@@ -28,7 +28,7 @@ from typing import Any, Optional
 from kmodel.store import (
     DeleteOp,
     DeleteRangeResponse,
-    Event,
+    KeyEvent,
     KeyValue,
     PutOp,
     PutResponse,
@@ -261,7 +261,7 @@ class Gateway:
     @classmethod
     def watch_response(cls, raw: dict, m: Mapping) -> WatchResponse:
         events = [
-            Event(e.get("type", "PUT"), cls.kv(e["kv"], m), cls.kv(e.get("prev_kv"), m)) for e in raw.get("events", [])
+            KeyEvent(e.get("type", "PUT"), cls.kv(e["kv"], m), cls.kv(e.get("prev_kv"), m)) for e in raw.get("events", [])
         ]
         return WatchResponse(
             int(raw.get("watch_id", 0)),

@@ -36,7 +36,7 @@ from kmodel.store import (
     Compare,
     CompactResponse,
     DeleteOp,
-    Event,
+    KeyEvent,
     KeyValue,
     PutOp,
     RangeOp,
@@ -157,8 +157,8 @@ def norm(response):
     return response
 
 
-def norm_event(e: Event) -> Event:
-    return Event(e.type, norm_kv(e.kv), norm_kv(e.prev_kv))
+def norm_event(e: KeyEvent) -> KeyEvent:
+    return KeyEvent(e.type, norm_kv(e.kv), norm_kv(e.prev_kv))
 
 
 # --- running one sequence ----------------------------------------------------------------

@@ -18,7 +18,7 @@ from kmodel.cluster.kubectl import Delete
 from kmodel.loop.events import Deliver, DropHead, SlowLink, Work
 from kmodel.objects import Lease, LeaseSpec, Node, NodeCondition, NodeStatus, ObjectMeta, load_yaml
 from kmodel.store import Compare, PutOp
-from kmodel.store.types import Event, KeyValue, WatchResponse
+from kmodel.store.types import KeyEvent, KeyValue, WatchResponse
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 S = 1000

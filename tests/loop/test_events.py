@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kmodel.loop import (
-    AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EVENT_KINDS, Event, FailRequest, FireTimer, Heal,
+    AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, EVENT_KINDS, LoopEvent, FailRequest, FireTimer, Heal,
     HealAll, Partition, ReleaseAll, Restart, SlowLink, Work, event_from_json,
 )
 
@@ -36,7 +36,7 @@ def test_every_kind_is_covered():
 def test_json_round_trip(event):
     data = json.loads(json.dumps(event.to_json()))
     assert event_from_json(data) == event
-    assert Event.from_json(data) == event
+    assert LoopEvent.from_json(data) == event
     assert json.loads(event.stable_json()) == event.to_json()
 
 
