@@ -4,7 +4,7 @@
 variant, a fresh `Stats` and a sink for failing sessions), seeds it (`hypothesis.seed`: the same seed and
 options explore the same examples in the same order, in any process), and runs it with
 `run_state_machine_as_test` under the profile's settings, with `--examples` and `--steps` overriding the
-profile's budget. Hypothesis shrinks a failure and runs the shrunk example last, so the last session the
+profile's budget. Hypothesis shrinks a failure and runs the shrunk example last, so the last `Session` the
 sink received is the minimal one; it becomes a `Trace` expecting that invariant to fail, which
 `kmodel.checker.minimize` then cuts further (whole actions out, by replay).
 """

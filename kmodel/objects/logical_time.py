@@ -1,11 +1,12 @@
 """Logical timestamps: integer milliseconds since a fixed epoch, printed as RFC 3339.
 
 The model has no wall clock. Every metav1.Time / metav1.MicroTime field holds an int: milliseconds of
-logical time since EPOCH, 2024-01-01T00:00:00Z (chosen so dumps look like ordinary recent timestamps).
-Logical time 0 therefore prints as "2024-01-01T00:00:00Z".
+logical time since EPOCH, midnight UTC at the start of 2024 (chosen so dumps look like ordinary recent
+timestamps), which is what logical time 0 prints as.
 
 metav1.Time prints whole seconds in Kubernetes. To keep load -> dump -> load exact, a Time that is not a
-whole second prints with milliseconds ("2024-01-01T00:00:01.250Z"); Kubernetes would truncate it.
+whole second prints with milliseconds (1,250 ms after the epoch prints with ".250Z"); Kubernetes would
+truncate it.
 metav1.MicroTime always prints six fractional digits, as Kubernetes does.
 """
 
