@@ -180,11 +180,10 @@ class DeleteWith(Action):
 
 
 @attrs.frozen
-class AddFinalizer(Action):
-    """kubectl edit: put the example.com/hold finalizer on an object (a deleted one then stays, with its
-    deletionTimestamp, until the finalizer is removed)."""
+class _EditFinalizer(Action):
+    """kubectl edit of an object's example.com/hold finalizer: put on (`ADD`) or taken off."""
 
-    kind: ClassVar[str] = "add-finalizer"
+    ADD: ClassVar[bool] = True
     resource: str = _resource
     namespace: str
     object: str
@@ -192,31 +191,28 @@ class AddFinalizer(Action):
 
     @property
     def name(self) -> str:
-        return f"kubectl edit {_kind(self.resource)} {self.object}{_ns(self.namespace)}: add finalizer {HOLD}" \
+        verb = "add" if self.ADD else "remove"
+        return f"kubectl edit {_kind(self.resource)} {self.object}{_ns(self.namespace)}: {verb} finalizer {HOLD}" \
                f"{_as(self.user)}"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, True, token_of(self.user)))
+        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, self.ADD,
+                                      token_of(self.user)))
 
 
 @attrs.frozen
-class RemoveFinalizer(Action):
-    """kubectl edit: take the example.com/hold finalizer off an object (one being deleted goes once no
-    finalizer is left)."""
+class AddFinalizer(_EditFinalizer):
+    """Put the finalizer on (a deleted object then stays, with its deletionTimestamp, until it is removed)."""
+
+    kind: ClassVar[str] = "add-finalizer"
+
+
+@attrs.frozen
+class RemoveFinalizer(_EditFinalizer):
+    """Take the finalizer off (an object being deleted goes once no finalizer is left)."""
 
     kind: ClassVar[str] = "remove-finalizer"
-    resource: str = _resource
-    namespace: str
-    object: str
-    user: str = _user
-
-    @property
-    def name(self) -> str:
-        return f"kubectl edit {_kind(self.resource)} {self.object}{_ns(self.namespace)}: remove finalizer {HOLD}" \
-               f"{_as(self.user)}"
-
-    def apply(self, cluster: Cluster) -> None:
-        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, False, token_of(self.user)))
+    ADD: ClassVar[bool] = False
 
 
 def role_manifest(namespace: str, level: str) -> dict:
