@@ -15,14 +15,20 @@ model object does (nothing mutates a field's list or dict after construction). A
 declared `immutable` (etcd's KeyValue: the one a write records is the one every later watch event carries;
 FrozenDict, an object's labels and annotations, shared by its versions) is memoised the same way. `content`
 encodes a value met once (a message's envelope) in full, without the hash and the memo entry that only a
-value met again repays.
+value met again repays, except that the very same immutable envelope delivered again (one watch event fanned
+out to several watchers) is looked up by identity in a small memo of recent ones.
+
+`reference(value)` and `reference_content(value)` compute the same bytes the plain way: one recursive function,
+no memo, no per-class encoder. They are the definition; `fingerprint` and `content` are the fast paths
+(per-class encoders generated once, the commonest scalars inline, memos by identity), checked against them by
+tests/checker/test_digest.py over every message and write of a cluster's run.
 """
 
 from __future__ import annotations
 
 import enum
 import hashlib
-import operator
+import keyword
 from typing import Any, Callable
 
 import attrs
@@ -34,6 +40,10 @@ _strings: dict[str, bytes] = {}  # a model's strings repeat (names, keys, images
 Encoder = Callable[[Any], bytes]
 _IMMUTABLE: set[type] = set()  # NamedTuple classes declared immutable (`immutable`)
 _CONTENT: dict[type, Encoder] = {}  # the memoised classes' encoders in full (`content`)
+#: `content`'s memo of recent envelopes by identity (kept alive beside their encoding, like `_memo`): the same
+#: watch event is delivered to each of its watchers
+CONTENT_MEMO_SIZE = 4_096
+_content_memo: dict[int, tuple[Any, bytes]] = {}
 
 
 def fingerprint(value: Any) -> bytes:
@@ -52,8 +62,18 @@ def content(value: Any) -> bytes:
     encode = _CONTENT.get(cls)
     if encode is None:
         encode = _ENCODERS.get(cls) or _encoder_for(cls)
-        encode = _CONTENT.get(cls, encode)  # a memoised class's full encoder, made with its encoder
-    return encode(value)
+        if cls not in _CONTENT:  # not an immutable class (its full encoder is made with its encoder): no memo
+            return encode(value)
+        encode = _CONTENT[cls]
+    key = id(value)
+    entry = _content_memo.get(key)
+    if entry is not None and entry[0] is value:
+        return entry[1]
+    encoded = encode(value)
+    if len(_content_memo) >= CONTENT_MEMO_SIZE:
+        _content_memo.clear()
+    _content_memo[key] = (value, encoded)
+    return encoded
 
 
 def _str(v: str) -> bytes:
@@ -72,7 +92,8 @@ def _bytes(v: bytes) -> bytes:
 
 
 def _parts(values: Any, parts: list) -> list:
-    """Append the encoding of each value to `parts` (`fingerprint` of each, its commonest cases inline)."""
+    """Append the encoding of each value to `parts` (`fingerprint` of each, its commonest cases inline: a string,
+    None, an int, a bool, an immutable object already in the memo)."""
     append = parts.append
     for x in values:
         t = type(x)
@@ -80,8 +101,15 @@ def _parts(values: Any, parts: list) -> list:
             append(_strings.get(x) or _str(x))
         elif x is None:
             append(b"N")
+        elif t is int:
+            append(b"i%d;" % x)
+        elif x is True:
+            append(b"T")
+        elif x is False:
+            append(b"F")
         else:
-            append((_ENCODERS.get(t) or _encoder_for(t))(x))
+            entry = _memo.get(id(x))  # an immutable object met before: its answer, without a call
+            append(entry[1] if entry is not None and entry[0] is x else (_ENCODERS.get(t) or _encoder_for(t))(x))
     return parts
 
 
@@ -129,10 +157,7 @@ def _encoder_for(cls: type) -> Encoder:
     name = _name(cls)
     encode: Encoder
     if attrs.has(cls):
-        fields = tuple(f.name for f in attrs.fields(cls))
-        head = b"A" + _str(name.decode())
-        get = operator.attrgetter(*fields) if len(fields) > 1 else (lambda v: tuple(getattr(v, f) for f in fields))
-        whole = lambda v: b"".join(_parts(get(v), [head])) + b"."  # noqa: E731
+        whole = _attrs_encoder(cls, b"A" + _str(name.decode()))
         if _is_frozen(cls):
             _CONTENT[cls] = whole
             encode = _memoised(whole)
@@ -173,6 +198,42 @@ def _encoder_for(cls: type) -> Encoder:
     return encode
 
 
+#: the body of a generated attrs encoder, once per field: `_parts`' loop unrolled over the class's fields
+_FIELD_SOURCE = """\
+    x = v.{field}
+    t = type(x)
+    if t is str:
+        append(strings.get(x) or encode_str(x))
+    elif x is None:
+        append(b"N")
+    elif t is int:
+        append(b"i%d;" % x)
+    elif x is True:
+        append(b"T")
+    elif x is False:
+        append(b"F")
+    else:
+        entry = memo.get(id(x))
+        append(entry[1] if entry is not None and entry[0] is x else (encoders.get(t) or encoder_for(t))(x))
+"""
+
+
+def _attrs_encoder(cls: type, head: bytes) -> Encoder:
+    """The full encoder of an attrs class (`head`, each field's encoding in declaration order, then ``.``): a
+    function generated for the class, which reads each field by name (no tuple of them, no loop, no call for a
+    string, None, int, bool or an immutable object already in the memo)."""
+    fields = [f.name for f in attrs.fields(cls)]
+    if not all(f.isidentifier() and not keyword.iskeyword(f) for f in fields):  # pragma: no cover - none is
+        return lambda v: b"".join(_parts([getattr(v, f) for f in fields], [head])) + b"."
+    source = ("def encode(v):\n    parts = [head]\n    append = parts.append\n"
+              + "".join(_FIELD_SOURCE.format(field=f) for f in fields)
+              + "    append(b'.')\n    return b''.join(parts)\n")
+    scope = {"head": head, "strings": _strings, "encode_str": _str, "encoders": _ENCODERS,
+             "encoder_for": _encoder_for, "memo": _memo}
+    exec(compile(source, f"<fingerprint encoder of {cls.__qualname__}>", "exec"), scope)  # noqa: S102
+    return scope["encode"]
+
+
 def _memoised(encoding: Encoder) -> Encoder:
     """The encoder of an immutable class: ``@`` and the 16-byte blake2b of `encoding(v)`, once per object."""
     def encode(v: Any) -> bytes:
@@ -195,6 +256,76 @@ def immutable(cls: type) -> type:
     _ENCODERS.pop(cls, None)
     _CONTENT.pop(cls, None)
     return cls
+
+
+def reference(value: Any) -> bytes:
+    """What `fingerprint(value)` returns, computed the plain way (no memo, no generated encoder): the definition
+    of the encoding (see the module docstring), which the fast path is tested against."""
+    return _reference(value, True)
+
+
+def reference_content(value: Any) -> bytes:
+    """What `content(value)` returns, computed the plain way: `reference`, the value itself encoded in full."""
+    return _reference(value, False)
+
+
+def _reference(v: Any, hashed: bool) -> bytes:
+    """The encoding of `v`; with `hashed`, an immutable object's is ``@`` and the blake2b of its full one."""
+    cls = type(v)
+
+    def items(values: Any) -> bytes:
+        return b"".join(_reference(x, True) for x in values)
+
+    def label(prefix: bytes) -> bytes:
+        return prefix + _reference(f"{cls.__module__}.{cls.__qualname__}", True)
+
+    def once(full: bytes) -> bytes:
+        return b"@" + _blake2b(full, digest_size=16).digest() if hashed else full
+
+    if cls is str:
+        b = v.encode("utf-8", "surrogatepass")
+        return b"s%d:%b" % (len(b), b)
+    if cls is bool:
+        return b"T" if v else b"F"
+    if v is None:
+        return b"N"
+    if cls is int:
+        return b"i%d;" % v
+    if cls is float:
+        return b"f" + repr(v).encode() + b";"
+    if cls is bytes or cls is bytearray:
+        return b"b%d:" % len(v) + bytes(v)
+    if cls is list:
+        return b"[" + items(v) + b"]"
+    if cls is tuple:
+        return b"(" + items(v) + b")"
+    if cls is dict:
+        return b"{" + b"".join(items(item) for item in v.items()) + b"}"
+    if cls is set or cls is frozenset:
+        return b"<" + b"".join(sorted(_reference(x, True) for x in v)) + b">"
+    if attrs.has(cls):
+        full = label(b"A") + items(getattr(v, f.name) for f in attrs.fields(cls)) + b"."
+        return once(full) if _is_frozen(cls) else full
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        full = label(b"T") + items(v) + b")"
+        return once(full) if cls in _IMMUTABLE else full
+    if issubclass(cls, enum.Enum):
+        return label(b"E") + _reference(v.value, True)
+    if issubclass(cls, dict):
+        full = label(b"D") + b"{" + b"".join(items(item) for item in v.items()) + b"}"
+        return once(full) if cls in _IMMUTABLE else full
+    if issubclass(cls, (list, tuple)):
+        return label(b"L") + b"[" + items(v) + b"]"
+    if issubclass(cls, (set, frozenset)):
+        return b"<" + b"".join(sorted(_reference(x, True) for x in v)) + b">"
+    if issubclass(cls, str):
+        b = v.encode("utf-8", "surrogatepass")
+        return b"s%d:%b" % (len(b), b)
+    if issubclass(cls, int):
+        return b"i%d;" % v
+    if cls.__name__ in ("function", "method", "builtin_function_or_method", "partial"):
+        return b"F" + _reference(getattr(v, "__qualname__", cls.__qualname__), True)
+    return label(b"O") + _reference(_state(v), True) + b"."
 
 
 def _is_frozen(cls: type) -> bool:

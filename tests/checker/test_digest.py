@@ -56,3 +56,62 @@ def test_a_function_is_fingerprinted_by_name_not_address():
         return None
 
     assert b"handler" in fingerprint(handler) and b"0x" not in fingerprint(handler)
+
+
+def test_the_fast_fingerprints_equal_the_reference_over_a_runs_messages_and_writes(monkeypatch):
+    """Every delivered message's content and every store write of a run with changes and faults, encoded by the
+    fast path (memos warm, as in a campaign) and by `reference`, the plain definition: the same bytes."""
+    import kmodel.loop.loop as loop_module
+    import kmodel.store.store as store_module
+    from kmodel import fingerprint as fp
+    from kmodel.checker.actions import DeleteObject, Fault, ScaleDeployment
+    from kmodel.loop.events import Crash, Restart
+
+    seen = {"content": 0, "fingerprint": 0}
+
+    def checked_content(value):
+        fast = fp.content(value)
+        assert fast == fp.reference_content(value), value
+        assert fp.content(value) == fast  # met again: the memo answers the same
+        seen["content"] += 1
+        return fast
+
+    def checked_fingerprint(value):
+        fast = fp.fingerprint(value)
+        assert fast == fp.reference(value), value
+        seen["fingerprint"] += 1
+        return fast
+
+    monkeypatch.setattr(loop_module, "content", checked_content)
+    monkeypatch.setattr(loop_module, "fingerprint", checked_fingerprint)
+    monkeypatch.setattr(store_module, "fingerprint", checked_fingerprint)
+    session = Session(ClusterConfig(), all_invariants())
+    for action in (ApplyDeployment("web", 2), ApplyService("web"), RunFair(20_000), ScaleDeployment("web", 3),
+                   Fault(Crash("apiserver-0")), RunFair(5_000), Fault(Restart("apiserver-0")),
+                   DeleteObject("services", "web"), RunFair(20_000)):
+        session.execute(action)
+    assert seen["content"] > 300 and seen["fingerprint"] > 200
+
+
+def test_the_reference_fingerprint_covers_every_kind_of_value():
+    import enum
+    import functools
+
+    from kmodel import fingerprint as fp
+    from kmodel.objects.frozendict import FrozenDict
+    from kmodel.store.types import KeyValue
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    class Plain:
+        def __init__(self) -> None:
+            self.a, self.b = 1, ("x", None)
+
+    pod = Pod(metadata=ObjectMeta(name="p", namespace="default"))
+    values = ["1", 1, True, 1.0, None, b"1", bytearray(b"1"), ("1",), ["1"], {"1": 1}, {"b", "a"}, frozenset("ab"),
+              pod, pod.metadata, KeyValue("/k", pod, 1, 2, 1), FrozenDict({"a": "b"}), Colour.RED, Plain(),
+              _run, functools.partial(int), ([pod], {"k": (pod, None)})]
+    for value in values:
+        assert fp.fingerprint(value) == fp.reference(value), value
+        assert fp.content(value) == fp.reference_content(value), value
