@@ -17,7 +17,8 @@ def test_the_checker_benchmark_runs_and_prints_each_figure():
     assert out.returncode == 0, out.stderr
     text = out.stdout
     for line in ("empty RuleBasedStateMachine:", "over a model that costs nothing", "checker, all invariants on:",
-                 "model events during exploration:", "time in invariant checks:", "where a rule step's time goes",
-                 "at half the empty machine's rate", "the settle every example ends with"):
+                 "model events during exploration:", "events per CPU second", "time in invariant checks:",
+                 "where a rule step's time goes", "at half the empty machine's rate",
+                 "the settle every example ends with"):
         assert line in text, (line, text)
     assert "Traceback" not in out.stderr
