@@ -107,7 +107,8 @@ class LeaderElector:
         self.on_stopped_leading = on_stopped_leading
         #: the identities this candidate took, in order (an observer's record, survives reset)
         self.identities: list[str] = []
-        #: (time, identity, what): "acquired", "renewed", "stopped" (an observer's record, survives reset)
+        #: (time, identity, what): "acquired", "stopped", "woke-expired" (it ran on, leading, with its lease
+        #: expired by its own clock: it woke from a pause) (an observer's record, survives reset)
         self.history: list[tuple[int, str, str]] = []
         self.reset()
 
@@ -157,6 +158,10 @@ class LeaderElector:
     def on_timer(self, now: int, name: str, out: Out) -> bool:
         if name != self.timer:
             return False
+        if self.state == "leading" and self.is_leader() and not self.lease_valid(now) and (
+                not self.history or self.history[-1][2] != "woke-expired"):
+            # running on while its own lease ran out (a pause it woke from): an observer's note
+            self.history.append((now, self.identity, "woke-expired"))
         wake, self._wake = self._wake, None
         if wake == "deadline":
             self._stop(now, out)
@@ -200,7 +205,6 @@ class LeaderElector:
             self._try(now, out)
             return
         if ok:  # the round ends; wait.Until starts the next one RetryPeriod later
-            self.history.append((now, self.identity, "renewed"))
             self._round_deadline = None
             self._arm(now, out, now + c.retry_period_ms, "try")
             return
@@ -310,15 +314,30 @@ class Leadership:
     """What the components of one process share about its election: whether the process leads now (its elector
     sets `leading`), and `wake`, set by the cluster, which the elector calls with each member's name when
     leadership starts, so the loop asks those members again whether they have work (kmodel.controllers.base:
-    a controller starts its informers only once its process leads)."""
+    a controller starts its informers only once its process leads).
+
+    An observer's record (never read by the model, survives crashes): each write a member sends is noted with
+    `note_write`: the last write of each identity (`last_write`), and those sent while the process did not hold
+    an unexpired lease by its own clock (`outside_lease`: time, identity, what), which the
+    `leader-acts-within-lease` invariant reads."""
 
     members: tuple[str, ...] = ()
     leading: bool = False
     wake: Optional[Callable[[str], None]] = None
     elector: Optional[LeaderElector] = None
+    last_write: dict[str, int] = attrs.field(factory=dict)
+    outside_lease: list[tuple[int, str, str]] = attrs.field(factory=list)
 
     def started(self) -> None:
         self.leading = True
         if self.wake is not None:
             for name in self.members:
                 self.wake(name)
+
+    def note_write(self, now: int, what: str) -> None:
+        elector = self.elector
+        if elector is None:
+            return
+        self.last_write[elector.identity] = now
+        if not elector.holds_valid_lease(now):
+            self.outside_lease.append((now, elector.identity, what))

@@ -63,7 +63,9 @@ from typing import Any, Optional, Sequence
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer
-from kmodel.client.leaderelection import RESTART_DELAY_MS, SCHEDULER_LEASE, ElectionConfig, LeaderElector
+from kmodel.client.leaderelection import (
+    RESTART_DELAY_MS, SCHEDULER_LEASE, ElectionConfig, LeaderElector, Leadership,
+)
 from kmodel.client.indexer import DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
 from kmodel.client.rate_limiter import SCHEDULER_LIMIT
@@ -162,11 +164,14 @@ class Scheduler(ClientComponent):
         self.recorder = EventRecorder(self.event_source)
         #: its leader election when several schedulers run (`elect_on_host`: the host its identity names)
         self.elector: Optional[LeaderElector] = None
+        #: its process's election, for the observer's record of its writes (Leadership.note_write)
+        self.leadership: Optional[Leadership] = None
         if elect_on_host:
             self.elector = LeaderElector(
                 self.client, ElectionConfig(SCHEDULER_LEASE), host=elect_on_host, timer=ELECTION_TIMER,
                 event_source=self.event_source, on_started_leading=lambda now, out: None,
                 on_stopped_leading=lambda now, out: out.exit_process((self.name,), RESTART_DELAY_MS))
+            self.leadership = Leadership(members=(name,), elector=self.elector)
         self._init_memory(0)
 
     def _init_memory(self, now: int) -> None:
@@ -276,6 +281,9 @@ class Scheduler(ClientComponent):
             out.send(f"kubelet/{host}", assumed)
             return
 
+        if self.leadership is not None:
+            self.leadership.note_write(now, f"{self.name}: bind {m.namespace}/{m.name}")
+
         def answered(t: int, response: Response, o: Out) -> None:
             if response.ok:
                 self.event(t, o, pod, "Normal", "Scheduled", f"Successfully assigned {m.namespace}/{m.name} to {host}")
@@ -299,6 +307,8 @@ class Scheduler(ClientComponent):
         condition = PodCondition(type="PodScheduled", status="False", reason=reason, message=message)
         conditions = updated_conditions(pod.status.conditions, condition, now)
         if conditions is not None:
+            if self.leadership is not None:
+                self.leadership.note_write(now, f"{self.name}: patch pods/status")
             body = {"status": {"conditions": [dump_struct(c) for c in conditions]}}
             self.client.patch(now, out, "pods", pod.metadata.name, body, namespace=pod.metadata.namespace,
                               subresource="status")
