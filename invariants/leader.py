@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from invariants.registry import SAFETY, invariant
-from kmodel.client.leaderelection import JITTER_FACTOR, LEASE_DURATION_MS, LEASE_NAMESPACE, RETRY_PERIOD_MS
+from kmodel.client.leaderelection import (
+    JITTER_FACTOR, LEASE_DURATION_MS, LEASE_NAMESPACE, RETRY_PERIOD_MS, SLOW_REQUEST_MS,
+)
 
 #: how long after the leader goes away a new one must hold the lease: the lease runs out LeaseDuration after the
 #: candidate saw its last renewal, which it may see one jittered retry period (RetryPeriod × (1 + JitterFactor))
@@ -51,9 +53,10 @@ def leader_acts_within_lease(cluster: Any, memo: dict) -> Iterator[str]:
 
 @invariant("leader-elected-after-loss", kind=SAFETY, principle="level-driven reconciliation")
 def leader_elected_after_loss(cluster: Any, memo: dict) -> Iterator[str]:
-    """When the holder of a leader-election Lease goes away (its process is down or restarted as a new
-    candidate) while another candidate is up, unpaused and etcd and an API server it reaches are up, a new
-    leader holds the lease within leaseDuration and two jittered retry periods (with a second for the requests)."""
+    """When the holder of a leader-election Lease goes away (its process is down, paused, or restarted as a new
+    candidate) while another candidate runs and etcd and an API server are up with no partition, a new leader
+    holds the lease within leaseDuration and two jittered retry periods, and a second for the requests, counted
+    from the last time the API failed a candidate's request (a lost or failed request costs a retry)."""
     by_lease: dict[str, list[Any]] = {}
     for lease, leadership in leaderships(cluster, memo):
         by_lease.setdefault(lease, []).append(leadership)
@@ -68,10 +71,18 @@ def leader_elected_after_loss(cluster: Any, memo: dict) -> Iterator[str]:
         if held or not holder or not able:
             memo.pop(key, None)
             continue
-        since = memo.setdefault(key, cluster.now)
+        since = max(memo.setdefault(key, cluster.now), *(_failed_at(cluster, l.elector) for l in live))
         if cluster.now - since > ELECTION_BOUND_MS + ELECTION_SLACK_MS:
             yield (f"{LEASE_NAMESPACE}/{lease} still names {holder}, gone since {since / 1000:g} s, at "
                    f"{cluster.now / 1000:g} s, though {len(live)} candidate(s) ran and an API server was up")
+
+
+def _failed_at(cluster: Any, elector: Any) -> int:
+    """When the API last failed this candidate: its last failed or slow request, or now while a try of it has
+    been out longer than SLOW_REQUEST_MS (a request lost on the way waits for its timeout)."""
+    if elector.trying and cluster.now - elector.try_started > SLOW_REQUEST_MS:
+        return cluster.now
+    return elector.last_failure
 
 
 def _running(cluster: Any, leadership: Any) -> bool:
@@ -93,4 +104,6 @@ def _holder(cluster: Any, lease: str) -> str:
 
 def _api_up(cluster: Any) -> bool:
     loop = cluster.loop
-    return loop.is_up("etcd") and not cluster.network.partitioned and any(loop.is_up(r.name) for r in cluster.replicas)
+    net = cluster.network
+    return loop.is_up("etcd") and not net.partitioned and not net.has_held_links and any(
+        loop.is_up(r.name) for r in cluster.replicas)

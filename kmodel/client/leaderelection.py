@@ -59,6 +59,9 @@ LEASE_NAMESPACE = "kube-system"
 #: how long after exiting (OnStoppedLeading) a control-plane process starts again: the kubelet's first back-off
 #: before it restarts a static pod's container that exited (10 s, the initial CrashLoopBackOff)
 RESTART_DELAY_MS = 10_000
+#: a request of the election answered later than this was lost and resent, or held on the way: an observer's
+#: note (`LeaderElector.last_failure`) counts it as the API failing the candidate
+SLOW_REQUEST_MS = 1_000
 #: the Leases of the two elected components
 CONTROLLER_MANAGER_LEASE = "kube-controller-manager"
 SCHEDULER_LEASE = "kube-scheduler"
@@ -107,6 +110,9 @@ class LeaderElector:
         self.on_stopped_leading = on_stopped_leading
         #: the identities this candidate took, in order (an observer's record, survives reset)
         self.identities: list[str] = []
+        #: when a request of its election last failed for want of the API (a 5xx or 429, a timeout, a reset:
+        #: not a lost race), an observer's note for `leader-elected-after-loss` (survives reset)
+        self.last_failure = -1
         #: (time, identity, what): "acquired", "stopped", "woke-expired" (it ran on, leading, with its lease
         #: expired by its own clock: it woke from a pause) (an observer's record, survives reset)
         self.history: list[tuple[int, str, str]] = []
@@ -120,6 +126,7 @@ class LeaderElector:
         self.observed: Optional[LeaseSpec] = None
         self.observed_time = 0
         self.trying = False
+        self.try_started = 0
         self._attempt = 0  # numbers tries: an answer to a cancelled try is ignored
         self._round_deadline: Optional[int] = None
         self._wake: Optional[str] = None  # what the timer does when it fires: "try" or "deadline"
@@ -179,6 +186,7 @@ class LeaderElector:
         self._attempt += 1
         attempt = self._attempt
         self.trying = True
+        self.try_started = now
         if self.state == "leading":  # the poll's next tick may come after the round's deadline: the deadline wins
             self._arm(now, out, self._round_deadline, "deadline")  # type: ignore[arg-type]
 
@@ -240,7 +248,13 @@ class LeaderElector:
 
     def _request(self, now: int, out: Out, verb: str, body: Any, then: Callable[[int, Response, Out], None]) -> None:
         c = self.config
-        options = dict(on_done=then, timeout_ms=c.renew_deadline_ms, throttled=False)
+
+        def answered(t: int, response: Response, o: Out) -> None:
+            if response.code >= 500 or response.code == 429 or t - now > SLOW_REQUEST_MS:
+                self.last_failure = t  # an observer's note: the API failed or delayed it (not a lost race)
+            then(t, response, o)
+
+        options = dict(on_done=answered, timeout_ms=c.renew_deadline_ms, throttled=False)
         if verb == "get":
             self.client.get(now, out, "leases", c.name, namespace=c.namespace, **options)
         elif verb == "create":
@@ -316,15 +330,18 @@ class Leadership:
     leadership starts, so the loop asks those members again whether they have work (kmodel.controllers.base:
     a controller starts its informers only once its process leads).
 
-    An observer's record (never read by the model, survives crashes): each write a member sends is noted with
-    `note_write`: the last write of each identity (`last_write`), and those sent while the process did not hold
-    an unexpired lease by its own clock (`outside_lease`: time, identity, what), which the
-    `leader-acts-within-lease` invariant reads."""
+    `guard` is every member's ApiClient `write_guard`. It keeps an observer's record (never read by the model,
+    it survives crashes): the last write of each identity (`last_write`), and the writes sent while the process
+    did not hold an unexpired lease by its own clock (`outside_lease`: time, identity, what), which the
+    `leader-acts-within-lease` invariant reads. With the leaderelection-fence-writes fix (`fence`) it refuses
+    those writes instead: kmodel's sketch of a fix, since client-go's leader election does not fence (a leader
+    acts on its belief until its next renewal fails)."""
 
     members: tuple[str, ...] = ()
     leading: bool = False
     wake: Optional[Callable[[str], None]] = None
     elector: Optional[LeaderElector] = None
+    fence: bool = False
     last_write: dict[str, int] = attrs.field(factory=dict)
     outside_lease: list[tuple[int, str, str]] = attrs.field(factory=list)
 
@@ -334,10 +351,14 @@ class Leadership:
             for name in self.members:
                 self.wake(name)
 
-    def note_write(self, now: int, what: str) -> None:
+    def guard(self, now: int, owner: str, verb: str, resource: str) -> str:
+        """A member's write about to be sent: "" to send it, else why it is refused (see the class docstring)."""
         elector = self.elector
         if elector is None:
-            return
-        self.last_write[elector.identity] = now
+            return ""
         if not elector.holds_valid_lease(now):
-            self.outside_lease.append((now, elector.identity, what))
+            if self.fence:
+                return f"{elector.identity} does not hold an unexpired lease {elector.config.name}"
+            self.outside_lease.append((now, elector.identity, f"{owner}: {verb} {resource}"))
+        self.last_write[elector.identity] = now
+        return ""

@@ -171,11 +171,15 @@ class Cluster:
             if config.controller_managers > 1:
                 from kmodel.controllers.manager import ControllerManager
 
-                manager = ControllerManager(process, apiservers, host=ctx.host, members=members)
+                from kmodel.fixes import LEADERELECTION_FENCE_WRITES
+
+                manager = ControllerManager(process, apiservers, host=ctx.host, members=members,
+                                            fence_writes=LEADERELECTION_FENCE_WRITES in config.fixes)
                 self._configure_client(manager)
                 for component in self.components:
                     if component.name in members:
                         component.leadership = manager.leadership  # type: ignore[attr-defined]
+                        component.client.write_guard = manager.leadership.guard  # type: ignore[attr-defined]
                 self.components.append(manager)
                 members = sorted([*members, process])
             self.processes[process] = tuple(members)

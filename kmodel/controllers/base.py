@@ -77,9 +77,6 @@ class Sync:
                 **fields: Any) -> int:
         """Send a request as part of this sync. `on_done` returning True marks an error as handled."""
         self.pending += 1
-        leadership = self.controller.leadership
-        if leadership is not None:
-            leadership.note_write(now, f"{self.controller.name}: {verb} {resource}")
 
         def answered(t: int, response: Response, o: Out) -> None:
             handled = on_done(t, response, o) if on_done is not None else None

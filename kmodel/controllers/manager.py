@@ -41,10 +41,11 @@ ELECTION_TIMER = "leaderelection"
 class ControllerManager(ClientComponent):
     """One kube-controller-manager's leader election (see the module docstring)."""
 
-    def __init__(self, name: str, endpoints: Sequence[str], *, host: str, members: Sequence[str]) -> None:
+    def __init__(self, name: str, endpoints: Sequence[str], *, host: str, members: Sequence[str],
+                 fence_writes: bool = False) -> None:
         super().__init__(name)
         self.client = ApiClient(name, endpoints, token=CONTROLLER_MANAGER_TOKEN, timeout_ms=RENEW_DEADLINE_MS)
-        self.leadership = Leadership(members=tuple(members))
+        self.leadership = Leadership(members=tuple(members), fence=fence_writes)
         self.elector = LeaderElector(self.client, ElectionConfig(PROCESS), host=host, timer=ELECTION_TIMER,
                                      event_source=PROCESS, on_started_leading=self._started_leading,
                                      on_stopped_leading=self._stopped_leading)

@@ -154,7 +154,8 @@ class Scheduler(ClientComponent):
     event_source = DEFAULT_SCHEDULER_NAME
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN,
-                 direct_calls: bool = False, count_port_holders: bool = False, elect_on_host: str = "") -> None:
+                 direct_calls: bool = False, count_port_holders: bool = False, elect_on_host: str = "",
+                 fence_writes: bool = False) -> None:
         super().__init__(name)
         #: the direct-calls variant (kmodel.variants): bind by telling the kubelet, not by writing the Binding
         self.direct_calls = direct_calls
@@ -171,7 +172,8 @@ class Scheduler(ClientComponent):
                 self.client, ElectionConfig(SCHEDULER_LEASE), host=elect_on_host, timer=ELECTION_TIMER,
                 event_source=self.event_source, on_started_leading=lambda now, out: None,
                 on_stopped_leading=lambda now, out: out.exit_process((self.name,), RESTART_DELAY_MS))
-            self.leadership = Leadership(members=(name,), elector=self.elector)
+            self.leadership = Leadership(members=(name,), elector=self.elector, fence=fence_writes)
+            self.client.write_guard = self.leadership.guard
         self._init_memory(0)
 
     def _init_memory(self, now: int) -> None:
@@ -281,9 +283,6 @@ class Scheduler(ClientComponent):
             out.send(f"kubelet/{host}", assumed)
             return
 
-        if self.leadership is not None:
-            self.leadership.note_write(now, f"{self.name}: bind {m.namespace}/{m.name}")
-
         def answered(t: int, response: Response, o: Out) -> None:
             if response.ok:
                 self.event(t, o, pod, "Normal", "Scheduled", f"Successfully assigned {m.namespace}/{m.name} to {host}")
@@ -307,8 +306,6 @@ class Scheduler(ClientComponent):
         condition = PodCondition(type="PodScheduled", status="False", reason=reason, message=message)
         conditions = updated_conditions(pod.status.conditions, condition, now)
         if conditions is not None:
-            if self.leadership is not None:
-                self.leadership.note_write(now, f"{self.name}: patch pods/status")
             body = {"status": {"conditions": [dump_struct(c) for c in conditions]}}
             self.client.patch(now, out, "pods", pod.metadata.name, body, namespace=pod.metadata.namespace,
                               subresource="status")
@@ -356,10 +353,11 @@ class Scheduler(ClientComponent):
 
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-scheduler."""
-    from kmodel.fixes import SCHEDULER_COUNT_HOST_PORT_HOLDERS
+    from kmodel.fixes import LEADERELECTION_FENCE_WRITES, SCHEDULER_COUNT_HOST_PORT_HOLDERS
     from kmodel.variants import DIRECT_CALLS
 
     elect = ctx.config.schedulers > 1
     return [Scheduler(ctx.named("scheduler"), ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS,
                       count_port_holders=SCHEDULER_COUNT_HOST_PORT_HOLDERS in ctx.config.fixes,
-                      elect_on_host=ctx.host if elect else "")]
+                      elect_on_host=ctx.host if elect else "",
+                      fence_writes=LEADERELECTION_FENCE_WRITES in ctx.config.fixes)]
