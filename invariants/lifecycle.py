@@ -50,17 +50,26 @@ def _heard(cluster: Any, memo: dict) -> tuple[dict[str, list[int]], list[int]]:
     times the controller (re)started. Both lists are in time order."""
     by_node: dict[str, list[int]] = memo.setdefault("heard", {})
     starts: list[int] = memo.setdefault("starts", [])
-    controller = cluster.loop.components.get(NODE_LIFECYCLE)
-    log = getattr(controller, "heard", None)
-    if log is not None:
-        pos = memo.get("heard_pos", 0)
-        for t, node in log[pos:]:
-            if node is None:
-                starts.append(t)
-            else:
-                by_node.setdefault(node, []).append(t)
-        memo["heard_pos"] = len(log)
+    for t, node in _new_entries(cluster, memo, NODE_LIFECYCLE, "heard_pos"):
+        if node is None:
+            starts.append(t)
+        else:
+            by_node.setdefault(node, []).append(t)
     return by_node, starts
+
+
+def _new_entries(cluster: Any, memo: dict, controller: str, key: str) -> list:
+    """What is new in the `heard` log of `controller` since the last check, of every controller manager's copy of
+    it (only the leader's informers run), in time order."""
+    new: list = []
+    for name in cluster.instances(controller):
+        log = getattr(cluster.loop.components.get(name), "heard", None)
+        if log is not None:
+            pos = memo.get((key, name), 0)
+            new.extend(log[pos:])
+            memo[(key, name)] = len(log)
+    new.sort(key=lambda entry: entry[0])
+    return new
 
 
 def _last_heard(times: list[int], starts: list[int], at: int) -> Optional[int]:
@@ -81,15 +90,11 @@ def _taint_eviction_view(cluster: Any, memo: dict) -> tuple[dict[str, list[tuple
     them, and the times the controller (re)started. Both in time order."""
     by_node: dict[str, list[tuple[int, tuple]]] = memo.setdefault("te_heard", {})
     starts: list[int] = memo.setdefault("te_starts", [])
-    log = getattr(cluster.loop.components.get(TAINT_EVICTION), "heard", None)
-    if log is not None:
-        pos = memo.get("te_heard_pos", 0)
-        for t, node, taints in log[pos:]:
-            if node is None:
-                starts.append(t)
-            else:
-                by_node.setdefault(node, []).append((t, taints))
-        memo["te_heard_pos"] = len(log)
+    for t, node, taints in _new_entries(cluster, memo, TAINT_EVICTION, "te_heard_pos"):
+        if node is None:
+            starts.append(t)
+        else:
+            by_node.setdefault(node, []).append((t, taints))
     return by_node, starts
 
 

@@ -37,7 +37,7 @@ from kmodel.apiserver.replica import APIServerReplica
 from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
 from kmodel.apiserver.wire import Request
 from kmodel.cluster.components import (
-    CONTROLLER_MANAGER, CONTROLLER_MANAGER_COMPONENTS, ClusterContext, factory, wire,
+    CONTROLLER_MANAGER, CONTROLLER_MANAGER_COMPONENTS, ClusterContext, factory, instance_name, wire,
 )
 from kmodel.cluster.config import ClusterConfig
 from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl
@@ -190,6 +190,29 @@ class Cluster:
             if component in members:
                 return process
         return component
+
+    def instances(self, component: str) -> list[str]:
+        """The names of every copy of a kube-controller-manager's controller or of the scheduler, given the first
+        copy's name ("controller/nodeipam": "controller/nodeipam", "controller-2/nodeipam", ...), those that exist."""
+        copies = self.config.schedulers if component == "scheduler" else self.config.controller_managers
+        names = [instance_name(component, k) for k in range(1, copies + 1)]
+        return [n for n in names if n in self.loop.components]
+
+    def acting(self, component: str) -> Optional[str]:
+        """The copy of `component` (named as its first copy) that acts now: the one whose process leads, or the
+        component itself where nothing elects; None while no copy leads (an observer's question: invariants ask
+        it about the controllers whose memory they read)."""
+        names = self.instances(component)
+        if len(names) <= 1:
+            return names[0] if names else None
+        for name in names:
+            member = self.loop.components[name]
+            leadership = getattr(member, "leadership", None)
+            elector = getattr(member, "elector", None)
+            if (leadership is not None and leadership.leading and not getattr(member, "awaiting_leader", False)) \
+                    or (elector is not None and elector.leading):
+                return name
+        return None
 
     def _build(self, name: str, ctx: ClusterContext) -> list[Component]:
         """The components `name`'s factory builds, each one's ApiClient told the cluster's variant (read where

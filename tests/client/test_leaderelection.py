@@ -86,23 +86,24 @@ def test_a_paused_leader_wakes_after_its_lease_expired_still_believing_it_leads_
     cluster = ha_cluster()
     cluster.run(10_000)
     leader = KCM if elector(cluster, KCM).leading else KCM2
-    mine = elector(cluster, leader)
+    mine, other = elector(cluster, leader), elector(cluster, KCM2 if leader == KCM else KCM)
     old_identity = mine.identity
     for name in cluster.processes[leader]:
-        cluster.loop.pause(name, cluster.now + 40_000)
-    cluster.run(cluster.now + 39_000)
-    other = elector(cluster, KCM2 if leader == KCM else KCM)
-    assert other.leading  # the standby took the expired lease
-    assert mine.leading  # the paused one still believes it leads
-    cluster.run(cluster.now + 1_000)  # it wakes: its next try finds another holder; it tries until RenewDeadline
-    assert mine.history[-1][2] != "stopped" or mine.identity != old_identity
-    cluster.run(cluster.now + 12_000)
-    assert ("stopped" in [what for _, ident, what in mine.history if ident == old_identity])
-    assert any(RESTART_TIMER in cluster.loop.clock.timers_of(n) for n in cluster.processes[leader]) or \
-        mine.identity != old_identity
-    cluster.run(cluster.now + 15_000)  # the kubelet starts it again, a new candidate
-    assert all(cluster.loop.is_up(n) for n in cluster.processes[leader])
-    assert mine.identity != old_identity and not mine.leading
+        cluster.loop.pause(name, 50_000)
+    cluster.run(49_000)
+    assert other.leading  # the standby took the expired lease over
+    assert mine.leading and mine.identity == old_identity  # the paused one still believes it leads
+    # it wakes at 50 s with its lease expired by its own clock; its renew round ends by its deadline (at most
+    # RenewDeadline later) and OnStoppedLeading makes the process exit
+    cluster.run(60_500)
+    whats = [what for _, ident, what in mine.history if ident == old_identity]
+    assert whats[-2:] == ["woke-expired", "stopped"]
+    members = cluster.processes[leader]
+    assert not any(cluster.loop.is_up(n) for n in members)
+    assert all(RESTART_TIMER in cluster.loop.clock.timers_of(n) for n in members)
+    cluster.run(71_000)  # the kubelet starts it again 10 s later: a new candidate, a standby now
+    assert all(cluster.loop.is_up(n) for n in members)
+    assert mine.identity != old_identity and not mine.leading and other.leading
 
 
 def test_identity_is_hostname_and_a_uuid_from_the_seeded_random_source():
