@@ -19,6 +19,11 @@ from kmodel.loop import EventNotEnabled
 MAX_PAUSE_SECONDS = 60
 
 
+def leaders(cluster: Any) -> list[str]:
+    """The processes that lead now and could be paused, sorted."""
+    return [p for p in pausable(cluster) if _leads(cluster, p)]
+
+
 def pausable(cluster: Any) -> list[str]:
     """The processes that could be paused now (every component of each up and not paused): the current leaders
     first (an index shrinks toward them: the pause that matters), then the others, sorted."""
