@@ -169,7 +169,7 @@ FIXES: tuple[Fix, ...] = (
         "none: client-go's leader election says it does not fence (leaderelection.go: \"This implementation "
         "does not guarantee that only one client is acting as a leader (a.k.a. fencing)\"); kube-controller-"
         "manager and kube-scheduler check nothing before a write. This is kmodel's sketch of a fix",
-        ("leader-paused-past-its-lease-writes-on-waking.json",)),
+        ("leader-paused-past-its-lease-writes-on-waking.json", "leader-paused-past-its-lease-found-by-the-checker.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
