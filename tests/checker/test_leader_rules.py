@@ -99,3 +99,30 @@ def test_leader_elected_after_loss_fails_when_no_standby_takes_over():
         cluster.run(t)
         found += list(leader_elected_after_loss(cluster, memo))
     assert found and "still names" in found[0]
+
+
+def test_a_trace_names_the_copies_only_when_more_than_one_runs_and_without_them_means_one_each():
+    from kmodel.checker.trace import TraceError, config_from_json, config_to_json
+
+    one = config_to_json(ClusterConfig())
+    assert "controller_managers" not in one and "schedulers" not in one
+    assert config_from_json(one) == ClusterConfig()
+    two = config_to_json(ClusterConfig(controller_managers=2, schedulers=3))
+    assert (two["controller_managers"], two["schedulers"]) == (2, 3)
+    assert config_from_json(two) == ClusterConfig(controller_managers=2, schedulers=3)
+    import pytest
+
+    with pytest.raises(TraceError, match="controller_managers"):
+        config_from_json({**one, "controller_managers": 0})
+
+
+def test_bad_counts_are_one_line_usage_errors(capsys, tmp_path):
+    from pathlib import Path
+
+    from kmodel.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "web-service.yaml"
+    assert main(["simulate", "-f", str(example), "--controller-managers", "0"]) == 2
+    assert "--controller-managers must be between 1 and 5" in capsys.readouterr().err
+    assert main(["check", "--schedulers", "9", "--report", str(tmp_path / "report")]) == 2
+    assert "--schedulers must be between 1 and 5" in capsys.readouterr().err
