@@ -7,6 +7,7 @@
     scheduling.py  no-overcommit, host-ports-unique, binding-immutable
     contract.py    admission-enforced, rbac-enforced
     lifecycle.py   eviction-timing
+    leader.py      leader-acts-within-lease, leader-elected-after-loss
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
                    no-ip-leak, no-cidr-leak, settles
     traffic.py     service-reachability
@@ -18,7 +19,7 @@ See registry.py for the contract every invariant follows.
 """
 
 from invariants import (  # noqa: F401
-    contract, lifecycle, liveness, network, requests, scheduling, storage, traffic, watch, workloads,
+    contract, leader, lifecycle, liveness, network, requests, scheduling, storage, traffic, watch, workloads,
 )
 from invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
 

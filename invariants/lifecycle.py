@@ -44,22 +44,35 @@ def eviction_due(pod: Any, taints: list, since: int) -> Optional[int]:
     return start + max(0, min(seconds)) * 1000
 
 
-def _heard(cluster: Any, memo: dict) -> tuple[dict[str, list[int]], list[int]]:
+def _heard(cluster: Any, memo: dict) -> list[tuple[dict[str, list[int]], list[int]]]:
     """The node lifecycle controller's heard log (see kmodel/controllers/nodelifecycle.py), read from where the
     last check stopped: node -> times a heartbeat change of it reached the controller's informers, and the
-    times the controller (re)started. Both lists are in time order."""
-    by_node: dict[str, list[int]] = memo.setdefault("heard", {})
-    starts: list[int] = memo.setdefault("starts", [])
-    controller = cluster.loop.components.get(NODE_LIFECYCLE)
-    log = getattr(controller, "heard", None)
-    if log is not None:
-        pos = memo.get("heard_pos", 0)
-        for t, node in log[pos:]:
-            if node is None:
-                starts.append(t)
-            else:
-                by_node.setdefault(node, []).append(t)
-        memo["heard_pos"] = len(log)
+    times the controller (re)started. Both lists are in time order. One view per controller manager's copy of
+    the controller (with several, a mark is judged by the most lenient: the store does not say which wrote it,
+    and a leader woken from a pause runs beside the new one for a while)."""
+    return [_view(memo, name, log, "heard", lambda t, node: (node, t))
+            for name, log in _logs(cluster, NODE_LIFECYCLE)]
+
+
+def _logs(cluster: Any, controller: str) -> list[tuple[str, list]]:
+    """(copy, its `heard` log) of every controller manager's copy of `controller` that keeps one."""
+    components = cluster.loop.components
+    return [(name, log) for name in cluster.instances(controller)
+            if (log := getattr(components.get(name), "heard", None)) is not None]
+
+
+def _view(memo: dict, name: str, log: list, key: str, entry: Any) -> tuple[dict, list[int]]:
+    """One copy's view (node -> its entries, start times), brought up to date with what is new in its log."""
+    views = memo.setdefault(key, {})
+    by_node, starts = views.setdefault(name, ({}, []))
+    pos = memo.get((key, name), 0)
+    for row in log[pos:]:
+        node, value = entry(*row)
+        if node is None:
+            starts.append(row[0])
+        else:
+            by_node.setdefault(node, []).append(value)
+    memo[(key, name)] = len(log)
     return by_node, starts
 
 
@@ -75,22 +88,13 @@ def _last_heard(times: list[int], starts: list[int], at: int) -> Optional[int]:
     return last if life is None or last >= life else None
 
 
-def _taint_eviction_view(cluster: Any, memo: dict) -> tuple[dict[str, list[tuple[int, tuple]]], list[int]]:
+def _taint_eviction_view(cluster: Any, memo: dict) -> list[tuple[dict[str, list[tuple[int, tuple]]], list[int]]]:
     """Taint eviction's heard log (see kmodel/controllers/tainteviction.py), read from where the last check
     stopped: node -> (time, its NoExecute taints) each time the controller's informer delivered a change of
-    them, and the times the controller (re)started. Both in time order."""
-    by_node: dict[str, list[tuple[int, tuple]]] = memo.setdefault("te_heard", {})
-    starts: list[int] = memo.setdefault("te_starts", [])
-    log = getattr(cluster.loop.components.get(TAINT_EVICTION), "heard", None)
-    if log is not None:
-        pos = memo.get("te_heard_pos", 0)
-        for t, node, taints in log[pos:]:
-            if node is None:
-                starts.append(t)
-            else:
-                by_node.setdefault(node, []).append((t, taints))
-        memo["te_heard_pos"] = len(log)
-    return by_node, starts
+    them, and the times the controller (re)started. Both in time order. One view per controller manager's copy
+    (see `_heard`)."""
+    return [_view(memo, name, log, "te_heard", lambda t, node, taints: (node, (t, taints)))
+            for name, log in _logs(cluster, TAINT_EVICTION)]
 
 
 def _taints_seen(heard: list[tuple[int, tuple]], starts: list[int], at: int) -> tuple:
@@ -181,7 +185,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     start = memo.get("pos", 0)
     memo["pos"] = len(records)
     new_records = records[start:]
-    heard, starts = _heard(cluster, memo)
+    heard = _heard(cluster, memo)
 
     def node_changed(ch: Any) -> None:
         name = ch.key[len(NODES):]
@@ -207,10 +211,11 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
         # The mark is an update carrying the cached resourceVersion: ch.prev is the Node the controller judged.
         # A node that never posted Ready gets the startup grace period (probeTimestamp starts at its creation).
         period = startup_grace if old is None else grace
-        since, what = ch.prev.metadata.creation_timestamp or 0, "its creation"
-        last = _last_heard(heard.get(name, []), starts, at)
-        if last is not None and last > since:
-            since, what = last, "a heartbeat change of it reached node lifecycle's informers"
+        created = ch.prev.metadata.creation_timestamp or 0
+        since, what = created, "its creation"
+        lasts = [_last_heard(by_node.get(name, []), starts, at) for by_node, starts in heard]
+        if lasts and all(last is not None and last > created for last in lasts):
+            since, what = min(lasts), "a heartbeat change of it reached node lifecycle's informers"
         if at <= since + period:  # upstream marks only when now is strictly after probeTimestamp + grace
             bad.append(f"node {name} was marked Ready=Unknown at {at} ms, {at - since} ms after {what} at "
                        f"{since} ms (grace period {period} ms)")
@@ -254,8 +259,9 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
             # Upstream evicts by its informer's view: a taint removed in the store but not yet delivered to it
             # still evicts. Judge by what it had seen when it decided (the DisruptionTarget condition's time).
             decided = target.last_transition_time if target.last_transition_time is not None else r.time
-            te_heard, te_starts = _taint_eviction_view(cluster, memo)
-            taints = list(_taints_seen(te_heard.get(pod.spec.node_name, []), te_starts, decided))
+            seen = [_taints_seen(te_heard.get(pod.spec.node_name, []), te_starts, decided)
+                    for te_heard, te_starts in _taint_eviction_view(cluster, memo)]
+            taints = list(next((t for t in seen if t), ()))
             tainted_at = None
         if not taints:
             bad.append(f"pod {name_of(key)} was evicted at {r.time} ms by taint eviction, but its node "
@@ -269,10 +275,10 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
             # showing the old taint, then the new one as one change) keeps the eviction it had scheduled
             # (processPodOnNode)
             decided = target.last_transition_time if target.last_transition_time is not None else r.time
-            te_heard, te_starts = _taint_eviction_view(cluster, memo)
-            seen_since = _tainted_since_in_view(te_heard.get(pod.spec.node_name, []), te_starts, decided)
-            if seen_since is not None and seen_since < since:
-                since = seen_since
+            for te_heard, te_starts in _taint_eviction_view(cluster, memo):
+                seen_since = _tainted_since_in_view(te_heard.get(pod.spec.node_name, []), te_starts, decided)
+                if seen_since is not None and seen_since < since:
+                    since = seen_since
         due = eviction_due(pod, taints, since)
         if due is None:
             bad.append(f"pod {name_of(key)} was evicted at {r.time} ms though it tolerates its node's taints "

@@ -262,8 +262,9 @@ def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
     """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes not being deleted (a
     Node kept by a finalizer after its delete has had its blocks released, as upstream's syncNode does once the
     deletionTimestamp is set)."""
-    comp = cluster.loop.components.get("controller/nodeipam")
-    if comp is None or not cluster.loop.is_up("controller/nodeipam"):
+    acting = cluster.acting("controller/nodeipam")  # with several controller managers, the leader's
+    comp = cluster.loop.components.get(acting) if acting else None
+    if comp is None or not cluster.loop.is_up(acting):
         return
     used = {str(b) for b in comp.cidrs.used_blocks()}
     assigned = {c for n in _objects(cluster, memo, "nodes") if n.metadata.deletion_timestamp is None

@@ -224,3 +224,4 @@ import invariants.sometimes_workloads  # noqa: E402,F401
 from invariants import sometimes_access  # noqa: E402,F401  (registers the access family's properties)
 # the fault family's properties register themselves here (they use the helpers above)
 from invariants import sometimes_faults  # noqa: E402,F401
+from invariants import sometimes_leader  # noqa: E402,F401  (leader election and the pause fault)

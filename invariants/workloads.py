@@ -92,8 +92,10 @@ class _Ledger:
     def _read_views(self, cluster: Any) -> None:
         """The controllers' notes of what each write they sent was decided on (see `_notes`)."""
         components = cluster.loop.components
-        self._notes(components.get(DEPLOYMENT_COMPONENT), "rs_write_views", self.pending_views, "deployment")
-        self._notes(components.get(REPLICASET_COMPONENT), "create_views", self.pending_creates, "replicaset")
+        for name in cluster.instances(DEPLOYMENT_COMPONENT):  # every controller manager's copy
+            self._notes(components.get(name), "rs_write_views", self.pending_views, name)
+        for name in cluster.instances(REPLICASET_COMPONENT):
+            self._notes(components.get(name), "create_views", self.pending_creates, name)
 
     def _notes(self, ctrl: Any, attr: str, pending: dict, name: str) -> None:
         """Read what is new in the list `ctrl.<attr>` of (key, revision decided on) into `pending`, in order."""

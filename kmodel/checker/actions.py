@@ -271,18 +271,19 @@ class Fault(Action):
 
 # -- processes ----------------------------------------------------------------------------------------------
 
-#: the process the cluster's controllers run in (`Cluster.controller_manager`)
+#: the process the cluster's controllers run in (`Cluster.controller_manager`; with several kube-controller-managers
+#: the first, the others "kube-controller-manager-2", ...: `Cluster.processes`)
 CONTROLLER_MANAGER = "kube-controller-manager"
 
 
 def process_of(cluster: Cluster, component: str) -> str:
-    """The process a component runs in: kube-controller-manager for the cluster's controllers, else itself."""
-    return CONTROLLER_MANAGER if component in cluster.controller_manager else component
+    """The process a component runs in: its kube-controller-manager for the cluster's controllers, else itself."""
+    return cluster.process_of(component)
 
 
 @attrs.frozen
 class CrashProcess(Action):
-    """kube-controller-manager crashes: every one of its controllers that is up stops at once (a panic in one
+    """A kube-controller-manager crashes: every one of its components that is up stops at once (a panic in one
     controller, an OOM kill, a node reboot end the whole process)."""
 
     kind: ClassVar[str] = "crash-process"
@@ -295,8 +296,8 @@ class CrashProcess(Action):
     def apply(self, cluster: Cluster) -> None:
         from kmodel.loop.events import Crash
 
-        up = [n for n in cluster.controller_manager if cluster.loop.is_up(n)]
-        if self.process != CONTROLLER_MANAGER or not up:
+        up = [n for n in cluster.processes.get(self.process, ()) if cluster.loop.is_up(n)]
+        if not up:
             # not enabled now (a replay of a trace that no longer fits the model: TraceDiverged)
             raise EventNotEnabled(f"cannot crash {self.process!r}: not a running process of this cluster")
         for name in up:
@@ -305,7 +306,7 @@ class CrashProcess(Action):
 
 @attrs.frozen
 class RestartProcess(Action):
-    """kube-controller-manager starts again: every one of its controllers that is down starts."""
+    """A kube-controller-manager starts again: every one of its components that is down starts."""
 
     kind: ClassVar[str] = "restart-process"
     process: str = CONTROLLER_MANAGER
@@ -317,15 +318,15 @@ class RestartProcess(Action):
     def apply(self, cluster: Cluster) -> None:
         from kmodel.loop.events import Restart
 
-        down = [n for n in cluster.controller_manager if not cluster.loop.is_up(n)]
-        if self.process != CONTROLLER_MANAGER or not down:
+        down = [n for n in cluster.processes.get(self.process, ()) if not cluster.loop.is_up(n)]
+        if not down:
             raise EventNotEnabled(f"cannot restart {self.process!r}: it is not down")
         for name in down:
             cluster.loop.step(Restart(name))
 
 
 def _members(cluster: Cluster, process: str) -> tuple[str, ...]:
-    return cluster.controller_manager if process == CONTROLLER_MANAGER else (process,)
+    return cluster.processes.get(process, (process,))
 
 
 def is_mid_reconcile(cluster: Cluster, name: str) -> bool:
@@ -351,8 +352,8 @@ def crash_process(cluster: Cluster, process: str) -> None:
     """Crash a process: kube-controller-manager as a whole, anything else as itself."""
     from kmodel.loop.events import Crash
 
-    if process == CONTROLLER_MANAGER:
-        CrashProcess().apply(cluster)
+    if process in cluster.processes:
+        CrashProcess(process).apply(cluster)
     else:
         cluster.loop.step(Crash(process))
 
@@ -390,7 +391,9 @@ class CrashMidReconcile(Action):
         if self.component == FIRST_RECONCILER:
             subject, sync = "the first component", "a reconcile"
         else:  # the cluster's controllers run in kube-controller-manager (`process_of`, without a cluster here)
-            subject = CONTROLLER_MANAGER if self.component.startswith("controller/") else self.component
+            head = self.component.partition("/")[0]
+            subject = head.replace("controller", CONTROLLER_MANAGER, 1) if "/" in self.component and \
+                head.startswith("controller") else self.component
             sync = "its next reconcile" if subject == self.component else f"{self.component}'s next reconcile"
         if self.writes == 1:
             return f"crash {subject} in the middle of {sync}"

@@ -1,6 +1,7 @@
 """The `kmodel check`, `kmodel replay` and `kmodel invariants` subcommands: options, exit codes, output.
 
-    kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--variant NAME]
+    kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--controller-managers N]
+                 [--schedulers N] [--variant NAME]
                  [--fix NAME]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
         --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit)
@@ -45,6 +46,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="S", help="Hypothesis seed (default 0)")
     p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes (default 3)")
     p.add_argument("--apiservers", type=int, default=2, metavar="N", help="API server replicas (default 2)")
+    p.add_argument("--controller-managers", type=int, default=1, metavar="N",
+                   help="kube-controller-managers; more than one elect a leader (default 1)")
+    p.add_argument("--schedulers", type=int, default=1, metavar="N",
+                   help="kube-schedulers; more than one elect a leader (default 1)")
     p.add_argument("--variant", default="default", metavar="NAME", help="model variant (default: default)")
     add_fix_option(p, "explore the model")
     p.add_argument("--profile", default="dev", choices=PROFILES, help="Hypothesis profile (default dev)")
@@ -182,7 +187,8 @@ def check(args: argparse.Namespace) -> int:
     try:
         options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
                                apiservers=args.apiservers, variant=args.variant, profile=args.profile,
-                               fixes=fixes_from(args.fix))
+                               fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
+                               schedulers=args.schedulers)
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
     junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None

@@ -63,7 +63,6 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from kmodel.checker.actions import (
     APPS,
     BARE_PODS,
-    CONTROLLER_MANAGER,
     CrashMidReconcile,
     FIRST_RECONCILER,
     LoseNode,
@@ -393,9 +392,9 @@ class KmodelMachine(WorkloadRules, AccessRules, RequestFaultRules, RuleBasedStat
         if kind == "crash_mid_reconcile":
             return CrashMidReconcile(chosen, writes=1 + ms % 3)
         if kind == "crash":
-            return CrashProcess(chosen) if chosen == CONTROLLER_MANAGER else Fault(Crash(chosen))
+            return CrashProcess(chosen) if chosen in self.cluster.processes else Fault(Crash(chosen))
         if kind == "restart":
-            return RestartProcess(chosen) if chosen == CONTROLLER_MANAGER else Fault(Restart(chosen))
+            return RestartProcess(chosen) if chosen in self.cluster.processes else Fault(Restart(chosen))
         if kind == "heal":
             return Fault(Heal(tuple(chosen)))
         if kind == "partition":

@@ -39,6 +39,9 @@ class CheckOptions:
     nodes: int = 3
     apiservers: int = 2  # two replicas, so one can lag behind the other (stale reads)
     variant: str = "default"
+    #: kube-controller-managers and kube-schedulers: with more than one, they elect a leader
+    controller_managers: int = 1
+    schedulers: int = 1
     profile: str = "dev"
     #: fixes of upstream bugs turned on (kmodel.fixes), each once, in the registry's order
     fixes: tuple[str, ...] = attrs.field(default=(), converter=check_fixes)
@@ -55,10 +58,14 @@ class CheckOptions:
             raise ValueError("--nodes must be between 1 and 200")
         if not 1 <= self.apiservers <= 9:
             raise ValueError("--apiservers must be between 1 and 9")
+        for name in ("controller_managers", "schedulers"):
+            if not 1 <= getattr(self, name) <= 5:
+                raise ValueError(f"--{name.replace('_', '-')} must be between 1 and 5")
 
     def config(self) -> ClusterConfig:
         return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed, variant=self.variant,
-                             fixes=self.fixes)
+                             fixes=self.fixes, controller_managers=self.controller_managers,
+                             schedulers=self.schedulers)
 
     def settings(self) -> Settings:
         base = profile(self.profile)
@@ -239,13 +246,19 @@ def campaign_gc() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-def profile_bases(machine: type[KmodelMachine], profile_name: str) -> tuple[type, ...]:
+def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bool = False) -> tuple[type, ...]:
     """The bases of the class a profile runs `machine` as: long runs (LONG_WAIT_PROFILES) add LongWaits' rules
     (wait_long, lose_node) and its settle bound, unless the machine sets its own bound (its own class comes
-    first)."""
+    first); a cluster whose controller managers or schedulers elect a leader (`elects`) adds LeaderRules' pause."""
     if profile_name in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
-        return (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
-    return (machine,)
+        bases: tuple[type, ...] = (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
+    else:
+        bases = (machine,)
+    if elects:
+        from kmodel.checker.leader_rules import LeaderRules
+
+        bases = (*bases, LeaderRules)
+    return bases
 
 
 def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = KmodelMachine,
@@ -267,7 +280,8 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                 earlier.dispose()
         failed[:] = [session]
 
-    bound = type("CheckMachine", profile_bases(machine, options.profile), {
+    elects = options.controller_managers > 1 or options.schedulers > 1
+    bound = type("CheckMachine", profile_bases(machine, options.profile, elects=elects), {
         "config": options.config(), "variant": options.variant, "stats": stats,
         "sink": staticmethod(keep_last),
     })

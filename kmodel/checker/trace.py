@@ -65,6 +65,9 @@ def config_to_json(config: ClusterConfig) -> dict[str, Any]:
         out[field.name] = list(value) if isinstance(value, tuple) else value
     out.pop("static_pods")
     out.pop("variant")  # the trace's own "variant" field says it
+    for name in ("controller_managers", "schedulers"):  # a trace without them ran one of each, as traces before
+        if out[name] == 1:
+            out.pop(name)
     return out
 
 
@@ -88,6 +91,7 @@ CONFIG_MINIMUMS: dict[str, int] = {
     "nodes": 0, "apiservers": 1, "max_pods": 0, "node_cidr_mask_size": 1, "node_status_update_period_ms": 1,
     "node_status_report_period_ms": 1, "lease_duration_seconds": 1, "lease_renew_interval_ms": 1,
     "node_monitor_period_ms": 1, "node_monitor_grace_period_ms": 1, "node_startup_grace_period_ms": 1,
+    "controller_managers": 1, "schedulers": 1,
 }
 
 

@@ -185,6 +185,8 @@ def without_resource_version(body: Any) -> Any:
 
 
 _WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))
+#: the writes `write_guard` is not asked about: Events report, the leader-election Leases are the election itself
+_UNGUARDED = frozenset(("events", "leases"))
 
 
 class _Pending:
@@ -247,6 +249,11 @@ class ApiClient:
         self.updates: list[UpdateRecord] = []
         #: requests sent again after an answer with Retry-After (an observer's count, survives reset)
         self.retried_after = 0
+        #: asked before each write is sent (not Events, not the leader-election Leases): an observer's record of
+        #: a process's writes and, with the leaderelection-fence-writes fix, its refusal of a write while the
+        #: process does not hold its lease (kmodel.client.leaderelection: `Leadership.guard`); a refusal (a
+        #: non-empty reason) answers the write with a 503 at once, unsent. None: no guard
+        self.write_guard: Optional[Callable[[int, str, str, str], str]] = None
         #: how many times this client's process started (a crash starts a new one)
         self.incarnation = 0
         #: the endpoint of the request or watch whose answer (or failure) a continuation is handling now: a caller
@@ -307,6 +314,11 @@ class ApiClient:
         request timeout, and `throttled=False` sends past its rate limit: a request of a client built from a copy
         of the config with its own Timeout and QPS -1 (the kubelet's heartbeat client), over the same
         connections."""
+        guard = self.write_guard
+        if guard is not None and verb in _WRITE_VERBS and resource not in _UNGUARDED:
+            refusal = guard(now, self.owner, verb, resource)
+            if refusal:
+                return self._refuse(now, out, verb, resource, refusal, on_done)
         read_rv = ""
         if verb == "update":
             read_rv = _read_rv(body)
@@ -327,6 +339,15 @@ class ApiClient:
                                   grace_period_seconds=grace_period_seconds, on_done=on_done,
                                   informer=informer, timeout_ms=timeout_ms, throttled=throttled,
                                   propagation_policy=propagation_policy)
+
+    def _refuse(self, now: int, out: Out, verb: str, resource: str, reason: str, on_done: Optional[Done]) -> int:
+        """A write the guard refused: never sent; its caller gets a 503 with `reason` a moment later."""
+        self._next_id += 1
+        rid = self._next_id
+        if on_done is not None:
+            response = Response(rid, 503, Status(503, "ServiceUnavailable", f"{verb} {resource}: {reason}"))
+            self.call_later(now, out, 0, lambda t, o: on_done(t, response, o))
+        return rid
 
     def _send_request(self, now: int, out: Out, verb: str, resource: str, namespace: str, name: str,
                       subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",

@@ -36,7 +36,9 @@ from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
 from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
 from kmodel.apiserver.wire import Request
-from kmodel.cluster.components import ClusterContext, factory, wire
+from kmodel.cluster.components import (
+    CONTROLLER_MANAGER, CONTROLLER_MANAGER_COMPONENTS, ClusterContext, factory, instance_name, wire,
+)
 from kmodel.cluster.config import ClusterConfig
 from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl
 from kmodel.component import Component
@@ -116,12 +118,14 @@ class Cluster:
             self.replicas.append(APIServerReplica(name, pipeline, handle))
         self._boot(self.replicas[0].pipeline, own_roles)
         self.kubectl = Kubectl(config.apiserver_names())
-        ctx = ClusterContext(config, tuple(config.apiserver_names()))
-        self.components: list[Component] = [c for name in config.components for c in self._build(name, ctx)]
-        #: the cluster's own controllers: one process upstream, kube-controller-manager, so they crash and
-        #: restart together (a panic in one controller ends them all); a caller's extra components are not in it
-        self.controller_manager: tuple[str, ...] = tuple(sorted(
-            c.name for c in self.components if c.name.startswith("controller/")))
+        self.components: list[Component] = []
+        #: the processes made of several components, by name: each kube-controller-manager's controllers (and, with
+        #: several, its leader election, kmodel.controllers.manager) are one process upstream, so they crash and
+        #: restart together (a panic in one controller ends them all); a caller's extra components are not in one
+        self.processes: dict[str, tuple[str, ...]] = {}
+        self._build_components()
+        #: the first kube-controller-manager's components
+        self.controller_manager: tuple[str, ...] = self.processes.get(CONTROLLER_MANAGER, ())
         self.components.extend(extra)
         self.loop = Loop(self.network, components=[self.etcd, *self.replicas, self.kubectl, *self.components])
         #: the nodes whose machines are in the cluster now (config's, plus added, minus removed ones)
@@ -143,22 +147,93 @@ class Cluster:
             if response.code >= 300:
                 raise AssertionError(f"booting the cluster failed on {res.name}/{obj.metadata.name}: {response}")
 
+    def _build_components(self) -> None:
+        """The components `config.components` names, the controllers and the scheduler once per copy
+        (`config.controller_managers`, `config.schedulers`), each kube-controller-manager as one process."""
+        config = self.config
+        apiservers = tuple(config.apiserver_names())
+        managers = [ClusterContext(config, apiservers, k) for k in range(1, config.controller_managers + 1)]
+        for name in config.components:
+            if name in CONTROLLER_MANAGER_COMPONENTS:
+                contexts = managers
+            elif name == "scheduler":
+                contexts = [ClusterContext(config, apiservers, k) for k in range(1, config.schedulers + 1)]
+            else:
+                contexts = managers[:1]
+            for ctx in contexts:
+                self.components.extend(self._build(name, ctx))
+        for ctx in managers:
+            prefix = ctx.named("controller/")
+            members = sorted(c.name for c in self.components if c.name.startswith(prefix))
+            if not members:
+                continue
+            process = ctx.named(CONTROLLER_MANAGER)
+            if config.controller_managers > 1:
+                from kmodel.controllers.manager import ControllerManager
+
+                from kmodel.fixes import LEADERELECTION_FENCE_WRITES
+
+                manager = ControllerManager(process, apiservers, host=ctx.host, members=members,
+                                            fence_writes=LEADERELECTION_FENCE_WRITES in config.fixes)
+                self._configure_client(manager)
+                for component in self.components:
+                    if component.name in members:
+                        component.leadership = manager.leadership  # type: ignore[attr-defined]
+                        component.client.write_guard = manager.leadership.guard  # type: ignore[attr-defined]
+                self.components.append(manager)
+                members = sorted([*members, process])
+            self.processes[process] = tuple(members)
+
+    def process_of(self, component: str) -> str:
+        """The process a component runs in: its kube-controller-manager for the cluster's controllers, else itself."""
+        for process, members in self.processes.items():
+            if component in members:
+                return process
+        return component
+
+    def instances(self, component: str) -> list[str]:
+        """The names of every copy of a kube-controller-manager's controller or of the scheduler, given the first
+        copy's name ("controller/nodeipam": "controller/nodeipam", "controller-2/nodeipam", ...), those that exist."""
+        copies = self.config.schedulers if component == "scheduler" else self.config.controller_managers
+        names = [instance_name(component, k) for k in range(1, copies + 1)]
+        return [n for n in names if n in self.loop.components]
+
+    def acting(self, component: str) -> Optional[str]:
+        """The copy of `component` (named as its first copy) that acts now: the one whose process leads, or the
+        component itself where nothing elects; None while no copy leads (an observer's question: invariants ask
+        it about the controllers whose memory they read)."""
+        names = self.instances(component)
+        if len(names) <= 1:
+            return names[0] if names else None
+        for name in names:
+            member = self.loop.components[name]
+            leadership = getattr(member, "leadership", None)
+            elector = getattr(member, "elector", None)
+            if (leadership is not None and leadership.leading and not getattr(member, "awaiting_leader", False)) \
+                    or (elector is not None and elector.leading):
+                return name
+        return None
+
     def _build(self, name: str, ctx: ClusterContext) -> list[Component]:
         """The components `name`'s factory builds, each one's ApiClient told the cluster's variant (read where
         a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`) and whether the
         `reflector-consistent-first-list` fix is on (read in kmodel/client/informer.py), with a random source
         for its reflectors' watch timeouts and backoff jitter seeded from the run's seed."""
+        components = factory(name)(ctx)
+        for component in components:
+            self._configure_client(component)
+        return components
+
+    def _configure_client(self, component: Component) -> None:
+        """Tell a component's ApiClient the variant, the consistent-first-list fix and its seeded random source
+        (see `_build`)."""
         from kmodel.fixes import REFLECTOR_CONSISTENT_FIRST_LIST
 
-        components = factory(name)(ctx)
-        consistent = REFLECTOR_CONSISTENT_FIRST_LIST in self.config.fixes
-        for component in components:
-            client = getattr(component, "client", None)
-            if client is not None:
-                client.variant = self.config.variant
-                client.consistent_first_list = consistent
-                client.rng = random.Random(f"{self.config.seed}/{client.owner}/rand")
-        return components
+        client = getattr(component, "client", None)
+        if client is not None:
+            client.variant = self.config.variant
+            client.consistent_first_list = REFLECTOR_CONSISTENT_FIRST_LIST in self.config.fixes
+            client.rng = random.Random(f"{self.config.seed}/{client.owner}/rand")
 
     # -- time ----------------------------------------------------------------------------------------------
 
@@ -194,8 +269,11 @@ class Cluster:
     # -- faults ---------------------------------------------------------------------------------------------
 
     def endpoints_of(self, target: str) -> list[str]:
-        """A network endpoint by name, or a node name standing for all of that node's endpoints."""
+        """A network endpoint by name, a process (`processes`: a kube-controller-manager) standing for its
+        components, or a node name standing for all of that node's endpoints."""
         names = self.network.endpoints
+        if target in self.processes:
+            return list(self.processes[target])
         if target in names:
             return [target]
         of_node = sorted(e for e in names if e.endswith("/" + target))

@@ -40,12 +40,41 @@ VARIANT_COMPONENTS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: the components that run in kube-controller-manager (one copy per controller manager)
+CONTROLLER_MANAGER_COMPONENTS: tuple[str, ...] = (
+    "deployment", "replicaset", "garbagecollector", "podgc", "namespace", "nodeipam", "nodelifecycle", "endpoints",
+)
+#: the process name of the first kube-controller-manager
+CONTROLLER_MANAGER = "kube-controller-manager"
+
+
 @attrs.frozen
 class ClusterContext:
     """What a factory needs to build its components."""
 
     config: ClusterConfig
     apiservers: tuple[str, ...]  # API server endpoints, in the order clients fail over through them
+    #: which copy of a replicated control-plane component is built (kube-controller-manager, kube-scheduler):
+    #: 1, 2, ... (`named`)
+    instance: int = 1
+
+    def named(self, base: str) -> str:
+        """The name of this copy of component `base`: `base` for the first; then "controller-2/deployment" for a
+        controller ("controller/deployment"), "scheduler-2" for anything else."""
+        return instance_name(base, self.instance)
+
+    @property
+    def host(self) -> str:
+        """The control-plane machine this copy runs on (what its leader-election identity names)."""
+        return f"control-plane-{self.instance}"
+
+
+def instance_name(base: str, instance: int) -> str:
+    """See `ClusterContext.named`."""
+    if instance == 1:
+        return base
+    head, slash, rest = base.partition("/")
+    return f"{head}-{instance}/{rest}" if slash else f"{base}-{instance}"
 
 
 def factory(name: str) -> Callable:
@@ -61,10 +90,16 @@ def wire(cluster: Any) -> None:
     """The wiring that needs the whole cluster, done once at the end of `Cluster.__init__`:
 
     * the variant's extra components (VARIANT_COMPONENTS), built by their factories and started now;
+    * each kube-controller-manager's `Leadership` told how to wake its controllers when it starts leading (the
+      loop's `notify_work`: kmodel.controllers.base);
     * one `DataPlane` (kmodel.traffic.dataplane) over the loop's live table of components and the cluster's
       removed nodes, handed to every component that sends application traffic (`attach_dataplane`). It is
       the nodes' kernels and the pod network: read, never a message.
     """
+    for component in cluster.components:
+        leadership = getattr(component, "leadership", None)
+        if leadership is not None and leadership.wake is None:
+            leadership.wake = cluster.loop.notify_work
     ctx = ClusterContext(cluster.config, tuple(cluster.config.apiserver_names()))
     for name in VARIANT_COMPONENTS.get(cluster.config.variant, ()):
         for component in factory(name)(ctx):

@@ -23,6 +23,10 @@ class ClusterConfig:
     apiservers: int = 1
     seed: int = 0
     components: tuple[str, ...] = DEFAULT_COMPONENTS
+    # how many kube-controller-managers and kube-schedulers run; with more than one, they elect a leader on a
+    # Lease (kmodel.client.leaderelection) and only the leader acts; with one, it elects none (--leader-elect=false)
+    controller_managers: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+    schedulers: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     # users with a bearer token "<name>-token" (besides admin, alice and bob); no roles: RBAC decides
     users: tuple[str, ...] = ()
     # node capacity (what each kubelet reports)

@@ -8,6 +8,7 @@ stateright's ``Out``):
     out.set_timer(name, at=t)                 -> SetTimer(name, at=t)       (absolute logical time)
     out.cancel_timer(name)                    -> CancelTimer(name)
     out.close_stream(stream)                  -> CloseStream(stream)
+    out.exit_process(members, restart_ms)     -> ExitProcess(members, restart_ms)
 
 `out.effects` is the list of effect values in the order they were asked for; the loop applies them in that
 order after the handler returns. Tests read it directly (``assert out.effects == [Send("b", 1)]``).
@@ -60,7 +61,17 @@ class CloseStream:
     stream: str
 
 
-Effect = Send | SetTimer | CancelTimer | CloseStream
+@attrs.define(slots=True)
+class ExitProcess:
+    """The caller's process exits (klog.Fatalf): `members`, the components it runs (the caller among them), crash
+    once the handler's other effects are applied, and each starts again `restart_after_ms` later, as the kubelet
+    or systemd restarts a process that exited (the loop's timer RESTART_TIMER, kmodel.loop)."""
+
+    members: tuple[str, ...]
+    restart_after_ms: int
+
+
+Effect = Send | SetTimer | CancelTimer | CloseStream | ExitProcess
 
 
 class Out:
@@ -84,6 +95,9 @@ class Out:
 
     def close_stream(self, stream: str) -> None:
         self.effects.append(CloseStream(stream))
+
+    def exit_process(self, members: tuple[str, ...], restart_after_ms: int) -> None:
+        self.effects.append(ExitProcess(tuple(members), restart_after_ms))
 
     def take(self) -> list[Effect]:
         """Return the effects collected so far and start a new, empty list."""

@@ -26,6 +26,13 @@ controller manager's own client):
 * `sync.requeue_after(ms)` asks for the key again later (AddAfter), e.g. to look again when a toleration
   runs out.
 
+Leader election (kmodel.client.leaderelection): in a cluster of several kube-controller-managers, each
+controller of one is given its process's `Leadership` (`leadership`; None: the process elects no leader, as with
+--leader-elect=false). Upstream's kube-controller-manager creates its informers and starts its controllers only
+in OnStartedLeading, so a standby's controllers start nothing: `start` waits (`awaiting_leader`), and once the
+process leads, starting the informers is the controller's next work item. When the process stops leading it
+exits, every controller with it (kmodel.controllers.manager).
+
 Messages, timers and stream closings go first to the client, then the queue; what neither consumes goes to
 `on_own_timer` (a subclass's periodic work, e.g. node lifecycle's 5 s monitor).
 """
@@ -152,6 +159,10 @@ class Controller(ClientComponent):
         self.client = ApiClient(name, endpoints, token=token, informer_token=CONTROLLER_MANAGER_TOKEN,
                                 rate_limit=CONTROLLER_MANAGER_LIMIT)
         self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late
+        #: its process's leader election (see the module docstring); None: it elects no leader
+        self.leadership: Optional[Any] = None
+        #: started while its process did not lead: its informers start once it does
+        self.awaiting_leader = False
         self._init_memory()
 
     def retry_for_good(self) -> None:
@@ -214,6 +225,13 @@ class Controller(ClientComponent):
     # -- the component protocol --------------------------------------------------------------------------
 
     def start(self, now: int, out: Out) -> None:
+        if self.leadership is not None and not self.leadership.leading:
+            self.awaiting_leader = True
+            return
+        self._run(now, out)
+
+    def _run(self, now: int, out: Out) -> None:
+        self.awaiting_leader = False
         for inf in self.informers:
             inf.start(now, out)
         self.on_started(now, out)
@@ -226,6 +244,8 @@ class Controller(ClientComponent):
             self.on_own_timer(now, name, out)
 
     def has_work(self) -> bool:
+        if self.awaiting_leader:
+            return self.leadership.leading  # type: ignore[union-attr]
         return self.queue.has_work() and self.synced()
 
     def latest_deadline(self, now: int) -> Optional[int]:
@@ -233,6 +253,9 @@ class Controller(ClientComponent):
         return max(dues, default=None)
 
     def work(self, now: int, out: Out) -> None:
+        if self.awaiting_leader:  # its process leads now: OnStartedLeading's run starts the controllers
+            self._run(now, out)
+            return
         key = self.queue.get()
         sync = Sync(self, key)
         self._syncing[key] = sync
@@ -256,6 +279,7 @@ class Controller(ClientComponent):
                 self.queue.add_after(now, out, key, sync.delay_ms)
 
     def crash(self) -> None:
+        self.awaiting_leader = False
         self.client.reset()
         if self.recorder is not None:
             self.recorder.restart()

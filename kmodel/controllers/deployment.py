@@ -641,5 +641,5 @@ def make(ctx: Any) -> list:
     from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS, DEPLOYMENT_RETRY_PAST_MAX_RETRIES
 
     fixes = ctx.config.fixes
-    return [DeploymentController(ctx.apiservers, refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in fixes,
+    return [DeploymentController(ctx.apiservers, name=ctx.named(NAME), refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in fixes,
                                  retry_past_max_retries=DEPLOYMENT_RETRY_PAST_MAX_RETRIES in fixes)]

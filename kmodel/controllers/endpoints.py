@@ -209,5 +209,5 @@ def make(ctx: ClusterContext) -> list:
     """The Endpoints controller."""
     from kmodel.fixes import ENDPOINTS_RETRY_PAST_MAX_RETRIES
 
-    return [EndpointsController(ctx.apiservers,
+    return [EndpointsController(ctx.apiservers, name=ctx.named(NAME),
                                 retry_past_max_retries=ENDPOINTS_RETRY_PAST_MAX_RETRIES in ctx.config.fixes)]

@@ -420,4 +420,4 @@ class GarbageCollector(Controller):
 
 def make(ctx: Any) -> list:
     """The cluster factory: one garbage collector talking to the API servers in order."""
-    return [GarbageCollector(ctx.apiservers)]
+    return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME))]

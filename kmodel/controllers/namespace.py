@@ -206,4 +206,4 @@ class NamespaceController(Controller):
 
 def make(ctx: Any) -> list:
     """The cluster factory: one namespace controller."""
-    return [NamespaceController(ctx.apiservers)]
+    return [NamespaceController(ctx.apiservers, name=ctx.named(NAME))]

@@ -139,7 +139,7 @@ class NodeIpamController(Controller):
         self.start_nodes = {}
 
     def has_work(self) -> bool:
-        return self.initial_listed and super().has_work()
+        return (self.initial_listed or self.awaiting_leader) and super().has_work()
 
     def _occupy(self, node: Node) -> Optional[str]:
         for cidr in node_cidrs(node):
@@ -257,5 +257,5 @@ def make(ctx: ClusterContext) -> list:
     c = ctx.config
     from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER
 
-    return [NodeIpamController(ctx.apiservers, cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size,
+    return [NodeIpamController(ctx.apiservers, name=ctx.named(NAME), cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size,
                                release_by_owner=NODEIPAM_RELEASE_BY_OWNER in c.fixes)]

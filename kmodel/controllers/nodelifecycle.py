@@ -75,7 +75,7 @@ from kmodel.objects.fastevolve import evolve
 from . import node_lifecycle_logic as nl
 from .base import Controller, Sync
 from .nodeipam import status_change_message
-from .tainteviction import TaintEvictionController
+from .tainteviction import NAME as TAINT_EVICTION_NAME, TaintEvictionController
 
 NAME = "controller/nodelifecycle"
 EVENT_SOURCE = "node-controller"
@@ -476,9 +476,9 @@ def make(ctx: ClusterContext) -> list:
 
     c = ctx.config
     return [
-        NodeLifecycleController(ctx.apiservers, monitor_period_ms=c.node_monitor_period_ms,
+        NodeLifecycleController(ctx.apiservers, name=ctx.named(NAME), monitor_period_ms=c.node_monitor_period_ms,
                                 grace_period_ms=c.node_monitor_grace_period_ms,
                                 startup_grace_period_ms=c.node_startup_grace_period_ms),
-        TaintEvictionController(ctx.apiservers,
+        TaintEvictionController(ctx.apiservers, name=ctx.named(TAINT_EVICTION_NAME),
                                 retry_failed_evictions=TAINTEVICTION_RETRY_FAILED_EVICTIONS in c.fixes),
     ]

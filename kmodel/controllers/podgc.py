@@ -86,4 +86,4 @@ class PodGCController(Controller):
 
 def make(ctx: ClusterContext) -> list:
     """The pod garbage collector (orphaned pods)."""
-    return [PodGCController(ctx.apiservers)]
+    return [PodGCController(ctx.apiservers, name=ctx.named("controller/podgc"))]

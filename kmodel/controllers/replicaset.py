@@ -426,4 +426,4 @@ class ReplicaSetController(Controller):
 
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
-    return [ReplicaSetController(ctx.apiservers, variant=ctx.config.variant)]
+    return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), variant=ctx.config.variant)]

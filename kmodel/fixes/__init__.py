@@ -30,6 +30,7 @@ SCHEDULER_COUNT_HOST_PORT_HOLDERS = "scheduler-count-host-port-holders"
 DEPLOYMENT_RETRY_PAST_MAX_RETRIES = "deployment-retry-past-max-retries"
 ENDPOINTS_RETRY_PAST_MAX_RETRIES = "endpoints-retry-past-max-retries"
 TAINTEVICTION_RETRY_FAILED_EVICTIONS = "tainteviction-retry-failed-evictions"
+LEADERELECTION_FENCE_WRITES = "leaderelection-fence-writes"
 
 
 @attrs.frozen
@@ -156,6 +157,19 @@ FIXES: tuple[Fix, ...] = (
         "retries are its 5 tries 10 ms apart. This is kmodel's sketch of a fix",
         ("taint-eviction-gives-up-on-a-lost-nodes-pod-after-an-etcd-blip.json",
          "taint-eviction-gives-up-found-by-the-checker.json")),
+    Fix(
+        LEADERELECTION_FENCE_WRITES, ("leader-acts-within-lease",),
+        "a kube-controller-manager or kube-scheduler that leads and is paused (a long GC pause, a frozen VM) past "
+        "its lease wakes still believing it leads, and its controllers write on that belief until its next "
+        "renewal fails, while another candidate has taken the expired lease over: two leaders act at once",
+        "each write of a process that elects (Events and the Leases aside) is refused in the client, unsent, "
+        "while the process does not hold an unexpired lease by its own clock (it leads, the Lease it last "
+        "observed names it, and that observation is less than leaseDuration old)",
+        "kmodel/client/leaderelection.py (Leadership.guard)",
+        "none: client-go's leader election says it does not fence (leaderelection.go: \"This implementation "
+        "does not guarantee that only one client is acting as a leader (a.k.a. fencing)\"); kube-controller-"
+        "manager and kube-scheduler check nothing before a write. This is kmodel's sketch of a fix",
+        ("leader-paused-past-its-lease-writes-on-waking.json", "leader-paused-past-its-lease-found-by-the-checker.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

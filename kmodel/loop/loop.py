@@ -31,6 +31,19 @@ timeout ``dial-timeout/<peer>``. They fire like the client's own timers (`FireTi
 connection (`_lose_connection`: its streams end, what is in flight on it is lost, the client's
 `on_connection_lost` runs).
 
+A process that exits on its own (`ExitProcess`, client-go's leader election giving up: klog.Fatalf) is crashed by
+the loop once the effects of the handler that asked are applied, every component of that process, and each gets
+a timer RESTART_TIMER: when it fires, the component starts again (`Restart`), as the kubelet or systemd restarts
+an exited process. A `Restart` before that cancels the timer.
+
+A pause (`pause(name, until_ms)`, the checker's pause-process fault) stops a process's world for a while, as a
+long GC pause, a SIGSTOP or a frozen VM does: it gets no deliveries (its incoming links are held until then),
+its timers due meanwhile fire when it wakes, and it works no item, until the loop's timer PAUSE_TIMER fires at
+`until_ms`. It then goes on with everything it believed. What peers' crashes and broken streams tell it
+(`on_connection_reset`, `on_stream_closed`, `on_send_refused`) still reaches it at once, and a link first used
+during the pause is not held: the kernel's notices and a new peer's first message do not wait for the process
+in the model.
+
 `enabled_events()` lists the progress events in a stable order: deliveries by (src, dst), due timers by
 (due, owner, timer), work by component name, then the one time advance (to the next due time). It is the
 explorer's menu. Faults are listed separately by `enabled_faults()` (only the parameterless ones; the
@@ -68,7 +81,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Optional
 
 from kmodel.clock import Clock
-from kmodel.component.effects import CancelTimer, CloseStream, Out, Send, SetTimer
+from kmodel.component.effects import CancelTimer, CloseStream, ExitProcess, Out, Send, SetTimer
 from kmodel.component.protocol import Component
 from kmodel.fingerprint import content, fingerprint
 from kmodel.loop.health import TIMER_PREFIXES, ConnectionHealth
@@ -92,6 +105,12 @@ from kmodel.loop.events import (
 )
 from kmodel.network import REFUSED, Message, Network
 
+
+#: the loop's own timer of a process that exited (`ExitProcess`): when it fires, the process starts again
+RESTART_TIMER = "loop/restart"
+#: the loop's own timer of a paused process (`Loop.pause`): when it fires, the process runs again
+PAUSE_TIMER = "loop/wake"
+LOOP_TIMER_PREFIXES = (*TIMER_PREFIXES, "loop/")
 
 #: How many stream-closed and send-refused handlers may run within one step before the loop calls it a
 #: livelock.
@@ -127,6 +146,8 @@ class Loop:
         self.components: dict[str, Component] = {}
         self._has_work_queue: dict[str, bool] = {}  # name -> does its class override has_work
         self._down: dict[str, None] = {}
+        #: paused processes: name -> the time they wake (see `pause`)
+        self._paused: dict[str, int] = {}
         self._work_ready: dict[str, None] = {}
         self._work_rr: deque[str] = deque()
         self._work_queued: dict[str, None] = {}
@@ -176,6 +197,32 @@ class Loop:
 
     def is_up(self, name: str) -> bool:
         return name in self.components and name not in self._down
+
+    def is_paused(self, name: str) -> bool:
+        return name in self._paused
+
+    def paused_until(self, name: str) -> Optional[int]:
+        return self._paused.get(name)
+
+    def pause(self, name: str, until_ms: int) -> None:
+        """Stop `name`'s world until logical time `until_ms` (see the module docstring). Recorded in the digest."""
+        if name not in self.components or name in self._down:
+            raise EventNotEnabled(f"pause {name}: it is not a running component")
+        if until_ms <= self.clock.now:
+            raise EventNotEnabled(f"pause {name}: it must end after now ({self.clock.now})")
+        self._record(f'{{"name":"pause","component":"{name}","until":{until_ms}}}\n'.encode())
+        until = max(until_ms, self._paused.get(name, 0))
+        self._paused[name] = until
+        self._work_ready.pop(name, None)
+        for timer, due in self.clock.timers_of(name).items():
+            if due < until and not timer.startswith(LOOP_TIMER_PREFIXES):
+                self.clock.set_at(name, timer, until)
+        self.clock.set_at(name, PAUSE_TIMER, until)
+        net = self.network
+        for sender in net.senders_to(name):
+            held = net.held_until(sender, name)
+            if held is None or held < until:
+                net.hold_link(sender, name, until)
 
     def down_components(self) -> list[str]:
         """The components that are down (crashed, not restarted), sorted."""
@@ -497,7 +544,14 @@ class Loop:
     def _fire(self, owner: str, timer: str) -> None:
         self._record(self._timer_entry(owner, timer)[1])
         self.clock.pop(owner, timer)
-        if timer.startswith(TIMER_PREFIXES):
+        if timer.startswith(LOOP_TIMER_PREFIXES):
+            if timer == RESTART_TIMER:
+                self._restart(owner)
+                return
+            if timer == PAUSE_TIMER:
+                del self._paused[owner]
+                self._check_work(owner, self.components[owner])
+                return
             prefix, peer = timer.split("/", 1)
             self._lose_connection(owner, peer, self.health.reason(owner, prefix + "/"))
             return
@@ -554,6 +608,7 @@ class Loop:
         """Apply one handler's effects in order; handlers they trigger (a peer told its stream closed) run
         afterwards, first in first out, within the same step."""
         pending: Optional[deque] = None
+        exits: Optional[list] = None
         cascade = 0
         send = self.network.send
         reachability = self.network.reachability
@@ -591,9 +646,13 @@ class Loop:
                     self.network.close_stream(effect.stream)
                     peer = ends[1] if ends[0] == owner else ends[0]
                     pending = self._queue_stream_closed(pending, peer, effect.stream)
+                elif t is ExitProcess:
+                    exits = [effect] if exits is None else [*exits, effect]
                 else:
                     raise TypeError(f"{owner} asked for an unknown effect {effect!r}")
             if not pending:
+                if exits:
+                    self._exit(exits)
                 return
             cascade += 1
             if cascade > MAX_CASCADE:
@@ -645,7 +704,7 @@ class Loop:
     # -- internals: work queue -----------------------------------------------------------------------------
 
     def _check_work(self, name: str, component: Component) -> None:
-        if name not in self._down and component.has_work():
+        if name not in self._down and name not in self._paused and component.has_work():
             if name not in self._work_ready:
                 self._work_ready[name] = None
                 if name not in self._work_queued:
@@ -686,6 +745,7 @@ class Loop:
     def _crash(self, name: str) -> None:
         component = self.components[name]
         self._down[name] = None
+        self._paused.pop(name, None)
         self._work_ready.pop(name, None)
         self.clock.cancel_owner(name)
         self.health.on_crash(name)
@@ -723,7 +783,16 @@ class Loop:
         owner, effects = self._call_peer_handler(client, "on_connection_lost", peer, reason)
         self._apply(owner, effects)
 
+    def _exit(self, exits: list) -> None:
+        """Processes that exited (`ExitProcess`): crash each member that is up, then arm its RESTART_TIMER."""
+        for effect in exits:
+            for name in effect.members:
+                if name not in self._down:
+                    self._crash(name)
+                    self.clock.set_after(name, RESTART_TIMER, effect.restart_after_ms)
+
     def _restart(self, name: str) -> None:
+        self.clock.cancel(name, RESTART_TIMER)
         del self._down[name]
         self.network.set_up(name)
         component = self.components[name]

@@ -38,6 +38,12 @@ Crash: everything in memory is lost (queue, cache, assumptions); on restart the 
 every pending pod is queued anew, as a restarted kube-scheduler does. A binding sent before the crash may
 still land; the new process sees it in its list.
 
+Leader election (kmodel.client.leaderelection), with more than one kube-scheduler: each embeds a `LeaderElector`
+on the Lease kube-system/kube-scheduler (`elector`; None: --leader-elect=false). As upstream's server.go, a
+standby starts its informers and fills its cache and queue (they are started before the election), but schedules
+nothing: `has_work` is false until it leads (OnStartedLeading runs sched.Run). OnStoppedLeading ("leaderelection
+lost") makes the process exit (`ExitProcess`), to start again RESTART_DELAY_MS later.
+
 Differences from upstream:
 - Ties between equally good nodes go to the smallest name (upstream: random); see schedule_one.
 - Binding is a separate goroutine upstream and here an asynchronous request: the next cycle may run
@@ -47,7 +53,7 @@ Differences from upstream:
   conditions of a pending pod, so the outcome is the same.
 - Events are core/v1 Events created each time (no correlator aggregating repeats into a count); source
   component "default-scheduler".
-- No leader election (one scheduler), no preemption (see preemption.py), no extenders, one profile.
+- Leader election only with several schedulers (`ClusterConfig.schedulers` > 1; see below); no preemption (see preemption.py), no extenders, one profile.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ from typing import Any, Optional, Sequence
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer
+from kmodel.client.leaderelection import (
+    RESTART_DELAY_MS, SCHEDULER_LEASE, ElectionConfig, LeaderElector, Leadership,
+)
 from kmodel.client.indexer import DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
 from kmodel.client.rate_limiter import SCHEDULER_LIMIT
@@ -75,6 +84,7 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 SCHEDULER_TOKEN = "scheduler-token"
 POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 FLUSH_TIMER = "scheduler/flush"
+ELECTION_TIMER = "leaderelection"
 NOTE_LENGTH_LIMIT = 1024  # validation.NoteLengthLimit: an Event's message
 
 REASON_UNSCHEDULABLE = "Unschedulable"
@@ -144,7 +154,8 @@ class Scheduler(ClientComponent):
     event_source = DEFAULT_SCHEDULER_NAME
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN,
-                 direct_calls: bool = False, count_port_holders: bool = False) -> None:
+                 direct_calls: bool = False, count_port_holders: bool = False, elect_on_host: str = "",
+                 fence_writes: bool = False) -> None:
         super().__init__(name)
         #: the direct-calls variant (kmodel.variants): bind by telling the kubelet, not by writing the Binding
         self.direct_calls = direct_calls
@@ -152,6 +163,17 @@ class Scheduler(ClientComponent):
         self.count_port_holders = count_port_holders
         self.client = ApiClient(name, endpoints, token=token, rate_limit=SCHEDULER_LIMIT)
         self.recorder = EventRecorder(self.event_source)
+        #: its leader election when several schedulers run (`elect_on_host`: the host its identity names)
+        self.elector: Optional[LeaderElector] = None
+        #: its process's election, for the observer's record of its writes (Leadership.note_write)
+        self.leadership: Optional[Leadership] = None
+        if elect_on_host:
+            self.elector = LeaderElector(
+                self.client, ElectionConfig(SCHEDULER_LEASE), host=elect_on_host, timer=ELECTION_TIMER,
+                event_source=self.event_source, on_started_leading=lambda now, out: None,
+                on_stopped_leading=lambda now, out: out.exit_process((self.name,), RESTART_DELAY_MS))
+            self.leadership = Leadership(members=(name,), elector=self.elector, fence=fence_writes)
+            self.client.write_guard = self.leadership.guard
         self._init_memory(0)
 
     def _init_memory(self, now: int) -> None:
@@ -297,6 +319,8 @@ class Scheduler(ClientComponent):
         self.queue.start = now
         self.pods.start(now, out)
         self.nodes.start(now, out)
+        if self.elector is not None:
+            self.elector.start(now, out)
 
     def on_message(self, now: int, msg: Message, out: Out) -> None:
         self.client.on_message(now, msg, out)
@@ -304,13 +328,16 @@ class Scheduler(ClientComponent):
     def on_timer(self, now: int, name: str, out: Out) -> None:
         if self.client.on_timer(now, name, out):
             return
+        if self.elector is not None and self.elector.on_timer(now, name, out):
+            return
         if name == FLUSH_TIMER:
             self._flush_armed = None
             self.queue.flush(now)
             self._arm(now, out)
 
     def has_work(self) -> bool:
-        return self.queue.has_active() and self.pods.has_synced and self.nodes.has_synced
+        return self.queue.has_active() and self.pods.has_synced and self.nodes.has_synced and (
+            self.elector is None or self.elector.leading)
 
     def latest_deadline(self, now: int) -> Optional[int]:
         dues = [d for d in (super().latest_deadline(now), self.queue.latest_wakeup(now)) if d is not None]
@@ -319,13 +346,18 @@ class Scheduler(ClientComponent):
     def crash(self) -> None:
         self.client.reset()
         self.recorder.restart()
+        if self.elector is not None:
+            self.elector.reset()
         self._init_memory(0)
 
 
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-scheduler."""
-    from kmodel.fixes import SCHEDULER_COUNT_HOST_PORT_HOLDERS
+    from kmodel.fixes import LEADERELECTION_FENCE_WRITES, SCHEDULER_COUNT_HOST_PORT_HOLDERS
     from kmodel.variants import DIRECT_CALLS
 
-    return [Scheduler("scheduler", ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS,
-                      count_port_holders=SCHEDULER_COUNT_HOST_PORT_HOLDERS in ctx.config.fixes)]
+    elect = ctx.config.schedulers > 1
+    return [Scheduler(ctx.named("scheduler"), ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS,
+                      count_port_holders=SCHEDULER_COUNT_HOST_PORT_HOLDERS in ctx.config.fixes,
+                      elect_on_host=ctx.host if elect else "",
+                      fence_writes=LEADERELECTION_FENCE_WRITES in ctx.config.fixes)]

@@ -26,7 +26,8 @@ EPILOG = """exit codes: 0 every request was accepted; 1 some were rejected (the 
 kubectl does); 2 input that cannot be used. Times are seconds of logical time.
 
 A fault is ACTION:TARGET@SECONDS, TARGET a network endpoint (etcd, apiserver-0, scheduler,
-controller/deployment, kubelet/node-1, ...) or a node name (all its endpoints). ACTION is one of:
+controller/deployment, kubelet/node-1, ...), a process (kube-controller-manager, kube-controller-manager-2: all
+its controllers) or a node name (all its endpoints). ACTION is one of:
 """ + "\n".join(f"  {action:<10} {FAULT_HELP[action]}" for action in FAULT_ACTIONS) + """
 
 The output shows the control plane (etcd and each API server: down, cut off), then what kubectl get would
@@ -46,6 +47,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--as", dest="as_user", default=None, metavar="USER",
                    help="send the requests as this user (default: the cluster admin)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
+    p.add_argument("--controller-managers", type=int, default=1, metavar="N",
+                   help="kube-controller-managers; more than one elect a leader (default 1)")
+    p.add_argument("--schedulers", type=int, default=1, metavar="N",
+                   help="kube-schedulers; more than one elect a leader (default 1)")
     p.add_argument("--variant", default="default", metavar="NAME",
                    help="model variant (default: default; see kmodel variants)")
     add_fix_option(p, "simulate")
@@ -62,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--until must be a finite number of seconds")
         _, report = simulate(manifests, nodes=args.nodes, until_ms=round(args.until * 1000), faults=faults,
                              as_user=args.as_user, seed=args.seed, variant=args.variant,
-                             fixes=fixes_from(args.fix))
+                             fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
+                             schedulers=args.schedulers)
     except InputError as exc:
         raise KmodelUsageError(str(exc)) from None
     if args.json:

@@ -163,6 +163,14 @@ def events(cluster: Cluster) -> list[dict]:
     return [d for _, d in sorted(found, key=lambda x: x[0])]
 
 
+def leases(cluster: Cluster) -> list[dict]:
+    """The leader-election Leases (kube-system): who holds each and when it last renewed (kubectl get lease -n
+    kube-system). Empty with one kube-controller-manager and one kube-scheduler, which elect no leader."""
+    return [{"namespace": lease.metadata.namespace, "name": lease.metadata.name,
+             "holder": lease.spec.holder_identity or "", "renewTime": _seconds(lease.spec.renew_time)}
+            for lease in cluster.objects("leases", "kube-system")]
+
+
 def rejected(results: list[CommandResult]) -> list[dict]:
     out = []
     for r in results:
@@ -188,6 +196,7 @@ def snapshot(cluster: Cluster) -> dict:
         "services": services(cluster),
         "proxy": proxy(cluster),
         "events": events(cluster),
+        "leases": leases(cluster),
         "rejected": rejected(cluster.kubectl.results),
         "control_plane": control_plane(cluster),
     }

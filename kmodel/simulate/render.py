@@ -80,6 +80,12 @@ def render(report: dict) -> str:
     proxy_rows = [[node, service, ",".join(backends) or "<none>"]
                   for node, rules in report["proxy"].items() for service, backends in rules.items()]
     sections.append("PROXY RULES\n" + table(["NODE", "SERVICE", "BACKENDS"], proxy_rows))
+    if report.get("leases"):  # only when something elects a leader
+        sections.append("LEASES\n" + table(
+            ["NAMESPACE", "NAME", "HOLDER", "RENEWED"],
+            [[lease["namespace"], lease["name"], lease["holder"] or "<none>",
+              f"{lease['renewTime']:g}s" if lease["renewTime"] is not None else "<none>"]
+             for lease in report["leases"]]))
     sections.append("EVENTS\n" + table(
         ["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"],
         [[f"{e['time']:g}s" if e["time"] is not None else "", e["type"], e["reason"], e["object"], e["message"]]

@@ -61,15 +61,19 @@ def check_faults(cluster: Cluster, faults: Sequence[FaultSpec], until_ms: int) -
 def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 60_000,
              faults: Sequence[FaultSpec] = (), as_user: Optional[str] = None, seed: int = 0,
              components: tuple[str, ...] = DEFAULT_COMPONENTS, variant: str = "default",
-             fixes: tuple[str, ...] = ()) -> tuple[Cluster, dict]:
+             fixes: tuple[str, ...] = (), controller_managers: int = 1, schedulers: int = 1) -> tuple[Cluster, dict]:
     """Run one simulation; returns the cluster (for inspection) and the report."""
     if nodes < 1:
         raise InputError(f"--nodes must be at least 1 (got {nodes})")
     if until_ms < 0:
         raise InputError("--until must be >= 0 seconds")
+    for option, value in (("--controller-managers", controller_managers), ("--schedulers", schedulers)):
+        if not 1 <= value <= 5:
+            raise InputError(f"{option} must be between 1 and 5 (got {value})")
     users = (as_user,) if as_user and as_user not in BUILT_IN_USERS else ()
     cluster = Cluster(ClusterConfig(nodes=nodes, seed=seed, components=components, users=users,
-                                    variant=variant, fixes=fixes))
+                                    variant=variant, fixes=fixes, controller_managers=controller_managers,
+                                    schedulers=schedulers))
     check_faults(cluster, faults, until_ms)
     token = "" if not as_user or as_user == "admin" else user_token(as_user)
     cluster.apply([m.document for m in manifests], token=token)

@@ -1,0 +1,109 @@
+"""Leader election's guarantees (kmodel.client.leaderelection), for a cluster of several kube-controller-managers or
+kube-schedulers; with one of each nothing elects and both hold trivially.
+
+Each reads the observers' records the model keeps beside each process's election (`Leadership`: the writes its
+components sent while it did not hold an unexpired lease by its own clock, the last write of each identity) and
+the electors' state, never the trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from invariants.registry import SAFETY, invariant
+from kmodel.client.leaderelection import (
+    JITTER_FACTOR, LEASE_DURATION_MS, LEASE_NAMESPACE, RETRY_PERIOD_MS, SLOW_REQUEST_MS,
+)
+
+#: how long after the leader goes away a new one must hold the lease: the lease runs out LeaseDuration after the
+#: candidate saw its last renewal, which it may see one jittered retry period (RetryPeriod × (1 + JitterFactor))
+#: after it was written, and its next try comes at most one jittered retry period after the expiry
+ELECTION_BOUND_MS = LEASE_DURATION_MS + 2 * int(RETRY_PERIOD_MS * (1 + JITTER_FACTOR))
+#: and a request takes time: the answer to the winning try
+ELECTION_SLACK_MS = 1_000
+
+
+def leaderships(cluster: Any, memo: dict) -> list[tuple[str, Any]]:
+    """(lease name, Leadership) of every process that elects, by the name of the component that runs its election
+    (a kube-controller-manager's own component, a kube-scheduler); found once."""
+    found = memo.get("leaderships")
+    if found is None:
+        components = cluster.loop.components
+        found = memo["leaderships"] = [
+            (c.elector.config.name, c.leadership) for name in sorted(components)
+            if getattr(c := components[name], "elector", None) is not None
+            and getattr(c, "leadership", None) is not None]
+    return found
+
+
+@invariant("leader-acts-within-lease", kind=SAFETY, principle="optimistic concurrency")
+def leader_acts_within_lease(cluster: Any, memo: dict) -> Iterator[str]:
+    """A kube-controller-manager or kube-scheduler that elects writes only while it holds an unexpired lease by its
+    own clock (it leads, the Lease it last observed names it, and that observation is less than leaseDuration
+    old)."""
+    for lease, leadership in leaderships(cluster, memo):
+        key = ("outside", id(leadership))
+        seen = memo.get(key, 0)
+        new = leadership.outside_lease[seen:]
+        memo[key] = len(leadership.outside_lease)
+        for t, identity, what in new:
+            yield (f"{identity} wrote at {t / 1000:g} s without an unexpired lease {LEASE_NAMESPACE}/{lease} by its "
+                   f"own clock ({what})")
+
+
+@invariant("leader-elected-after-loss", kind=SAFETY, principle="level-driven reconciliation")
+def leader_elected_after_loss(cluster: Any, memo: dict) -> Iterator[str]:
+    """When the holder of a leader-election Lease goes away (its process is down, paused, or restarted as a new
+    candidate) while another candidate runs and etcd and an API server are up with no partition, a new leader
+    holds the lease within leaseDuration and two jittered retry periods, and a second for the requests, counted
+    from the last time the API failed a candidate's request (a lost or failed request costs a retry)."""
+    by_lease: dict[str, list[Any]] = {}
+    for lease, leadership in leaderships(cluster, memo):
+        by_lease.setdefault(lease, []).append(leadership)
+    for lease, group in sorted(by_lease.items()):
+        if len(group) < 2:
+            continue
+        live = [l for l in group if _running(cluster, l)]
+        holder = _holder(cluster, lease)
+        held = any(l.elector.identity == holder and l.elector.leading for l in live)
+        able = bool(live) and _api_up(cluster)
+        key = ("lost", lease)
+        if held or not holder or not able:
+            memo.pop(key, None)
+            continue
+        since = max(memo.setdefault(key, cluster.now), *(_failed_at(cluster, l.elector) for l in live))
+        if cluster.now - since > ELECTION_BOUND_MS + ELECTION_SLACK_MS:
+            yield (f"{LEASE_NAMESPACE}/{lease} still names {holder}, gone since {since / 1000:g} s, at "
+                   f"{cluster.now / 1000:g} s, though {len(live)} candidate(s) ran and an API server was up")
+
+
+def _failed_at(cluster: Any, elector: Any) -> int:
+    """When the API last failed this candidate: its last failed or slow request, or now while a try of it has
+    been out longer than SLOW_REQUEST_MS (a request lost on the way waits for its timeout)."""
+    if elector.trying and cluster.now - elector.try_started > SLOW_REQUEST_MS:
+        return cluster.now
+    return elector.last_failure
+
+
+def _running(cluster: Any, leadership: Any) -> bool:
+    loop = cluster.loop
+    return all(loop.is_up(m) and not loop.is_paused(m) for m in _process_members(cluster, leadership))
+
+
+def _process_members(cluster: Any, leadership: Any) -> tuple[str, ...]:
+    for members in cluster.processes.values():
+        if set(leadership.members) <= set(members):
+            return members
+    return leadership.members
+
+
+def _holder(cluster: Any, lease: str) -> str:
+    obj = cluster.get("leases", LEASE_NAMESPACE, lease)
+    return (obj.spec.holder_identity or "") if obj is not None else ""
+
+
+def _api_up(cluster: Any) -> bool:
+    loop = cluster.loop
+    net = cluster.network
+    return loop.is_up("etcd") and not net.partitioned and not net.has_held_links and any(
+        loop.is_up(r.name) for r in cluster.replicas)
