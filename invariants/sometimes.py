@@ -44,14 +44,17 @@ class Sometimes:
     principle: str
     situation: str  # one sentence: what was reached
     reached: Reached = attrs.field(eq=False, repr=False)
+    #: reachable only where controller managers or schedulers elect a leader (more than one of either): a run of
+    #: one of each neither counts nor lists it
+    elections_only: bool = False
 
 
 SOMETIMES: dict[str, Sometimes] = {}
 
 
-def sometimes(name: str, *, principle: str) -> Callable[[Reached], Reached]:
+def sometimes(name: str, *, principle: str, elections_only: bool = False) -> Callable[[Reached], Reached]:
     """Register the decorated function as the sometimes property `name` (its docstring's first sentence says
-    what situation it is)."""
+    what situation it is); `elections_only` for a situation only a cluster that elects leaders can reach."""
 
     def register(fn: Reached) -> Reached:
         if name in SOMETIMES:
@@ -59,7 +62,7 @@ def sometimes(name: str, *, principle: str) -> Callable[[Reached], Reached]:
         situation = _first_sentence(fn.__doc__)
         if not situation:
             raise ValueError(f"sometimes property {name!r} needs a docstring saying what situation it is")
-        SOMETIMES[name] = Sometimes(name, principle, situation, fn)
+        SOMETIMES[name] = Sometimes(name, principle, situation, fn, elections_only)
         return fn
 
     return register

@@ -1,7 +1,8 @@
 """Sometimes properties of leader election (kmodel.client.leaderelection) and the pause fault
 (kmodel.checker.leader_rules): the situations they exist to reach. They read the electors' and the processes'
 observers' records and the Leases in the store; they register in invariants.sometimes' registry, which loads
-this module. With one kube-controller-manager and one kube-scheduler nothing elects and none is reached.
+this module. With one kube-controller-manager and one kube-scheduler nothing elects: a run of that cluster neither
+counts nor lists them (elections_only).
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from invariants.sometimes import sometimes
 from kmodel.client.leaderelection import LEASE_DURATION_MS, LEASE_NAMESPACE
 
 
-@sometimes("leader-handover", principle="optimistic concurrency")
+@sometimes("leader-handover", principle="optimistic concurrency", elections_only=True)
 def leader_handover(cluster: Any, memo: dict) -> bool:
     """A leader-election Lease changed holder (leaseTransitions > 0): a standby took over from a leader that
     went away."""
     return any((lease.spec.lease_transitions or 0) > 0 for lease in cluster.objects("leases", LEASE_NAMESPACE))
 
 
-@sometimes("pause-outlived-lease", principle="optimistic concurrency")
+@sometimes("pause-outlived-lease", principle="optimistic concurrency", elections_only=True)
 def pause_outlived_lease(cluster: Any, memo: dict) -> bool:
     """A leader was paused for longer than its lease: it woke up still believing it led, with its lease expired by
     its own clock."""
@@ -30,7 +31,7 @@ def pause_outlived_lease(cluster: Any, memo: dict) -> bool:
     return False
 
 
-@sometimes("two-leaders-acting", principle="optimistic concurrency")
+@sometimes("two-leaders-acting", principle="optimistic concurrency", elections_only=True)
 def two_leaders_acting(cluster: Any, memo: dict) -> bool:
     """Two candidates for one Lease both wrote within one lease duration of each other: the old leader acted
     after (or just before) the new one began."""

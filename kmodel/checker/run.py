@@ -287,7 +287,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     })
     bound = hypothesis_seed(options.seed)(bound)
     started = time.perf_counter()
-    result = CampaignResult(options, stats, 0.0, sometimes=tuple(machine.sometimes_list()))
+    result = CampaignResult(options, stats, 0.0, sometimes=tuple(bound.sometimes_list()))
     try:
         with with_reporter(lambda text: None), shrink_limits(stats), campaign_gc(), no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet

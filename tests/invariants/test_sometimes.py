@@ -31,7 +31,9 @@ EXPECTED = tuple(sorted((
     "namespace-terminated-with-content", "refused-by-rbac",
     # the fault family (invariants/sometimes_faults.py)
     "apiserver-restarted-under-watches", "informer-tombstone", "liveness-restart", "readiness-flapped",
-    "request-retried-after", "timeout-write-applied", "watch-expired-relist")))
+    "request-retried-after", "timeout-write-applied", "watch-expired-relist",
+    # leader election and the pause fault (invariants/sometimes_leader.py), only where something elects
+    "leader-handover", "pause-outlived-lease", "two-leaders-acting")))
 
 
 class Watcher:
@@ -70,6 +72,18 @@ def test_every_property_is_registered_with_its_principle_and_situation():
     assert tuple(sorted(SOMETIMES)) == tuple(sorted(EXPECTED))
     for p in registered_sometimes():
         assert p.principle and p.situation.endswith(".") and len(p.situation) < 300, p.name
+    assert {p.name for p in registered_sometimes() if p.elections_only} == {
+        "leader-handover", "pause-outlived-lease", "two-leaders-acting"}
+
+
+def test_a_cluster_of_one_of_each_does_not_count_the_election_properties():
+    from kmodel.checker.machine import KmodelMachine
+    from kmodel.cluster.config import ClusterConfig
+
+    one = {p.name for p in KmodelMachine.sometimes_list()}
+    elected = type("Elected", (KmodelMachine,), {"config": ClusterConfig(controller_managers=2)})
+    two = {p.name for p in elected.sometimes_list()}
+    assert two - one == {"leader-handover", "pause-outlived-lease", "two-leaders-acting"}
 
 
 def test_a_quiet_cluster_reaches_none(web):
