@@ -259,18 +259,19 @@ def no_ip_leak(cluster: Any, memo: dict) -> Iterator[str]:
 
 @invariant("no-cidr-leak", kind=LIVENESS, principle="network model")
 def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
-    """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes not being deleted (a
-    Node kept by a finalizer after its delete has had its blocks released, as upstream's syncNode does once the
-    deletionTimestamp is set)."""
+    """The node IPAM allocator holds every podCIDR of the nodes not being deleted, and no block that no node has
+    (that of a Node a finalizer keeps after its delete may be held or not: 1.31's syncNode releases it once the
+    deletionTimestamp is set, 1.32's, as the nodeipam-release-only-on-delete fix, when the Node is gone)."""
     comp = cluster.loop.components.get("controller/nodeipam")
     if comp is None or not cluster.loop.is_up("controller/nodeipam"):
         return
     used = {str(b) for b in comp.cidrs.used_blocks()}
-    assigned = {c for n in _objects(cluster, memo, "nodes") if n.metadata.deletion_timestamp is None
-                for c in node_cidrs(n)}
-    for c in sorted(used - assigned):
+    nodes = _objects(cluster, memo, "nodes")
+    present = {c for n in nodes for c in node_cidrs(n)}
+    live = {c for n in nodes if n.metadata.deletion_timestamp is None for c in node_cidrs(n)}
+    for c in sorted(used - present):
         yield f"node IPAM holds {c}, which no node has"
-    for c in sorted(assigned - used):
+    for c in sorted(live - used):
         yield f"node IPAM does not hold {c}, which a node has"
 
 

@@ -720,6 +720,35 @@ def test_no_cidr_leak_catches_a_block_no_node_has():
     assert check(cluster, "no-cidr-leak") == ["node IPAM holds 10.244.9.0/24, which no node has"]
 
 
+def test_no_cidr_leak_catches_a_live_nodes_block_the_allocator_lost():
+    cluster = web_cluster(nodes=1)
+    block = cluster.get("nodes", "", "node-1").spec.pod_cidr
+    cluster.loop.components["controller/nodeipam"].cidrs.release(block)
+    assert check(cluster, "no-cidr-leak") == [f"node IPAM does not hold {block}, which a node has"]
+
+
+@pytest.mark.parametrize("fixes", [(), ("nodeipam-release-only-on-delete",)])
+def test_no_cidr_leak_takes_a_node_a_finalizer_keeps_with_its_block_held_or_released(fixes):
+    """1.31's syncNode releases the block of a Node being deleted; 1.32's (the fix) keeps it until the Node is
+    gone. Either way no block is leaked, and once the Node is gone its block must be free."""
+    from kmodel.cluster.kubectl import EditFinalizers
+
+    cluster = web_cluster(nodes=2, fixes=fixes)
+    block = cluster.get("nodes", "", "node-1").spec.pod_cidr
+    cluster.submit(EditFinalizers("nodes", "", "node-1", "example.com/hold"))
+    cluster.run(cluster.now + 2 * S)
+    cluster.submit(Delete("nodes", "", "node-1"))
+    cluster.run(cluster.now + 5 * S)
+    held = block in {str(b) for b in cluster.loop.components["controller/nodeipam"].cidrs.used_blocks()}
+    assert held == bool(fixes)
+    assert check(cluster, "no-cidr-leak") == []
+    cluster.submit(EditFinalizers("nodes", "", "node-1", "example.com/hold", add=False))
+    cluster.run(cluster.now + 5 * S)
+    assert cluster.get("nodes", "", "node-1") is None
+    assert check(cluster, "no-cidr-leak") == []
+    cluster.loop.components["controller/nodeipam"].cidrs.occupy(block)  # as if its release had been lost
+    assert check(cluster, "no-cidr-leak") == [f"node IPAM holds {block}, which no node has"]
+
 def test_settles_fails_while_work_is_in_flight():
     cluster = web_cluster(nodes=1)
     cluster.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "late"}}])
