@@ -75,16 +75,29 @@ def _foreign_finalizers(obj: Any) -> bool:
     return any(f not in _GC_FINALIZERS for f in obj.metadata.finalizers)
 
 
-def _deletion_held(rs: Any, pods: list) -> bool:
-    """A ReplicaSet being deleted that a finalizer outside the model's controllers keeps: its own, or, deleted
-    in the foreground, one of a pod of its that is being deleted."""
+def _stranded(pod: Any, machines: set, nodes: set) -> bool:
+    """A pod being deleted that nothing in the cluster will ever remove: bound to a machine gone from the cluster
+    (no kubelet will confirm it stopped) whose Node still exists. Upstream's PodGC force-deletes such a pod only
+    once its Node is gone (gcOrphaned) or the Node is NotReady with the node.kubernetes.io/out-of-service taint
+    (gcTerminating, which the model does not have, and which nothing in it sets); until then it stays
+    Terminating."""
+    node = pod.spec.node_name
+    return pod.metadata.deletion_timestamp is not None and bool(node) and node not in machines and node in nodes
+
+
+def _deletion_held(rs: Any, pods: list, machines: set, nodes: set) -> bool:
+    """A ReplicaSet being deleted that something outside the model's controllers keeps: a finalizer of its own
+    or, deleted in the foreground, a pod of its being deleted that a finalizer keeps or that is stranded on a
+    lost machine (`_stranded`): the garbage collector removes foregroundDeletion only once every dependent
+    blocking its owner's deletion is gone."""
     meta = rs.metadata
     if meta.deletion_timestamp is None:
         return False
     if _foreign_finalizers(rs):
         return True
     return "foregroundDeletion" in meta.finalizers and any(
-        p.metadata.deletion_timestamp is not None and _foreign_finalizers(p) and _owned_by(p, meta.uid) for p in pods)
+        _owned_by(p, meta.uid) and p.metadata.deletion_timestamp is not None
+        and (_foreign_finalizers(p) or _stranded(p, machines, nodes)) for p in pods)
 
 
 @invariant("converges-replicas", kind=LIVENESS, principle="level-driven reconciliation")
@@ -95,8 +108,13 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
 
     A pod bound to a machine taken out of the cluster (`_machines`) does not count as ready although the API may
     still say Ready=True (until the node lifecycle controller marks it or PodGC deletes it): it serves nothing,
-    and a settle must not stop before it is replaced. Its Ready still counts for the status comparison."""
+    and a settle must not stop before it is replaced. Its Ready still counts for the status comparison.
+
+    A Deployment is not judged while its ReplicaSet is being deleted and kept (`_deletion_held`): by a finalizer
+    outside the model's controllers, or, deleted in the foreground, by a pod of its stranded on a machine gone
+    from the cluster whose Node still exists (`_stranded`: it stays Terminating, as upstream's does)."""
     machines = set(_machines(cluster))
+    nodes = {n.metadata.name for n in _objects(cluster, memo, "nodes")}
     for ns in _namespaces(cluster, memo):
         pods = [p for p in _in(cluster, memo, "pods", ns) if not is_terminal(p) and p.metadata.deletion_timestamp is None]
         for rs in _in(cluster, memo, "replicasets", ns):
@@ -125,11 +143,12 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
         for d in _in(cluster, memo, "deployments", ns):
             if d.metadata.deletion_timestamp is not None:
                 continue
-            if any(_owned_by(rs, d.metadata.uid) and _deletion_held(rs, _in(cluster, memo, "pods", ns))
+            if any(_owned_by(rs, d.metadata.uid) and _deletion_held(rs, _in(cluster, memo, "pods", ns), machines,
+                                                                    nodes)
                    for rs in _in(cluster, memo, "replicasets", ns)):
-                # its ReplicaSet for this template is being deleted and a finalizer no controller of the model
-                # removes keeps it: upstream's deployment controller keeps claiming that ReplicaSet (it finds
-                # it as the new one) and makes no other until the finalizer's owner lets it go
+                # its ReplicaSet for this template is being deleted and kept by a finalizer no controller of the
+                # model removes, or by a pod stranded on a lost machine: upstream's deployment controller keeps
+                # claiming that ReplicaSet (it finds it as the new one) and makes no other until it is gone
                 continue
             want = d.spec.replicas if d.spec.replicas is not None else 1
             st = d.status
@@ -259,19 +278,20 @@ def no_ip_leak(cluster: Any, memo: dict) -> Iterator[str]:
 
 @invariant("no-cidr-leak", kind=LIVENESS, principle="network model")
 def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
-    """The node IPAM allocator's used blocks are exactly the podCIDRs of the existing nodes not being deleted (a
-    Node kept by a finalizer after its delete has had its blocks released, as upstream's syncNode does once the
-    deletionTimestamp is set)."""
+    """The node IPAM allocator holds every podCIDR of the nodes not being deleted, and no block that no node has
+    (that of a Node a finalizer keeps after its delete may be held or not: 1.31's syncNode releases it once the
+    deletionTimestamp is set, 1.32's, as the nodeipam-release-only-on-delete fix, when the Node is gone)."""
     acting = cluster.acting("controller/nodeipam")  # with several controller managers, the leader's
     comp = cluster.loop.components.get(acting) if acting else None
     if comp is None or not cluster.loop.is_up(acting):
         return
     used = {str(b) for b in comp.cidrs.used_blocks()}
-    assigned = {c for n in _objects(cluster, memo, "nodes") if n.metadata.deletion_timestamp is None
-                for c in node_cidrs(n)}
-    for c in sorted(used - assigned):
+    nodes = _objects(cluster, memo, "nodes")
+    present = {c for n in nodes for c in node_cidrs(n)}
+    live = {c for n in nodes if n.metadata.deletion_timestamp is None for c in node_cidrs(n)}
+    for c in sorted(used - present):
         yield f"node IPAM holds {c}, which no node has"
-    for c in sorted(assigned - used):
+    for c in sorted(live - used):
         yield f"node IPAM does not hold {c}, which a node has"
 
 

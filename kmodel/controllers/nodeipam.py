@@ -11,8 +11,10 @@ taken blocks in a `CidrSet` (kmodel/ipam/cidrset: upstream's allocation order, r
   `has_work` turn true, so a restarted controller never allocates before it knows every CIDR in use, even
   if its informer's first list came from a lagging API server replica.
 * A node event enqueues the node (upstream: the add/update handlers feed the allocator's queue). syncNode:
-  gone from the cache → nothing; being deleted → release its CIDRs; else AllocateOrOccupyCIDR: a node with
-  podCIDRs has them occupied (idempotent); a node without gets `allocate_next()` and
+  gone from the cache → nothing; being deleted → release its CIDRs (1.31's workqueue allocator, from
+  kubernetes/kubernetes#123238, until #128305: a Node a finalizer keeps after its delete has its block
+  handed to the next node while it still exists, kubernetes/kubernetes#127792); else AllocateOrOccupyCIDR: a
+  node with podCIDRs has them occupied (idempotent); a node without gets `allocate_next()` and
   updateCIDRsAllocation: the cache is read again (a node that now has CIDRs: the new block is released;
   the same ones: nothing to do), then PatchNodeCIDRs `{"spec": {"podCIDR": c, "podCIDRs": [c]}}`, tried up
   to 3 times (cidrUpdateRetries). After 3 failures: event CIDRAssignmentFailed and, unless the error was a
@@ -24,6 +26,10 @@ taken blocks in a `CidrSet` (kmodel/ipam/cidrset: upstream's allocation order, r
 
 A crash forgets the CidrSet; the restart lists again and re-occupies, as a restarted kube-controller-manager.
 
+The nodeipam-release-only-on-delete fix (kmodel.fixes, off by default) is upstream's own,
+kubernetes/kubernetes#128305 (1.32; backported to release-1.31 by #128806): syncNode leaves a node being
+deleted alone, and only the delete handler releases its block, once the Node is gone.
+
 The nodeipam-release-by-owner fix (kmodel.fixes, off by default; kmodel's sketch, upstream has none) takes
 out the leaks above. The allocator keeps `owners`: which node (name and uid) holds each block it occupied or
 patched. A delete or a tombstone releases what that node holds (a tombstone's own podCIDRs can predate the
@@ -34,10 +40,12 @@ dropped when released, and a node once released is never released again, so no b
 Without a record (a node deleted before its sync ran), a delete releases the node's podCIDRs, as upstream.
 
 Differences from upstream: one IP family (the config has one cluster CIDR); the allocator's own node
-informer and the controller's are the same here. Faithfully kept: after a patch whose answer never came
-(the client's timeout is not a ServerTimeout status) the block is released although the patch may have
-been applied; until the informer shows the node with that podCIDR (which occupies it again), another
-node can be handed the same block: upstream's known race.
+informer and the controller's are the same here; the delete handler takes a DeletedFinalStateUnknown (as
+1.30's CreateDeleteNodeHandler and #128305's handler do), where 1.31's type assertion before #128305
+panics. Faithfully kept: after a patch whose answer never came (the client's timeout is not a ServerTimeout
+status) the block is released although the patch may have been applied; until the informer shows the node
+with that podCIDR (which occupies it again), another node can be handed the same block: upstream's known
+race.
 """
 
 from __future__ import annotations
@@ -82,11 +90,14 @@ class NodeIpamController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, cluster_cidr: str = "10.244.0.0/16",
-                 node_mask_size: int = 24, name: str = NAME, release_by_owner: bool = False) -> None:
+                 node_mask_size: int = 24, name: str = NAME, release_by_owner: bool = False,
+                 release_only_on_delete: bool = False) -> None:
         self.cluster_cidr = cluster_cidr
         self.node_mask_size = node_mask_size
         #: the nodeipam-release-by-owner fix (kmodel.fixes): the one place that reads it is this class
         self.release_by_owner = release_by_owner
+        #: the nodeipam-release-only-on-delete fix (kmodel.fixes): syncNode leaves a node being deleted alone
+        self.release_only_on_delete = release_only_on_delete
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -197,7 +208,10 @@ class NodeIpamController(Controller):
         if node is None:
             return
         if node.metadata.deletion_timestamp is not None:
-            self._release(node)
+            # 1.31 before #128305 releases here, while a finalizer may keep the Node (and its podCIDR) for
+            # long; with the fix the Node keeps its block until the delete handler sees it gone
+            if not self.release_only_on_delete:
+                self._release(node)
             return
         if node_cidrs(node):
             error = self._occupy(node)
@@ -255,7 +269,8 @@ class NodeIpamController(Controller):
 def make(ctx: ClusterContext) -> list:
     """The node IPAM controller over the cluster CIDR of the config."""
     c = ctx.config
-    from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER
+    from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER, NODEIPAM_RELEASE_ONLY_ON_DELETE
 
     return [NodeIpamController(ctx.apiservers, name=ctx.named(NAME), cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size,
-                               release_by_owner=NODEIPAM_RELEASE_BY_OWNER in c.fixes)]
+                               release_by_owner=NODEIPAM_RELEASE_BY_OWNER in c.fixes,
+                               release_only_on_delete=NODEIPAM_RELEASE_ONLY_ON_DELETE in c.fixes)]

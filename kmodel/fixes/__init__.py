@@ -31,6 +31,7 @@ DEPLOYMENT_RETRY_PAST_MAX_RETRIES = "deployment-retry-past-max-retries"
 ENDPOINTS_RETRY_PAST_MAX_RETRIES = "endpoints-retry-past-max-retries"
 TAINTEVICTION_RETRY_FAILED_EVICTIONS = "tainteviction-retry-failed-evictions"
 LEADERELECTION_FENCE_WRITES = "leaderelection-fence-writes"
+NODEIPAM_RELEASE_ONLY_ON_DELETE = "nodeipam-release-only-on-delete"
 
 
 @attrs.frozen
@@ -170,6 +171,18 @@ FIXES: tuple[Fix, ...] = (
         "does not guarantee that only one client is acting as a leader (a.k.a. fencing)\"); kube-controller-"
         "manager and kube-scheduler check nothing before a write. This is kmodel's sketch of a fix",
         ("leader-paused-past-its-lease-writes-on-waking.json", "leader-paused-past-its-lease-found-by-the-checker.json")),
+    Fix(
+        NODEIPAM_RELEASE_ONLY_ON_DELETE, ("node-cidrs-disjoint",),
+        "the range allocator's syncNode releases a node's podCIDR as soon as the node has a deletionTimestamp: a "
+        "Node a finalizer keeps after its delete still has the block, and the next node to join is given the "
+        "same one (Kubernetes 1.31, since kubernetes/kubernetes#123238 moved the allocator to a workqueue, "
+        "until #128305)",
+        "syncNode does nothing for a node being deleted; only the node informer's delete handler releases its "
+        "block, once the Node is really gone",
+        "kmodel/controllers/nodeipam.py (NodeIpamController.sync)",
+        "kubernetes/kubernetes#128305 (merged for 1.32; backported to release-1.31 by #128806), fixing "
+        "kubernetes/kubernetes#127792 (nodes kept by Karpenter's finalizer): upstream's own fix",
+        ("node-kept-by-a-finalizer-has-its-cidr-given-to-a-new-node.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

@@ -172,3 +172,31 @@ def test_with_the_fix_the_startup_list_nodes_gone_by_the_informer_sync_are_relea
         c.run(20_000)
         assert ctrl.cidrs.allocated == left, fixed
         assert ctrl.start_nodes == {} if fixed else True
+
+
+# -- a Node a finalizer keeps after its delete: released by syncNode (1.31), or only once gone (the fix) ----------
+
+def test_a_node_kept_by_a_finalizer_has_its_block_given_away_unless_the_fix_keeps_it_until_it_is_gone():
+    """Two blocks. a is deleted while a finalizer keeps it: 1.31's syncNode releases its block at once, and the
+    next node gets the block a still has; with nodeipam-release-only-on-delete (#128305) a keeps it, the new
+    node waits (CIDRNotAvailable) and gets it once a is really gone."""
+    from kmodel.cluster.kubectl import EditFinalizers
+    from kmodel.fixes import NODEIPAM_RELEASE_ONLY_ON_DELETE
+
+    for fixed in (False, True):
+        c = make_cluster(cluster_cidr="10.0.0.0/23", fixes=(NODEIPAM_RELEASE_ONLY_ON_DELETE,) if fixed else ())
+        c.apply([node("a"), node("b")])
+        c.run(2_000)
+        c.submit(EditFinalizers("nodes", "", "a", "example.com/hold"))
+        c.run(3_000)
+        c.submit(Delete("nodes", "", "a"))
+        c.run(4_000)
+        assert c.get("nodes", "", "a").metadata.deletion_timestamp is not None
+        c.apply([node("c")])
+        c.run(30_000)
+        got = cidrs(c)
+        assert got["a"] == "10.0.0.0/24", fixed
+        assert got["c"] == ("" if fixed else "10.0.0.0/24"), fixed
+        c.submit(EditFinalizers("nodes", "", "a", "example.com/hold", add=False))
+        c.run(60_000)  # a goes; with the fix its block is released now and c's retries find it
+        assert "a" not in cidrs(c) and cidrs(c)["c"] == "10.0.0.0/24", fixed

@@ -658,6 +658,32 @@ def test_converges_replicas_does_not_count_pods_left_on_a_removed_machine():
     assert all(p.spec.node_name != node for p in pods(cluster))
 
 
+def test_converges_replicas_waits_for_a_foreground_deletion_a_lost_machines_pod_holds_while_its_node_exists():
+    """A ReplicaSet deleted in the foreground whose pod is bound to a machine lost for good: the pod stays
+    Terminating (no kubelet confirms it, PodGC waits for the Node to go), so the ReplicaSet stays, the deployment
+    controller claims it and makes no other, and the Deployment has no pods: not judged while the Node exists.
+    Once the Node is deleted PodGC removes the pod and the Deployment is judged again (and converges)."""
+    cluster = web_cluster(nodes=3)
+    node = pods(cluster)[0].spec.node_name
+    rs = cluster.objects("replicasets", "default")[0].metadata.name
+    cluster.lose_node(node)
+    cluster.run(cluster.now + 2 * S)
+    cluster.submit(Delete("replicasets", "default", rs, propagation_policy="Foreground"))
+    cluster.run(cluster.now + 120 * S)
+    held = cluster.get("replicasets", "default", rs)
+    assert held is not None and "foregroundDeletion" in held.metadata.finalizers
+    assert [p.spec.node_name for p in pods(cluster)] == [node]  # the lost machine's pod, Terminating
+    assert pods(cluster)[0].metadata.deletion_timestamp is not None
+    assert check(cluster, "converges-replicas") == []
+    cluster.submit(Delete("nodes", "", node))
+    cluster.run(cluster.now + 1 * S)  # the Node is gone, PodGC's quarantine has not run out: judged, and failing
+    messages = check(cluster, "converges-replicas")
+    assert any(m.startswith("deployment default/storefront wants") for m in messages), messages
+    cluster.run(cluster.now + 180 * S)
+    assert check(cluster, "converges-replicas") == []
+    assert cluster.get("replicasets", "default", rs).metadata.uid != held.metadata.uid  # made again once it went
+
+
 def test_converges_endpoints_fails_without_an_endpoints_controller():
     components = tuple(c for c in ClusterConfig().components if c != "endpoints")
     cluster = web_cluster(nodes=1, components=components)
@@ -718,6 +744,36 @@ def test_no_cidr_leak_catches_a_block_no_node_has():
     cluster = web_cluster(nodes=1)
     cluster.loop.components["controller/nodeipam"].cidrs.occupy("10.244.9.0/24")
     assert check(cluster, "no-cidr-leak") == ["node IPAM holds 10.244.9.0/24, which no node has"]
+
+
+def test_no_cidr_leak_catches_a_live_nodes_block_the_allocator_lost():
+    cluster = web_cluster(nodes=1)
+    block = cluster.get("nodes", "", "node-1").spec.pod_cidr
+    cluster.loop.components["controller/nodeipam"].cidrs.release(block)
+    assert check(cluster, "no-cidr-leak") == [f"node IPAM does not hold {block}, which a node has"]
+
+
+@pytest.mark.parametrize("fixes", [(), ("nodeipam-release-only-on-delete",)])
+def test_no_cidr_leak_takes_a_node_a_finalizer_keeps_with_its_block_held_or_released(fixes):
+    """1.31's syncNode releases the block of a Node being deleted; 1.32's (the fix) keeps it until the Node is
+    gone. Either way no block is leaked, and once the Node is gone its block must be free."""
+    from kmodel.cluster.kubectl import EditFinalizers
+
+    cluster = web_cluster(nodes=2, fixes=fixes)
+    block = cluster.get("nodes", "", "node-1").spec.pod_cidr
+    cluster.submit(EditFinalizers("nodes", "", "node-1", "example.com/hold"))
+    cluster.run(cluster.now + 2 * S)
+    cluster.submit(Delete("nodes", "", "node-1"))
+    cluster.run(cluster.now + 5 * S)
+    held = block in {str(b) for b in cluster.loop.components["controller/nodeipam"].cidrs.used_blocks()}
+    assert held == bool(fixes)
+    assert check(cluster, "no-cidr-leak") == []
+    cluster.submit(EditFinalizers("nodes", "", "node-1", "example.com/hold", add=False))
+    cluster.run(cluster.now + 5 * S)
+    assert cluster.get("nodes", "", "node-1") is None
+    assert check(cluster, "no-cidr-leak") == []
+    cluster.loop.components["controller/nodeipam"].cidrs.occupy(block)  # as if its release had been lost
+    assert check(cluster, "no-cidr-leak") == [f"node IPAM holds {block}, which no node has"]
 
 
 def test_settles_fails_while_work_is_in_flight():
