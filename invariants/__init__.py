@@ -1,6 +1,7 @@
 """kmodel's invariants, one function per invariant, grouped by area; importing this package registers them all.
 
-    network.py     unique-pod-ips, pod-ip-in-node-cidr, node-cidrs-disjoint, api-single-contract
+    network.py     unique-pod-ips, pod-ip-in-node-cidr, node-cidrs-disjoint, api-single-contract,
+                   cluster-ips-reserved
     storage.py     occ-no-lost-update, resource-version-monotonic
     watch.py       watch-ordered, watch-unique, watch-reliable, watch-atomic, informer-no-time-travel,
                    watch-delivers-after-start

@@ -24,7 +24,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 S = 1000
 
 EXPECTED = {
-    "unique-pod-ips": SAFETY, "pod-ip-in-node-cidr": SAFETY, "node-cidrs-disjoint": SAFETY,
+    "unique-pod-ips": SAFETY, "pod-ip-in-node-cidr": SAFETY, "node-cidrs-disjoint": SAFETY, "cluster-ips-reserved": SAFETY,
     "occ-no-lost-update": SAFETY, "resource-version-monotonic": SAFETY, "watch-ordered": SAFETY,
     "watch-unique": SAFETY, "watch-reliable": SAFETY, "watch-atomic": SAFETY, "informer-no-time-travel": SAFETY,
     "no-overcommit": SAFETY, "host-ports-unique": SAFETY, "binding-immutable": SAFETY,
@@ -185,6 +185,30 @@ def test_node_cidrs_disjoint_catches_two_nodes_with_the_same_cidr():
             attrs.evolve(node2, spec=attrs.evolve(node2.spec, pod_cidr=cidr, pod_cidrs=(cidr,))))
     [message] = check(cluster, "node-cidrs-disjoint", memo)
     assert "node-1" in message and "node-2" in message and cidr in message
+
+
+def test_cluster_ips_reserved_holds_through_creates_and_deletes_and_catches_a_leak_and_a_lost_reservation():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "cluster-ips-reserved", memo) == []
+    svc = cluster.get("services", "default", "storefront")
+    ip = svc.spec.cluster_ip
+    assert ip and cluster.service_ips.has(ip)
+    cluster.submit(Delete("services", "default", "storefront"))
+    cluster.run(5 * S)
+    assert check(cluster, "cluster-ips-reserved", memo) == []  # released with the Service
+    cluster.service_ips.allocate(ip)
+    assert check(cluster, "cluster-ips-reserved", memo) == [
+        f"the ClusterIP allocator reserves {ip}, which no Service has"]
+    cluster.service_ips.release(ip)
+    kubernetes = cluster.get("services", "default", "kubernetes").spec.cluster_ip
+    cluster.service_ips.release(kubernetes)
+    assert check(cluster, "cluster-ips-reserved", memo) == [
+        f"Service default/kubernetes has the ClusterIP {kubernetes}, which the allocator does not reserve"]
+    cluster.service_ips.allocate(kubernetes)
+    cluster.service_ips.count += 1
+    assert check(cluster, "cluster-ips-reserved", memo) == [
+        "the ClusterIP allocator counts 2 address(es) used but reserves 1"]
 
 
 def test_api_single_contract_catches_a_message_around_the_api_and_a_write_around_the_api_server():
