@@ -7,7 +7,7 @@
                    watch-delivers-after-start
     scheduling.py  no-overcommit, host-ports-unique, binding-immutable
     contract.py    admission-enforced, rbac-enforced
-    lifecycle.py   eviction-timing
+    lifecycle.py   eviction-timing, grace-only-for-running-pods
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
                    no-ip-leak, no-cidr-leak, settles
     traffic.py     service-reachability
