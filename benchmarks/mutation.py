@@ -104,6 +104,35 @@ EXCLUSIONS: dict[str, str] = {
     "032431d835": "the log is the watch invariants' record of what a replica's etcd watch received, kept beside "
                   "the replica's state, not part of it: emptied, the watch guarantees have nothing to judge, "
                   "while the watch cache, fed by the same responses, is unchanged",
+    # kmodel/controllers/replicaset_logic.py, slow_start_batch: `errors = 0` made `= 1`
+    "987f72fd2e": "slow_start_batch is the pure reference of upstream's slowStartBatch, called only by the unit "
+                  "tests; the ReplicaSet controller runs its batches asynchronously (ReplicaSetController._create)",
+    # kmodel/apiserver/events.py, human_duration: three mutants of kubectl's HumanDuration
+    "2684ddaac1": "kubectl's HumanDuration of an Event's age, printed by format_events (the report's `kubectl get "
+                  "events`): text, which no component and no guarantee reads",
+    "3bedafbe71": "kubectl's HumanDuration of an Event's age (see 2684ddaac1): text no guarantee reads",
+    "1fdda9f97c": "kubectl's HumanDuration of an Event's age (see 2684ddaac1): text no guarantee reads",
+    # kmodel/loop/loop.py, Loop.why_not_enabled / _why_not_fail_request: a message dropped
+    "7ad87dd8eb": "the reason the loop gives for refusing an event on replay (a diagnostic's text): a replay of "
+                  "a trace the checker wrote never asks",
+    "bcc72d3e09": "the reason the loop gives for refusing a request fault on replay (a diagnostic's text): the "
+                  "checker draws only faults the loop accepts",
+    # kmodel/loop/loop.py, Loop.enabled_faults: `faults.append(Restart(name))` dropped
+    "46f0a5f432": "the loop's menu of parameterless faults, for an explorer that drives the loop by hand; the "
+                  "checker's fault rules list their own candidates (KmodelMachine.FAULT_CANDIDATES)",
+    # kmodel/store/store.py, Store.request_progress: `w.pending.append(response)` dropped
+    "5426285a43": "etcd's RequestProgress API, which no component of the model calls (the API servers' watch "
+                  "relies on progress_notify); the store's unit tests and the etcd conformance tests cover it",
+    # kmodel/store/store.py, Store.take_watch_responses: the refused watches' queue
+    "3543ef6bf5": "etcd refuses a watch only of an empty key range; the API servers watch /registry/ whole, so "
+                  "no watch of the checker's clusters is ever refused",
+    # kmodel/store/store.py, Store._range: `more = True` dropped
+    "d0eb348978": "a range with a limit (pagination): no component of the model reads etcd with a limit",
+    # kmodel/scheduler/schedule_one.py, num_feasible_nodes_to_find: the percentage's floor dropped
+    "e541f7938d": "upstream's percentageOfNodesToScore, which applies from 100 nodes on: a cluster of fewer "
+                  "nodes (every cluster the checker builds) scores them all before this line",
+    # kmodel/scheduler/queue.py, SchedulingQueue.active: the view dropped
+    "5c90fad00d": "a view of activeQ's keys for the unit tests; the scheduler pops from the heap itself",
     # kmodel/client/api_client.py, ApiClient._fail_requests_on: `self._failed(peer)` dropped
     "50cf435407": "the client does not mark a reset peer failed, so its next request goes there again and fails "
                   "over one timeout later: a slower failover, the same outcome",
