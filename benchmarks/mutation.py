@@ -148,6 +148,9 @@ EXCLUSIONS: dict[str, str] = {
     "531fa97218": PROBE_SYNC_BY_RESYNC,  # `key[0] in self.workers` made `not in`
     "df569b3279": PROBE_SYNC_BY_RESYNC,  # the pod's uid made key[-1] (the probe kind, no pod)
     "19bf92d2f0": PROBE_SYNC_BY_RESYNC,  # the pod's uid made key[1] (the container's name, no pod)
+    # kmodel/client/workqueue.py: BASE_DELAY_MS = 5 made 4
+    "b710c4c1db": "the work queue's first backoff a millisecond shorter (client-go's 5 ms base): a timing "
+                  "difference no guarantee depends on",
     # kmodel/client/api_client.py, ApiClient._fail_requests_on: `self._failed(peer)` dropped
     "50cf435407": "the client does not mark a reset peer failed, so its next request goes there again and fails "
                   "over one timeout later: a slower failover, the same outcome",
