@@ -1,12 +1,13 @@
 """kmodel's invariants, one function per invariant, grouped by area; importing this package registers them all.
 
-    network.py     unique-pod-ips, pod-ip-in-node-cidr, node-cidrs-disjoint, api-single-contract
+    network.py     unique-pod-ips, pod-ip-in-node-cidr, node-cidrs-disjoint, api-single-contract,
+                   cluster-ips-reserved
     storage.py     occ-no-lost-update, resource-version-monotonic
     watch.py       watch-ordered, watch-unique, watch-reliable, watch-atomic, informer-no-time-travel,
                    watch-delivers-after-start
     scheduling.py  no-overcommit, host-ports-unique, binding-immutable
     contract.py    admission-enforced, rbac-enforced
-    lifecycle.py   eviction-timing
+    lifecycle.py   eviction-timing, grace-only-for-running-pods
     leader.py      leader-acts-within-lease, leader-elected-after-loss
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
                    no-ip-leak, no-cidr-leak, settles

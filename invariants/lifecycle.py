@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any, Iterator, Optional
 
-from invariants._history import NODES, change_feed, condition, name_of, node_key
+from invariants._history import NODES, PODS, change_feed, condition, is_terminal, name_of, node_key
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import service_account_name
 
@@ -289,4 +289,29 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
                        f"the store and as taint eviction saw it) ran out at {due} ms")
     for ch in changes[applied:]:
         node_changed(ch)
+    yield from bad
+
+
+@invariant("grace-only-for-running-pods", kind=SAFETY, principle="node lifecycle")
+def grace_only_for_running_pods(cluster: Any, memo: dict) -> Iterator[str]:
+    """A pod gets a deletion grace period only when it may be running: a pod bound to no node, or already
+    Succeeded or Failed, is deleted at once (grace 0), whatever grace the delete asked for, as the pod
+    registry's CheckGracefulDelete does. No kubelet would ever finish such a pod's graceful deletion.
+
+    Judged on each write that starts a pod's deletion (the first with a deletionTimestamp), against the pod as
+    it was before that write. Incremental: reads only the pod writes of each step."""
+    reader = memo.get("reader")
+    if reader is None:
+        reader = memo["reader"] = change_feed(memo, (PODS,))
+        memo["bad"] = []
+    bad: list[str] = memo["bad"]
+    for ch in reader.read(cluster.store):
+        new, old = ch.value, ch.prev
+        if new is None or old is None or old.metadata.deletion_timestamp is not None \
+                or new.metadata.deletion_timestamp is None or not new.metadata.deletion_grace_period_seconds:
+            continue
+        if not old.spec.node_name or is_terminal(old):
+            why = "bound to no node" if not old.spec.node_name else f"already {old.status.phase}"
+            bad.append(f"pod {name_of(ch.key)} was {why} when its deletion began (revision {ch.rev}), yet got a "
+                       f"grace period of {new.metadata.deletion_grace_period_seconds} s instead of 0")
     yield from bad

@@ -221,3 +221,67 @@ def api_single_contract(cluster: Any, memo: dict) -> Iterator[str]:
                              f"not through an API server")
     for rev in sorted(bypassed):
         yield bypassed[rev]
+
+
+SERVICES = "/registry/services/specs/"
+
+
+def _service_ips(svc: Any) -> tuple[str, ...]:
+    """The ClusterIPs a Service holds (none for a headless or ExternalName one)."""
+    spec = svc.spec
+    ips = tuple(spec.cluster_ips) or ((spec.cluster_ip,) if spec.cluster_ip else ())
+    return tuple(ip for ip in ips if ip != "None")
+
+
+@invariant("cluster-ips-reserved", kind=SAFETY, principle="network model")
+def cluster_ips_reserved(cluster: Any, memo: dict) -> Iterator[str]:
+    """The ClusterIP allocator reserves exactly the ClusterIPs of the Services in the store: every Service's
+    address is reserved (one that is not could be handed to the next Service, two Services sharing it), and no
+    address is reserved that no Service holds (a leak, which in time exhausts the range); and the allocator's
+    count of used addresses, which decides when the range is full, is the number it reserves.
+
+    The service registry allocates a Service's address in the same request that stores it and releases it in
+    the request that removes it (a create that fails gives its address back), so between two steps the two
+    agree exactly; upstream's repair loop exists for API servers that crash between the two, which the model's
+    atomic requests do not. Incremental: the Services' addresses are kept from the service writes of each step,
+    and compared with the allocator only when either changed."""
+    allocator = getattr(cluster, "service_ips", None)
+    if allocator is None:
+        return
+    reader = memo.get("reader")
+    if reader is None:
+        reader = memo["reader"] = change_feed(memo, (SERVICES,))
+        memo["held"] = {}  # service key -> its ClusterIPs
+        memo["changes"] = 0  # changes of `held` so far
+        memo["seen"] = None  # (allocator state, changes) when last compared
+    held: dict[str, tuple[str, ...]] = memo["held"]
+    for ch in reader.read(cluster.store):
+        ips = _service_ips(ch.value) if ch.value is not None else None
+        if held.get(ch.key) != ips:
+            memo["changes"] += 1
+            if ips is None:
+                del held[ch.key]
+            else:
+                held[ch.key] = ips
+    state = (allocator.state(), memo["changes"])
+    if state != memo["seen"]:
+        memo["seen"] = state
+        owners: dict[str, list[str]] = {}
+        for key in sorted(held):
+            for ip in held[key]:
+                owners.setdefault(ip, []).append(key[len(SERVICES):])
+        reserved = {str(ip) for ip in allocator.allocated()}
+        problems = []
+        for ip in sorted(owners):
+            if len(owners[ip]) > 1:
+                problems.append(f"Services {', '.join(owners[ip])} share the ClusterIP {ip}")
+            if ip not in reserved:
+                problems.append(f"Service {owners[ip][0]} has the ClusterIP {ip}, which the allocator does not "
+                                f"reserve")
+        for ip in sorted(reserved - set(owners)):
+            problems.append(f"the ClusterIP allocator reserves {ip}, which no Service has")
+        if allocator.used != len(reserved):
+            problems.append(f"the ClusterIP allocator counts {allocator.used} address(es) used but reserves "
+                            f"{len(reserved)}")
+        memo["problems"] = problems
+    yield from memo["problems"]

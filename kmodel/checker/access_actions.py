@@ -31,7 +31,8 @@ from typing import Any, ClassVar, Optional
 import attrs
 
 from kmodel.apiserver.resources import RESOURCES
-from kmodel.checker.actions import Action, deployment_manifest, pod_manifest, service_manifest
+from kmodel.apiserver.admission.pod_security import ENFORCE_LABEL as POD_SECURITY_ENFORCE
+from kmodel.checker.actions import HOST_PORT, Action, deployment_manifest, pod_manifest, service_manifest
 from kmodel.cluster import Cluster, Delete
 from kmodel.cluster.kubectl import Apply, EditFinalizers
 
@@ -54,6 +55,8 @@ ROLE_LEVELS: dict[str, tuple[str, ...]] = {
     "view": ("get", "list", "watch"),
     "edit": ("create", "delete", "get", "list", "patch", "update", "watch"),
 }
+#: the Pod Security levels CreateNamespace may enforce ("": no label, the namespace is privileged)
+POD_SECURITY_LEVELS: tuple[str, ...] = ("", "baseline", "restricted")
 #: what ApplyInNamespace puts in a namespace: resource -> object name
 NAMESPACED_APPS: dict[str, str] = {"deployments": "shop", "services": "shop", "pods": "probe"}
 #: DeleteWith's propagation policies, as kubectl --cascade spells them
@@ -106,35 +109,49 @@ def in_namespace(manifest: dict, namespace: str) -> dict:
 
 @attrs.frozen
 class CreateNamespace(Action):
-    """kubectl apply a Namespace (a new one gets the `kubernetes` finalizer and phase Active)."""
+    """kubectl apply a Namespace (a new one gets the `kubernetes` finalizer and phase Active), labelled
+    pod-security.kubernetes.io/enforce=`pod_security` when that is set (Pod Security admission then refuses its
+    pods that use host namespaces, host ports or privileged containers); applying it again changes the label."""
 
     kind: ClassVar[str] = "create-namespace"
     namespace: str = TEAM
     user: str = _user
+    pod_security: str = attrs.field(default="", validator=one_of(POD_SECURITY_LEVELS))
 
     @property
     def name(self) -> str:
-        return f"kubectl apply namespace {self.namespace}{_as(self.user)}"
+        enforce = f" (pod-security enforce={self.pod_security})" if self.pod_security else ""
+        return f"kubectl apply namespace {self.namespace}{enforce}{_as(self.user)}"
 
     def apply(self, cluster: Cluster) -> None:
-        manifest = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}}
-        cluster.submit(Apply(manifest, token_of(self.user)))
+        metadata: dict = {"name": self.namespace}
+        if self.pod_security:
+            metadata["labels"] = {POD_SECURITY_ENFORCE: self.pod_security}
+        cluster.submit(Apply({"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}, token_of(self.user)))
 
 
 @attrs.frozen
 class ApplyInNamespace(Action):
-    """kubectl apply the apps' Deployment (1 replica), Service or a bare pod (placed by the scheduler) into a
-    namespace (refused with 403 while the namespace is being terminated, 404 when it does not exist)."""
+    """kubectl apply the apps' Deployment (1 replica), Service or a bare pod (placed by the scheduler; with
+    hostPort 8080 when `host_port`, which a namespace enforcing Pod Security baseline refuses) into a namespace
+    (refused with 403 while the namespace is being terminated, 404 when it does not exist)."""
 
     kind: ClassVar[str] = "apply-in-namespace"
     namespace: str
     resource: str = attrs.field(validator=one_of(sorted(NAMESPACED_APPS)))
     user: str = _user
+    host_port: bool = attrs.field(default=False)
+
+    @host_port.validator
+    def _only_pods(self, attribute: Any, value: bool) -> None:
+        if value and self.resource != "pods":
+            raise ValueError(f"host_port applies to pods only, not {self.resource}")
 
     @property
     def name(self) -> str:
+        port = f" (hostPort {HOST_PORT})" if self.host_port else ""
         return (f"kubectl apply {_kind(self.resource)} {NAMESPACED_APPS[self.resource]}{_ns(self.namespace)}"
-                f"{_as(self.user)}")
+                f"{port}{_as(self.user)}")
 
     def manifest(self) -> dict:
         name = NAMESPACED_APPS[self.resource]
@@ -143,7 +160,7 @@ class ApplyInNamespace(Action):
         elif self.resource == "services":
             base = service_manifest(name)
         else:
-            base = pod_manifest(name, "", False)
+            base = pod_manifest(name, "", self.host_port)
         return in_namespace(base, self.namespace)
 
     def apply(self, cluster: Cluster) -> None:

@@ -9,8 +9,9 @@ first candidate, the admin as the user, no grace period and no propagation polic
 `user_of`: the admin three times in four, else alice, bob or the builder service account, who have no rights
 until a binding grants some (their refused requests are 403s, audited with their user name).
 
-    namespaces   create_namespace, apply_in_namespace (the apps' Deployment, Service or a bare pod, in team
-                 or default), delete_namespace (team: Terminating until the namespace controller has emptied
+    namespaces   create_namespace (enforcing no Pod Security level, baseline or restricted), apply_in_namespace
+                 (the apps' Deployment, Service or a bare pod, with or without a host port, in team or
+                 default), delete_namespace (team: Terminating until the namespace controller has emptied
                  and finalized it; 404 when there is none)
     deletion     delete_with_options: a Deployment, ReplicaSet, pod or Service with a grace period (none, 0
                  with --force, 5 s, 60 s) and a propagation policy (none, Background, Foreground, Orphan; the
@@ -29,7 +30,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
 from kmodel.checker.access_actions import (
-    HOLD, NAMESPACED_APPS, ROLE, ROLE_LEVELS, TEAM, USERS, AddFinalizer, ApplyBinding, ApplyInNamespace, ApplyRole,
+    HOLD, NAMESPACED_APPS, POD_SECURITY_LEVELS, ROLE, ROLE_LEVELS, TEAM, USERS, AddFinalizer, ApplyBinding,
+    ApplyInNamespace, ApplyRole,
     CreateNamespace, DeleteWith, RemoveFinalizer, binding_name,
 )
 from kmodel.checker.draws import INDEX, pick
@@ -37,6 +39,9 @@ from kmodel.controllers.garbagecollector import WATCHED
 
 #: the namespaces the user's objects live in (team first: the one that comes and goes)
 USER_NAMESPACES = (TEAM, "default")
+#: what apply_in_namespace applies: (resource, with a host port), a bare pod with hostPort last (what Pod
+#: Security admission refuses in a namespace that enforces baseline)
+NAMESPACED_CHOICES: tuple[tuple[str, bool], ...] = (*((r, False) for r in NAMESPACED_APPS), ("pods", True))
 #: what delete_with_options deletes
 DELETABLE = ("deployments", "replicasets", "pods", "services")
 #: what add_finalizer marks: any object the user sees, cluster-scoped ones too
@@ -79,14 +84,16 @@ class AccessRules:
 
     # -- namespaces -------------------------------------------------------------------------------------------
 
-    @rule(who=INDEX)
-    def create_namespace(self, who: int) -> None:
-        self._do("create_namespace", CreateNamespace(TEAM, user_of(who)))
+    @rule(who=INDEX, level=st.integers(0, len(POD_SECURITY_LEVELS) - 1))
+    def create_namespace(self, who: int, level: int) -> None:
+        """Create (or relabel) the team namespace, enforcing a drawn Pod Security level (shrinks to none)."""
+        self._do("create_namespace", CreateNamespace(TEAM, user_of(who), POD_SECURITY_LEVELS[level]))
 
     @rule(ns=INDEX, what=INDEX, who=INDEX)
     def apply_in_namespace(self, ns: int, what: int, who: int) -> None:
-        self._do("apply_in_namespace", ApplyInNamespace(pick(ns, USER_NAMESPACES), pick(what, tuple(NAMESPACED_APPS)),
-                                                        user_of(who)))
+        resource, host_port = pick(what, NAMESPACED_CHOICES)
+        self._do("apply_in_namespace", ApplyInNamespace(pick(ns, USER_NAMESPACES), resource, user_of(who),
+                                                        host_port))
 
     @rule(who=INDEX)
     def delete_namespace(self, who: int) -> None:

@@ -174,3 +174,11 @@ def test_a_reprint_from_json_sets_explained_survivors_apart(tmp_path, capsys):
     assert mutation.main(["--from-json", str(path), "--exclusions", str(reasons)]) == 0
     out = capsys.readouterr().out
     assert "(gaps): 0" in out and "why: a reason" in out and "0/0" in out
+
+
+def test_every_excluded_id_is_a_mutation_point_of_the_model_with_a_reason():
+    population, _ = mutation.all_mutants(mutation.ROOT, mutation.MODEL_PACKAGES)
+    known = {m.ident for m in population}
+    stale = sorted(set(mutation.EXCLUSIONS) - known)
+    assert not stale, f"EXCLUSIONS names mutants the model no longer has: {stale}"
+    assert all(reason.strip() for reason in mutation.EXCLUSIONS.values())

@@ -16,8 +16,9 @@ from kmodel.cluster import Cluster, ClusterConfig
 from .conftest import SmallMachine
 
 ACCESS_EXAMPLES = [
-    CreateNamespace(), CreateNamespace("team", "alice"), ApplyInNamespace("team", "deployments"),
-    ApplyInNamespace("default", "pods", "builder"), DeleteWith("namespaces", "", "team"),
+    CreateNamespace(), CreateNamespace("team", "alice"), CreateNamespace("team", pod_security="baseline"),
+    ApplyInNamespace("team", "deployments"), ApplyInNamespace("default", "pods", "builder"),
+    ApplyInNamespace("team", "pods", host_port=True), DeleteWith("namespaces", "", "team"),
     DeleteWith("deployments", "default", "web", 0, "Foreground", "bob"), DeleteWith("pods", "team", "probe", 60),
     AddFinalizer("nodes", "", "node-1"), RemoveFinalizer("services", "team", "shop", "alice"),
     ApplyRole("team", "edit"), ApplyRole(""), ApplyBinding("team", "alice", True), ApplyBinding("", "builder"),
@@ -83,6 +84,25 @@ def test_a_user_without_rights_is_refused_with_upstreams_message_audited_with_it
     assert c.get("pods", "team", "probe") is None and c.store.revision == revision
     refused = [r for r in c.audit.records if r.user == "alice"]
     assert refused and all(r.code == 403 for r in refused)
+
+
+def test_a_namespace_enforcing_baseline_refuses_a_pod_with_a_host_port_and_admits_one_without():
+    c = small()
+    CreateNamespace(pod_security="baseline").apply(c)
+    c.run_for(1_000)
+    assert c.get("namespaces", "", "team").metadata.labels["pod-security.kubernetes.io/enforce"] == "baseline"
+    ApplyInNamespace("team", "pods", host_port=True).apply(c)
+    c.run_for(1_000)
+    assert last(c).code == 403 and 'violates PodSecurity "baseline:latest": hostPort' in last(c).body.message
+    assert c.get("pods", "team", "probe") is None
+    ApplyInNamespace("team", "pods").apply(c)
+    c.run_for(1_000)
+    assert last(c).code == 201 and c.get("pods", "team", "probe") is not None
+
+
+def test_host_port_is_for_pods_only():
+    with pytest.raises(ValueError, match="host_port applies to pods only"):
+        ApplyInNamespace("team", "services", host_port=True)
 
 
 def test_a_binding_grants_a_role_and_deleting_it_takes_the_right_away():
@@ -172,7 +192,7 @@ def test_a_namespace_deleted_with_content_is_emptied_and_goes():
 def test_every_access_rule_does_what_it_draws():
     machine = SmallMachine()
     cluster = machine.cluster
-    machine.create_namespace(0)
+    machine.create_namespace(0, 0)
     machine.apply_in_namespace(0, 0, 0)
     machine.advance_time(10)
     machine.apply_role(1, 1, 0)
@@ -193,3 +213,15 @@ def test_every_access_rule_does_what_it_draws():
         assert machine.stats.rules[rule] >= 1, rule
     assert cluster.get("namespaces", "", "team") is None
     assert any(r.user == "alice" and r.code == 403 for r in cluster.audit.records)
+
+
+def test_the_namespace_rules_draw_a_pod_security_level_and_a_host_port_pod_it_refuses():
+    machine = SmallMachine()
+    machine.create_namespace(0, 1)
+    machine.apply_in_namespace(0, 3, 0)
+    machine.advance_time(2)
+    created, applied = machine.session.actions[-3:-1]
+    assert created == CreateNamespace("team", pod_security="baseline")
+    assert applied == ApplyInNamespace("team", "pods", host_port=True)
+    assert machine.cluster.get("pods", "team", "probe") is None  # refused by Pod Security admission
+    assert any(r.code == 403 and r.resource == "pods" for r in machine.cluster.audit.records)

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 import invariants
-from invariants._history import condition
+from invariants._history import change_feed, condition
 from invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
 from kmodel.apiserver.authentication import service_account_token
 from kmodel.apiserver.wire import Request, Response, WatchEvent
@@ -24,12 +24,13 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 S = 1000
 
 EXPECTED = {
-    "unique-pod-ips": SAFETY, "pod-ip-in-node-cidr": SAFETY, "node-cidrs-disjoint": SAFETY,
+    "unique-pod-ips": SAFETY, "pod-ip-in-node-cidr": SAFETY, "node-cidrs-disjoint": SAFETY, "cluster-ips-reserved": SAFETY,
     "occ-no-lost-update": SAFETY, "resource-version-monotonic": SAFETY, "watch-ordered": SAFETY,
     "watch-unique": SAFETY, "watch-reliable": SAFETY, "watch-atomic": SAFETY, "informer-no-time-travel": SAFETY,
     "no-overcommit": SAFETY, "host-ports-unique": SAFETY, "binding-immutable": SAFETY,
     "api-single-contract": SAFETY, "admission-enforced": SAFETY, "rbac-enforced": SAFETY,
-    "eviction-timing": SAFETY, "converges-replicas": LIVENESS, "converges-endpoints": LIVENESS,
+    "eviction-timing": SAFETY, "grace-only-for-running-pods": SAFETY, "converges-replicas": LIVENESS,
+    "converges-endpoints": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
     "no-cidr-leak": LIVENESS, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
     "service-reachability": LIVENESS,
@@ -185,6 +186,50 @@ def test_node_cidrs_disjoint_catches_two_nodes_with_the_same_cidr():
             attrs.evolve(node2, spec=attrs.evolve(node2.spec, pod_cidr=cidr, pod_cidrs=(cidr,))))
     [message] = check(cluster, "node-cidrs-disjoint", memo)
     assert "node-1" in message and "node-2" in message and cidr in message
+
+
+def test_cluster_ips_reserved_holds_through_creates_and_deletes_and_catches_a_leak_and_a_lost_reservation():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "cluster-ips-reserved", memo) == []
+    svc = cluster.get("services", "default", "storefront")
+    ip = svc.spec.cluster_ip
+    assert ip and cluster.service_ips.has(ip)
+    cluster.submit(Delete("services", "default", "storefront"))
+    cluster.run(5 * S)
+    assert check(cluster, "cluster-ips-reserved", memo) == []  # released with the Service
+    cluster.service_ips.allocate(ip)
+    assert check(cluster, "cluster-ips-reserved", memo) == [
+        f"the ClusterIP allocator reserves {ip}, which no Service has"]
+    cluster.service_ips.release(ip)
+    kubernetes = cluster.get("services", "default", "kubernetes").spec.cluster_ip
+    cluster.service_ips.release(kubernetes)
+    assert check(cluster, "cluster-ips-reserved", memo) == [
+        f"Service default/kubernetes has the ClusterIP {kubernetes}, which the allocator does not reserve"]
+    cluster.service_ips.allocate(kubernetes)
+    cluster.service_ips.count += 1
+    assert check(cluster, "cluster-ips-reserved", memo) == [
+        "the ClusterIP allocator counts 2 address(es) used but reserves 1"]
+
+
+def test_grace_only_for_running_pods_holds_for_a_graceful_delete_and_catches_grace_for_an_unbound_pod():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    first, second = pods(cluster)[:2]
+    cluster.submit(Delete("pods", "default", first.metadata.name))  # running: 30 s of grace
+    cluster.run(5 * S)
+    first_key = f"/registry/pods/default/{first.metadata.name}"
+    graces = [ch.value.metadata.deletion_grace_period_seconds for ch in change_feed({}).read(cluster.store)
+              if ch.key == first_key and ch.value is not None]
+    assert 30 in graces  # its deletion began with the pod's 30 s of grace
+    assert check(cluster, "grace-only-for-running-pods", memo) == []
+    key = f"/registry/pods/default/{second.metadata.name}"
+    unbound = attrs.evolve(second, spec=attrs.evolve(second.spec, node_name=""))
+    cas_put(cluster, key, unbound)
+    cas_put(cluster, key, attrs.evolve(unbound, metadata=attrs.evolve(
+        unbound.metadata, deletion_timestamp=cluster.now, deletion_grace_period_seconds=30)))
+    [message] = check(cluster, "grace-only-for-running-pods", memo)
+    assert second.metadata.name in message and "bound to no node" in message and "30 s" in message
 
 
 def test_api_single_contract_catches_a_message_around_the_api_and_a_write_around_the_api_server():
