@@ -97,8 +97,11 @@ class ReplicaSetController(Controller):
     service_account = "replicaset-controller"
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS,
-                 variant: str = DEFAULT) -> None:
+                 variant: str = DEFAULT, manage_only_current: bool = False) -> None:
         self.burst_replicas = burst_replicas
+        #: the replicaset-manage-only-current fix: a sync whose set was deleted (or replaced by a set of its name)
+        #: while its claims were out manages nothing (see `sync`)
+        self.manage_only_current = manage_only_current
         # the one place that reads the `edge-triggered` variant (see the module docstring)
         self.edge_triggered = variant == EDGE_TRIGGERED
         #: (namespace/name of the ReplicaSet, the resourceVersion of the ReplicaSet its sync decided on) for every
@@ -265,6 +268,11 @@ class ReplicaSetController(Controller):
             if error is not None:
                 sync.fail()
                 return
+            if self.manage_only_current and not self._still_current(rs):
+                # upstream goes on: its delete handler has cleared the key's expectations and queued the key,
+                # and manageReplicas sets them again for a set no new pod can name (addPod resolves the
+                # controllerRef by uid), so the successor of the same name waits on them
+                return
             if needs_sync and rs.metadata.deletion_timestamp is None:
                 self._manage(key, rs, pods, sync, t, o,
                              lambda t2, o2, err: self._write_status(key, rs, pods, err, sync, t2, o2))
@@ -274,6 +282,11 @@ class ReplicaSetController(Controller):
         issue_claims(sync, now, out, owner_resource="replicasets", owner=rs, dependent_resource="pods",
                      dependent_kind="Pod", claims=claims,
                      controller_ref=new_controller_ref(rs, "apps/v1", "ReplicaSet"), then=claimed)
+
+    def _still_current(self, rs: ReplicaSet) -> bool:
+        """Whether the informer still holds `rs` itself (the same uid) under its name."""
+        now = self.rs_informer.get(rs.metadata.namespace, rs.metadata.name)
+        return now is not None and now.metadata.uid == rs.metadata.uid
 
     # manageReplicas --------------------------------------------------------------------------------------
 
@@ -426,4 +439,7 @@ class ReplicaSetController(Controller):
 
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
-    return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), variant=ctx.config.variant)]
+    from kmodel.fixes import REPLICASET_MANAGE_ONLY_CURRENT
+
+    return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), variant=ctx.config.variant,
+                                 manage_only_current=REPLICASET_MANAGE_ONLY_CURRENT in ctx.config.fixes)]

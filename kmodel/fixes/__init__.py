@@ -32,6 +32,7 @@ ENDPOINTS_RETRY_PAST_MAX_RETRIES = "endpoints-retry-past-max-retries"
 TAINTEVICTION_RETRY_FAILED_EVICTIONS = "tainteviction-retry-failed-evictions"
 LEADERELECTION_FENCE_WRITES = "leaderelection-fence-writes"
 NODEIPAM_RELEASE_ONLY_ON_DELETE = "nodeipam-release-only-on-delete"
+REPLICASET_MANAGE_ONLY_CURRENT = "replicaset-manage-only-current"
 
 
 @attrs.frozen
@@ -183,6 +184,20 @@ FIXES: tuple[Fix, ...] = (
         "kubernetes/kubernetes#128305 (merged for 1.32; backported to release-1.31 by #128806), fixing "
         "kubernetes/kubernetes#127792 (nodes kept by Karpenter's finalizer): upstream's own fix",
         ("node-kept-by-a-finalizer-has-its-cidr-given-to-a-new-node.json",)),
+    Fix(
+        REPLICASET_MANAGE_ONLY_CURRENT, ("converges-replicas",),
+        "a ReplicaSet deleted while its controller's sync is between its claims and manageReplicas: the delete "
+        "handler clears the key's expectations, then manageReplicas expects creations for the deleted set; its "
+        "pods name the old uid, so no creation is observed, and the Deployment's new set of the same name waits "
+        "on those expectations: it makes no pod, and after their 5 minutes nothing syncs it again before the "
+        "informers' resync (12 to 24 h)",
+        "a sync whose set the informer no longer holds with the same uid manages nothing (its delete handler "
+        "already queued the key for the set that has the name now)",
+        "kmodel/controllers/replicaset.py (ReplicaSetController.sync)",
+        "none found for this window; kubernetes/kubernetes#69376 (a missed delete of a set recreated under its "
+        "name) was fixed by #82572, which moved DeleteExpectations into the delete handler and leaves it. "
+        "This is kmodel's sketch of a fix",
+        ("replicaset-deleted-mid-sync-leaves-expectations-for-its-successor.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
