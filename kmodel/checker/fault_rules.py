@@ -20,8 +20,7 @@ the kind that happened:
                        DeletedFinalStateUnknown
     stall_watch        a client's watch stream held up for 2 to 10 minutes, then ended by its API server
                        (fault_actions.StallWatch): the resumed watch meets 410 Expired once the hold outlasted
-                       the watch cache's window; one an example in the dev and ci profiles, any number in a
-                       campaign (later draws delay a link instead)
+                       the watch cache's window
     flap_readiness     a container's readiness probe fails for 15 or 60 s, then passes (fault_actions.FlapReadiness):
                        its pod leaves the Service's ready addresses and comes back
     fail_liveness      a container's liveness probe fails (fault_actions.FailLiveness): the kubelet restarts it
@@ -41,7 +40,7 @@ property shows it is reached).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Any, Optional
 
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
@@ -69,11 +68,6 @@ FLAP_SECONDS = (15, 60)
 #: how long a stall_watch holds a watch: 2 to 10 minutes (the watch cache's window holds at least 100 events
 #: of a resource; Leases renewed every 10 s per node fill it in about five minutes on three nodes)
 STALL_MINUTES = (2, 10)
-#: stall_watch holds at most this many watches an example in the dev and ci profiles: a held watch makes its
-#: example run minutes of cluster time (about two thousand model events), so without a cap the stalls alone
-#: would take most of a dev run. One an example still reaches a watch that outlasts its cache's window and
-#: relists; the campaign profile (machine.LongWaits) lifts the cap
-STALLS_PER_EXAMPLE = 1
 
 
 class RequestFaultRules:
@@ -81,8 +75,6 @@ class RequestFaultRules:
     `cluster`, `_do` and `_fault` they use."""
 
     cluster: Any
-    #: the most stall_watch holds an example makes (None: no cap); later draws delay a link instead
-    stalls_per_example: ClassVar[Optional[int]] = STALLS_PER_EXAMPLE
 
     def _do(self, rule_name: str, action: Any) -> None:  # pragma: no cover - KmodelMachine's
         raise NotImplementedError
@@ -193,15 +185,12 @@ class RequestFaultRules:
     @rule(i=INDEX, minutes=st.integers(*STALL_MINUTES))
     def stall_watch(self, i: int, minutes: int) -> None:
         """Hold a client's watch stream for 2 to 10 minutes, then its API server ends it (`StallWatch`); with no
-        watch open, or once the example made its `stalls_per_example`, delay a link as `delay_link` does."""
-        stalls = getattr(self, "_stalls", 0)
-        cap = self.stalls_per_example
-        watches = self.stallable_watches() if cap is None or stalls < cap else []
+        watch open, delay a link as `delay_link` does."""
+        watches = self.stallable_watches()
         chosen: Optional[tuple[str, str, str]] = pick(i, watches)
         if chosen is None:
             self._fault("delay_link", i)
             return
-        self._stalls = stalls + 1
         self._do("stall_watch", StallWatch(*chosen, ms=minutes * 60_000))
 
     @rule(i=INDEX, seconds=st.integers(0, len(FLAP_SECONDS) - 1))

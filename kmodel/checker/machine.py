@@ -590,8 +590,6 @@ class LongWaits(KmodelMachine):
     #: ReplicaSet whose next try is due more than 600 s after etcd came back, which upstream does by design,
     #: would be reported as a liveness violation
     settle_bound_ms: ClassVar[int] = 1_200_000
-    #: long runs hold as many watches as they draw (the dev and ci profiles one an example)
-    stalls_per_example: ClassVar[Optional[int]] = None
 
     @rule(seconds=st.integers(60, 400))
     def wait_long(self, seconds: int) -> None:
