@@ -30,6 +30,8 @@ EXPECTED = {
     "no-overcommit": SAFETY, "host-ports-unique": SAFETY, "binding-immutable": SAFETY,
     "api-single-contract": SAFETY, "admission-enforced": SAFETY, "rbac-enforced": SAFETY,
     "eviction-timing": SAFETY, "grace-only-for-running-pods": SAFETY, "converges-replicas": LIVENESS,
+    # leader election's two are judged after every step (the second bounds how long a handover may take)
+    "leader-acts-within-lease": SAFETY, "leader-elected-after-loss": SAFETY,
     "converges-endpoints": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
     "no-cidr-leak": LIVENESS, "namespaces-terminate": LIVENESS, "settles": LIVENESS,

@@ -34,6 +34,7 @@ EXPECTED = tuple(sorted((
     "request-retried-after", "timeout-write-applied", "watch-expired-relist",
     # leader election and the pause fault (invariants/sometimes_leader.py), only where something elects
     "leader-handover", "pause-outlived-lease", "two-leaders-acting")))
+ELECTION_ONLY = ("leader-handover", "pause-outlived-lease", "two-leaders-acting")
 
 
 class Watcher:
@@ -170,7 +171,8 @@ def test_the_checker_counts_examples_reaching_each_and_the_report_flags_those_no
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("situations reached: ")]
     report = json.loads((folder / "report.json").read_text())
     counted = {entry["name"]: entry for entry in report["sometimes"]}
-    assert tuple(sorted(counted)) == EXPECTED
+    # one kube-controller-manager and one kube-scheduler elect nothing: leader election's are not counted
+    assert tuple(sorted(counted)) == tuple(n for n in EXPECTED if n not in ELECTION_ONLY)
     run = report["figures"]["examples_run"]  # Hypothesis may run a few more than asked
     assert all(0 <= e["examples"] <= run for e in counted.values())
     reached = [e for e in counted.values() if e["examples"]]
