@@ -16,7 +16,9 @@ import datetime as _dt
 import re
 
 EPOCH = _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc)
-EPOCH_RFC3339 = "2024-01-01T00:00:00Z"
+#: the epoch as the API prints it (derived, so the two cannot disagree)
+EPOCH_RFC3339 = EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ")
+#: Go's time.RFC3339 layout, quoted in time.Parse-shaped error messages (Go's reference time, not a date of ours)
 GO_RFC3339 = "2006-01-02T15:04:05Z07:00"
 
 _RFC3339 = re.compile(
