@@ -198,7 +198,7 @@ REPORT_DIR = ".mutation-report"
 @dataclass
 class Outcome:
     """One run against one mutant. kind: for the unit tests survived | failed | error | timeout; for the
-    checker survived | invariant | crash | timeout | not-reached."""
+    checker survived | invariant | crash | timeout | not-reached | not-run (--checker-only-unit-killed)."""
 
     kind: str
     detail: str = ""
@@ -206,7 +206,7 @@ class Outcome:
 
     @property
     def killed(self) -> bool:
-        return self.kind not in ("survived", "not-reached")
+        return self.kind not in ("survived", "not-reached", "not-run")
 
 
 @dataclass
@@ -246,7 +246,9 @@ def all_mutants(root: Path, packages: tuple[str, ...]) -> tuple[list[Mutant], di
 
 
 def sample(mutants: list[Mutant], texts: dict[str, str], n: int, seed: int) -> list[Mutant]:
-    """The first `n` valid mutants of the population shuffled by `seed`, in the population's order."""
+    """The first `n` valid mutants of the population shuffled by `seed`, in the shuffled order (the order they
+    are run in: so the first k done of a run are exactly `--sample k`'s mutants, and a run stopped part way is
+    still a uniform sample)."""
     order = list(range(len(mutants)))
     random.Random(seed).shuffle(order)
     chosen: list[int] = []
@@ -255,7 +257,24 @@ def sample(mutants: list[Mutant], texts: dict[str, str], n: int, seed: int) -> l
             break
         if mutator.check(mutants[i], texts[mutants[i].path]) is None:
             chosen.append(i)
-    return [mutants[i] for i in sorted(chosen)]
+    return [mutants[i] for i in chosen]
+
+
+def in_file_order(items: list, key=lambda m: m) -> list:
+    """Mutants (or results, through `key`) in the order of their files and lines, for reading."""
+    return sorted(items, key=lambda x: (key(x).path, key(x).line, key(x).ident))
+
+
+def tree_digest(root: Path) -> str:
+    """A digest of what a mutant's runs depend on: the model, the invariants and the unit tests. A run's results
+    can be resumed only on the same tree."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for folder in ("kmodel", "invariants", "tests"):
+        for path in sorted((root / folder).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 # -- running ----------------------------------------------------------------------------------------------------
@@ -417,13 +436,16 @@ def reached(mutant: Mutant, base: Baseline) -> bool:
 
 
 def run_mutant(ws: Workspace, mutant: Mutant, text: str, base: Baseline, checker_args: list[str],
-               unit_timeout: Optional[float], checker_timeout: Optional[float]) -> Result:
+               unit_timeout: Optional[float], checker_timeout: Optional[float],
+               checker_only_unit_killed: bool = False) -> Result:
     before, after = mutator.changed_lines(mutant, text)
     ws.write(mutant.path, mutator.apply(mutant, text))
     try:
         unit = ws.unit_tests(mutant.package,
                              unit_timeout or max(60.0, 4 * base.unit_seconds.get(mutant.package, 15.0)))
-        if reached(mutant, base):
+        if checker_only_unit_killed and not unit.killed:
+            checker = Outcome("not-run", "the unit tests do not kill it (--checker-only-unit-killed)")
+        elif reached(mutant, base):
             checker = ws.checker(checker_args, checker_timeout or max(300.0, 6 * base.checker_seconds))
         else:
             checker = Outcome("not-reached", "no line of it runs in the pristine check")
@@ -464,6 +486,7 @@ def report(results: list[Result], packages: tuple[str, ...], checker_args: list[
     out = [f"mutants per package: killed by the unit tests (unit), by `kmodel check {' '.join(checker_args)}` "
            f"(checker: by an invariant, a crash or a timeout), by both, and the checker's score among the unit "
            f"tests' kills", ""]
+    results = in_file_order(results, key=lambda r: r.mutant)
     out += table(results, packages)
     unit = [r for r in results if r.unit.killed]
     gaps = [r for r in unit if not r.checker.killed]
@@ -473,8 +496,10 @@ def report(results: list[Result], packages: tuple[str, ...], checker_args: list[
                 f"({percent(caught, len(unit))}); with the {len(explained)} explained survivors set aside: "
                 f"{caught}/{len(unit) - len(explained)} ({percent(caught, len(unit) - len(explained))})"]
     survivors = [r for r in results if not r.unit.killed and not r.checker.killed]
+    not_run = sum(r.checker.kind == "not-run" for r in results)
     out.append(f"survived both: {len(survivors)}; killed by the checker only: "
-               f"{sum(r.checker.killed and not r.unit.killed for r in results)}")
+               f"{sum(r.checker.killed and not r.unit.killed for r in results)}"
+               + (f" (the checker was not run on the {not_run} mutants the unit tests do not kill)" if not_run else ""))
     for title, chosen in (("survivors the unit tests kill and the checker does not (gaps)",
                            [r for r in gaps if not r.excluded]),
                           ("explained survivors (EXCLUSIONS)", explained)):
@@ -523,7 +548,7 @@ def results_from_json(path: str) -> tuple[dict, list[Result]]:
             results.append(Result(Mutant(**fields), r["before"], r["after"], Outcome(**r["unit"]),
                                   Outcome(**r["checker"])))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--from-json {path}: not a --json file of this script ({exc})") from None
+        raise UsageError(f"{path}: not a --json file of this script ({exc}); give the file a run wrote with --json") from None
     return run, results
 
 
@@ -559,6 +584,15 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     p.add_argument("--no-coverage", action="store_true",
                    help="run the checker on every mutant, even those the pristine check never executes")
     p.add_argument("--list", action="store_true", help="print the sample and stop (nothing is run)")
+    p.add_argument("--checker-only-unit-killed", action="store_true",
+                   help="run the checker only on the mutants the unit tests kill (the score's denominator): "
+                        "faster; the checker's kills among the others are then not measured")
+    p.add_argument("--resume", default=None, metavar="PATH",
+                   help="keep the results of an earlier run's --json file (same code, seed and checker arguments) "
+                        "and run only the mutants it has not")
+    p.add_argument("--recheck", default=None, metavar="PATH",
+                   help="rerun the checker on today's code against the gaps of an earlier run's --json file "
+                        "(mutants its unit tests killed and its checker did not), and print the merged report")
     p.add_argument("--from-json", default=None, metavar="PATH",
                    help="print the report of an earlier run's --json file with today's exclusions (nothing is run)")
     return p.parse_args(argv)
@@ -589,12 +623,14 @@ def _main(args: argparse.Namespace) -> int:
     exclusions = read_exclusions(args.exclusions)
     if args.from_json:
         return reprint(args.from_json, exclusions)
+    if args.recheck:
+        return recheck(args.recheck, args.jobs, args.timeout, exclusions, args.json)
     checker_args = shlex.split(args.checker_args)
     population, texts = all_mutants(ROOT, packages)
     mutants = sample(population, texts, args.sample, args.seed)
     print(f"{len(mutants)} of {len(population)} mutation points of {', '.join(packages)}, seed {args.seed}")
     if args.list:
-        for m in mutants:
+        for m in in_file_order(mutants):
             before, after = mutator.changed_lines(m, texts[m.path])
             print(f"{m.ident}  {m.location()}  {m.operator}  - {before}  + {after}")
         return 0
@@ -602,51 +638,152 @@ def _main(args: argparse.Namespace) -> int:
     if not use_coverage and not args.no_coverage:
         print("coverage.py is not installed (pip install -e '.[bench]'): the checker runs on every mutant")
 
-    started = time.perf_counter()
-    spaces = [Workspace(ROOT, sys.executable) for _ in range(min(args.jobs, len(mutants)))]
-    try:
-        cached = use_coverage and reach_cache(ROOT, checker_args).exists()
-        print(f"baseline: unit tests of {', '.join(sorted({m.package for m in mutants}))}, then "
-              + ("the check's reach from a cache" if cached else "the check under coverage" if use_coverage
-                 else "the check"), file=sys.stderr)
-        base = baseline(spaces[0], ROOT, tuple(sorted({m.package for m in mutants})), checker_args, use_coverage)
-        print(f"baseline: {sum(base.unit_seconds.values()):.0f} s of unit tests, check {base.checker_seconds:.0f} s",
+    tree = tree_digest(ROOT)
+    results_by_id: dict[str, Result] = {}
+    if args.resume:
+        results_by_id = resumable(args.resume, tree, args.seed, checker_args, args.checker_only_unit_killed)
+        results_by_id = {m.ident: results_by_id[m.ident] for m in mutants if m.ident in results_by_id}
+        print(f"resuming {args.resume}: {len(results_by_id)} of the {len(mutants)} mutants already run",
               file=sys.stderr)
+    todo = [m for m in mutants if m.ident not in results_by_id]
+
+    def save(complete: bool, seconds: float) -> None:
+        """The results so far, in run order, written whole after every mutant (so a stopped run keeps them)."""
+        if not args.json:
+            return
+        done = [results_by_id[m.ident] for m in mutants if m.ident in results_by_id]
+        tmp = Path(args.json + ".tmp")
+        tmp.write_text(json.dumps({
+            "seed": args.seed, "sample": args.sample, "packages": list(packages), "checker_args": checker_args,
+            "checker_only_unit_killed": args.checker_only_unit_killed, "tree": tree, "complete": complete,
+            "population": len(population), "seconds": round(seconds, 1),
+            "results": [r.to_json() for r in done]}, indent=1), encoding="utf-8")
+        os.replace(tmp, args.json)
+
+    started = time.perf_counter()
+    spaces = [Workspace(ROOT, sys.executable) for _ in range(min(args.jobs, len(todo)))] if todo else []
+    try:
+        if todo:
+            base = run_baseline(spaces[0], mutants, checker_args, use_coverage)
         free: "queue.Queue[Workspace]" = queue.Queue()
         for ws in spaces:
             free.put(ws)
-        done = [0]
         lock = threading.Lock()
 
         def one(m: Mutant) -> Result:
             ws = free.get()
             try:
-                result = run_mutant(ws, m, texts[m.path], base, checker_args, args.timeout, args.timeout)
+                result = run_mutant(ws, m, texts[m.path], base, checker_args, args.timeout, args.timeout,
+                                    args.checker_only_unit_killed)
             finally:
                 free.put(ws)
             with lock:
-                done[0] += 1
-                print(f"[{done[0]}/{len(mutants)}] {m.ident} {m.location()} {m.operator}: unit {result.unit.kind} "
-                      f"({result.unit.seconds:.0f} s), checker {result.checker.kind} ({result.checker.seconds:.0f} s)",
-                      file=sys.stderr, flush=True)
+                results_by_id[m.ident] = result
+                save(False, time.perf_counter() - started)
+                print(f"[{len(results_by_id)}/{len(mutants)}] {m.ident} {m.location()} {m.operator}: unit "
+                      f"{result.unit.kind} ({result.unit.seconds:.0f} s), checker {result.checker.kind} "
+                      f"({result.checker.seconds:.0f} s)", file=sys.stderr, flush=True)
             return result
 
-        with ThreadPoolExecutor(max_workers=len(spaces)) as pool:
-            results = list(pool.map(one, mutants))
+        if todo:
+            with ThreadPoolExecutor(max_workers=len(spaces)) as pool:
+                list(pool.map(one, todo))
     finally:
         for ws in spaces:
             ws.remove()
     elapsed = time.perf_counter() - started
+    results = [results_by_id[m.ident] for m in mutants]
+    save(True, elapsed)
     apply_exclusions(results, exclusions)
     print("\n".join(report(results, packages, checker_args)))
     per_mutant = sum(r.unit.seconds + r.checker.seconds for r in results) / len(results)
-    print(f"\nran in {elapsed:.0f} s with {len(spaces)} job(s): {per_mutant:.0f} s of runs per mutant; "
-          f"--sample 300 would take about {300 * per_mutant / len(spaces) / 60:.0f} min at this rate")
-    if args.json:
-        Path(args.json).write_text(json.dumps({
-            "seed": args.seed, "sample": args.sample, "packages": list(packages), "checker_args": checker_args,
-            "population": len(population), "seconds": round(elapsed, 1),
-            "results": [r.to_json() for r in results]}, indent=1), encoding="utf-8")
+    print(f"\nran in {elapsed:.0f} s with {max(1, len(spaces))} job(s): {per_mutant:.0f} s of runs per mutant; "
+          f"--sample 300 would take about {300 * per_mutant / max(1, len(spaces)) / 60:.0f} min at this rate")
+    return 0
+
+
+def run_baseline(ws: Workspace, mutants: list[Mutant], checker_args: list[str], use_coverage: bool) -> Baseline:
+    cached = use_coverage and reach_cache(ROOT, checker_args).exists()
+    print(f"baseline: unit tests of {', '.join(sorted({m.package for m in mutants}))}, then "
+          + ("the check's reach from a cache" if cached else "the check under coverage" if use_coverage
+             else "the check"), file=sys.stderr)
+    base = baseline(ws, ROOT, tuple(sorted({m.package for m in mutants})), checker_args, use_coverage)
+    print(f"baseline: {sum(base.unit_seconds.values()):.0f} s of unit tests, check {base.checker_seconds:.0f} s",
+          file=sys.stderr)
+    return base
+
+
+def resumable(path: str, tree: str, seed: int, checker_args: list[str], only_unit_killed: bool) -> dict[str, Result]:
+    """The results of an earlier run (its --json file) that this run may keep: only from the same tree (model,
+    invariants and unit tests unchanged), the same sample seed and the same checker arguments."""
+    run, results = results_from_json(path)
+    if run.get("tree") != tree:
+        raise UsageError(f"--resume {path}: that run was made on other code (the model, the invariants or the "
+                         f"unit tests changed since); run without --resume, or use --recheck to rerun its gaps")
+    if run.get("seed") != seed or run.get("checker_args") != checker_args or \
+            run.get("checker_only_unit_killed", False) != only_unit_killed:
+        raise UsageError(f"--resume {path}: that run used seed {run.get('seed')}, checker arguments "
+                         f"{' '.join(run.get('checker_args', []))!r} and checker-only-unit-killed "
+                         f"{run.get('checker_only_unit_killed', False)}; give the same options")
+    return {r.mutant.ident: r for r in results}
+
+
+def recheck(path: str, jobs: int, timeout: Optional[float], exclusions: dict[str, str], json_out: Optional[str]) -> int:
+    """Rerun the checker, on today's code, against the gaps of an earlier run: the mutants its unit tests killed
+    and its checker did not (reached). Everything else is kept as it was; the merged report is printed (and
+    written to `json_out`). For judging new invariants: an invariant added since can only add kills, while a
+    change of the model itself may change any result, which only a new run measures."""
+    run, results = results_from_json(path)
+    packages = tuple(run["packages"])
+    checker_args = run["checker_args"]
+    _, texts = all_mutants(ROOT, packages)
+    population = {m.ident: m for m in all_mutants(ROOT, packages)[0]}
+    gaps = [r for r in results if r.unit.killed and r.checker.kind == "survived"]
+    print(f"rechecking {len(gaps)} gaps of {path} ({len(results)} mutants) with "
+          f"`kmodel check {' '.join(checker_args)}`", file=sys.stderr)
+    spaces = [Workspace(ROOT, sys.executable) for _ in range(min(jobs, len(gaps)))] if gaps else []
+    started = time.perf_counter()
+    try:
+        free: "queue.Queue[Workspace]" = queue.Queue()
+        for ws in spaces:
+            free.put(ws)
+        lock = threading.Lock()
+        done = [0]
+
+        def one(r: Result) -> None:
+            m = population.get(r.mutant.ident)
+            if m is None:
+                r.checker = Outcome("survived", "this mutant no longer exists in today's code: not rerun")
+            else:
+                ws = free.get()
+                try:
+                    ws.write(m.path, mutator.apply(m, texts[m.path]))
+                    try:
+                        r.checker = ws.checker(checker_args, timeout or 1800.0)
+                    finally:
+                        ws.write(m.path, texts[m.path])
+                finally:
+                    free.put(ws)
+            with lock:
+                done[0] += 1
+                print(f"[{done[0]}/{len(gaps)}] {r.mutant.ident} {r.mutant.location()}: checker {r.checker.kind} "
+                      f"({r.checker.seconds:.0f} s)", file=sys.stderr, flush=True)
+
+        if gaps:
+            with ThreadPoolExecutor(max_workers=len(spaces)) as pool:
+                list(pool.map(one, gaps))
+    finally:
+        for ws in spaces:
+            ws.remove()
+    apply_exclusions(results, exclusions)
+    print(f"{len(results)} of {run['population']} mutation points, seed {run['seed']} (from {path}, its gaps "
+          f"rechecked in {time.perf_counter() - started:.0f} s)")
+    print("\n".join(report(results, packages, checker_args)))
+    if json_out:
+        Path(json_out).write_text(json.dumps({**run, "tree": tree_digest(ROOT), "complete": True,
+                                              "rechecked": len(gaps),
+                                              "results": [r.to_json() for r in results]}, indent=1),
+                                  encoding="utf-8")
     return 0
 
 

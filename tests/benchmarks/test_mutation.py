@@ -121,6 +121,31 @@ def test_the_sample_is_a_function_of_the_seed():
     assert all(mutator.check(m, texts[m.path]) is None for m in first)
 
 
+def test_a_smaller_sample_is_the_start_of_a_larger_one_in_run_order():
+    """Mutants run in the shuffled order, so the first k done of a run are `--sample k`'s: a run stopped part way
+    (or resumed) is still a uniform sample."""
+    population, texts = mutation.all_mutants(ROOT, ("proxy", "ipam"))
+    assert mutation.sample(population, texts, 12, seed=1)[:5] == mutation.sample(population, texts, 5, seed=1)
+
+
+def test_a_run_resumes_only_from_the_same_code_and_options(tmp_path):
+    tree = mutation.tree_digest(ROOT)
+    m = mutator.Mutant("kmodel/loop/loop.py", 3, 4, 3, 9, "drop", "x = 1", "pass", "f", ident="abc")
+    row = {**{k: getattr(m, k) for k in mutator.Mutant.__dataclass_fields__}, "before": "x = 1", "after": "pass",
+           "unit": {"kind": "failed", "detail": "", "seconds": 1.0},
+           "checker": {"kind": "invariant", "detail": "settles: ...", "seconds": 2.0}}
+    run = {"seed": 1, "population": 9, "packages": ["loop"], "checker_args": ["--seed", "1"], "tree": tree,
+           "checker_only_unit_killed": False, "results": [row]}
+    path = tmp_path / "run.json"
+    path.write_text(__import__("json").dumps(run))
+    kept = mutation.resumable(str(path), tree, 1, ["--seed", "1"], False)
+    assert list(kept) == ["abc"] and kept["abc"].checker.kind == "invariant"
+    with pytest.raises(mutation.UsageError, match="made on other code"):
+        mutation.resumable(str(path), "0" * 16, 1, ["--seed", "1"], False)
+    with pytest.raises(mutation.UsageError, match="give the same options"):
+        mutation.resumable(str(path), tree, 2, ["--seed", "1"], False)
+
+
 def test_a_mutant_goes_into_the_copy_and_comes_back_out(tmp_path):
     population, texts = mutation.all_mutants(ROOT, ("proxy",))
     [m] = mutation.sample(population, texts, 1, seed=1)
