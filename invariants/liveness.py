@@ -104,7 +104,9 @@ def _deletion_held(rs: Any, pods: list, machines: set, nodes: set) -> bool:
 def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
     says so; each Deployment's status reports spec.replicas updated, ready pods for its current generation
-    (or, when some of its pods fit no node, which stalls a rollout for good, or it is paused, the pods it has).
+    (or, when some of its pods fit no node, which stalls a rollout for good, or it is paused, the pods it has),
+    and once rolled out, every replica available, the Available condition True, Progressing True with reason
+    NewReplicaSetAvailable, and all its replicas in one ReplicaSet.
 
     A pod bound to a machine taken out of the cluster (`_machines`) does not count as ready although the API may
     still say Ready=True (until the node lifecycle controller marks it or PodGC deletes it): it serves nothing,
@@ -168,6 +170,45 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
             elif st.replicas != want or st.updated_replicas != want or st.ready_replicas != want:
                 yield (f"{name} wants {want} replicas but its status says "
                        f"replicas={st.replicas} updated={st.updated_replicas} ready={st.ready_replicas}")
+            else:
+                yield from _rolled_out(name, d, [rs for rs in _in(cluster, memo, "replicasets", ns)
+                                                 if _owned_by(rs, d.metadata.uid)])
+
+
+#: a Deployment's progressDeadlineSeconds meaning "no deadline" (math.MaxInt32): no Progressing condition
+_NO_PROGRESS_DEADLINE = 2**31 - 1
+
+
+def _rolled_out(name: str, d: Any, owned: list) -> Iterator[str]:
+    """What a Deployment whose rollout is complete must show besides its counts (upstream's
+    deployment controller, sync.go and progress.go): every replica available, the Available condition True,
+    the Progressing condition True with reason NewReplicaSetAvailable (when it has a progress deadline), and
+    all its replicas in a single ReplicaSet, the others scaled to zero (cleanupDeployment, scaleDownOldReplicaSets)."""
+    want = d.spec.replicas if d.spec.replicas is not None else 1
+    st = d.status
+    if st.available_replicas != want or st.unavailable_replicas:
+        yield (f"{name} has rolled out {want} replicas but its status says available={st.available_replicas} "
+               f"unavailable={st.unavailable_replicas}")
+    conditions = {c.type: c for c in st.conditions}
+    available = conditions.get("Available")
+    if available is None or available.status != "True":
+        yield f"{name} has rolled out but its Available condition is {_said(available)}, not True"
+    deadline = d.spec.progress_deadline_seconds
+    progressing = conditions.get("Progressing")
+    if deadline is not None and deadline != _NO_PROGRESS_DEADLINE and \
+            (progressing is None or progressing.status != "True" or progressing.reason != "NewReplicaSetAvailable"):
+        yield (f"{name} has rolled out but its Progressing condition is {_said(progressing)}, "
+               f"not True/NewReplicaSetAvailable")
+    active = sorted((rs.metadata.name, rs.spec.replicas if rs.spec.replicas is not None else 1)
+                    for rs in owned if rs.metadata.deletion_timestamp is None)
+    scaled = [(n, r) for n, r in active if r]
+    if len(scaled) > 1 or sum(r for _, r in scaled) != want:
+        yield (f"{name} has rolled out {want} replicas but its ReplicaSets want "
+               + (", ".join(f"{n}={r}" for n, r in scaled) or "none"))
+
+
+def _said(cond: Any) -> str:
+    return "missing" if cond is None else f"{cond.status}/{cond.reason}"
 
 
 @invariant("converges-endpoints", kind=LIVENESS, principle="level-driven reconciliation")
@@ -305,9 +346,19 @@ _NAMESPACED = ("deployments", "endpoints", "events", "leases", "pods", "replicas
 def namespaces_terminate(cluster: Any, memo: dict) -> Iterator[str]:
     """A namespace being deleted is emptied by the namespace controller and removed, unless a finalizer keeps
     the namespace or one of its objects, or a pod in it waits for a kubelet whose machine is gone (upstream's
-    namespaces stay Terminating then too)."""
+    namespaces stay Terminating then too); and no object is left in a namespace that no longer exists
+    (NamespaceLifecycle admission refuses content for a namespace that is missing or being deleted, so nothing
+    can outlive the controller's last sweep)."""
     if "controller/namespace" not in cluster.loop.components:
         return
+    names = {ns.metadata.name for ns in _objects(cluster, memo, "namespaces")}
+    orphaned: dict[str, int] = {}
+    for resource in _NAMESPACED:
+        for o in _objects(cluster, memo, resource):
+            if o.metadata.namespace not in names:
+                orphaned[o.metadata.namespace] = orphaned.get(o.metadata.namespace, 0) + 1
+    for name in sorted(orphaned):
+        yield f"namespace {name} does not exist, but {orphaned[name]} object(s) are left in it"
     machines = set(_machines(cluster))
     for ns in _objects(cluster, memo, "namespaces"):
         meta = ns.metadata

@@ -731,6 +731,49 @@ def test_converges_replicas_waits_for_a_foreground_deletion_a_lost_machines_pod_
     assert cluster.get("replicasets", "default", rs).metadata.uid != held.metadata.uid  # made again once it went
 
 
+def test_converges_replicas_judges_a_rolled_out_deployments_conditions_and_replicasets():
+    """Once a Deployment's counts say it rolled out, its conditions and ReplicaSets must say so too: a
+    Progressing condition left at ReplicaSetUpdated, an Available condition that is False, or an old ReplicaSet
+    still scaled up beside the new one each fail (written straight into etcd, as a mistaken controller would)."""
+    cluster = web_cluster(nodes=3)
+    assert check(cluster, "converges-replicas") == []
+    d = cluster.get("deployments", "default", "storefront")
+    conditions = {c.type: c for c in d.status.conditions}
+    assert conditions["Progressing"].reason == "NewReplicaSetAvailable"
+    key = "/registry/deployments/default/storefront"
+    stale = attrs.evolve(conditions["Progressing"], reason="ReplicaSetUpdated")
+    cas_put(cluster, key, attrs.evolve(d, status=attrs.evolve(d.status, conditions=[
+        conditions["Available"], stale])))
+    assert check(cluster, "converges-replicas") == [
+        "deployment default/storefront has rolled out but its Progressing condition is True/ReplicaSetUpdated, "
+        "not True/NewReplicaSetAvailable"]
+    unavailable = attrs.evolve(conditions["Available"], status="False")
+    cas_put(cluster, key, attrs.evolve(d, status=attrs.evolve(d.status, conditions=[
+        unavailable, conditions["Progressing"]])))
+    assert check(cluster, "converges-replicas") == [
+        "deployment default/storefront has rolled out but its Available condition is False/MinimumReplicasAvailable, "
+        "not True"]
+    cas_put(cluster, key, d)
+    rs = cluster.objects("replicasets", "default")[0]
+    old = attrs.evolve(rs, metadata=attrs.evolve(rs.metadata, name="storefront-old", uid="old-uid"),
+                       spec=attrs.evolve(rs.spec, replicas=1))
+    cluster.store.txn([], [PutOp("/registry/replicasets/default/storefront-old", old)], [])
+    messages = check(cluster, "converges-replicas")
+    assert f"deployment default/storefront has rolled out 3 replicas but its ReplicaSets want " \
+           f"{rs.metadata.name}=3, storefront-old=1" in messages, messages
+
+
+def test_namespaces_terminate_fails_for_content_left_in_a_namespace_that_is_gone():
+    """An object in a namespace that no longer exists (admission let it in, or the namespace controller removed
+    the namespace before sweeping it) is left for good: nothing deletes it."""
+    cluster = web_cluster(nodes=1)
+    assert check(cluster, "namespaces-terminate") == []
+    pod = pods(cluster)[0]
+    stray = attrs.evolve(pod, metadata=attrs.evolve(pod.metadata, namespace="gone", uid="stray-uid"))
+    cluster.store.txn([], [PutOp(f"/registry/pods/gone/{pod.metadata.name}", stray)], [])
+    assert check(cluster, "namespaces-terminate") == ["namespace gone does not exist, but 1 object(s) are left in it"]
+
+
 def test_converges_endpoints_fails_without_an_endpoints_controller():
     components = tuple(c for c in ClusterConfig().components if c != "endpoints")
     cluster = web_cluster(nodes=1, components=components)
