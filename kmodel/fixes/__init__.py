@@ -210,9 +210,18 @@ def fix(name: str) -> Fix:
     raise ValueError(f"unknown fix {name!r}; fixes: {', '.join(NAMES)}")
 
 
-def check_fixes(names: Iterable[str]) -> tuple[str, ...]:
-    """The fixes named, each once, in the registry's order; ValueError (one line) for an unknown name."""
-    wanted = list(names)
+#: the name that stands for every fix (`--fix all`, `ClusterConfig(fixes="all")`)
+ALL = "all"
+
+
+def check_fixes(names: str | Iterable[str]) -> tuple[str, ...]:
+    """The fixes named, each once, in the registry's order; ValueError (one line) for an unknown name.
+
+    `names` is a name, a comma-separated list of names, or an iterable of either; "all" is every fix."""
+    given = [names] if isinstance(names, str) else list(names)
+    wanted = [part.strip() for name in given for part in name.split(",") if part.strip()]
+    if ALL in wanted:
+        return NAMES
     for name in wanted:
         fix(name)
     return tuple(n for n in NAMES if n in wanted)

@@ -7,9 +7,7 @@ import textwrap
 from typing import Any, Iterable, Optional
 
 from kmodel.errors import KmodelUsageError
-from kmodel.fixes import FIXES, NAMES, check_fixes
-
-ALL = "all"  # --fix all: every fix
+from kmodel.fixes import FIXES, check_fixes
 
 HELP = "list the fixes: opt-in changes that take out an upstream bug the default model reproduces"
 
@@ -29,11 +27,8 @@ def add_fix_option(parser: argparse.ArgumentParser, what: str) -> None:
 def fixes_from(values: Optional[Iterable[str]]) -> tuple[str, ...]:
     """The --fix values (each may also be a comma-separated list; "all" is every fix), checked: KmodelUsageError
     for an unknown one."""
-    names = [part.strip() for value in values or () for part in value.split(",") if part.strip()]
-    if ALL in names:
-        names = [n for n in names if n != ALL] + list(NAMES)
     try:
-        return check_fixes(names)
+        return check_fixes(list(values or ()))
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
 

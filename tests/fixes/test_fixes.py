@@ -35,6 +35,15 @@ def test_config_keeps_each_fix_once_in_registry_order_and_refuses_unknown_ones()
     assert check_fixes([]) == ()
 
 
+def test_config_takes_all_or_a_comma_separated_string_as_the_command_line_does():
+    assert ClusterConfig(fixes="all").fixes == NAMES
+    assert ClusterConfig(fixes=("all",)).fixes == NAMES
+    assert ClusterConfig(fixes=f"{NAMES[1]}, {NAMES[0]}").fixes == NAMES[:2]
+    assert ClusterConfig(fixes=NAMES[0]).fixes == NAMES[:1]
+    with pytest.raises(ValueError, match="unknown fix 'al'; fixes: "):
+        ClusterConfig(fixes="al")
+
+
 def test_trace_config_round_trips_fixes_and_refuses_unknown_ones():
     config = ClusterConfig(fixes=NAMES)
     data = config_to_json(config)
