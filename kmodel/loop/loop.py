@@ -39,10 +39,10 @@ an exited process. A `Restart` before that cancels the timer.
 A pause (`pause(name, until_ms)`, the checker's pause-process fault) stops a process's world for a while, as a
 long GC pause, a SIGSTOP or a frozen VM does: it gets no deliveries (its incoming links are held until then),
 its timers due meanwhile fire when it wakes, and it works no item, until the loop's timer PAUSE_TIMER fires at
-`until_ms`. It then goes on with everything it believed. What peers' crashes and broken streams tell it
-(`on_connection_reset`, `on_stream_closed`, `on_send_refused`) still reaches it at once, and a link first used
-during the pause is not held: the kernel's notices and a new peer's first message do not wait for the process
-in the model.
+`until_ms`. It then goes on with everything it believed. A link a peer first uses during the pause is held
+too; a crash ends the pause and its holds. What peers' crashes and broken streams tell it
+(`on_connection_reset`, `on_stream_closed`, `on_send_refused`) still reaches it at once: the kernel's notices do
+not wait for the process in the model.
 
 `enabled_events()` lists the progress events in a stable order: deliveries by (src, dst), due timers by
 (due, owner, timer), work by component name, then the one time advance (to the next due time). It is the
@@ -218,11 +218,16 @@ class Loop:
             if due < until and not timer.startswith(LOOP_TIMER_PREFIXES):
                 self.clock.set_at(name, timer, until)
         self.clock.set_at(name, PAUSE_TIMER, until)
-        net = self.network
-        for sender in net.senders_to(name):
-            held = net.held_until(sender, name)
-            if held is None or held < until:
-                net.hold_link(sender, name, until)
+        for sender in self.network.senders_to(name):
+            self._hold_for_pause(sender, name)
+
+    def _hold_for_pause(self, sender: str, name: str) -> None:
+        """Hold the link sender→name until paused `name` wakes (a stopped process reads nothing), also for a
+        link its first message makes during the pause; a longer hold a delay fault set stays."""
+        until = self._paused[name]
+        held = self.network.held_until(sender, name)
+        if held is None or held < until:
+            self.network.hold_link(sender, name, until)
 
     def down_components(self) -> list[str]:
         """The components that are down (crashed, not restarted), sorted."""
@@ -619,6 +624,8 @@ class Loop:
                 if t is Send:
                     stream = effect.stream
                     result = send(owner, effect.dst, effect.payload, stream)
+                    if self._paused and effect.dst in self._paused:
+                        self._hold_for_pause(owner, effect.dst)
                     if reachability.partitioned and not reachability.can_reach(owner, effect.dst) and \
                             health.checks(owner, effect.dst) and result is not None:
                         health.on_send_across(owner, effect.dst, self.clock.now)  # a dial that cannot complete
@@ -745,7 +752,12 @@ class Loop:
     def _crash(self, name: str) -> None:
         component = self.components[name]
         self._down[name] = None
-        self._paused.pop(name, None)
+        paused_until = self._paused.pop(name, None)
+        if paused_until is not None:
+            # the pause ends with the process: what is sent to it after a restart is not held until the
+            # pause would have ended (a hold a delay fault set later than the pause's stays)
+            for sender in self.network.senders_to(name):
+                self.network.unhold_link(sender, name, paused_until)
         self._work_ready.pop(name, None)
         self.clock.cancel_owner(name)
         self.health.on_crash(name)

@@ -373,6 +373,16 @@ class Network:
         heapq.heappush(self._releases, (until_ms, src, dst))
         self._refresh(link)
 
+    def unhold_link(self, src: str, dst: str, until_ms: int) -> bool:
+        """End the hold of src→dst now if it is the one set until `until_ms` (a later hold, set since, stays);
+        returns whether it ended. Its messages become deliverable again."""
+        link = self._links.get((src, dst))
+        if link is None or link.held_until != until_ms:
+            return False
+        link.held_until = None
+        self._refresh(link)
+        return True
+
     @property
     def has_held_links(self) -> bool:
         """Is some link held by a delay now?"""

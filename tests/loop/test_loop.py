@@ -224,6 +224,23 @@ def test_crash_drops_memory_timers_inbound_messages_and_streams_and_restart_star
     assert client.acked == [(2, 2)]  # request ids survived on "disk"
 
 
+def test_a_pause_holds_a_link_first_used_during_it_and_a_crash_ends_its_holds():
+    a, b, c = Recorder("a"), Recorder("b"), Recorder("c")
+    loop = Loop(components=[a, b, c])
+    loop.run_fair(until_ms=0)
+    loop.pause("b", 1_000)
+    loop._apply("c", [Send("b", "first", None)])  # c's first message to b: a new link, made during the pause
+    assert loop.network.held_until("c", "b") == 1_000
+    assert Deliver("c", "b") not in loop.enabled_events()
+    loop.step(Crash("b"))  # the pause ends with the process, and so do its holds
+    assert not loop.is_paused("b") and loop.network.held_until("c", "b") is None
+    loop.step(Restart("b"))
+    loop._apply("c", [Send("b", "after the restart", None)])
+    assert Deliver("c", "b") in loop.enabled_events()
+    loop.step(Deliver("c", "b"))
+    assert b.log[-1] == ("msg", 0, "c", "after the restart")
+
+
 def test_a_stream_to_a_crashed_server_is_refused_and_the_opener_told():
     loop, server, (client,) = counter_cluster("c", retry_ms=100)
     loop.run_fair(until_ms=0)
