@@ -40,7 +40,8 @@ INVARIANTS_HELP = "print the table of invariants"
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("check", help=CHECK_HELP, description=CHECK_HELP,
-                              epilog="exit codes: 0 nothing violated; 1 a violation; 2 bad usage")
+                              epilog="exit codes: 0 nothing violated (and every --require-sometimes situation "
+                                     "reached); 1 a violation, or a required situation never reached; 2 bad usage")
     p.add_argument("--examples", type=int, default=None, metavar="N", help="examples to run (default: the profile's; dev: 200)")
     p.add_argument("--steps", type=int, default=None, metavar="N", help="rules per example (default: the profile's, 30)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="Hypothesis seed (default 0)")
@@ -54,6 +55,10 @@ def register(subparsers: Any) -> None:
     add_fix_option(p, "explore the model")
     p.add_argument("--profile", default="dev", choices=PROFILES, help="Hypothesis profile (default dev)")
     p.add_argument("--report", default="reports/latest", metavar="DIR", help="report folder (default reports/latest)")
+    p.add_argument("--require-sometimes", action="append", default=[], metavar="NAMES",
+                   help="fail (exit 1) unless these sometimes properties are each reached by some example "
+                        "(comma-separated or repeatable; `kmodel invariants` lists them): pins in CI that a seed "
+                        "keeps reaching the situations it is kept for, so a fault that stops biting is noticed")
     p.add_argument("--junit-xml", default=None, metavar="PATH",
                    help="also write the verdict as JUnit XML for a CI system: one test case per invariant, the "
                         "violated one failing with its message and trace")
@@ -191,6 +196,7 @@ def check(args: argparse.Namespace) -> int:
                                schedulers=args.schedulers)
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
+    required = required_sometimes(args.require_sometimes)
     junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None
     _prepare_report_folder(Path(args.report))
     progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
@@ -198,7 +204,7 @@ def check(args: argparse.Namespace) -> int:
     if progress is not None:
         sys.stderr.write("\n")
     replay_with = f"{invocation()} replay"
-    report = write_results(result, Path(args.report), trace_command=replay_with)
+    report = write_results(result, Path(args.report), trace_command=replay_with, required_sometimes=required)
     if junit is not None:
         from kmodel.checker.junit import write_junit_xml
 
@@ -218,8 +224,25 @@ def check(args: argparse.Namespace) -> int:
         print(f"VIOLATION {v['invariant']}: {v['message']}")
         print(f"  shrunk to {v['steps']} steps: {v['trace']}")
         print(f"  replay: {replay_with} {shlex.quote(v['trace'])}")
+    unreached = report["required_sometimes"]["unreached"]
+    for name in unreached:
+        print(f"UNREACHED {name}: no example reached it (required by --require-sometimes)")
     print(f"report: {Path(args.report) / 'report.json'}")
-    return 1 if report["violations"] else 0
+    return 1 if report["violations"] or unreached else 0
+
+
+def required_sometimes(values: list[str]) -> tuple[str, ...]:
+    """The --require-sometimes names (comma-separated or repeated), each once, in the order given; a usage error
+    for a name no sometimes property has."""
+    from invariants.sometimes import registered_sometimes
+
+    known = [p.name for p in registered_sometimes()]
+    names = list(dict.fromkeys(part.strip() for value in values for part in value.split(",") if part.strip()))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise KmodelUsageError(f"--require-sometimes: no sometimes property is called {', '.join(unknown)}; "
+                               f"`kmodel invariants` lists them")
+    return tuple(names)
 
 
 def replay_command(args: argparse.Namespace) -> int:

@@ -3,7 +3,8 @@
 One test suite, "kmodel check", with one test case per invariant (classname ``kmodel.<kind>``, name the
 invariant's): a violated invariant fails with its message, the trace's path and the command that replays it;
 an invariant never checked is skipped (the exploration never reached a state where it applies); the others
-pass. The suite's properties carry the seed, the profile, the variant, the fixes on and the trace digest, so
+pass. Each sometimes property the run was required to reach (`--require-sometimes`) is a test case too
+(classname ``kmodel.sometimes``), failing when no example reached it. The suite's properties carry the seed, the profile, the variant, the fixes on and the trace digest, so
 a CI run can be reproduced from its test report alone.
 
 The file is built from report.json's content (`write_results`' return value) with xml.etree, and written to a
@@ -31,7 +32,10 @@ def junit_xml(report: dict[str, Any], *, seconds: float = 0.0, replay_command: s
     # a violation of something that is not a registered invariant (model-error, settles) is a test case too
     extra = [name for name in violations if name not in {inv["name"] for inv in invariants}]
     skipped = sum(1 for inv in invariants if not inv.get("checks") and inv["name"] not in violations)
-    tests = len(invariants) + len(extra)
+    required = (report.get("required_sometimes") or {}).get("names") or []
+    unreached = set((report.get("required_sometimes") or {}).get("unreached") or [])
+    tests = len(invariants) + len(extra) + len(required)
+    failures += len(unreached)
 
     suites = ET.Element("testsuites", name="kmodel check", tests=str(tests), failures=str(failures + len(extra)),
                         errors="0", skipped=str(skipped), time=f"{seconds:.3f}")
@@ -62,6 +66,14 @@ def junit_xml(report: dict[str, Any], *, seconds: float = 0.0, replay_command: s
             ET.SubElement(case, "skipped", message="never checked: no example reached a state it applies to")
         if inv is not None and inv.get("guarantee"):
             ET.SubElement(case, "system-out").text = str(inv["guarantee"])
+    situations = {entry["name"]: entry for entry in report.get("sometimes") or []}
+    for name in required:
+        case = ET.SubElement(suite, "testcase", classname="kmodel.sometimes", name=name, time="0")
+        if name in unreached:
+            failure = ET.SubElement(case, "failure", message="no example reached it", type="SituationUnreached")
+            failure.text = f"{name} was never reached (required by --require-sometimes)"
+        if situations.get(name, {}).get("situation"):
+            ET.SubElement(case, "system-out").text = str(situations[name]["situation"])
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 

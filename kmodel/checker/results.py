@@ -24,7 +24,7 @@ import os
 import shlex
 import tempfile
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from hypothesis import __version__ as hypothesis_version
 
@@ -48,7 +48,8 @@ def atomic_write_text(path: Path, text: str) -> Path:
     return path
 
 
-def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dict[str, Any]:
+def report_json(result: CampaignResult, violations: list[dict[str, Any]],
+                required_sometimes: Sequence[str] = ()) -> dict[str, Any]:
     stats = result.stats
     invariants = [
         {"name": inv.name, "kind": inv.kind, "principle": inv.principle, "guarantee": inv.guarantee,
@@ -65,7 +66,8 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dic
         "profile": options.profile,
         "variant": options.variant,
         "fixes": list(options.fixes),
-        "config": {"nodes": options.nodes, "apiservers": options.apiservers},
+        "config": {"nodes": options.nodes, "apiservers": options.apiservers,
+                   "controller_managers": options.controller_managers, "schedulers": options.schedulers},
         "trace_digest": stats.trace_digest(),
         "invariants": invariants,
         "rules": dict(sorted(stats.rules.items())),
@@ -75,6 +77,8 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dic
             for p in result.sometimes
         ],
         "violations": violations,
+        "required_sometimes": {"names": list(required_sometimes),
+                               "unreached": [n for n in required_sometimes if not stats.reached.get(n, 0)]},
         "figures": {
             "examples_run": stats.examples,
             "steps_run": stats.steps,
@@ -86,8 +90,10 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]]) -> dic
     }
 
 
-def write_results(result: CampaignResult, folder: Path, *, trace_command: str = "kmodel replay") -> dict[str, Any]:
-    """Write the report folder; returns report.json's content."""
+def write_results(result: CampaignResult, folder: Path, *, trace_command: str = "kmodel replay",
+                  required_sometimes: Sequence[str] = ()) -> dict[str, Any]:
+    """Write the report folder; returns report.json's content. `required_sometimes`: the sometimes properties
+    the run was required to reach (`kmodel check --require-sometimes`), reported with those it did not."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     violations: list[dict[str, Any]] = []
@@ -107,7 +113,7 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             **({"shrink": result.shrink.to_json()} if result.shrink is not None else {}),
         })
         stories.append(violation_story(trace, replayed, str(path), f"{trace_command} {shlex.quote(str(path))}"))
-    report = report_json(result, violations)
+    report = report_json(result, violations, required_sometimes)
     atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
     _write_human_reports(report, stories, folder)
     return report

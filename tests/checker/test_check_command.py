@@ -11,6 +11,7 @@ from kmodel.cli import main
     (["--variant", "nope"], "nope"),
     (["--examples", "0"], "examples"),
     (["--profile", "fast"], "fast"),
+    (["--require-sometimes", "rolling-update,no-such-situation"], "no-such-situation"),
 ])
 def test_bad_options_exit_2(argv, words, capsys, tmp_path):
     try:
@@ -79,3 +80,19 @@ def test_invariants_wraps_its_guarantees_within_the_width(capsys, monkeypatch):
     text = " ".join(line[column:].strip() for line in lines[1:])
     for inv in all_invariants():
         assert " ".join(inv.guarantee.split()) in text
+
+
+def test_a_required_situation_never_reached_fails_the_run_and_is_reported(tmp_path, capsys):
+    import json
+
+    folder = tmp_path / "r"
+    assert main(["check", "--seed", "1", "--examples", "3", "--report", str(folder),
+                 "--require-sometimes", "pod-evicted"]) == 1
+    assert "UNREACHED pod-evicted: no example reached it (required by --require-sometimes)" in capsys.readouterr().out
+    report = json.loads((folder / "report.json").read_text())
+    assert report["required_sometimes"] == {"names": ["pod-evicted"], "unreached": ["pod-evicted"]}
+    assert report["violations"] == []
+    reached = [e["name"] for e in report["sometimes"] if e["examples"]]
+    assert reached, "the example reached no situation at all"
+    assert main(["check", "--seed", "1", "--examples", "3", "--report", str(folder),
+                 "--require-sometimes", ",".join(reached)]) == 0

@@ -47,6 +47,18 @@ def test_a_violation_of_no_registered_invariant_is_a_failing_case_too():
     assert suite.findall("testcase")[-1].find("failure").get("message") == "boom"
 
 
+def test_a_required_situation_is_a_case_failing_when_unreached():
+    report = dict(REPORT, required_sometimes={"names": ["rolling-update", "pod-evicted"], "unreached": ["pod-evicted"]},
+                  sometimes=[{"name": "pod-evicted", "situation": "A pod was evicted.", "examples": 0}])
+    suite = ET.fromstring(junit_xml(report)).find("testsuite")
+    assert (suite.get("tests"), suite.get("failures")) == ("5", "2")
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    assert cases["rolling-update"].find("failure") is None
+    assert cases["pod-evicted"].get("classname") == "kmodel.sometimes"
+    assert cases["pod-evicted"].find("failure").get("message") == "no example reached it"
+    assert cases["pod-evicted"].find("system-out").text == "A pod was evicted."
+
+
 def test_it_is_written_atomically(tmp_path, monkeypatch):
     path = write_junit_xml(tmp_path / "ci" / "kmodel.xml", REPORT)
     assert ET.parse(path).getroot().tag == "testsuites"
