@@ -198,7 +198,8 @@ REPORT_DIR = ".mutation-report"
 @dataclass
 class Outcome:
     """One run against one mutant. kind: for the unit tests survived | failed | error | timeout; for the
-    checker survived | invariant | crash | timeout | not-reached | not-run (--checker-only-unit-killed)."""
+    checker survived | invariant | crash | timeout | unreached (--require-reached: a situation the pristine check
+    reaches was not) | not-reached | not-run (--checker-only-unit-killed)."""
 
     kind: str
     detail: str = ""
@@ -358,8 +359,11 @@ class Workspace:
             return Outcome("survived", "", seconds)
         if out.returncode == 1:
             try:
-                violations = json.loads((report / "report.json").read_text())["violations"]
-                first = violations[0]
+                written = json.loads((report / "report.json").read_text())
+                unreached = (written.get("required_sometimes") or {}).get("unreached") or []
+                if not written["violations"] and unreached:
+                    return Outcome("unreached", f"never reached: {', '.join(unreached)}"[:200], seconds)
+                first = written["violations"][0]
             except (OSError, ValueError, KeyError, IndexError):
                 return Outcome("crash", f"exit 1 without a readable report: {out.stderr.strip()[-200:]}", seconds)
             name = first["invariant"]
@@ -367,6 +371,14 @@ class Workspace:
             return Outcome(kind, f"{name}: {first['message']}"[:200], seconds)
         tail = (out.stderr.strip().splitlines() or [""])[-1]
         return Outcome("crash", f"exit {out.returncode}: {tail}"[:200], seconds)
+
+    def situations_reached(self) -> list[str]:
+        """The sometimes properties the last check's report says some example reached."""
+        try:
+            written = json.loads((self.dir / REPORT_DIR / "report.json").read_text())
+        except (OSError, ValueError):
+            return []
+        return [entry["name"] for entry in written.get("sometimes", []) if entry.get("examples")]
 
     def remove(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -380,6 +392,8 @@ class Baseline:
     unit_seconds: dict[str, float] = field(default_factory=dict)
     checker_seconds: float = 0.0
     reached: Optional[dict[str, set[int]]] = None  # relative path -> executed lines; None: not measured
+    #: the sometimes properties the pristine check reaches (its report's), for --require-reached
+    situations: list[str] = field(default_factory=list)
 
 
 def reach_cache(root: Path, checker_args: list[str]) -> Path:
@@ -404,10 +418,11 @@ def baseline(ws: Workspace, root: Path, packages: tuple[str, ...], checker_args:
             raise UsageError(f"the unit tests of {package} fail without a mutant ({outcome.detail}); fix them first")
         base.unit_seconds[package] = outcome.seconds
     cache = reach_cache(root, checker_args) if use_coverage else None
-    if cache is not None and cache.exists():
-        kept = json.loads(cache.read_text())
+    kept = json.loads(cache.read_text()) if cache is not None and cache.exists() else {}
+    if "situations" in kept:
         base.checker_seconds = kept["seconds"]
         base.reached = {path: set(lines) for path, lines in kept["reached"].items()}
+        base.situations = kept["situations"]
         return base
     coverage_file = ws.dir / ".coverage-reach" if use_coverage else None
     outcome = ws.checker(checker_args, 3600, coverage_file=coverage_file)
@@ -416,6 +431,7 @@ def baseline(ws: Workspace, root: Path, packages: tuple[str, ...], checker_args:
                          f"{outcome.detail}); pick checker arguments that pass")
     # under coverage the check runs several times slower than it will against a mutant
     base.checker_seconds = outcome.seconds / (COVERAGE_SLOWDOWN if use_coverage else 1)
+    base.situations = ws.situations_reached()
     if coverage_file is not None and cache is not None:
         import coverage
 
@@ -423,9 +439,15 @@ def baseline(ws: Workspace, root: Path, packages: tuple[str, ...], checker_args:
         data.read()
         base.reached = {Path(f).relative_to(ws.dir).as_posix(): set(data.lines(f) or ())
                         for f in data.measured_files()}
-        cache.write_text(json.dumps({"seconds": base.checker_seconds,
+        cache.write_text(json.dumps({"seconds": base.checker_seconds, "situations": base.situations,
                                      "reached": {p: sorted(v) for p, v in sorted(base.reached.items())}}))
     return base
+
+
+def require_args(base: Baseline, require_reached: bool) -> list[str]:
+    """With --require-reached, the checker must reach every situation the pristine check reaches: a mutant
+    that makes a fault stop biting passes every invariant (a healthy cluster does) but not that."""
+    return ["--require-sometimes", ",".join(base.situations)] if require_reached and base.situations else []
 
 
 def reached(mutant: Mutant, base: Baseline) -> bool:
@@ -437,7 +459,7 @@ def reached(mutant: Mutant, base: Baseline) -> bool:
 
 def run_mutant(ws: Workspace, mutant: Mutant, text: str, base: Baseline, checker_args: list[str],
                unit_timeout: Optional[float], checker_timeout: Optional[float],
-               checker_only_unit_killed: bool = False) -> Result:
+               checker_only_unit_killed: bool = False, require_reached: bool = False) -> Result:
     before, after = mutator.changed_lines(mutant, text)
     ws.write(mutant.path, mutator.apply(mutant, text))
     try:
@@ -446,7 +468,8 @@ def run_mutant(ws: Workspace, mutant: Mutant, text: str, base: Baseline, checker
         if checker_only_unit_killed and not unit.killed:
             checker = Outcome("not-run", "the unit tests do not kill it (--checker-only-unit-killed)")
         elif reached(mutant, base):
-            checker = ws.checker(checker_args, checker_timeout or max(300.0, 6 * base.checker_seconds))
+            checker = ws.checker(checker_args + require_args(base, require_reached),
+                                 checker_timeout or max(300.0, 6 * base.checker_seconds))
         else:
             checker = Outcome("not-reached", "no line of it runs in the pristine check")
     finally:
@@ -461,7 +484,7 @@ def percent(part: int, whole: int) -> str:
 
 
 def table(results: list[Result], packages: tuple[str, ...]) -> list[str]:
-    head = ("package", "mutants", "unit", "checker", "invariant", "crash", "timeout", "not reached", "both",
+    head = ("package", "mutants", "unit", "checker", "invariant", "crash", "timeout", "unreached", "not reached", "both",
             "checker/unit", "checker only")
     rows = []
     for name in list(packages) + ["all"]:
@@ -473,6 +496,7 @@ def table(results: list[Result], packages: tuple[str, ...]) -> list[str]:
         rows.append((name, len(rs), len(unit), sum(r.checker.killed for r in rs),
                      sum(r.checker.kind == "invariant" for r in rs),
                      sum(r.checker.kind == "crash" for r in rs), sum(r.checker.kind == "timeout" for r in rs),
+                     sum(r.checker.kind == "unreached" for r in rs),
                      sum(r.checker.kind == "not-reached" for r in rs), len(both),
                      f"{len(both)}/{len(unit)} {percent(len(both), len(unit))}",
                      sum(r.checker.killed and not r.unit.killed for r in rs)))
@@ -484,7 +508,8 @@ def table(results: list[Result], packages: tuple[str, ...]) -> list[str]:
 
 def report(results: list[Result], packages: tuple[str, ...], checker_args: list[str]) -> list[str]:
     out = [f"mutants per package: killed by the unit tests (unit), by `kmodel check {' '.join(checker_args)}` "
-           f"(checker: by an invariant, a crash or a timeout), by both, and the checker's score among the unit "
+           f"(checker: by an invariant, a crash, a timeout or, with --require-reached, a situation no longer "
+           f"reached), by both, and the checker's score among the unit "
            f"tests' kills", ""]
     results = in_file_order(results, key=lambda r: r.mutant)
     out += table(results, packages)
@@ -587,6 +612,10 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     p.add_argument("--checker-only-unit-killed", action="store_true",
                    help="run the checker only on the mutants the unit tests kill (the score's denominator): "
                         "faster; the checker's kills among the others are then not measured")
+    p.add_argument("--require-reached", action="store_true",
+                   help="require of every mutant's check the sometimes properties the pristine check reaches "
+                        "(kmodel check --require-sometimes): a mutant that makes a fault stop biting is then killed "
+                        "as 'unreached'")
     p.add_argument("--resume", default=None, metavar="PATH",
                    help="keep the results of an earlier run's --json file (same code, seed and checker arguments) "
                         "and run only the mutants it has not")
@@ -624,7 +653,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.from_json:
         return reprint(args.from_json, exclusions)
     if args.recheck:
-        return recheck(args.recheck, args.jobs, args.timeout, exclusions, args.json)
+        return recheck(args.recheck, args.jobs, args.timeout, exclusions, args.json, args.require_reached)
     checker_args = shlex.split(args.checker_args)
     population, texts = all_mutants(ROOT, packages)
     mutants = sample(population, texts, args.sample, args.seed)
@@ -641,7 +670,8 @@ def _main(args: argparse.Namespace) -> int:
     tree = tree_digest(ROOT)
     results_by_id: dict[str, Result] = {}
     if args.resume:
-        results_by_id = resumable(args.resume, tree, args.seed, checker_args, args.checker_only_unit_killed)
+        results_by_id = resumable(args.resume, tree, args.seed, checker_args, args.checker_only_unit_killed,
+                                  args.require_reached)
         results_by_id = {m.ident: results_by_id[m.ident] for m in mutants if m.ident in results_by_id}
         print(f"resuming {args.resume}: {len(results_by_id)} of the {len(mutants)} mutants already run",
               file=sys.stderr)
@@ -655,7 +685,8 @@ def _main(args: argparse.Namespace) -> int:
         tmp = Path(args.json + ".tmp")
         tmp.write_text(json.dumps({
             "seed": args.seed, "sample": args.sample, "packages": list(packages), "checker_args": checker_args,
-            "checker_only_unit_killed": args.checker_only_unit_killed, "tree": tree, "complete": complete,
+            "checker_only_unit_killed": args.checker_only_unit_killed, "require_reached": args.require_reached,
+            "tree": tree, "complete": complete,
             "population": len(population), "seconds": round(seconds, 1),
             "results": [r.to_json() for r in done]}, indent=1), encoding="utf-8")
         os.replace(tmp, args.json)
@@ -674,7 +705,7 @@ def _main(args: argparse.Namespace) -> int:
             ws = free.get()
             try:
                 result = run_mutant(ws, m, texts[m.path], base, checker_args, args.timeout, args.timeout,
-                                    args.checker_only_unit_killed)
+                                    args.checker_only_unit_killed, args.require_reached)
             finally:
                 free.put(ws)
             with lock:
@@ -713,7 +744,8 @@ def run_baseline(ws: Workspace, mutants: list[Mutant], checker_args: list[str], 
     return base
 
 
-def resumable(path: str, tree: str, seed: int, checker_args: list[str], only_unit_killed: bool) -> dict[str, Result]:
+def resumable(path: str, tree: str, seed: int, checker_args: list[str], only_unit_killed: bool,
+              require_reached: bool = False) -> dict[str, Result]:
     """The results of an earlier run (its --json file) that this run may keep: only from the same tree (model,
     invariants and unit tests unchanged), the same sample seed and the same checker arguments."""
     run, results = results_from_json(path)
@@ -721,14 +753,17 @@ def resumable(path: str, tree: str, seed: int, checker_args: list[str], only_uni
         raise UsageError(f"--resume {path}: that run was made on other code (the model, the invariants or the "
                          f"unit tests changed since); run without --resume, or use --recheck to rerun its gaps")
     if run.get("seed") != seed or run.get("checker_args") != checker_args or \
-            run.get("checker_only_unit_killed", False) != only_unit_killed:
+            run.get("checker_only_unit_killed", False) != only_unit_killed or \
+            run.get("require_reached", False) != require_reached:
         raise UsageError(f"--resume {path}: that run used seed {run.get('seed')}, checker arguments "
-                         f"{' '.join(run.get('checker_args', []))!r} and checker-only-unit-killed "
-                         f"{run.get('checker_only_unit_killed', False)}; give the same options")
+                         f"{' '.join(run.get('checker_args', []))!r}, checker-only-unit-killed "
+                         f"{run.get('checker_only_unit_killed', False)} and require-reached "
+                         f"{run.get('require_reached', False)}; give the same options")
     return {r.mutant.ident: r for r in results}
 
 
-def recheck(path: str, jobs: int, timeout: Optional[float], exclusions: dict[str, str], json_out: Optional[str]) -> int:
+def recheck(path: str, jobs: int, timeout: Optional[float], exclusions: dict[str, str], json_out: Optional[str],
+            require_reached: bool = False) -> int:
     """Rerun the checker, on today's code, against the gaps of an earlier run: the mutants its unit tests killed
     and its checker did not (reached). Everything else is kept as it was; the merged report is printed (and
     written to `json_out`). For judging new invariants: an invariant added since can only add kills, while a
@@ -743,6 +778,15 @@ def recheck(path: str, jobs: int, timeout: Optional[float], exclusions: dict[str
           f"`kmodel check {' '.join(checker_args)}`", file=sys.stderr)
     spaces = [Workspace(ROOT, sys.executable) for _ in range(min(jobs, len(gaps)))] if gaps else []
     started = time.perf_counter()
+    extra: list[str] = []
+    if require_reached and spaces:
+        pristine = spaces[0].checker(checker_args, timeout or 3600.0)
+        if pristine.kind != "survived":
+            raise UsageError(f"`kmodel check {' '.join(checker_args)}` fails on today's code without a mutant "
+                             f"({pristine.kind}: {pristine.detail})")
+        extra = require_args(Baseline(situations=spaces[0].situations_reached()), True)
+        print(f"the pristine check reaches {len(extra and extra[1].split(','))} situations, required of every "
+              f"mutant", file=sys.stderr)
     try:
         free: "queue.Queue[Workspace]" = queue.Queue()
         for ws in spaces:
@@ -759,7 +803,7 @@ def recheck(path: str, jobs: int, timeout: Optional[float], exclusions: dict[str
                 try:
                     ws.write(m.path, mutator.apply(m, texts[m.path]))
                     try:
-                        r.checker = ws.checker(checker_args, timeout or 1800.0)
+                        r.checker = ws.checker(checker_args + extra, timeout or 1800.0)
                     finally:
                         ws.write(m.path, texts[m.path])
                 finally:
