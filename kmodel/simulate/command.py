@@ -22,8 +22,9 @@ def check_variant(name: str) -> None:
         raise InputError(str(exc)) from None
 
 HELP = "apply manifests to a fresh model cluster, run it, and show what a user would see"
-EPILOG = """exit codes: 0 every request was accepted; 1 some were rejected (the run goes on with the rest, as
-kubectl does); 2 input that cannot be used. Times are seconds of logical time.
+EPILOG = """exit codes: 0 every request was accepted; 1 some were rejected or named a kind the model does not
+serve (the run goes on with the rest, as kubectl does); 2 input that cannot be used. Times are seconds of
+logical time.
 
 A fault is ACTION:TARGET@SECONDS, TARGET a network endpoint (etcd, apiserver-0, scheduler,
 controller/deployment, kubelet/node-1, ...), a process (kube-controller-manager, kube-controller-manager-2: all

@@ -44,6 +44,19 @@ class Manifest:
     source: str  # the file it came from
     document: dict
 
+    @property
+    def mapped(self) -> bool:
+        """Does the model serve this object's kind? kubectl refuses one it cannot map (see `mapping_error`)."""
+        return resource_of_manifest(self.document) is not None
+
+    def mapping_error(self) -> str:
+        """kubectl apply's message for an object whose kind the server does not serve (the others are applied)."""
+        doc = self.document
+        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        return (f'resource mapping not found for name: "{meta.get("name", "")}" namespace: '
+                f'"{meta.get("namespace", "")}" from "{self.source}": no matches for kind "{doc["kind"]}" in version '
+                f'"{doc["apiVersion"]}"')
+
 
 @attrs.frozen
 class FaultSpec:
@@ -108,16 +121,7 @@ def _expand(doc: Any, file: Path, index: int) -> list[dict]:
     if doc["kind"] == "List" and doc["apiVersion"] == "v1":
         items = doc.get("items") or []
         return [d for j, item in enumerate(items, 1) for d in _expand(item, file, index)]
-    if resource_of_manifest(doc) is None:
-        raise InputError(f'{where}: no matches for kind "{doc["kind"]}" in version "{doc["apiVersion"]}" '
-                         f"(kmodel models: {known_kinds()})")
     return [doc]
-
-
-def known_kinds() -> str:
-    from kmodel.apiserver.resources import RESOURCES
-
-    return ", ".join(sorted({f"{r.api_version}/{r.kind}" for r in RESOURCES.values()}))
 
 
 def parse_fault(spec: str) -> FaultSpec:

@@ -92,6 +92,7 @@ def render(report: dict) -> str:
          for e in report["events"]]))
     if report["rejected"]:
         sections.append("REJECTED\n" + "\n".join(
+            f"error: {r['message']}\nensure CRDs are installed first" if r["reason"] == "NoKindMatch" else
             f"Error from server ({r['reason'] or r['code']}): {r['message']} [{r['object']}]"
             for r in report["rejected"]))
     return "\n\n".join(sections) + "\n"

@@ -58,6 +58,10 @@ def check_faults(cluster: Cluster, faults: Sequence[FaultSpec], until_ms: int) -
                     raise InputError(f"fault {f.text}: {name} cannot be crashed in the model")
 
 
+#: the reason of a rejected entry for an object whose kind the model does not serve (refused by kubectl itself)
+UNMAPPED_REASON = "NoKindMatch"
+
+
 def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 60_000,
              faults: Sequence[FaultSpec] = (), as_user: Optional[str] = None, seed: int = 0,
              components: tuple[str, ...] = DEFAULT_COMPONENTS, variant: str = "default",
@@ -76,7 +80,7 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
                                     schedulers=schedulers))
     check_faults(cluster, faults, until_ms)
     token = "" if not as_user or as_user == "admin" else user_token(as_user)
-    cluster.apply([m.document for m in manifests], token=token)
+    cluster.apply([m.document for m in manifests if m.mapped], token=token)
     for fault in sorted(faults, key=lambda f: f.at_ms):
         cluster.run(fault.at_ms)
         getattr(cluster, FAULT_METHODS[fault.action])(fault.target)
@@ -88,4 +92,8 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
         from kmodel.simulate.observe import rejected
 
         report["rejected"].extend(rejected(unanswered))
+    # kubectl applies what it can map and reports the rest: a kind the server does not serve
+    report["rejected"].extend({"code": 0, "reason": UNMAPPED_REASON, "message": m.mapping_error(),
+                               "object": f"{m.document['kind'].lower()}/{(m.document.get('metadata') or {}).get('name', '')}"}
+                              for m in manifests if not m.mapped)
     return cluster, report

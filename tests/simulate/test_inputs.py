@@ -44,7 +44,6 @@ def test_documents_stay_as_written_so_the_server_decodes_them(tmp_path):
     ("kind: Namespace\nmetadata: {name: x}\n", "has no apiVersion"),
     ("apiVersion: v1\nmetadata: {name: x}\n", "has no kind"),
     ("- just\n- a list\n", "is a list, not an object"),
-    ("apiVersion: v1\nkind: Pad\nmetadata: {name: x}\n", 'no matches for kind "Pad" in version "v1"'),
 ])
 def test_unusable_documents_exit_2_with_one_line(tmp_path, capsys, text, needle):
     path = write(tmp_path, "bad.yaml", text)
@@ -53,6 +52,20 @@ def test_unusable_documents_exit_2_with_one_line(tmp_path, capsys, text, needle)
     assert out == ""
     assert needle in err
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_kind_the_model_does_not_serve_is_refused_as_kubectl_does_and_the_rest_applied(tmp_path, capsys):
+    write(tmp_path, "a.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: shop}\n")
+    write(tmp_path, "b.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n")
+    code, out, err = run_cli(capsys, "simulate", "-f", str(tmp_path), "--nodes", "1", "--until", "5", "--json")
+    assert code == 1 and err == ""
+    report = __import__("json").loads(out)
+    assert report["rejected"] == [{
+        "code": 0, "reason": "NoKindMatch", "object": "widget/w1",
+        "message": f'resource mapping not found for name: "w1" namespace: "shop" from "{tmp_path / "a.yaml"}": '
+                   f'no matches for kind "Widget" in version "example.com/v1"'}]
+    code, out, _ = run_cli(capsys, "simulate", "-f", str(tmp_path), "--nodes", "1", "--until", "5")
+    assert code == 1 and 'no matches for kind "Widget" in version "example.com/v1"\nensure CRDs are installed first' in out
 
 
 def test_missing_path_and_empty_directory_exit_2(tmp_path, capsys):
