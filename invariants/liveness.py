@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from invariants._history import condition, is_terminal, node_cidrs, pod_ips
 from invariants.registry import LIVENESS, SHARED, invariant
 from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update
+from kmodel.kubelet.runtime import POD_UID_LABEL
 from kmodel.loop.events import Deliver, Work
 from kmodel.proxy.rules import service_rules
 
@@ -315,6 +316,24 @@ def no_ip_leak(cluster: Any, memo: dict) -> Iterator[str]:
             yield f"node {node} still reserves {', '.join(leaked)}, which no live pod there holds"
         if missing:
             yield f"node {node} has pods with IPs {', '.join(missing)} that its host-local IPAM does not reserve"
+
+
+@invariant("no-sandbox-leak", kind=LIVENESS, principle="node lifecycle")
+def no_sandbox_leak(cluster: Any, memo: dict) -> Iterator[str]:
+    """Each node's container runtime holds sandboxes only of pods its kubelet still has (in the API, or static):
+    the kubelet removes a deleted pod's sandboxes, and a restarted one those of pods it no longer knows.
+
+    The model removes them once the pod is gone, where upstream's container GC does within its minute's period;
+    judged on the machines in the cluster whose kubelet is up."""
+    for node in _machines(cluster):
+        name = f"kubelet/{node}"
+        comp = cluster.loop.components.get(name)
+        if comp is None or not cluster.loop.is_up(name):
+            continue
+        held = {sb.labels.get(POD_UID_LABEL, sb.metadata.uid) for sb in comp.runtime.sandboxes.values()}
+        left = sorted(held - set(comp.workers))
+        if left:
+            yield f"node {node}'s container runtime still holds sandboxes of pods its kubelet forgot: {', '.join(left)}"
 
 
 @invariant("no-cidr-leak", kind=LIVENESS, principle="network model")

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 import attrs
 
-from invariants._history import PODS, change_feed
+from invariants._history import NODES, PODS, change_feed
 from invariants.registry import _first_sentence
 from kmodel.client.informer import Informer
 
@@ -141,6 +141,22 @@ def node_marked_not_ready(cluster: Any, memo: dict) -> bool:
     not heard from its kubelet for the grace period)."""
     return _audited(cluster, memo, lambda r: r.user == NODE_CONTROLLER and r.resource == "nodes"
                     and r.subresource == "status" and r.code == 200)
+
+
+#: the NoExecute taints the node lifecycle controller puts on a node whose Ready condition is Unknown or False
+_NODE_HEALTH_TAINTS = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
+
+
+@sometimes("node-tainted-no-execute", principle="node lifecycle")
+def node_tainted_no_execute(cluster: Any, memo: dict) -> bool:
+    """A node carried the node lifecycle controller's unreachable or not-ready NoExecute taint, from which taint
+    eviction counts each pod's toleration."""
+    for change in _changes(cluster, memo, NODES):
+        node = change.value
+        if node is not None and any(t.key in _NODE_HEALTH_TAINTS and t.effect == "NoExecute"
+                                    for t in node.spec.taints):
+            return True
+    return False
 
 
 @sometimes("pod-evicted", principle="node lifecycle")

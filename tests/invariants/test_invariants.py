@@ -34,7 +34,7 @@ EXPECTED = {
     "leader-acts-within-lease": SAFETY, "leader-elected-after-loss": SAFETY,
     "converges-endpoints": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
-    "no-cidr-leak": LIVENESS, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
+    "no-cidr-leak": LIVENESS, "no-sandbox-leak": LIVENESS, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
     "service-reachability": LIVENESS,
     "watch-delivers-after-start": SAFETY, "refused-request-changes-nothing": SAFETY,
     "deleted-stays-deleted": SAFETY, "replicaset-within-expectations": SAFETY, "rollout-within-surge": SAFETY,
@@ -772,6 +772,16 @@ def test_namespaces_terminate_fails_for_content_left_in_a_namespace_that_is_gone
     stray = attrs.evolve(pod, metadata=attrs.evolve(pod.metadata, namespace="gone", uid="stray-uid"))
     cluster.store.txn([], [PutOp(f"/registry/pods/gone/{pod.metadata.name}", stray)], [])
     assert check(cluster, "namespaces-terminate") == ["namespace gone does not exist, but 1 object(s) are left in it"]
+
+
+def test_no_sandbox_leak_fails_for_a_sandbox_of_a_pod_the_kubelet_forgot():
+    cluster = web_cluster(nodes=1)
+    assert check(cluster, "no-sandbox-leak") == []
+    kubelet = cluster.loop.components["kubelet/node-1"]
+    uid = pods(cluster)[0].metadata.uid
+    del kubelet.workers[uid]  # forgotten, as a kubelet that skips removing a deleted pod's sandboxes leaves it
+    assert check(cluster, "no-sandbox-leak") == [
+        f"node node-1's container runtime still holds sandboxes of pods its kubelet forgot: {uid}"]
 
 
 def test_converges_endpoints_fails_without_an_endpoints_controller():

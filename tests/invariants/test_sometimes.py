@@ -21,6 +21,7 @@ from tests.invariants.test_invariants import S, _pod, call, manifest, web_cluste
 
 EXPECTED = tuple(sorted((
     "dependent-collected", "endpoint-not-ready", "etcd-unavailable", "informer-relisted", "node-marked-not-ready",
+    "node-tainted-no-execute",
     "orphan-pod-collected", "pod-evicted", "pod-rejected-by-kubelet", "pod-unschedulable", "rolling-update",
     "update-conflict",
     # the workload family (invariants/sometimes_workloads.py)
@@ -97,7 +98,8 @@ def test_a_partitioned_node_is_marked_then_its_pods_unready_then_evicted(web):
     cluster.partition("node-2")
     seen = watcher.run(60)
     # 40 s of grace: node lifecycle marks the node Ready=Unknown and its pods not ready (out of the Endpoints)
-    assert {"node-marked-not-ready", "endpoint-not-ready"} <= seen and "pod-evicted" not in seen
+    assert {"node-marked-not-ready", "endpoint-not-ready", "node-tainted-no-execute"} <= seen
+    assert "pod-evicted" not in seen
     # the not-ready taint's toleration (300 s) runs out: taint eviction deletes the pods; they are replaced
     seen = watcher.run(330)
     assert "pod-evicted" in seen
