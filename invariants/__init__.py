@@ -12,7 +12,7 @@
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
                    no-ip-leak, no-cidr-leak, settles
     traffic.py     service-reachability
-    requests.py    refused-request-changes-nothing, deleted-stays-deleted
+    requests.py    refused-request-changes-nothing, api-status-codes, deleted-stays-deleted
     workloads.py   replicaset-within-expectations, rollout-within-surge, endpoints-list-real-pods,
                    dependents-collected
 

@@ -34,7 +34,7 @@ EXPECTED = {
     "leader-acts-within-lease": SAFETY, "leader-elected-after-loss": SAFETY,
     "converges-endpoints": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
-    "no-cidr-leak": LIVENESS, "no-sandbox-leak": LIVENESS, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
+    "no-cidr-leak": LIVENESS, "no-sandbox-leak": LIVENESS, "api-status-codes": SAFETY, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
     "service-reachability": LIVENESS,
     "watch-delivers-after-start": SAFETY, "refused-request-changes-nothing": SAFETY,
     "deleted-stays-deleted": SAFETY, "replicaset-within-expectations": SAFETY, "rollout-within-surge": SAFETY,
@@ -782,6 +782,19 @@ def test_no_sandbox_leak_fails_for_a_sandbox_of_a_pod_the_kubelet_forgot():
     del kubelet.workers[uid]  # forgotten, as a kubelet that skips removing a deleted pod's sandboxes leaves it
     assert check(cluster, "no-sandbox-leak") == [
         f"node node-1's container runtime still holds sandboxes of pods its kubelet forgot: {uid}"]
+
+
+def test_api_status_codes_fails_for_a_success_under_another_code():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "api-status-codes", memo) == []
+    assert {r.code for r in cluster.audit.records if r.verb == "create"} >= {201}
+    last = cluster.audit.records[-1]
+    cluster.audit.records.append(last._replace(verb="create", code=200, time=last.time + 1))
+    cluster.audit.records.append(last._replace(verb="update", code=299, time=last.time + 2))
+    messages = check(cluster, "api-status-codes", memo)
+    assert len(messages) == 2 and "with 200 at" in messages[0] and "a create succeeds with 201" in messages[0]
+    assert "with 299 at" in messages[1]
 
 
 def test_converges_endpoints_fails_without_an_endpoints_controller():
