@@ -170,6 +170,20 @@ EXCLUSIONS: dict[str, str] = {
                   "ProgressDeadlineExceeded (600 s of no progress, past a dev run's horizon) and a "
                   "FoundNewReplicaSet reason the next status sync overwrites: timing of a status condition, "
                   "which no guarantee of the cluster depends on",
+    # kmodel/scheduler/plugins/tainttoleration.py, score: each untolerated PreferNoSchedule taint counts 0, not 1
+    "a41b6ccf38": "PreferNoSchedule is a soft preference, one weighted score among the default plugins': no "
+                  "guarantee says where a pod that tolerates every NoSchedule taint lands, so no invariant can "
+                  "judge a placement that prefers another node (the scheduler's unit tests judge the score)",
+    # kmodel/scheduler/plugins/noderesources.py, fits_request: InsufficientResource(name, reason) arguments swapped
+    "a37b705564": "the path of an extended (scalar) resource no node has enough of: the checker's nodes advertise "
+                  "no extended resources, and the swap changes only the FailedScheduling message's wording",
+    # kmodel/client/informer.py: the reflector's backoff reset after a quiet spell dropped
+    "83b256fbb4": "a reflector whose backoff is not reset after two quiet minutes waits longer (up to 30 s) "
+                  "before its next relist: slower, with the same outcome; no guarantee bounds that delay",
+    # kmodel/controllers/replicaset.py, _create: `nxt > 0` made `nxt >= 0` after the last slow-start batch
+    "1dc86305b1": "after the last creation batch an empty batch is started, which never completes, so that sync "
+                  "writes no status; the new pods' own updates (scheduled, Running, Ready) sync the ReplicaSet "
+                  "again at once and write it, so the status converges the same",
 }
 
 #: what is copied into each job's folder: the repository without its history, environments and outputs
