@@ -2,7 +2,7 @@
 
     network.py     unique-pod-ips, pod-ip-in-node-cidr, node-cidrs-disjoint, api-single-contract,
                    cluster-ips-reserved
-    storage.py     occ-no-lost-update, resource-version-monotonic
+    storage.py     occ-no-lost-update, resource-version-monotonic, store-keys-canonical
     watch.py       watch-ordered, watch-unique, watch-reliable, watch-atomic, informer-no-time-travel,
                    watch-delivers-after-start
     scheduling.py  no-overcommit, host-ports-unique, binding-immutable
@@ -10,7 +10,7 @@
     lifecycle.py   eviction-timing, grace-only-for-running-pods
     leader.py      leader-acts-within-lease, leader-elected-after-loss
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
-                   no-ip-leak, no-cidr-leak, settles
+                   no-ip-leak, no-sandbox-leak, no-cidr-leak, namespaces-terminate, settles
     traffic.py     service-reachability
     requests.py    refused-request-changes-nothing, api-status-codes, deleted-stays-deleted
     workloads.py   replicaset-within-expectations, rollout-within-surge, endpoints-list-real-pods,

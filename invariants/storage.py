@@ -233,3 +233,31 @@ def resource_version_monotonic(cluster: Any, memo: dict) -> Iterator[str]:
             bad.append(f"{replica.name}'s watch cache went back from resourceVersion {seen[1]} to {rv}")
         caches[replica.name] = (cache, max(rv, seen[1]) if seen is not None and seen[0] is cache else rv)
     yield from bad
+
+
+#: the stored kinds, by class, for judging where each object is kept (the API server's resource table)
+_RESOURCE_OF_CLASS = {r.cls: r for r in RESOURCES.values()}
+
+
+@invariant("store-keys-canonical", kind=SAFETY, principle="the API as the single contract")
+def store_keys_canonical(cluster: Any, memo: dict) -> Iterator[str]:
+    """Every object is stored under kube-apiserver's key for it: its resource's prefix, then its namespace and
+    name (a cluster-scoped object's name alone), as in /registry/pods/default/web-1.
+
+    That layout keeps same-named objects of two namespaces apart, and it is what etcdctl, backups and a
+    restore read. Built here from the object's own metadata, not by the API server's key function."""
+    bad: list = memo.setdefault("bad", [])
+    feed = memo.get("feed")
+    if feed is None:
+        feed = memo["feed"] = change_feed(memo, ("/registry/",))
+    for ch in feed.read(cluster.store):
+        obj = ch.value
+        res = _RESOURCE_OF_CLASS.get(type(obj)) if obj is not None else None
+        if res is None:
+            continue
+        meta = obj.metadata
+        want = f"{res.prefix}/{meta.namespace}/{meta.name}" if res.namespaced else f"{res.prefix}/{meta.name}"
+        if ch.key != want:
+            bad.append(f"revision {ch.rev}: {res.name} {meta.namespace + '/' if res.namespaced else ''}{meta.name} "
+                       f"was stored under {ch.key}, not {want}")
+    yield from bad

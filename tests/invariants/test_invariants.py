@@ -34,7 +34,7 @@ EXPECTED = {
     "leader-acts-within-lease": SAFETY, "leader-elected-after-loss": SAFETY,
     "converges-endpoints": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
-    "no-cidr-leak": LIVENESS, "no-sandbox-leak": LIVENESS, "api-status-codes": SAFETY, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
+    "no-cidr-leak": LIVENESS, "no-sandbox-leak": LIVENESS, "api-status-codes": SAFETY, "store-keys-canonical": SAFETY, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
     "service-reachability": LIVENESS,
     "watch-delivers-after-start": SAFETY, "refused-request-changes-nothing": SAFETY,
     "deleted-stays-deleted": SAFETY, "replicaset-within-expectations": SAFETY, "rollout-within-surge": SAFETY,
@@ -795,6 +795,17 @@ def test_api_status_codes_fails_for_a_success_under_another_code():
     messages = check(cluster, "api-status-codes", memo)
     assert len(messages) == 2 and "with 200 at" in messages[0] and "a create succeeds with 201" in messages[0]
     assert "with 299 at" in messages[1]
+
+
+def test_store_keys_canonical_fails_for_an_object_stored_under_another_key():
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    assert check(cluster, "store-keys-canonical", memo) == []
+    pod = pods(cluster)[0]
+    cluster.store.txn([], [PutOp(f"/registry/pods/{pod.metadata.name}", pod)], [])  # the namespace left out
+    [message] = check(cluster, "store-keys-canonical", memo)
+    assert message.endswith(f"pods default/{pod.metadata.name} was stored under /registry/pods/{pod.metadata.name}, "
+                            f"not /registry/pods/default/{pod.metadata.name}")
 
 
 def test_converges_endpoints_fails_without_an_endpoints_controller():
