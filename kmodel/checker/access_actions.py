@@ -33,6 +33,7 @@ import attrs
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.apiserver.admission.pod_security import ENFORCE_LABEL as POD_SECURITY_ENFORCE
 from kmodel.checker.actions import HOST_PORT, Action, deployment_manifest, pod_manifest, service_manifest
+from kmodel.checker.simpler import Simplest, default, earlier
 from kmodel.cluster import Cluster, Delete
 from kmodel.cluster.kubectl import Apply, EditFinalizers
 
@@ -114,6 +115,7 @@ class CreateNamespace(Action):
     pods that use host namespaces, host ports or privileged containers); applying it again changes the label."""
 
     kind: ClassVar[str] = "create-namespace"
+    simplest: ClassVar[Simplest] = (("user", default(ADMIN)), ("pod_security", earlier(POD_SECURITY_LEVELS)))
     namespace: str = TEAM
     user: str = _user
     pod_security: str = attrs.field(default="", validator=one_of(POD_SECURITY_LEVELS))
@@ -137,6 +139,7 @@ class ApplyInNamespace(Action):
     (refused with 403 while the namespace is being terminated, 404 when it does not exist)."""
 
     kind: ClassVar[str] = "apply-in-namespace"
+    simplest: ClassVar[Simplest] = (("user", default(ADMIN)), ("host_port", default(False)))
     namespace: str
     resource: str = attrs.field(validator=one_of(sorted(NAMESPACED_APPS)))
     user: str = _user
@@ -173,6 +176,8 @@ class DeleteWith(Action):
     `propagation_policy` ("": the server's default, background)."""
 
     kind: ClassVar[str] = "delete-with"
+    simplest: ClassVar[Simplest] = (
+        ("user", default(ADMIN)), ("grace_period_seconds", default(None)), ("propagation_policy", default("")))
     resource: str = _resource
     namespace: str
     object: str
@@ -201,6 +206,7 @@ class _EditFinalizer(Action):
     """kubectl edit of an object's example.com/hold finalizer: put on (`ADD`) or taken off."""
 
     ADD: ClassVar[bool] = True
+    simplest: ClassVar[Simplest] = (("user", default(ADMIN)),)
     resource: str = _resource
     namespace: str
     object: str
@@ -265,6 +271,7 @@ class ApplyRole(Action):
     """kubectl apply Role app-access in `namespace` (a ClusterRole when ""), granting `level`."""
 
     kind: ClassVar[str] = "apply-role"
+    simplest: ClassVar[Simplest] = (("user", default(ADMIN)), ("level", default("view")))
     namespace: str
     level: str = attrs.field(default="view", validator=one_of(sorted(ROLE_LEVELS)))
     user: str = _user
@@ -284,6 +291,7 @@ class ApplyBinding(Action):
     builder service account) to app-access (the ClusterRole when `cluster_role`)."""
 
     kind: ClassVar[str] = "apply-binding"
+    simplest: ClassVar[Simplest] = (("user", default(ADMIN)), ("cluster_role", default(False)))
     namespace: str
     subject: str = attrs.field(validator=one_of(USERS[1:]))
     cluster_role: bool = False

@@ -23,14 +23,19 @@ that is not enabled: a replay that diverges stops at once instead of drifting.
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Iterator, Optional
 
 import attrs
+
+from kmodel.checker.simpler import Simplest, default, earlier, earlier_node, fewer, one_fewer, variants
 
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
-from kmodel.loop.events import AdvanceTime, LoopEvent, Record, event_from_json
+from kmodel.loop.events import (
+    REQUEST_FAULT_CODES, AdvanceTime, DelayHead, FailRequest, Heal, LoopEvent, Partition, Record, SlowLink,
+    event_from_json,
+)
 
 #: the user's applications: a Deployment and a Service of each name may exist
 APPS: tuple[str, ...] = ("web", "api")
@@ -42,6 +47,15 @@ HOST_PORT = 8080
 
 class Action(Record):
     """Base of all checker actions."""
+
+    #: the fields that have simpler values, in the order minimization tries them, each with how to list them
+    #: (kmodel.checker.simpler): a new action declares its own; none by default
+    simplest: ClassVar[Simplest] = ()
+
+    def simpler(self) -> Iterator["Action"]:
+        """This action with one argument simplified, in a fixed order (minimization's second pass keeps one while
+        the trace still fails the same way): from `simplest` unless the class knows better."""
+        return variants(self, self.simplest)
 
     def to_json(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.kind}
@@ -96,6 +110,8 @@ class ApplyDeployment(Action):
     """kubectl apply a Deployment of `app`."""
 
     kind: ClassVar[str] = "apply-deployment"
+    simplest: ClassVar[Simplest] = (
+        ("app", earlier(APPS)), ("replicas", fewer(0)), ("cpu_millis", default(0)), ("host_port", default(False)))
     app: str
     replicas: int
     cpu_millis: int = 0
@@ -130,6 +146,8 @@ class ApplyPod(Action):
     port is refused (422), as kubectl's would be."""
 
     kind: ClassVar[str] = "apply-pod"
+    simplest: ClassVar[Simplest] = (
+        ("pod", earlier(BARE_PODS)), ("node", earlier_node(unpinned=True)), ("host_port", default(False)))
     pod: str
     node: str
     host_port: bool = False
@@ -146,6 +164,7 @@ class ApplyPod(Action):
 @attrs.frozen
 class ScaleDeployment(Action):
     kind: ClassVar[str] = "scale-deployment"
+    simplest: ClassVar[Simplest] = (("app", earlier(APPS)), ("replicas", fewer(0)))
     app: str
     replicas: int
 
@@ -160,6 +179,7 @@ class ScaleDeployment(Action):
 @attrs.frozen
 class ApplyService(Action):
     kind: ClassVar[str] = "apply-service"
+    simplest: ClassVar[Simplest] = (("app", earlier(APPS)),)
     app: str
 
     @property
@@ -191,6 +211,7 @@ class AddNode(Action):
     """A new machine joins; `cpu`: its CPUs, or "" for the config's node_cpu."""
 
     kind: ClassVar[str] = "add-node"
+    simplest: ClassVar[Simplest] = (("cpu", default("")),)  # the cluster's own size
     cpu: str = ""
 
     @property
@@ -204,6 +225,7 @@ class AddNode(Action):
 @attrs.frozen
 class RemoveNode(Action):
     kind: ClassVar[str] = "remove-node"
+    simplest: ClassVar[Simplest] = (("node", earlier_node()),)
     node: str
 
     @property
@@ -217,6 +239,7 @@ class RemoveNode(Action):
 @attrs.frozen
 class LoseNode(Action):
     kind: ClassVar[str] = "lose-node"
+    simplest: ClassVar[Simplest] = (("node", earlier_node()),)
     node: str
 
     @property
@@ -254,6 +277,26 @@ def _event(value: Any) -> LoopEvent:
     return value if isinstance(value, LoopEvent) else event_from_json(value)
 
 
+#: the simpler values of a fault event's fields, by event class (as `Action.simplest`): fewer endpoints cut off
+#: or healed, the shortest delay, no Retry-After, a write not applied, the first status code
+FAULT_EVENT_SIMPLEST: dict[type[LoopEvent], Simplest] = {
+    Partition: (("endpoints", one_fewer),),
+    Heal: (("endpoints", one_fewer),),
+    DelayHead: (("delay_ms", fewer(1_000, 1_000)),),
+    SlowLink: (("delay_ms", fewer(1_000, 1_000)),),
+    FailRequest: (("applied", default(False)), ("retry_after_seconds", default(0)),
+                  ("code", earlier(REQUEST_FAULT_CODES))),
+}
+
+
+def _fault_fits_its_rule(event: LoopEvent) -> bool:
+    """Is a simplified fault event one its rule could draw (a write applied only with 504, Retry-After only with
+    429: fault_rules.fail_request)?"""
+    if isinstance(event, FailRequest):
+        return (not event.applied or event.code == 504) and (not event.retry_after_seconds or event.code == 429)
+    return True
+
+
 @attrs.frozen
 class Fault(Action):
     """One fault event of the loop: partition, heal, drop, delay, break a stream, crash, restart."""
@@ -264,6 +307,12 @@ class Fault(Action):
     @property
     def name(self) -> str:
         return self.event.name
+
+    def simpler(self) -> Iterator[Action]:
+        """The fault with its event's arguments simplified (FAULT_EVENT_SIMPLEST)."""
+        for event in variants(self.event, FAULT_EVENT_SIMPLEST.get(type(self.event), ())):
+            if _fault_fits_its_rule(event):
+                yield Fault(event)
 
     def apply(self, cluster: Cluster) -> None:
         cluster.loop.step(self.event)
@@ -380,6 +429,8 @@ class CrashMidReconcile(Action):
     (FIRST_RECONCILER: nothing crashes)."""
 
     kind: ClassVar[str] = "crash-mid-reconcile"
+    simplest: ClassVar[Simplest] = (
+        ("component", default(FIRST_RECONCILER)), ("writes", fewer(1)))
     component: str = FIRST_RECONCILER
     #: crash while this write of the component (counted from the start of the fault) is out: 1 before the first
     #: write of its next sync is answered, 2 between its first and second write, ...
@@ -517,6 +568,7 @@ class RunFair(Action):
     """Let `ms` of logical time pass, delivering everything fairly."""
 
     kind: ClassVar[str] = "run"
+    simplest: ClassVar[Simplest] = (("ms", fewer(1_000, 1_000)),)  # whole seconds
     ms: int
 
     @property
@@ -534,6 +586,7 @@ class RunEvents(Action):
     reconcile, so the fault that follows can land between two writes of one sync."""
 
     kind: ClassVar[str] = "run-events"
+    simplest: ClassVar[Simplest] = (("events", fewer(1)),)
     events: int
 
     @property
@@ -558,6 +611,8 @@ class Settle(Action):
     Without a `converged` callback it runs one chunk of `first_ms`."""
 
     kind: ClassVar[str] = "settle"
+    #: none: a settle's bounds are the checker's, not a choice of the example (and a liveness failure's last step)
+    simplest: ClassVar[Simplest] = ()
     bound_ms: int = 600_000
     first_ms: int = 5_000
     #: ask liveness once before the clock moves (False: first after `first_ms`)

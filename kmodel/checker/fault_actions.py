@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 import attrs
 
 from kmodel.checker.actions import Action, deployment_manifest, run_fairly, service_manifest
+from kmodel.checker.simpler import Simplest, fewer
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
@@ -58,6 +59,7 @@ class StallWatch(Action):
     (one of `client`'s watches on `replica`) just before the hold ends. See the module docstring."""
 
     kind: ClassVar[str] = "stall-watch"
+    simplest: ClassVar[Simplest] = (("ms", fewer(60_000, 60_000)),)  # whole minutes
     stream: str
     replica: str
     client: str
@@ -111,6 +113,7 @@ class ApplyProbedApp(Action):
     Service (so a readiness failure moves its pod's address to the Endpoints' notReadyAddresses)."""
 
     kind: ClassVar[str] = "apply-probed-app"
+    simplest: ClassVar[Simplest] = (("replicas", fewer(0)),)
     app: str = PROBED_APP
     replicas: int = 2
 
@@ -145,6 +148,7 @@ class FlapReadiness(Action):
     """The readiness probe of a running container fails for `ms`, running fairly meanwhile, then succeeds again."""
 
     kind: ClassVar[str] = "flap-readiness"
+    simplest: ClassVar[Simplest] = (("ms", fewer(1_000, 1_000)),)  # whole seconds
     node: str
     pod: str
     container: str

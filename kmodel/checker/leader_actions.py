@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import attrs
 
 from kmodel.checker.actions import Action
+from kmodel.checker.simpler import Simplest, fewer
 from kmodel.loop import EventNotEnabled
 
 #: the longest pause the checker draws, in seconds (a minute: past a 15 s lease and a 10 s renew deadline)
@@ -52,6 +53,7 @@ class PauseProcess(Action):
     """Stop `process`'s world (every component of it) for `seconds`."""
 
     kind: ClassVar[str] = "pause-process"
+    simplest: ClassVar[Simplest] = (("seconds", fewer(1)),)
     process: str
     seconds: int
 

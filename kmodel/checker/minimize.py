@@ -1,4 +1,4 @@
-"""Minimizing a failing trace after Hypothesis has shrunk it: delta debugging over its actions.
+"""Minimizing a failing trace after Hypothesis has shrunk it: cutting its actions, then simplifying their arguments.
 
 Theory of operation
 -------------------
@@ -11,22 +11,37 @@ loop events impossible (a `Fire` delivering a message that is no longer sent, a 
 those events are skipped in the replay (`execute_leniently`), and the trace kept is what the replay did run,
 which replays exactly. A cut that makes any other action impossible simply does not fail, and is not kept.
 
+Then a second pass simplifies what is left, so the trace reads with the fewest moving parts: each action in
+turn, from the first after the prefix to the last, is replaced by its simpler variants (`Action.simpler`,
+declared by each action class next to its fields, kmodel.checker.simpler: the first node, the smallest count,
+no extras, a fault's defaults), simplest first; the first whose replay still violates the same invariant is
+kept and its own variants are tried next, and rounds over every action repeat until one keeps nothing. A
+variant the model refuses (an invalid argument, an action no longer possible) does not fail the same way and
+is not kept. If anything was simplified, the cuts are tried again (a simpler action may make another
+unnecessary). What was simplified is reported (`Minimized.simplified`), one line per action.
+
 What is never cut: the first `keep_prefix` actions (the checker's initial workload and warm-up, which every
 trace shares) and the last one (the step that broke the invariant: for a liveness failure, the final settle).
-A safety violation may come earlier in a cut trace; the trace then ends there.
+A safety violation may come earlier in a cut trace; the trace then ends there. The prefix is never simplified
+either; the last action is (a settle has nothing simpler: its bounds are the checker's).
 
 Cost: one replay per candidate, started from a snapshot of the session after the kept prefix (restored, not
-rebuilt), at most `max_replays` of them, and in all at most EVENTS_PER_TRACE times the model events of the
-trace itself (but MIN_EVENTS at least) and never more than MAX_EVENTS: counts, so the result is a function
-of the trace, never of the machine's speed.
+rebuilt). The cuts: at most `max_replays` replays, and in all at most EVENTS_PER_TRACE times the model events
+of the trace itself (but MIN_EVENTS at least) and never more than MAX_EVENTS. The second pass (simplifying,
+then cutting again) has a budget of its own, so that a long trace whose cuts spent theirs is still simplified:
+SIMPLIFY_REPLAYS_PER_ACTION replays per action (SIMPLIFY_REPLAYS at least) and half the cuts' model events.
+Counts, so the result is a function of the trace, never of the machine's speed.
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
+import attrs
+
 from kmodel.checker.actions import Action, Compact, FailContainer, Fault, Fire
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
+from kmodel.checker.simpler import describe_change
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.trace import Trace, Violation
 from invariants.registry import Invariant
@@ -46,6 +61,14 @@ MAX_EVENTS = 3_000_000
 #: ... but at least this many: a cheap trace (a long campaign trace replayed in a few thousand events) would
 #: spend its 60 times in seconds, and be left long where a few of its actions were the cause
 MIN_EVENTS = 1_000_000
+#: the second pass (simplifying arguments, then cutting again) has a budget of its own, so a long trace whose
+#: cuts spent theirs still gets simplified: at least SIMPLIFY_REPLAYS replays, or SIMPLIFY_REPLAYS_PER_ACTION
+#: for each action after the prefix if that is more (an action's variants are a handful, and a kept one is
+#: simplified again) ...
+SIMPLIFY_REPLAYS = 60
+SIMPLIFY_REPLAYS_PER_ACTION = 4
+#: ... and model events at most the cuts' event budget divided by this
+SIMPLIFY_EVENTS_DIVISOR = 2
 
 
 class _Runner:
@@ -56,6 +79,7 @@ class _Runner:
         self.invariants = list(invariants) if invariants is not None else all_invariants()
         self.replays = 0
         self.events = 0  # model events all replays applied (after the prefix)
+        self.stopped_after = 0  # the actions of the last replay's `rest` that ran, the violating one included
         session = self._fresh()
         for action in prefix:
             session.execute(action)
@@ -83,8 +107,10 @@ class _Runner:
         self.replays += 1
         session = self._start()
         started = session.events_applied
+        self.stopped_after = 0
         try:
             for action in rest:
+                self.stopped_after += 1
                 execute_leniently(session, action)
         except InvariantViolation as violation:
             if violation.invariant == invariant:
@@ -129,62 +155,168 @@ def execute_leniently(session: Session, action: Action) -> None:
     session._execute(None, run, lambda: Fire(tuple(ran)))  # noqa: SLF001 (records what ran, as a burst does)
 
 
-def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = None,
-             invariants: Optional[Sequence[Invariant]] = None,
-             on_replay: Optional[Callable[[int, int, int], None]] = None) -> Trace:
-    """A trace with as few actions as ddmin finds within `max_replays` replays (default: MAX_REPLAYS, or
-    REPLAYS_PER_ACTION for each action that may be cut if that is more) that still violates the same
-    invariant as `trace` (which must carry its violation); `trace` itself if nothing could be cut. Replays
-    check `invariants` (default: every registered one; a campaign passes its machine's, so that a
-    subclass's own invariants are minimized too). `on_replay` is told, after each replay, the replays run, the
-    most there may be, and the actions the shortest failing trace so far has (the progress bar)."""
-    if trace.violation is None:
-        raise ValueError("only a failing trace can be minimized")
-    invariant = trace.violation.invariant
-    actions = list(trace.actions)
-    if len(actions) <= keep_prefix + 2:
-        return trace
-    if max_replays is None:
-        max_replays = max(MAX_REPLAYS, REPLAYS_PER_ACTION * (len(actions) - keep_prefix - 1))
-    runner = _Runner(trace, actions[:keep_prefix], invariants)
-    body, last = actions[keep_prefix:-1], actions[-1]
-    # the trace itself, replayed once: what it costs sets the event budget (and it must fail as reported)
-    whole = runner.fails(body + [last], invariant)
-    if whole is None:
-        return trace
-    max_events = min(max(EVENTS_PER_TRACE * runner.events, MIN_EVENTS), MAX_EVENTS)
-    whole.dispose()
+@attrs.frozen
+class Minimized:
+    """What `minimize_trace` made of a failing trace: the `trace` left, the actions left by the cuts alone
+    (`cut_actions`), the replays run (`replays`, of at most `replays_budget`, both passes together), and each
+    simplification kept (`simplified`, one line each: ``scale-deployment: replicas 3 -> 0``)."""
 
-    def spent() -> bool:
-        return runner.replays >= max_replays or runner.events >= max_events
+    trace: Trace
+    cut_actions: int
+    replays: int
+    replays_budget: int
+    simplified: tuple[str, ...] = ()
 
-    best: Optional[Session] = None
+
+@attrs.frozen
+class _Slot:
+    """One action of the trace being minimized: as the trace had it, and as it is now (simplified or not)."""
+
+    original: Action
+    current: Action
+
+
+class _Search:
+    """The state both passes share: the actions after the prefix (`body`, then `last`), the shortest failing
+    session so far, and where its replay stopped."""
+
+    def __init__(self, runner: _Runner, invariant: str, body: list[_Slot], last: _Slot,
+                 on_replay: Optional[Callable[[int, int, int], None]], most: int, keep_prefix: int) -> None:
+        self.runner, self.invariant = runner, invariant
+        self.body, self.last = body, last
+        self.best: Optional[Session] = None
+        self.stopped_after = len(body) + 1  # the actions of body + last the best session ran
+        self.on_replay, self.most, self.keep_prefix = on_replay, most, keep_prefix
+
+    def fails(self, body: list[_Slot], last: _Slot) -> bool:
+        """Replay `body` + `last`; if that violates the invariant, keep it as the best so far."""
+        session = self.runner.fails([s.current for s in body] + [last.current], self.invariant)
+        if session is not None:
+            if self.best is not None:
+                self.best.dispose()  # superseded
+            self.body, self.last, self.best = body, last, session
+            self.stopped_after = self.runner.stopped_after
+        if self.on_replay is not None:
+            self.on_replay(self.runner.replays, self.most, self.keep_prefix + len(self.body) + 1)
+        return session is not None
+
+    def end_at_the_violation(self) -> None:
+        """Drop what the best session never ran: a safety violation can come before the last action, and the
+        trace then ends there (the violating action becomes the last)."""
+        slots = self.body + [self.last]
+        if self.best is not None and self.stopped_after < len(slots):
+            self.body, self.last = slots[:self.stopped_after - 1], slots[self.stopped_after - 1]
+
+
+def _cut(search: _Search, spent: Callable[[], bool]) -> None:
+    """Zeller's ddmin over `search.body`: cut chunks (halves, quarters, ... single actions), keeping a cut while the
+    invariant still fails, until single actions cannot be cut or `spent()`."""
     chunks = 2
-    while len(body) >= 1 and not spent():
+    while len(search.body) >= 1 and not spent():
+        body = search.body
         size = max(1, -(-len(body) // chunks))  # ceil
         cut = False
         for start in range(0, len(body), size):
             if spent():
                 break
-            candidate = body[:start] + body[start + size:]
-            session = runner.fails(candidate + [last], invariant)
-            if session is not None:
-                if best is not None:
-                    best.dispose()  # superseded by a shorter one
-                body, best, cut = candidate, session, True
-            if on_replay is not None:
-                on_replay(runner.replays, max_replays, keep_prefix + len(body) + 1)
-            if cut:
+            if search.fails(body[:start] + body[start + size:], search.last):
+                cut = True
                 chunks = max(chunks - 1, 2)
                 break
         if not cut:
             if size == 1:
                 break
-            chunks = min(chunks * 2, len(body))
+            chunks = min(chunks * 2, len(search.body))
+
+
+def _simplify(search: _Search, spent: Callable[[], bool]) -> bool:
+    """Simplify each action's arguments in turn (`Action.simpler`: its variants, simplest first), keeping the first
+    variant whose replay still fails and then trying that one's variants, until a round over every action keeps
+    none or `spent()`. True if any was kept."""
+    kept_any = True
+    kept = False
+    while kept_any and not spent():
+        kept_any = False
+        search.end_at_the_violation()
+        i = 0
+        while i < len(search.body) + 1 and not spent():
+            slots = search.body + [search.last]
+            slot = slots[i]
+            kept_one = False
+            for variant in slot.current.simpler():
+                if spent():
+                    break
+                candidate = slots[:i] + [_Slot(slot.original, variant)] + slots[i + 1:]
+                if search.fails(candidate[:-1], candidate[-1]):
+                    kept_one = kept_any = kept = True
+                    search.end_at_the_violation()
+                    break
+            if not kept_one:
+                i += 1  # no variant of this one fails: on to the next (a kept one is tried again, simplified)
+    return kept
+
+
+def minimize_trace(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = None,
+                   invariants: Optional[Sequence[Invariant]] = None,
+                   on_replay: Optional[Callable[[int, int, int], None]] = None, simplify: bool = True) -> Minimized:
+    """Cut `trace`'s actions (ddmin within `max_replays` replays, default: MAX_REPLAYS, or REPLAYS_PER_ACTION for
+    each action that may be cut if that is more), then, with `simplify`, simplify the arguments of those left and
+    cut again, within the second pass's own budget (SIMPLIFY_REPLAYS, or SIMPLIFY_REPLAYS_PER_ACTION per action
+    if that is more), keeping every change whose replay violates the same invariant as `trace` (which must
+    carry its violation). Replays check `invariants` (default: every registered one; a campaign passes its
+    machine's, so that a subclass's own invariants are minimized too). `on_replay` is told, after each replay,
+    the replays run, the most there may be (both passes), and the actions the shortest failing trace so far has
+    (the progress bar)."""
+    if trace.violation is None:
+        raise ValueError("only a failing trace can be minimized")
+    invariant = trace.violation.invariant
+    actions = list(trace.actions)
+    may_change = len(actions) - keep_prefix - 1  # the actions after the prefix, the last one aside
+    if max_replays is None:
+        max_replays = max(MAX_REPLAYS, REPLAYS_PER_ACTION * may_change)
+    simplify_replays = max(SIMPLIFY_REPLAYS, SIMPLIFY_REPLAYS_PER_ACTION * (may_change + 1)) if simplify else 0
+    as_it_is = Minimized(trace, len(actions), 0, max_replays + simplify_replays)
+    if len(actions) <= keep_prefix + (1 if simplify else 2):
+        return as_it_is
+    runner = _Runner(trace, actions[:keep_prefix], invariants)
+    search = _Search(runner, invariant, [_Slot(a, a) for a in actions[keep_prefix:-1]],
+                     _Slot(actions[-1], actions[-1]), on_replay, max_replays + simplify_replays, keep_prefix)
+    # the trace itself, replayed once: what it costs sets the event budget (and it must fail as reported)
+    whole = runner.fails(actions[keep_prefix:], invariant)
+    if whole is None:
+        return as_it_is
+    max_events = min(max(EVENTS_PER_TRACE * runner.events, MIN_EVENTS), MAX_EVENTS)
+    whole.dispose()
+
+    if len(actions) > keep_prefix + 2:  # two actions or more to cut from
+        _cut(search, lambda: runner.replays >= max_replays or runner.events >= max_events)
+    cut_actions = keep_prefix + len(search.body) + 1
+    if simplify:
+        replays, events = runner.replays, runner.events
+        simplify_events = max_events // SIMPLIFY_EVENTS_DIVISOR
+
+        def spent() -> bool:
+            return runner.replays - replays >= simplify_replays or runner.events - events >= simplify_events
+
+        if _simplify(search, spent):
+            _cut(search, spent)  # a simpler action may have made another unnecessary
+        search.end_at_the_violation()
+    best = search.best
     if best is None:
-        return trace
+        return as_it_is
     violation = best.violation
     assert violation is not None
-    return Trace(best.config, tuple(best.actions), trace.variant, {"fail": invariant},
-                 Violation(violation.invariant, violation.message, violation.step),
-                 boot_revision=best.boot_revision)
+    changed = tuple(describe_change(s.original, s.current) for s in search.body + [search.last]
+                    if s.current != s.original)
+    return Minimized(Trace(best.config, tuple(best.actions), trace.variant, {"fail": invariant},
+                           Violation(violation.invariant, violation.message, violation.step),
+                           boot_revision=best.boot_revision),
+                     cut_actions, runner.replays, max_replays + simplify_replays, changed)
+
+
+def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = None,
+             invariants: Optional[Sequence[Invariant]] = None,
+             on_replay: Optional[Callable[[int, int, int], None]] = None, simplify: bool = True) -> Trace:
+    """The trace `minimize_trace` leaves (`trace` itself if nothing could be cut or simplified)."""
+    return minimize_trace(trace, keep_prefix=keep_prefix, max_replays=max_replays, invariants=invariants,
+                          on_replay=on_replay, simplify=simplify).trace

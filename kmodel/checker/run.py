@@ -6,7 +6,8 @@ options explore the same examples in the same order, in any process), and runs i
 `run_state_machine_as_test` under the profile's settings, with `--examples` and `--steps` overriding the
 profile's budget. Hypothesis shrinks a failure and runs the shrunk example last, so the last `Session` the
 sink received is the minimal one; it becomes a `Trace` expecting that invariant to fail, which
-`kmodel.checker.minimize` then cuts further (whole actions out, by replay).
+`kmodel.checker.minimize` then cuts further (whole actions out, by replay) and simplifies the arguments of the
+actions it keeps.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
 from kmodel.checker.machine import KmodelMachine, LongWaits
-from kmodel.checker.minimize import minimize
+from kmodel.checker.minimize import minimize_trace
 from kmodel.checker.profiles import LONG_WAIT_PROFILES, profile
 from kmodel.checker.session import VARIANTS, InvariantViolation, Session
 from kmodel.checker.stats import Stats
@@ -82,8 +83,9 @@ class ShrinkRecord:
     """How a campaign's failure came down to its trace: found in example `found_in`; Hypothesis' shrink ran
     `examples` more examples and `events` model events (its final replay included; the budget:
     `events_budget`, and `budget_reached` if that is what stopped it) and left `shrunk_actions` actions;
-    minimization's replays (`replays` of at most `replays_budget`) left `actions`. Counts only, so the record
-    is a function of the seed like the trace."""
+    minimization's replays (`replays` of at most `replays_budget`) left `actions`, of which `simplified` says
+    each argument simplified (kmodel.checker.minimize: ``scale-deployment: replicas 3 -> 1``). Counts only, so
+    the record is a function of the seed like the trace."""
 
     found_in: int
     examples: int
@@ -94,9 +96,10 @@ class ShrinkRecord:
     replays: int
     replays_budget: int
     actions: int
+    simplified: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
-        return attrs.asdict(self)
+        return {**attrs.asdict(self), "simplified": list(self.simplified)}
 
 
 @attrs.define
@@ -295,20 +298,16 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     except InvariantViolation:
         if not failed:
             raise
-        # Hypothesis' shrink, then cutting whole actions out of what it left (kmodel.checker.minimize)
+        # Hypothesis' shrink, then cutting whole actions out of what it left and simplifying the arguments of
+        # those kept (kmodel.checker.minimize)
         shrunk = trace_of(failed[-1])
         found_in, examples = stats.first_failure_at or 0, stats.shrinking_examples()
         events = stats.shrinking_events()
-        replayed = [0, 0]
-
-        def heard(replays: int, most: int, actions: int) -> None:
-            replayed[:] = [replays, most]
-            if on_replay is not None:
-                on_replay(replays, most, actions)
-
-        result.failure = minimize(shrunk, keep_prefix=len(machine.initial_actions) + 1,
-                                  invariants=machine.invariant_list(), on_replay=heard)
+        minimized = minimize_trace(shrunk, keep_prefix=len(machine.initial_actions) + 1,
+                                   invariants=machine.invariant_list(), on_replay=on_replay)
+        result.failure = minimized.trace
         result.shrink = ShrinkRecord(found_in, examples, events, MAX_SHRINK_EVENTS, stats.shrink_budget_reached,
-                                     len(shrunk.actions), replayed[0], replayed[1], len(result.failure.actions))
+                                     len(shrunk.actions), minimized.replays, minimized.replays_budget,
+                                     len(result.failure.actions), minimized.simplified)
     result.seconds = time.perf_counter() - started
     return result

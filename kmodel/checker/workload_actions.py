@@ -11,7 +11,8 @@ change (kmodel.cluster.kubectl.Patch); taint and rollout undo read first and wri
 (`TaintNode`, `RolloutUndo`).
 
 The feature tables below are ordered simplest first: a rule's draw is an index into one of them, so a failure
-shrinks toward the first row (the first node, the zone label, a NoSchedule taint, a pod with no extras).
+shrinks toward the first row (the first node, the zone label, a NoSchedule taint, a pod with no extras), and
+each action's `simplest` leads minimization toward it too (kmodel.checker.simpler).
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kmodel.checker.actions import APPS, IMAGE, Action, app_container, deployment_manifest, service_manifest
+from kmodel.checker.actions import (
+    APPS, BARE_PODS, IMAGE, Action, app_container, deployment_manifest, service_manifest,
+)
+from kmodel.checker.simpler import Simplest, default, each, earlier, earlier_node, fewer
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply, Patch, RolloutUndo, TaintNode
 
@@ -54,6 +58,8 @@ class LabelNode(Action):
     """kubectl label node `node` key=value --overwrite (key- when `value` is "")."""
 
     kind: ClassVar[str] = "label-node"
+    simplest: ClassVar[Simplest] = (
+        ("node", earlier_node()), (("key", "value"), earlier(NODE_LABELS)))
     node: str
     key: str
     value: str = ""
@@ -74,6 +80,8 @@ class TaintNodeAction(Action):
     tolerate it (taint eviction), PreferNoSchedule only lowers the node's score."""
 
     kind: ClassVar[str] = "taint-node"
+    simplest: ClassVar[Simplest] = (
+        ("node", earlier_node()), (("effect", "remove"), earlier(NODE_TAINTS)))
     node: str
     key: str = TAINT_KEY
     value: str = TAINT_VALUE
@@ -96,6 +104,7 @@ class CordonNode(Action):
     removed): the merge patch kubectl's PatchOrReplace sends."""
 
     kind: ClassVar[str] = "cordon-node"
+    simplest: ClassVar[Simplest] = (("node", earlier_node()),)
     node: str
     unschedulable: bool = True
 
@@ -239,6 +248,8 @@ class ApplyPodShape(Action):
     existing pod is refused (422), as kubectl's would be."""
 
     kind: ClassVar[str] = "apply-pod-shape"
+    simplest: ClassVar[Simplest] = (
+        ("pod", earlier(BARE_PODS)), ("node", earlier_node(unpinned=True)), ("shape", each(fewer(0))))
     pod: str
     node: str = ""
     shape: tuple[int, ...] = attrs.field(default=(0, 0, 0, 0), converter=tuple)
@@ -304,6 +315,8 @@ class EditService(Action):
     whole). The endpoints controller follows the selector; kube-proxy the ports."""
 
     kind: ClassVar[str] = "edit-service"
+    simplest: ClassVar[Simplest] = (
+        ("app", earlier(APPS)), ("selector", fewer(0)), ("ports", fewer(0)))
     app: str
     selector: int = 0
     ports: int = 0
@@ -345,6 +358,7 @@ class SetStrategy(Action):
     validation forbids beside it)."""
 
     kind: ClassVar[str] = "set-strategy"
+    simplest: ClassVar[Simplest] = (("app", earlier(APPS)), ("strategy", fewer(0)))
     app: str
     strategy: int = 0
 
@@ -366,6 +380,7 @@ class PauseDeployment(Action):
     removed). A paused Deployment scales but does not roll out a new template."""
 
     kind: ClassVar[str] = "pause-deployment"
+    simplest: ClassVar[Simplest] = (("app", earlier(APPS)),)
     app: str
     paused: bool = True
 
@@ -384,6 +399,7 @@ class UndoRollout(Action):
     again. Refused by kubectl for a paused Deployment or a revision not in its history."""
 
     kind: ClassVar[str] = "rollout-undo"
+    simplest: ClassVar[Simplest] = (("app", earlier(APPS)), ("to_revision", default(0)))
     app: str
     to_revision: int = 0
 
@@ -448,6 +464,7 @@ class ApplyInvalid(Action):
     is unchanged. `node` is the node the taint case patches."""
 
     kind: ClassVar[str] = "apply-invalid"
+    simplest: ClassVar[Simplest] = (("case", fewer(0)),)
     case: int = 0
     node: str = ""
 

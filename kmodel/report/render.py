@@ -179,9 +179,12 @@ def shrink_note(shrink: Any) -> str:
             f"{_plural(n['shrunk_actions'], 'action')}")
     if shrink.get("budget_reached") is True:
         text += ", stopping when those events ran out (a longer shrink might find a shorter trace)"
+    simplified = [str(s) for s in shrink.get("simplified") or () if isinstance(s, str)]
     if n["replays"]:
-        text += (f"; replaying it without whole actions ({_plural(n['replays'], 'replay')} of at most "
-                 f"{n['replays_budget']:,}) left {_plural(n['actions'], 'action')}.")
+        how = "without whole actions and with simpler arguments" if simplified else "without whole actions"
+        text += (f"; replaying it {how} ({_plural(n['replays'], 'replay')} of at most "
+                 f"{n['replays_budget']:,}) left {_plural(n['actions'], 'action')}")
+        text += f", simplified: {'; '.join(simplified)}." if simplified else "."
     else:
         text += "; no action could be cut from it by replay."
     return text

@@ -157,3 +157,118 @@ def test_a_cut_replays_interleaving_and_fault_steps_leniently_and_records_what_r
     assert session.actions[done:] == [ApplyService("api"), Fire((Work("kubectl"),))]
     again = replay(Trace(config, tuple(session.actions)))
     assert again.violation is None and again.digest == session.digest()
+
+
+# -- the second pass: simpler arguments ---------------------------------------------------------------------------
+
+#: scaling web to 0 and back up leaves the Service without reachable pods in this variant; the scale-up's 3
+#: replicas are more than the failure needs
+SCALED_BACK = PREFIX + (ScaleDeployment("web", 0), RunFair(20_000), ScaleDeployment("web", 3), SETTLE)
+
+
+def test_minimize_simplifies_the_arguments_of_the_actions_it_keeps():
+    """After the cuts, each action's arguments go toward their simplest values while the same invariant fails:
+    the scale-up needs 1 replica, not 3 (0 would not fail: nothing would change). Without the pass, 3 stays."""
+    from kmodel.checker.minimize import minimize_trace
+
+    trace = failing_trace(SCALED_BACK)
+    assert trace.violation.invariant == "service-reachability"
+    result = minimize_trace(trace, keep_prefix=len(PREFIX))
+    assert result.trace.actions == PREFIX + (ScaleDeployment("web", 0), ScaleDeployment("web", 1), SETTLE)
+    assert result.simplified == ("scale-deployment: replicas 3 -> 1",)
+    assert result.cut_actions == len(PREFIX) + 3  # the cuts took the run out; simplifying took nothing more
+    again = replay(result.trace)
+    assert again.violation is not None and again.violation.invariant == "service-reachability"
+    cut_only = minimize_trace(trace, keep_prefix=len(PREFIX), simplify=False)
+    assert ScaleDeployment("web", 3) in cut_only.trace.actions and cut_only.simplified == ()
+    # the same trace minimizes to the same trace: orders are fixed, budgets are counts
+    assert minimize_trace(trace, keep_prefix=len(PREFIX)) == result
+
+
+class _Failing:
+    """A stand-in for a replay's session: only the whole trace's first replay fails."""
+
+    def dispose(self):
+        pass
+
+
+def _replays_of_both_passes(monkeypatch, filler, events_per_replay: int, simplify: bool) -> int:
+    from kmodel.checker import minimize as module
+
+    trace = Trace(ClusterConfig(), PREFIX + filler + (SETTLE,), expect={"fail": "x"}, violation=Violation("x", "m", 1))
+    calls = []
+
+    def init(self, *args, **kwargs):
+        self.replays = self.events = self.stopped_after = 0
+
+    def fails(self, rest, invariant):
+        self.replays += 1
+        self.events += events_per_replay
+        calls.append(tuple(rest))
+        return _Failing() if self.replays == 1 else None
+
+    monkeypatch.setattr(module._Runner, "__init__", init)
+    monkeypatch.setattr(module._Runner, "fails", fails)
+    assert module.minimize(trace, keep_prefix=len(PREFIX), simplify=simplify) == trace
+    return len(calls)
+
+
+def test_the_simplifying_pass_has_a_replay_budget_of_its_own(monkeypatch):
+    """Every action here has six simpler variants and none fails: the second pass stops at its own budget,
+    SIMPLIFY_REPLAYS_PER_ACTION replays per action (the cuts spent theirs first, as without it)."""
+    from kmodel.checker import minimize as module
+
+    filler = tuple(ApplyDeployment("api", 4, 500, True) for _ in range(100))
+    cuts = _replays_of_both_passes(monkeypatch, filler, 1, simplify=False)
+    both = _replays_of_both_passes(monkeypatch, filler, 1, simplify=True)
+    assert both - cuts == module.SIMPLIFY_REPLAYS_PER_ACTION * (len(filler) + 1) < 6 * len(filler)
+
+
+def test_the_simplifying_pass_spends_at_most_half_the_cuts_event_budget(monkeypatch):
+    """Where replays are dear, the second pass stops at its share of model events: half the cuts' budget."""
+    from kmodel.checker import minimize as module
+
+    filler = tuple(ApplyDeployment("api", 4, 500, True) for _ in range(100))
+    cuts = _replays_of_both_passes(monkeypatch, filler, 20_000, simplify=False)
+    both = _replays_of_both_passes(monkeypatch, filler, 20_000, simplify=True)
+    assert cuts == module.EVENTS_PER_TRACE
+    assert both - cuts == module.EVENTS_PER_TRACE // module.SIMPLIFY_EVENTS_DIVISOR
+
+
+def test_a_simplification_that_ends_the_trace_earlier_drops_what_no_longer_runs(monkeypatch):
+    """A simpler action may make a safety invariant fail at once: the trace then ends there, and the actions
+    after it, which no replay runs any more, are neither simplified nor reported as simplified."""
+    from kmodel.checker import minimize as module
+
+    class Session:
+        def __init__(self, actions, at):
+            self.actions, self.config, self.boot_revision = list(actions), ClusterConfig(), 0
+            self.violation = Violation("x", "m", at)
+
+        def dispose(self):
+            pass
+
+    filler = (ScaleDeployment("web", 3), ScaleDeployment("api", 4), RunFair(30_000))
+    trace = Trace(ClusterConfig(), PREFIX + filler + (SETTLE,), expect={"fail": "x"}, violation=Violation("x", "m", 6))
+
+    def init(self, *args, **kwargs):
+        self.replays = self.events = self.stopped_after = 0
+
+    def fails(self, rest, invariant):
+        # fails at the settle while web scales to 3; scaled to 2 or fewer, it fails at once (a safety invariant)
+        self.replays += 1
+        self.events += 1
+        web = next((a for a in rest if isinstance(a, ScaleDeployment) and a.app == "web"), None)
+        if web is None:
+            return None
+        if web.replicas <= 2:
+            self.stopped_after = rest.index(web) + 1
+            return Session(PREFIX + tuple(rest[:self.stopped_after]), len(PREFIX) + rest.index(web))
+        self.stopped_after = len(rest)
+        return Session(PREFIX + tuple(rest), len(PREFIX) + len(rest) - 1)
+
+    monkeypatch.setattr(module._Runner, "__init__", init)
+    monkeypatch.setattr(module._Runner, "fails", fails)
+    result = module.minimize_trace(trace, keep_prefix=len(PREFIX))
+    assert result.trace.actions == PREFIX + (ScaleDeployment("web", 0),)
+    assert result.simplified == ("scale-deployment: replicas 3 -> 0",)

@@ -86,6 +86,7 @@ def test_shrinking_stops_once_its_model_events_are_spent(monkeypatch):
         record = result.shrink
         assert record.found_in == result.stats.first_failure_at and record.examples == shrinking(result)
         assert record.actions == len(result.failure.actions) <= record.shrunk_actions
+        assert record.to_json()["simplified"] == list(record.simplified)  # report.json's list of them
 
 
 def test_hypothesis_own_limits_are_restored_afterwards():

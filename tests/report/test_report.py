@@ -405,6 +405,14 @@ def test_how_a_violation_was_shrunk_is_told_in_both_files(tmp_path):
     assert said in (tmp_path / "report.html").read_text()
 
 
+def test_the_arguments_minimization_simplified_are_told():
+    simplified = {**SHRINK, "simplified": ["scale-deployment: replicas 3 -> 1", "run: ms 30000 -> 1000"]}
+    assert shrink_note(simplified).endswith(
+        "replaying it without whole actions and with simpler arguments (19 replays of at most 180) left 8 actions, "
+        "simplified: scale-deployment: replicas 3 -> 1; run: ms 30000 -> 1000.")
+    assert shrink_note({**SHRINK, "simplified": []}) == shrink_note(SHRINK)
+
+
 def test_a_shrink_cut_short_by_its_budget_says_so():
     assert "stopping when those events ran out" in shrink_note({**SHRINK, "budget_reached": True})
     assert "no action could be cut" in shrink_note({**SHRINK, "replays": 0})
