@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kmodel.checker.results import violation_lines, write_results
-from kmodel.checker.run import CampaignResult, CheckOptions
+from kmodel.checker.run import CampaignResult, CheckOptions, run_campaign
 from kmodel.checker.stats import Stats
 from kmodel.checker.trace import read_trace
 from kmodel.pytest_plugin import KmodelMachine, TURN_ON
@@ -180,3 +180,29 @@ def test_which_machines_replay_alone_with_kmodel_replay():
     assert KmodelMachine.replays_alone() and Sized.replays_alone()
     assert not any(m.replays_alone() for m in (Own, Only, Component))
     assert Component.has_own_components() and not Sized.has_own_components()
+
+
+def _labeled_pod(cluster, memo):
+    for pod in cluster.objects("pods", "default"):
+        if pod.metadata.labels.get("seen") == "yes":
+            yield f"pod {pod.metadata.name} was labeled"
+
+
+def test_a_machine_with_its_own_components_is_reported_from_replays_that_run_them(tmp_path):
+    """Its violation needs its own controller (a labeler): the report's replay reproduces it only with it. The
+    minimizer's replays would run without it, so it is not minimized."""
+    from invariants.registry import SAFETY, Invariant
+    from tests.checker.conftest import SmallMachine
+    from tests.controllers.test_own_controller import PodLabeler
+
+    class Labeled(SmallMachine):
+        extra_invariants = (Invariant("no-pod-labeled", SAFETY, "test", "No pod is labeled.", _labeled_pod),)
+
+        def extra_components(self):
+            return [PodLabeler(self.config.apiserver_names())]
+
+    result = run_campaign(CheckOptions(examples=20, steps=6, seed=2, nodes=2), machine=Labeled)
+    assert result.failure is not None and result.shrink.replays == 0
+    report = write_results(result, tmp_path)
+    (violation,) = report["violations"]
+    assert violation["invariant"] == "no-pod-labeled" and violation["reproduced"]
