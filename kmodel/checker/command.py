@@ -153,10 +153,17 @@ def invocation() -> str:
         if found and os.path.realpath(found) == os.path.realpath(script):
             return "kmodel"
         return shlex.quote(script)
+    return f"{python_command()} -m kmodel"
+
+
+def python_command() -> str:
+    """This interpreter, as a command to copy: `python` when that name on PATH is this very interpreter (the
+    same path: a virtual environment's python links to the base one, which lacks the environment's packages),
+    else its path."""
     python = shutil.which("python")
-    if python and os.path.realpath(python) == os.path.realpath(sys.executable):
-        return "python -m kmodel"
-    return f"{shlex.quote(sys.executable)} -m kmodel"
+    if python and os.path.abspath(python) == os.path.abspath(sys.executable):
+        return "python"
+    return shlex.quote(sys.executable)
 
 
 def _prepare_report_folder(folder: Path) -> None:
@@ -186,7 +193,7 @@ def _check_junit_path(value: str) -> Path:
 
 
 def check(args: argparse.Namespace) -> int:
-    from kmodel.checker.results import write_results
+    from kmodel.checker.results import violation_lines, write_results
     from kmodel.checker.run import CheckOptions, run_campaign
 
     try:
@@ -221,9 +228,7 @@ def check(args: argparse.Namespace) -> int:
         print(f"situations reached: {len(situations) - len(missed)}/{len(situations)} sometimes properties"
               + (f" (never: {', '.join(missed)})" if missed else ""))
     for v in report["violations"]:
-        print(f"VIOLATION {v['invariant']}: {v['message']}")
-        print(f"  shrunk to {v['steps']} steps: {v['trace']}")
-        print(f"  replay: {replay_with} {shlex.quote(v['trace'])}")
+        print("\n".join(violation_lines(v, replay_with)))
     unreached = report["required_sometimes"]["unreached"]
     for name in unreached:
         print(f"UNREACHED {name}: no example reached it (required by --require-sometimes)")

@@ -190,7 +190,7 @@ class KmodelMachine(WorkloadRules, AccessRules, RequestFaultRules, RuleBasedStat
         key = (cls.config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants), tuple(situations))
         use = cls.snapshot_warmup
         if use is None:
-            use = cls.extra_components is KmodelMachine.extra_components
+            use = not cls.has_own_components()
         warm = cls.__dict__.get("_warm")
         if use and warm is not None and warm.key == key and warm.stats is self.stats:
             started = time.perf_counter()
@@ -236,6 +236,24 @@ class KmodelMachine(WorkloadRules, AccessRules, RequestFaultRules, RuleBasedStat
     def extra_components(self) -> list:
         """Components to run besides the cluster's own (a subclass's controllers)."""
         return []
+
+    @classmethod
+    def has_own_components(cls) -> bool:
+        """Whether this machine adds components of its own (overrides `extra_components`)."""
+        return cls.extra_components is not KmodelMachine.extra_components
+
+    @classmethod
+    def replay_components(cls) -> list:
+        """Fresh components of this machine's own, for a replay of one of its traces outside an example (on an
+        instance that has not started a session: `extra_components` may read the class's `config`, nothing the
+        constructor sets)."""
+        return cls.__new__(cls).extra_components()
+
+    @classmethod
+    def replays_alone(cls) -> bool:
+        """Whether `kmodel replay` reproduces this machine's traces by itself: the machine checks the registered
+        invariants only and runs the cluster's own components only (everything else a trace records)."""
+        return cls.registered_invariants and not cls.extra_invariants and not cls.has_own_components()
 
     # -- executing -------------------------------------------------------------------------------------------
 

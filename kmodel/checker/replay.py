@@ -8,7 +8,9 @@ sequence diagram) and the session's digest. `on_step(index, action)` is called b
 compactions moved to match (trace.fitted). A trace whose moves the model no longer makes raises `TraceDiverged`,
 unless `lenient`: then its interleaving and fault steps are replayed as the minimizer replays them (the events
 not enabled when their turn comes are skipped), and `skipped` counts the steps that lost events. `fixes` are
-turned on besides the trace's own (kmodel.fixes).
+turned on besides the trace's own (kmodel.fixes). `invariants` (default: every registered one) and `components`
+(a function returning fresh components to run besides the cluster's own) are those of the machine that recorded
+the trace, for a machine of the pytest plugin's with its own (KmodelMachine.replay_components).
 
 With `record_changes` (or an `on_changes(changes)` callback, called after each step), a `ChangeRecorder`
 (kmodel.checker.changes) looks at the cluster before the first step and after each one, the failing one
@@ -56,12 +58,14 @@ def replay(
     lenient: bool = False,
     record_changes: bool = False,
     on_changes: Optional[Callable[[Any], None]] = None,
+    components: Optional[Callable[[], Iterable[Any]]] = None,
 ) -> ReplayResult:
     from kmodel.checker.minimize import execute_leniently
 
     config = attrs.evolve(trace.config, fixes=(*trace.config.fixes, *fixes))
     session = Session(config, all_invariants() if invariants is None else invariants,
-                      variant=variant or trace.variant, record_messages=record_messages)
+                      variant=variant or trace.variant, record_messages=record_messages,
+                      extra_components=components() if components is not None else ())
     trace = fitted(trace, session.boot_revision)
     recorder = ChangeRecorder(session.cluster) if record_changes or on_changes is not None else None
     violation = None

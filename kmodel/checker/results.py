@@ -6,13 +6,18 @@
 2. report.json: the seed and budget, the kmodel and Hypothesis versions, the campaign's trace digest, every invariant with how often it was
    checked and violated, how often each rule fired, how many examples reached each sometimes property
    (invariants/sometimes.py), and the violations (invariant, message, trace path,
-   number of actions, how it was shrunk: `run.ShrinkRecord`), plus figures (examples and steps run, model events, seconds);
+   number of actions, how it was shrunk: `run.ShrinkRecord`, and what each known fix of the invariant does to
+   the trace: kmodel.checker.fix_verdicts), plus figures (examples and steps run, model events, seconds);
 3. report.md and report.html through `kmodel.report.write_reports`, given one `ViolationStory` per
    violation: the trace replayed once more without Hypothesis, with the messages delivered and what changed
    in the cluster at each step (kmodel.checker.changes), what the violation names (kmodel.report.focus) and
    the last state of those objects, and what each known fix of the invariant does to the trace
    (kmodel.checker.fix_verdicts). The replay command is `trace_command` and the trace's path, quoted for a
    shell: `kmodel check` passes the command that ran it, so the command printed runs as printed.
+
+The invariants listed and checked by every replay are the explored machine's (`result.machine`: the pytest
+plugin's machines add their own, and their own components). `violation_lines` is what a front end prints of
+one violation: `kmodel check` and the pytest plugin print the same lines, each with its own commands.
 
 Every file is written to a temporary name and renamed, so a reader never sees half a report.
 """
@@ -29,9 +34,9 @@ from typing import Any, Optional, Sequence
 from hypothesis import __version__ as hypothesis_version
 
 from kmodel import __version__ as kmodel_version
+from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CampaignResult
-from kmodel.checker.session import all_invariants
 from kmodel.checker.trace import write_trace
 
 
@@ -54,7 +59,7 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]],
     invariants = [
         {"name": inv.name, "kind": inv.kind, "principle": inv.principle, "guarantee": inv.guarantee,
          "checks": stats.checks.get(inv.name, 0), "violations": stats.violations.get(inv.name, 0)}
-        for inv in all_invariants()
+        for inv in result.machine.invariant_list()
     ]
     options = result.options
     return {
@@ -91,8 +96,9 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]],
 
 
 def write_results(result: CampaignResult, folder: Path, *, trace_command: str = "kmodel replay",
-                  required_sometimes: Sequence[str] = ()) -> dict[str, Any]:
-    """Write the report folder; returns report.json's content. `required_sometimes`: the sometimes properties
+                  fix_options: str = REPLAY_FIX_OPTIONS, required_sometimes: Sequence[str] = ()) -> dict[str, Any]:
+    """Write the report folder; returns report.json's content. `fix_options` is what `trace_command` is given to
+    replay a trace with a fix on (kmodel.checker.fix_verdicts); `required_sometimes`: the sometimes properties
     the run was required to reach (`kmodel check --require-sometimes`), reported with those it did not."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -102,7 +108,12 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
     if trace is not None:
         assert trace.violation is not None
         path = write_trace(trace, folder / "traces" / f"{trace.violation.invariant}.json")
-        replayed = replay(trace, record_changes=True)
+        machine = result.machine
+        invariants = machine.invariant_list()
+        components = machine.replay_components if machine.has_own_components() else None
+        replayed = replay(trace, record_changes=True, invariants=invariants, components=components)
+        story = violation_story(trace, replayed, str(path), f"{trace_command} {shlex.quote(str(path))}",
+                                invariants=invariants, components=components, fix_options=fix_options)
         violations.append({
             "invariant": trace.violation.invariant,
             "message": trace.violation.message,
@@ -111,16 +122,34 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             "reproduced": replayed.violation is not None
             and replayed.violation.invariant == trace.violation.invariant,
             **({"shrink": result.shrink.to_json()} if result.shrink is not None else {}),
+            "fixes": [{"name": v.name, "takes_out": v.takes_out, "outcome": v.outcome, "command": v.command}
+                      for v in story.fixes],
         })
-        stories.append(violation_story(trace, replayed, str(path), f"{trace_command} {shlex.quote(str(path))}"))
+        stories.append(story)
     report = report_json(result, violations, required_sometimes)
     atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
     _write_human_reports(report, stories, folder)
     return report
 
 
-def violation_story(trace: Any, replayed: Any, path: str, command: str) -> Any:
-    """The story of one violation for the reports: `replayed` is `trace` replayed with `record_changes`."""
+def violation_lines(violation: dict[str, Any], replay_command: str, turn_on: str = "--fix {fix}") -> list[str]:
+    """What a front end prints of one violation of report.json, ending with the command that replays it
+    (`replay_command` and the trace's path): the invariant and message, the trace, and each known fix that
+    takes the violation out, with how to turn it on (`turn_on`, given the fix's name)."""
+    lines = [f"VIOLATION {violation['invariant']}: {violation['message']}",
+             f"  shrunk to {violation['steps']} steps: {violation['trace']}"]
+    for fix in violation.get("fixes", ()):
+        if fix["takes_out"]:
+            lines.append(f"  the known fix {fix['name']} takes it out (an upstream bug, `kmodel fixes` tells it); "
+                         f"turn it on with {turn_on.format(fix=fix['name'])}")
+    lines.append(f"  replay: {replay_command} {shlex.quote(violation['trace'])}")
+    return lines
+
+
+def violation_story(trace: Any, replayed: Any, path: str, command: str, *, invariants: Optional[list] = None,
+                    components: Any = None, fix_options: str = REPLAY_FIX_OPTIONS) -> Any:
+    """The story of one violation for the reports: `replayed` is `trace` replayed with `record_changes`
+    (`invariants` and `components`: the machine's, see `write_results`)."""
     from kmodel.checker.fix_verdicts import fix_verdicts
     from kmodel.report.focus import focus_of
     from kmodel.report.story import ViolationStory
@@ -134,7 +163,8 @@ def violation_story(trace: Any, replayed: Any, path: str, command: str) -> Any:
     return ViolationStory(trace.violation.invariant, trace.violation.message, path, replayed.steps,
                           replayed.messages, command, changes=replayed.changes, focus_endpoints=focus_endpoints,
                           focus_objects=focus_objects, final_states=recorder.final_states(focus_objects),
-                          fixes=fix_verdicts(trace, command))
+                          fixes=fix_verdicts(trace, command, invariants=invariants, components=components,
+                                             fix_options=fix_options))
 
 
 def _write_human_reports(report: dict, stories: list, folder: Path) -> Optional[list[Path]]:

@@ -8,6 +8,11 @@ profile's budget. Hypothesis shrinks a failure and runs the shrunk example last,
 sink received is the minimal one; it becomes a `Trace` expecting that invariant to fail, which
 `kmodel.checker.minimize` then cuts further (whole actions out, by replay) and simplifies the arguments of the
 actions it keeps.
+
+The pytest plugin (kmodel.pytest_plugin) runs a user's machine through the same function, with the machine's
+own cluster configuration and the settings pytest chose; a machine that adds components of its own is not
+minimized (the minimizer's replays build the cluster's own components only), and Hypothesis shrinks it with
+its own count of shrinks instead.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from kmodel.fixes import check_fixes
 class CheckOptions:
     examples: Optional[int] = None  # None: the profile's
     steps: Optional[int] = None  # None: the profile's
-    seed: int = 0
+    seed: Optional[int] = 0  # None: unseeded, Hypothesis' own randomness (the pytest plugin without --kmodel-seed)
     nodes: int = 3
     apiservers: int = 2  # two replicas, so one can lag behind the other (stale reads)
     variant: str = "default"
@@ -64,7 +69,7 @@ class CheckOptions:
                 raise ValueError(f"--{name.replace('_', '-')} must be between 1 and 5")
 
     def config(self) -> ClusterConfig:
-        return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed, variant=self.variant,
+        return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed or 0, variant=self.variant,
                              fixes=self.fixes, controller_managers=self.controller_managers,
                              schedulers=self.schedulers)
 
@@ -110,14 +115,18 @@ class CampaignResult:
     failure: Optional[Trace] = None  # the shrunk failing trace
     shrink: Optional[ShrinkRecord] = None  # how `failure` was shrunk
     sometimes: tuple = ()  # the sometimes properties the machine counted (stats.reached says how often)
+    #: the machine explored (its invariants and components are what a replay of `failure` needs)
+    machine: type[KmodelMachine] = KmodelMachine
+    #: the Hypothesis settings it ran under (None: the options' own)
+    settings: Optional[Settings] = None
 
     @property
     def examples(self) -> int:
-        return self.options.settings().max_examples
+        return (self.settings or self.options.settings()).max_examples
 
     @property
     def steps(self) -> int:
-        return self.options.settings().stateful_step_count
+        return (self.settings or self.options.settings()).stateful_step_count
 
 
 def trace_of(session: Session) -> Trace:
@@ -266,9 +275,12 @@ def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bo
 
 def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = KmodelMachine,
                  on_example: Optional[Callable[[Stats], None]] = None,
-                 on_replay: Optional[Callable[[int, int, int], None]] = None) -> CampaignResult:
+                 on_replay: Optional[Callable[[int, int, int], None]] = None,
+                 config: Optional[ClusterConfig] = None, settings: Optional[Settings] = None) -> CampaignResult:
     """Explore `machine` with `options`; a failure comes back shrunk and minimized in `failure`. `on_example` is
-    called as each example starts, `on_replay` after each of minimization's replays (see `minimize`)."""
+    called as each example starts, `on_replay` after each of minimization's replays (see `minimize`).
+    `config` (default: `options.config()`) and `settings` (default: `options.settings()`) replace what the
+    options say: the pytest plugin runs a machine's own configuration under the settings pytest chose."""
     stats = Stats()
     stats.on_example = on_example
     failed: list[Session] = []
@@ -283,21 +295,35 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                 earlier.dispose()
         failed[:] = [session]
 
-    elects = options.controller_managers > 1 or options.schedulers > 1
+    config = options.config() if config is None else config
+    elects = config.controller_managers > 1 or config.schedulers > 1
     bound = type("CheckMachine", profile_bases(machine, options.profile, elects=elects), {
-        "config": options.config(), "variant": options.variant, "stats": stats,
+        "config": config, "variant": options.variant, "stats": stats,
         "sink": staticmethod(keep_last),
     })
-    bound = hypothesis_seed(options.seed)(bound)
+    if options.seed is not None:
+        bound = hypothesis_seed(options.seed)(bound)
     started = time.perf_counter()
-    result = CampaignResult(options, stats, 0.0, sometimes=tuple(bound.sometimes_list()))
+    result = CampaignResult(options, stats, 0.0, sometimes=tuple(bound.sometimes_list()), machine=machine,
+                            settings=settings)
+    # the minimizer replays the cluster's own components only: a machine adding its own is shrunk by Hypothesis
+    # alone, with its own count of shrinks
+    minimizable = not machine.has_own_components()
     try:
-        with with_reporter(lambda text: None), shrink_limits(stats), campaign_gc(), no_source_constants():
+        with with_reporter(lambda text: None), shrink_limits(stats, own_shrinks=not minimizable), campaign_gc(), \
+                no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet
-            run_state_machine_as_test(bound, settings=options.settings())
+            run_state_machine_as_test(bound, settings=options.settings() if settings is None else settings)
     except InvariantViolation:
         if not failed:
             raise
+        if not minimizable:
+            trace = result.failure = trace_of(failed[-1])
+            result.shrink = ShrinkRecord(stats.first_failure_at or 0, stats.shrinking_examples(),
+                                         stats.shrinking_events(), MAX_SHRINK_EVENTS, stats.shrink_budget_reached,
+                                         len(trace.actions), 0, 0, len(trace.actions))
+            result.seconds = time.perf_counter() - started
+            return result
         # Hypothesis' shrink, then cutting whole actions out of what it left and simplifying the arguments of
         # those kept (kmodel.checker.minimize)
         shrunk = trace_of(failed[-1])
