@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..apps import Deployment, ReplicaSet
 from ..coordination import Lease
-from ..core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
+from ..core import Binding, ConfigMap, Endpoints, Event, Namespace, Node, Pod, Service
 from ..field_errors import FieldError
 from ..rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from .cluster import (
@@ -19,6 +19,7 @@ from .cluster import (
     validate_node_update, validate_service, validate_service_update,
 )
 from .common import validate_object_meta_update
+from .configmap import validate_configmap, validate_configmap_update
 from .pod import validate_pod, validate_pod_update
 from .rbac import validate_role, validate_role_binding, validate_role_binding_update
 from .workloads import validate_deployment, validate_replicaset, validate_workload_update
@@ -29,6 +30,7 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     Pod: validate_pod,
     Service: validate_service,
     Endpoints: validate_endpoints,
+    ConfigMap: validate_configmap,
     Event: validate_event,
     Binding: validate_binding,
     Lease: validate_lease,
@@ -42,6 +44,7 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
 
 _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
     Pod: validate_pod_update,
+    ConfigMap: validate_configmap_update,
     Deployment: validate_workload_update,
     ReplicaSet: validate_workload_update,
     Node: validate_node_update,
