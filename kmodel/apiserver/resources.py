@@ -61,6 +61,7 @@ _LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "bindings": ("", ()),
     "deployments": ("/registry/deployments", ("status",)),
     "replicasets": ("/registry/replicasets", ("status",)),
+    "statefulsets": ("/registry/statefulsets", ("status",)),
     "leases": ("/registry/leases", ()),
     "roles": ("/registry/roles", ()),
     "clusterroles": ("/registry/clusterroles", ()),

@@ -7,7 +7,8 @@ so the store and caches share them without copying. Timestamps are logical milli
 
 from .apps import (
     Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
-    ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
+    ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment, RollingUpdateStatefulSetStrategy,
+    StatefulSet, StatefulSetCondition, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
 )
 from .codec import DecodeError, decode, dump, dump_struct, load
 from .coordination import Lease, LeaseSpec
