@@ -39,6 +39,7 @@ EXPECTED = {
     "watch-delivers-after-start": SAFETY, "refused-request-changes-nothing": SAFETY,
     "deleted-stays-deleted": SAFETY, "replicaset-within-expectations": SAFETY, "rollout-within-surge": SAFETY,
     "endpoints-list-real-pods": SAFETY, "dependents-collected": LIVENESS,
+    "statefulset-one-pod-per-identity": SAFETY, "statefulset-ordered-ready": SAFETY, "converges-statefulsets": LIVENESS,
 }
 
 
