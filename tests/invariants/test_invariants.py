@@ -340,7 +340,7 @@ def test_watch_atomic_catches_a_revision_split_over_two_responses():
     memos = _watch_memos()
     _watch_check(cluster, memos)
     store = cluster.store
-    a, b = "/registry/configmaps/default/a", "/registry/configmaps/default/b"
+    a, b = "/registry/secrets/default/a", "/registry/secrets/default/b"  # a prefix the model serves no resource under
     replica = cluster.replicas[0]
     etcd_watch = cluster.etcd._watches[replica.name]
     store.txn([], [PutOp(a, "x"), PutOp(b, "y")], [])
