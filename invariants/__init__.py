@@ -15,12 +15,14 @@
     requests.py    refused-request-changes-nothing, api-status-codes, deleted-stays-deleted
     workloads.py   replicaset-within-expectations, rollout-within-surge, endpoints-list-real-pods,
                    dependents-collected
+    statefulset.py statefulset-one-pod-per-identity, statefulset-ordered-ready, converges-statefulsets
 
 See registry.py for the contract every invariant follows.
 """
 
 from invariants import (  # noqa: F401
-    contract, leader, lifecycle, liveness, network, requests, scheduling, storage, traffic, watch, workloads,
+    contract, leader, lifecycle, liveness, network, requests, scheduling, statefulset, storage, traffic, watch,
+    workloads,
 )
 from invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
 

@@ -357,8 +357,8 @@ def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
 
 #: what the namespace controller deletes that a user's objects are made of (every namespaced kind the model serves
 #: but bindings)
-_NAMESPACED = ("deployments", "endpoints", "events", "leases", "pods", "replicasets", "rolebindings", "roles",
-               "services")
+_NAMESPACED = ("configmaps", "deployments", "endpoints", "events", "leases", "pods", "replicasets", "rolebindings",
+               "roles", "services", "statefulsets")
 
 
 @invariant("namespaces-terminate", kind=LIVENESS, principle="level-driven reconciliation")

@@ -64,13 +64,15 @@ def service_reachability(cluster: Any, memo: dict) -> Iterator[str]:
     it may go to), against the settled state: the pod the data plane delivers it to (`DataPlane.pod_at`) must
     be one of the Service's selected pods that the store shows Ready and not being deleted. A Service that no
     longer serves the port the clients send to (SERVICE_PORT, TCP: its ports edited) is not judged: the kernel
-    rightly refuses a request to a port no Service rule has."""
+    rightly refuses a request to a port no Service rule has; nor is a headless Service (clusterIP None): the model's
+    clients address Services by their virtual IP only, and it has none (its clients would look its pods up in DNS,
+    which the model does not have)."""
     for client in _clients(cluster):
         for target in client.targets:
             namespace, _, name = target.partition("/")
             service = cluster.get("services", namespace, name)
-            if service is None or not _serves(service, SERVICE_PORT):
-                continue
+            if service is None or not _serves(service, SERVICE_PORT) or service.spec.cluster_ip == "None":
+                continue  # a headless Service has no virtual IP: its clients resolve its pods' IPs by DNS
             ready = _ready_pods_of(cluster, service)
             if not ready:
                 continue

@@ -17,8 +17,8 @@ the cluster use them):
                                                                     system:serviceaccounts:kube-system
         for each controller's service account <sa> in CONTROLLER_SERVICE_ACCOUNTS (deployment-controller,
         replicaset-controller, endpoint-controller, generic-garbage-collector, namespace-controller,
-        node-controller, pod-garbage-collector): kube-controller-manager runs each controller under its own service account,
-        as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
+        node-controller, pod-garbage-collector, statefulset-controller): kube-controller-manager runs each
+        controller under its own service account, as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
         service account's token (no ServiceAccount objects or token controller are modelled)
     "proxy-token"                   system:kube-proxy
     "node-<name>-token"             system:node:<name>              system:nodes
@@ -51,7 +51,7 @@ CONTROLLER_MANAGER_TOKEN = "controller-manager-token"
 #: node-controller" in cmd/kube-controller-manager/app/core.go)
 CONTROLLER_SERVICE_ACCOUNTS: tuple[str, ...] = (
     "deployment-controller", "endpoint-controller", "generic-garbage-collector", "namespace-controller",
-    "node-controller", "pod-garbage-collector", "replicaset-controller")
+    "node-controller", "pod-garbage-collector", "replicaset-controller", "statefulset-controller")
 
 
 @attrs.frozen

@@ -122,6 +122,13 @@ CONTROLLER_ROLES: tuple[ClusterRole, ...] = (
           _r(("update",), ("replicasets/status", "replicasets/finalizers"), _APPS),
           _r(("list", "watch", "patch", "create", "delete"), ("pods",)),
           _events_rule()),
+    _role(CONTROLLER_ROLE_PREFIX + "statefulset-controller",  # no controllerrevisions or PVCs in the model
+          _r(("list", "watch"), ("pods",)),
+          _r(("get", "list", "watch"), ("statefulsets",), _APPS),
+          _r(("update",), ("statefulsets/status",), _APPS),
+          _r(("update",), ("statefulsets/finalizers",), _APPS),
+          _r(("get", "create", "delete", "update", "patch"), ("pods",)),
+          _events_rule()),
 )
 
 #: not upstream's: the lock Leases of the pessimistic-locking variant (see the module docstring)

@@ -4,9 +4,9 @@ One `Resource` per plural resource name: its kind and class (from kmodel/objects
 apiVersion, scope, subresources, whether an update without resourceVersion is allowed, and its etcd key
 prefix. The prefixes are kube-apiserver's defaults (pkg/kubeapiserver/default_storage_factory_builder.go and
 each registry's `NewREST` prefix): pods under /registry/pods/, nodes under /registry/minions/, services
-under /registry/services/specs/, endpoints under /registry/services/endpoints/, leases under
-/registry/leases/, deployments and replicasets under /registry/deployments/ and /registry/replicasets/, RBAC
-under /registry/{roles,rolebindings,clusterroles,clusterrolebindings}/.
+under /registry/services/specs/, endpoints under /registry/services/endpoints/, configmaps under
+/registry/configmaps/, leases under /registry/leases/, deployments, replicasets and statefulsets under
+/registry/deployments/, /registry/replicasets/ and /registry/statefulsets/, RBAC under /registry/{roles,rolebindings,clusterroles,clusterrolebindings}/.
 
 Keys: namespaced `<prefix>/<namespace>/<name>`, cluster-scoped `<prefix>/<name>`. `list_prefix(resource,
 namespace)` is the prefix a list or watch ranges over (every namespace when namespace is "").
@@ -57,9 +57,11 @@ _LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "services": ("/registry/services/specs", ("status",)),
     "endpoints": ("/registry/services/endpoints", ()),
     "events": ("/registry/events", ()),
+    "configmaps": ("/registry/configmaps", ()),
     "bindings": ("", ()),
     "deployments": ("/registry/deployments", ("status",)),
     "replicasets": ("/registry/replicasets", ("status",)),
+    "statefulsets": ("/registry/statefulsets", ("status",)),
     "leases": ("/registry/leases", ()),
     "roles": ("/registry/roles", ()),
     "clusterroles": ("/registry/clusterroles", ()),

@@ -142,7 +142,7 @@ def _pending_status(cls: type, qos: str) -> Any:
 #: kinds whose status updates take the new metadata (upstream's status strategies reset only the spec); every
 #: other kind keeps the stored metadata, as ResetObjectMetaForStatus does (a simplification for pods, nodes and
 #: services, whose writers in the model send whole objects where upstream's send status patches)
-STATUS_UPDATES_KEEP_METADATA = frozenset({"deployments", "replicasets"})
+STATUS_UPDATES_KEEP_METADATA = frozenset({"deployments", "replicasets", "statefulsets"})
 
 
 def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, revision: int) -> Any:
@@ -150,7 +150,7 @@ def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, r
     old_meta = old.metadata
     if subresource == "status":
         if res.name in STATUS_UPDATES_KEEP_METADATA:
-            # upstream's deployment/replicaset status strategies reset only spec (and a Deployment's labels):
+            # upstream's deployment/replicaset/statefulset status strategies reset only spec (and a Deployment's labels):
             # the controller records its revision annotation through the status update
             meta = new.metadata
             if res.name == "deployments":

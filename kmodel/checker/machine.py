@@ -90,6 +90,7 @@ from kmodel.checker.actions import (
 from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
+from kmodel.checker.statefulset_rules import StatefulSetRules
 from kmodel.checker.fault_rules import RequestFaultRules
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
@@ -127,7 +128,7 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(WorkloadRules, AccessRules, RequestFaultRules, RuleBasedStateMachine):
+class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()

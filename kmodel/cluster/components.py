@@ -20,6 +20,7 @@ from kmodel.variants import BYPASS_APISERVER
 FACTORIES: dict[str, str] = {
     "deployment": "kmodel.controllers.deployment:make",
     "replicaset": "kmodel.controllers.replicaset:make",
+    "statefulset": "kmodel.controllers.statefulset:make",
     "garbagecollector": "kmodel.controllers.garbagecollector:make",
     "podgc": "kmodel.controllers.podgc:make",
     "namespace": "kmodel.controllers.namespace:make",
@@ -42,7 +43,8 @@ VARIANT_COMPONENTS: dict[str, tuple[str, ...]] = {
 
 #: the components that run in kube-controller-manager (one copy per controller manager)
 CONTROLLER_MANAGER_COMPONENTS: tuple[str, ...] = (
-    "deployment", "replicaset", "garbagecollector", "podgc", "namespace", "nodeipam", "nodelifecycle", "endpoints",
+    "deployment", "replicaset", "statefulset", "garbagecollector", "podgc", "namespace", "nodeipam", "nodelifecycle",
+    "endpoints",
 )
 #: the process name of the first kube-controller-manager
 CONTROLLER_MANAGER = "kube-controller-manager"

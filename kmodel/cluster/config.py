@@ -12,8 +12,8 @@ from kmodel.fixes import check_fixes
 
 #: the components a default cluster runs, by the name `kmodel.cluster.components` knows them
 DEFAULT_COMPONENTS: tuple[str, ...] = (
-    "deployment", "replicaset", "garbagecollector", "podgc", "namespace", "nodeipam", "nodelifecycle",
-    "endpoints", "scheduler", "kubelet", "proxy", "traffic",
+    "deployment", "replicaset", "statefulset", "garbagecollector", "podgc", "namespace", "nodeipam",
+    "nodelifecycle", "endpoints", "scheduler", "kubelet", "proxy", "traffic",
 )
 
 

@@ -5,8 +5,8 @@ Theory of operation
 Endpoint "controller/garbagecollector", service account generic-garbage-collector. Upstream keeps a graph of every
 object's ownerReferences (GraphBuilder) fed by informers on every resource, and runs attemptToDelete on a
 dependent when one of its owners is gone. The model keeps the same decisions over the kinds the
-workload controllers use: informers on deployments, replicasets and pods (owners and dependents), each
-indexed by owner uid, and `observed`: the uids the caches hold now (upstream's graph nodes).
+workload controllers use: informers on deployments, replicasets, statefulsets and pods (owners and dependents),
+each indexed by owner uid, and `observed`: the uids the caches hold now (upstream's graph nodes).
 
 Triggers (the work queue holds `Item(resource, namespace, name, uid)` of dependents):
 
@@ -72,7 +72,7 @@ from .base import Controller, Sync
 
 NAME = "controller/garbagecollector"
 #: what the GC watches: owners and dependents alike
-WATCHED = ("deployments", "replicasets", "pods")
+WATCHED = ("deployments", "replicasets", "statefulsets", "pods")
 
 
 @attrs.frozen

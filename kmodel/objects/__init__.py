@@ -7,13 +7,14 @@ so the store and caches share them without copying. Timestamps are logical milli
 
 from .apps import (
     Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
-    ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment,
+    ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment, RollingUpdateStatefulSetStrategy,
+    StatefulSet, StatefulSetCondition, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
 )
 from .codec import DecodeError, decode, dump, dump_struct, load
 from .coordination import Lease, LeaseSpec
 from .core import (
     Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm,
-    Binding, Container, ContainerPort, ContainerState, ContainerStateRunning, ContainerStateTerminated,
+    Binding, ConfigMap, Container, ContainerPort, ContainerState, ContainerStateRunning, ContainerStateTerminated,
     ContainerStateWaiting, ContainerStatus, EndpointAddress, EndpointPort, Endpoints, EndpointSubset, EnvVar, Event,
     EventSource, ExecAction, HostIP, HTTPGetAction, Namespace, NamespaceSpec, NamespaceStatus, Node, NodeAddress,
     NodeCondition, NodeSpec, NodeStatus, Pod, PodCondition, PodIP, PodSecurityContext, PodSpec, PodStatus,

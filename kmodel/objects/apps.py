@@ -1,4 +1,4 @@
-"""apps/v1 kinds: Deployment and ReplicaSet."""
+"""apps/v1 kinds: Deployment, ReplicaSet and StatefulSet."""
 
 from __future__ import annotations
 
@@ -101,3 +101,61 @@ class ReplicaSet:
     metadata: ObjectMeta = fld(struct(ObjectMeta))
     spec: ReplicaSetSpec = fld(struct(ReplicaSetSpec))
     status: ReplicaSetStatus = fld(struct(ReplicaSetStatus))
+
+
+@attrs.frozen
+class RollingUpdateStatefulSetStrategy:
+    partition: int | None = fld(INT32, ptr=True)
+    max_unavailable: int | str | None = fld(INT_OR_STRING, ptr=True)
+
+
+@attrs.frozen
+class StatefulSetUpdateStrategy:
+    type: str = fld(enum_string("v1.StatefulSetUpdateStrategyType"))
+    rolling_update: RollingUpdateStatefulSetStrategy | None = fld(struct(RollingUpdateStatefulSetStrategy), ptr=True)
+
+
+@attrs.frozen
+class StatefulSetSpec:
+    """No volumeClaimTemplates, persistentVolumeClaimRetentionPolicy or ordinals: the model has no volumes and
+    numbers pods from 0 (a manifest that names them is refused as an unknown field by strict decoding)."""
+
+    replicas: int | None = fld(INT32, ptr=True)
+    selector: LabelSelector | None = fld(struct(LabelSelector), ptr=True)
+    template: PodTemplateSpec = fld(struct(PodTemplateSpec))
+    service_name: str = fld(STRING)
+    pod_management_policy: str = fld(enum_string("v1.PodManagementPolicyType"))
+    update_strategy: StatefulSetUpdateStrategy = fld(struct(StatefulSetUpdateStrategy))
+    revision_history_limit: int | None = fld(INT32, ptr=True)
+    min_ready_seconds: int = fld(INT32)
+
+
+@attrs.frozen
+class StatefulSetCondition:
+    type: str = fld(enum_string("v1.StatefulSetConditionType"), keep=True)
+    status: str = fld(CONDITION_STATUS, keep=True)
+    last_transition_time: int | None = fld(TIME)
+    reason: str = fld(STRING)
+    message: str = fld(STRING)
+
+
+@attrs.frozen
+class StatefulSetStatus:
+    observed_generation: int = fld(INT64)
+    replicas: int = fld(INT32, keep=True)
+    ready_replicas: int = fld(INT32)
+    current_replicas: int = fld(INT32)
+    updated_replicas: int = fld(INT32)
+    current_revision: str = fld(STRING)
+    update_revision: str = fld(STRING)
+    collision_count: int | None = fld(INT32, ptr=True)
+    conditions: tuple = fld(list_of(struct(StatefulSetCondition)))
+    available_replicas: int = fld(INT32, keep=True)
+
+
+@api_kind("apps/v1", "StatefulSet", "statefulsets", namespaced=True)
+@attrs.frozen
+class StatefulSet:
+    metadata: ObjectMeta = fld(struct(ObjectMeta))
+    spec: StatefulSetSpec = fld(struct(StatefulSetSpec))
+    status: StatefulSetStatus = fld(struct(StatefulSetStatus))

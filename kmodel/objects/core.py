@@ -8,7 +8,7 @@ from .meta import LabelSelector, ObjectMeta, ObjectReference  # noqa: F401  (Lab
 from .registry import api_kind
 from .schema import (
     BOOL, INT32, INT64, INT_OR_STRING, MICRO_TIME, RESOURCE_LIST, STRING, STRING_MAP, STRINGS, TIME,
-    enum_string, fld, list_of, struct,
+    WireType, enum_string, fld, list_of, struct,
 )
 
 PROTOCOL = enum_string("v1.Protocol")
@@ -479,6 +479,21 @@ class EndpointSubset:
 class Endpoints:
     metadata: ObjectMeta = fld(struct(ObjectMeta))
     subsets: tuple = fld(list_of(struct(EndpointSubset)))
+
+
+# --- ConfigMap ---------------------------------------------------------------------------------------------
+
+#: binaryData's values are []byte, which JSON carries as base64 strings; the model keeps the strings
+BINARY_DATA = WireType("map", "map[string][]uint8", STRING)
+
+
+@api_kind("v1", "ConfigMap", "configmaps", namespaced=True)
+@attrs.frozen
+class ConfigMap:
+    metadata: ObjectMeta = fld(struct(ObjectMeta))
+    immutable: bool | None = fld(BOOL, ptr=True)
+    data: dict = fld(STRING_MAP)
+    binary_data: dict = fld(BINARY_DATA)
 
 
 # --- Event and Binding -----------------------------------------------------------------------------------

@@ -13,7 +13,9 @@ from typing import Any
 
 import attrs
 
-from .apps import Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment
+from .apps import (
+    Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment, RollingUpdateStatefulSetStrategy, StatefulSet,
+)
 from .core import (
     Container, ContainerPort, EndpointPort, Endpoints, EndpointSubset, HTTPGetAction, Namespace, Node, Pod,
     PodSecurityContext, PodSpec, Probe, Service, ServicePort,
@@ -186,6 +188,28 @@ def _replicaset(rs: ReplicaSet) -> ReplicaSet:
     return evolve(rs, spec=evolve(s, **changes))
 
 
+def _statefulset(sts: StatefulSet) -> StatefulSet:
+    """SetDefaults_StatefulSet: OrderedReady, RollingUpdate with partition 0, one replica, ten revisions kept."""
+    s = sts.spec
+    changes: dict[str, Any] = {"template": _template(s.template)}
+    if not s.pod_management_policy:
+        changes["pod_management_policy"] = "OrderedReady"
+    strategy = s.update_strategy
+    if not strategy.type:
+        strategy = evolve(strategy, type="RollingUpdate")
+    if strategy.type == "RollingUpdate":
+        ru = strategy.rolling_update or RollingUpdateStatefulSetStrategy()
+        if ru.partition is None:
+            ru = evolve(ru, partition=0)
+        strategy = evolve(strategy, rolling_update=ru)
+    changes["update_strategy"] = strategy
+    if s.replicas is None:
+        changes["replicas"] = 1
+    if s.revision_history_limit is None:
+        changes["revision_history_limit"] = 10
+    return evolve(sts, spec=evolve(s, **changes))
+
+
 def _service(svc: Service) -> Service:
     s = svc.spec
     changes: dict[str, Any] = {}
@@ -258,6 +282,7 @@ _BY_KIND = {
     Pod: _pod,
     Deployment: _deployment,
     ReplicaSet: _replicaset,
+    StatefulSet: _statefulset,
     Service: _service,
     Endpoints: _endpoints,
     Node: _node,

@@ -13,6 +13,7 @@ from kmodel.checker.actions import (
 from kmodel.checker.action_json import ACTIONS, action_from_json
 from tests.checker.test_workload_actions import WORKLOAD_EXAMPLES
 from tests.checker.test_access_actions import ACCESS_EXAMPLES
+from tests.checker.test_statefulset_actions import EXAMPLES as STATEFULSET_EXAMPLES
 from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
 from kmodel.checker.leader_actions import PauseProcess
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, FailRequest, Partition, Work
@@ -28,6 +29,7 @@ EXAMPLES = [
     CrashMidReconcile(), CrashMidReconcile("controller/deployment", writes=2),
     *WORKLOAD_EXAMPLES,
     *ACCESS_EXAMPLES,
+    *STATEFULSET_EXAMPLES,
     StallWatch("controller/nodelifecycle/watch-2", "apiserver-0", "controller/nodelifecycle", 600_000),
     Fault(FailRequest("kubelet/node-1", "apiserver-0", 429, retry_after_seconds=1)),
     ApplyProbedApp(), FlapReadiness("node-1", "web-x", "app", 15_000), PauseProcess("kube-controller-manager", 30),

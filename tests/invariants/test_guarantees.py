@@ -97,7 +97,7 @@ def test_refused_request_changes_nothing_catches_an_authorizer_that_writes_befor
 
     def leaky(self, request, res, user):
         if user.name == "bob":
-            self.registry.store.put("/registry/configmaps/default/leak", "written")  # the planted mistake
+            self.registry.store.put("/registry/secrets/default/leak", "written")  # the planted mistake
             raise errors.APIError(Status(403, "Forbidden", "no"))
         return original(self, request, res, user)
 

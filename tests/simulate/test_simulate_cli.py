@@ -166,3 +166,18 @@ def test_help_lists_every_fault_action(capsys):
     text = capsys.readouterr().out
     for action in FAULT_ACTIONS:
         assert f"\n  {action} " in text, action
+
+
+def test_a_configmap_a_statefulset_and_an_unknown_kind_apply_what_can_be_applied_and_exit_1(capsys, tmp_path):
+    (tmp_path / "a-config.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config, namespace: default}\ndata: {mode: fast}\n")
+    (tmp_path / "b-statefulset.yaml").write_text((EXAMPLES / "statefulset.yaml").read_text())
+    (tmp_path / "c-widget.yaml").write_text(
+        "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\n")
+    code, report = run_json(capsys, "-f", str(tmp_path), "--nodes", "2", "--until", "60")
+    assert code == 1
+    [rejected] = report["rejected"]
+    assert rejected["reason"] == "NoKindMatch" and 'no matches for kind "Widget"' in rejected["message"]
+    assert [(p["name"], p["phase"]) for p in report["pods"]] == [("web-0", "Running"), ("web-1", "Running"),
+                                                                  ("web-2", "Running")]
+    assert [s["name"] for s in report["services"] if s["name"] == "web"] == ["web"]

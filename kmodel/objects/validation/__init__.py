@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..apps import Deployment, ReplicaSet
+from ..apps import Deployment, ReplicaSet, StatefulSet
 from ..coordination import Lease
-from ..core import Binding, Endpoints, Event, Namespace, Node, Pod, Service
+from ..core import Binding, ConfigMap, Endpoints, Event, Namespace, Node, Pod, Service
 from ..field_errors import FieldError
 from ..rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from .cluster import (
@@ -19,9 +19,13 @@ from .cluster import (
     validate_node_update, validate_service, validate_service_update,
 )
 from .common import validate_object_meta_update
+from .configmap import validate_configmap, validate_configmap_update
 from .pod import validate_pod, validate_pod_update
 from .rbac import validate_role, validate_role_binding, validate_role_binding_update
-from .workloads import validate_deployment, validate_replicaset, validate_workload_update
+from .workloads import (
+    validate_deployment, validate_replicaset, validate_statefulset, validate_statefulset_update,
+    validate_workload_update,
+)
 
 _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     Namespace: validate_namespace,
@@ -29,11 +33,13 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     Pod: validate_pod,
     Service: validate_service,
     Endpoints: validate_endpoints,
+    ConfigMap: validate_configmap,
     Event: validate_event,
     Binding: validate_binding,
     Lease: validate_lease,
     Deployment: validate_deployment,
     ReplicaSet: validate_replicaset,
+    StatefulSet: validate_statefulset,
     Role: validate_role,
     ClusterRole: validate_role,
     RoleBinding: validate_role_binding,
@@ -42,8 +48,10 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
 
 _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
     Pod: validate_pod_update,
+    ConfigMap: validate_configmap_update,
     Deployment: validate_workload_update,
     ReplicaSet: validate_workload_update,
+    StatefulSet: validate_statefulset_update,
     Node: validate_node_update,
     Service: validate_service_update,
     RoleBinding: validate_role_binding_update,

@@ -1,8 +1,10 @@
-"""apps/v1 validation: Deployment and ReplicaSet (pkg/apis/apps/validation)."""
+"""apps/v1 validation: Deployment, ReplicaSet and StatefulSet (pkg/apis/apps/validation)."""
 
 from __future__ import annotations
 
-from ..apps import Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment
+import attrs
+
+from ..apps import Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment, StatefulSet
 from ..core import PodTemplateSpec
 from ..field_errors import FieldError, GoValue, forbidden, invalid, not_supported, required
 from ..meta import LabelSelector
@@ -14,7 +16,8 @@ from .names import is_dns1123_subdomain, is_valid_percent
 from .pod import validate_pod_template
 
 
-def _selector_and_template(sel: LabelSelector | None, template: PodTemplateSpec, kind_word: str) -> list[FieldError]:
+def _selector_and_template(sel: LabelSelector | None, template: PodTemplateSpec, kind_word: str,
+                           kind: str = "ReplicaSet") -> list[FieldError]:
     errs: list[FieldError] = []
     if sel is None:
         errs.append(required("spec.selector"))
@@ -31,7 +34,7 @@ def _selector_and_template(sel: LabelSelector | None, template: PodTemplateSpec,
     if template.spec.restart_policy != "Always":
         errs.append(not_supported("spec.template.spec.restartPolicy", template.spec.restart_policy, ("Always",)))
     if template.spec.active_deadline_seconds is not None:
-        errs.append(forbidden("spec.template.spec.activeDeadlineSeconds", "activeDeadlineSeconds in ReplicaSet is not Supported"))
+        errs.append(forbidden("spec.template.spec.activeDeadlineSeconds", f"activeDeadlineSeconds in {kind} is not Supported"))
     return errs
 
 
@@ -112,3 +115,49 @@ def validate_workload_update(new: Deployment | ReplicaSet, old: Deployment | Rep
     if new.spec.selector != old.spec.selector:
         errs.append(invalid("spec.selector", GoValue(label_selector_go(new.spec.selector)), IMMUTABLE))
     return errs
+
+
+_POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
+_STATEFULSET_STRATEGIES = ("OnDelete", "RollingUpdate")
+
+
+def validate_statefulset(sts: StatefulSet) -> list[FieldError]:
+    """ValidateStatefulSet (ValidateStatefulSetSpec), for the fields the model has."""
+    errs = validate_object_meta(sts.metadata, True, is_dns1123_subdomain)
+    s = sts.spec
+    if not s.pod_management_policy:
+        errs.append(required("spec.podManagementPolicy"))
+    elif s.pod_management_policy not in _POD_MANAGEMENT_POLICIES:
+        errs.append(not_supported("spec.podManagementPolicy", s.pod_management_policy, _POD_MANAGEMENT_POLICIES))
+    strategy = s.update_strategy
+    if not strategy.type:
+        errs.append(required("spec.updateStrategy"))
+    elif strategy.type == "OnDelete":
+        if strategy.rolling_update is not None:
+            errs.append(invalid("spec.updateStrategy.rollingUpdate", GoValue("..."),
+                                "only allowed for updateStrategy 'RollingUpdate'"))
+    elif strategy.type == "RollingUpdate":
+        if strategy.rolling_update is not None and strategy.rolling_update.partition is not None:
+            errs += nonnegative(strategy.rolling_update.partition, "spec.updateStrategy.rollingUpdate.partition")
+    else:
+        errs.append(not_supported("spec.updateStrategy", strategy.type, _STATEFULSET_STRATEGIES))
+    errs += nonnegative(s.replicas if s.replicas is not None else 0, "spec.replicas")
+    errs += nonnegative(s.min_ready_seconds, "spec.minReadySeconds")
+    errs += _selector_and_template(s.selector, s.template, "statefulset", "StatefulSet")
+    return errs
+
+
+#: ValidateStatefulSetUpdate's message for a change of any other spec field
+STATEFULSET_SPEC_FORBIDDEN = ("updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+                              "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are "
+                              "forbidden")
+
+
+def validate_statefulset_update(new: StatefulSet, old: StatefulSet) -> list[FieldError]:
+    """ValidateStatefulSetUpdate: the spec but replicas, template, updateStrategy and minReadySeconds is immutable."""
+    errs = validate_object_meta_update(new.metadata, old.metadata)
+    kept = attrs.evolve(new.spec, replicas=old.spec.replicas, template=old.spec.template,
+                        update_strategy=old.spec.update_strategy, min_ready_seconds=old.spec.min_ready_seconds)
+    if kept != old.spec:
+        errs.append(forbidden("spec", STATEFULSET_SPEC_FORBIDDEN))
+    return errs + validate_statefulset(new)

@@ -1,0 +1,201 @@
+"""The StatefulSet guarantees: one pod per identity, ordinals created in order, and a set that converges.
+
+statefulset-one-pod-per-identity judges what the machines run: the API server's keys already make two live
+pod objects of one name impossible, so what can break is a second incarnation of `<set>-<i>` running its
+containers while the first one's still run. The invariant keeps, from the store's history, the uid and
+identity of every pod a StatefulSet controlled (kept after the pod is gone: its containers may outlive it), and
+looks at the running containers of every machine still in the cluster, again only when some runtime changed.
+
+statefulset-ordered-ready reads the pod and StatefulSet changes of the last step from the store's history,
+keeping a mirror of each set's pods in revision order and, per set, the latest revision at which its ordinals
+0..k-1 were all Running, Ready and not being deleted at once (for every k). A create of ordinal N > 0 of an
+OrderedReady set is judged against that: some revision at or before the create's must have had 0..N-1 healthy
+together. (The controller decides from its cache, which may be behind the store, so "at the create's revision"
+would blame it for a pod that stopped being ready after the cache saw it ready.)
+
+converges-statefulsets is a liveness property, judged once the cluster has settled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from invariants._history import PODS, change_feed, name_of
+from invariants.registry import LIVENESS, SAFETY, invariant
+from invariants.scheduling import _node_runtimes
+from kmodel.controllers.statefulset_logic import is_healthy, parent_and_ordinal, replicas_of
+from kmodel.kubelet.runtime import POD_UID_LABEL
+
+STATEFULSETS = "/registry/statefulsets/"
+
+
+def _set_ref(pod: Any) -> Any:
+    for ref in pod.metadata.owner_references:
+        if ref.controller and ref.kind == "StatefulSet":
+            return ref
+    return None
+
+
+class _Ledger:
+    """Per run: the StatefulSet pods seen (uid -> "namespace/name"), each set's pods in revision order, and the
+    healthy-prefix revisions (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.identity: dict[str, str] = {}  # pod uid -> "namespace/name", for every pod a StatefulSet controlled
+        self.pods: dict[str, dict[int, Any]] = {}  # set uid -> {ordinal: pod}
+        self.sets: dict[str, Any] = {}  # "namespace/name" -> the StatefulSet now
+        self.prefix: dict[str, dict[int, int]] = {}  # set uid -> {k: latest revision with 0..k-1 all healthy}
+        self.bad_order: list[str] = []
+
+    def read(self, feed: Any, cluster: Any) -> None:
+        for ch in feed.read(cluster.store):
+            if ch.key.startswith(STATEFULSETS):
+                if ch.value is None:
+                    self.sets.pop(name_of(ch.key), None)
+                else:
+                    self.sets[name_of(ch.key)] = ch.value
+                continue
+            pod = ch.value if ch.value is not None else ch.prev
+            ref = _set_ref(pod) if pod is not None else None
+            if ref is None:
+                continue
+            ordinal = parent_and_ordinal(pod.metadata.name)[1]
+            if ordinal < 0:
+                continue
+            mine = self.pods.setdefault(ref.uid, {})
+            if ch.value is None:
+                if ordinal in mine and mine[ordinal].metadata.uid == pod.metadata.uid:
+                    del mine[ordinal]
+            else:
+                self.identity[pod.metadata.uid] = f"{pod.metadata.namespace}/{pod.metadata.name}"
+                if ch.prev is None:
+                    self._judge_create(ch.rev, pod, ref, ordinal)
+                mine[ordinal] = pod
+            self._record_prefix(ref.uid, ch.rev)
+
+    def _record_prefix(self, set_uid: str, rev: int) -> None:
+        mine = self.pods.get(set_uid, {})
+        marks = self.prefix.setdefault(set_uid, {})
+        k = 0
+        while is_healthy(mine.get(k)):
+            k += 1
+            marks[k] = rev
+
+    def _judge_create(self, rev: int, pod: Any, ref: Any, ordinal: int) -> None:
+        sts = self.sets.get(f"{pod.metadata.namespace}/{ref.name}")
+        if ordinal == 0 or sts is None or sts.metadata.uid != ref.uid:
+            return
+        if sts.spec.pod_management_policy == "Parallel":
+            return
+        if ordinal not in self.prefix.get(ref.uid, {}):
+            mine = self.pods.get(ref.uid, {})
+            waiting = [f"{ref.name}-{i}" for i in range(ordinal) if not is_healthy(mine.get(i))]
+            self.bad_order.append(
+                f"revision {rev}: the StatefulSet controller created {pod.metadata.namespace}/{pod.metadata.name} "
+                f"of OrderedReady set {ref.name} although ordinals 0..{ordinal - 1} had never all been Running and "
+                f"Ready at once (not now: {', '.join(waiting)})")
+
+
+def _ledger(cluster: Any, memo: dict) -> _Ledger:
+    ledger = memo.get("ledger")
+    if ledger is None:
+        ledger = memo["ledger"] = _Ledger()
+        memo["feed"] = change_feed(memo, (PODS, STATEFULSETS))
+    ledger.read(memo["feed"], cluster)
+    return ledger
+
+
+def _running_incarnations(cluster: Any, memo: dict, identity: dict[str, str]) -> dict[str, dict[str, str]]:
+    """"namespace/name" -> {pod uid: node} of the StatefulSet pods whose containers run on some machine."""
+    found: dict[str, dict[str, str]] = {}
+    for node, kubelet in _node_runtimes(cluster, memo):
+        for container in kubelet.runtime.running():
+            uid = container.labels.get(POD_UID_LABEL, "")
+            name = identity.get(uid)
+            if name is not None:
+                found.setdefault(name, {})[uid] = node
+    return found
+
+
+@invariant("statefulset-one-pod-per-identity", kind=SAFETY, principle="node lifecycle")
+def statefulset_one_pod_per_identity(cluster: Any, memo: dict) -> Iterator[str]:
+    """At most one pod per StatefulSet identity runs: never two incarnations of `<set>-<i>` with containers
+    running at once on the machines still in the cluster (the API's unique names keep two live objects apart;
+    the controller creates `<set>-<i>` again only once the old object is gone, which a kubelet confirms only
+    after its containers stopped). A force delete (grace period 0) of a pod whose node is unreachable breaks
+    this on purpose, as upstream warns ("Force Delete StatefulSet Pods"): the invariant reports it too."""
+    ledger = _ledger(cluster, memo)
+    generations = tuple(k.runtime.generation for _, k in _node_runtimes(cluster, memo))
+    cached = memo.get("verdict")
+    if cached is not None and cached[0] == (generations, len(ledger.identity)):
+        yield from cached[1]
+        return
+    problems = []
+    for name, incarnations in sorted(_running_incarnations(cluster, memo, ledger.identity).items()):
+        if len(incarnations) > 1:
+            where = ", ".join(f"uid {uid} on {node}" for uid, node in sorted(incarnations.items()))
+            problems.append(f"two incarnations of StatefulSet pod {name} run containers at once ({where}): the old "
+                            f"pod object was removed while its containers still ran (a force delete?)")
+    memo["verdict"] = ((generations, len(ledger.identity)), problems)
+    yield from problems
+
+
+@invariant("statefulset-ordered-ready", kind=SAFETY, principle="level-driven reconciliation")
+def statefulset_ordered_ready(cluster: Any, memo: dict) -> Iterator[str]:
+    """With podManagementPolicy OrderedReady, the StatefulSet controller creates ordinal N > 0 only after
+    ordinals 0..N-1 were all Running and Ready (and not being deleted) at once, at some revision at or before
+    the create's."""
+    yield from _ledger(cluster, memo).bad_order
+
+
+def _ready_pod(pod: Any) -> bool:
+    return pod is not None and pod.metadata.deletion_timestamp is None and is_healthy(pod)
+
+
+@invariant("converges-statefulsets", kind=LIVENESS, principle="level-driven reconciliation")
+def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
+    """Each StatefulSet not being deleted has exactly spec.replicas pods, `<set>-0` .. `<set>-<replicas-1>`, all
+    Running and Ready, except those no node has room for (Pending and unschedulable, and then no higher
+    ordinal of an OrderedReady set), and a status whose replicas, readyReplicas and observedGeneration say so. A
+    set one of whose names is held by a pod it does not control (released by a label edit, or another
+    owner's) is not judged: upstream's controller then fails every sync with AlreadyExists, as the model's."""
+    for sts in cluster.objects("statefulsets"):
+        if sts.metadata.deletion_timestamp is not None:
+            continue
+        ns, name = sts.metadata.namespace, sts.metadata.name
+        n = replicas_of(sts)
+        in_ns = cluster.objects("pods", ns)
+        pods = {p.metadata.name: p for p in in_ns if (ref := _set_ref(p)) is not None and ref.uid == sts.metadata.uid}
+        wanted = [f"{name}-{i}" for i in range(n)]
+        taken = sorted(p.metadata.name for p in in_ns if p.metadata.name in wanted and p.metadata.name not in pods)
+        if taken:
+            continue  # a pod the set does not control holds one of its names: every create fails AlreadyExists
+        extra = sorted(set(pods) - set(wanted))
+        if extra:
+            yield f"StatefulSet {ns}/{name} wants {n} pods but also has {', '.join(extra)}"
+        unplaced = [w for w in wanted if w in pods and _unschedulable(pods[w])]
+        ordered = sts.spec.pod_management_policy != "Parallel"
+        for i, w in enumerate(wanted):
+            pod = pods.get(w)
+            if pod is not None and _unschedulable(pod):
+                if ordered:
+                    break  # the later ordinals wait for this one, which has no room
+                continue
+            if not _ready_pod(pod):
+                state = "missing" if pod is None else f"{pod.status.phase or 'not created'}, not ready"
+                yield f"StatefulSet {ns}/{name}: pod {w} is {state}"
+                break
+        else:
+            if unplaced:
+                continue
+            s = sts.status
+            if (s.replicas, s.ready_replicas, s.observed_generation) != (n, n, sts.metadata.generation):
+                yield (f"StatefulSet {ns}/{name} runs {n} ready pods but its status says replicas {s.replicas}, "
+                       f"readyReplicas {s.ready_replicas}, observedGeneration {s.observed_generation} (generation "
+                       f"{sts.metadata.generation})")
+
+
+def _unschedulable(pod: Any) -> bool:
+    if pod.spec.node_name:
+        return False
+    return any(c.type == "PodScheduled" and c.reason == "Unschedulable" for c in pod.status.conditions)

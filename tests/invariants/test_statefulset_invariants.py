@@ -1,0 +1,94 @@
+"""The StatefulSet invariants, each holding on a run where it should and failing on a state that breaks it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
+from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.cluster.config import DEFAULT_COMPONENTS
+from kmodel.cluster.kubectl import Delete, Scale
+from kmodel.controllers.statefulset_logic import new_pod
+from kmodel.objects import load_yaml
+
+from tests.invariants.test_invariants import call
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+S = 1000
+STATEFULSET_INVARIANTS = ("statefulset-one-pod-per-identity", "statefulset-ordered-ready")
+
+
+def example() -> list:
+    return load_yaml((EXAMPLES / "statefulset.yaml").read_text())
+
+
+def check(cluster: Cluster, name: str, memo: dict) -> list[str]:
+    return list(REGISTRY[name].check(cluster, memo))
+
+
+def stepped(cluster: Cluster, until_ms: int, memos: dict) -> list:
+    """Run to `until_ms` one event at a time, checking every safety invariant after each."""
+    found = []
+    while cluster.now < until_ms and cluster.loop.enabled_events():
+        cluster.loop.step(cluster.loop.enabled_events()[0])
+        for inv in registered(SAFETY):
+            found += [(inv.name, m) for m in inv.check(cluster, memos.setdefault(inv.name, {}))]
+    return found
+
+
+def test_the_guarantees_hold_while_a_set_comes_up_scales_down_and_up_and_converges():
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.apply(example())
+    memos: dict = {}
+    assert stepped(cluster, 40 * S, memos) == []
+    assert [p.metadata.name for p in cluster.objects("pods", "default")] == ["web-0", "web-1", "web-2"]
+    cluster.submit(Scale("statefulsets", "default", "web", 1))
+    assert stepped(cluster, cluster.now + 60 * S, memos) == []
+    cluster.submit(Scale("statefulsets", "default", "web", 2))
+    assert stepped(cluster, cluster.now + 40 * S, memos) == []
+    for inv in registered(LIVENESS):
+        assert list(inv.check(cluster, {})) == [], inv.name
+
+
+def test_one_pod_per_identity_fails_when_a_pod_on_an_unreachable_node_is_force_deleted():
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.apply(example())
+    cluster.submit(Scale("statefulsets", "default", "web", 1))
+    cluster.run(30 * S)
+    memo: dict = {}
+    assert check(cluster, "statefulset-one-pod-per-identity", memo) == []
+    old = cluster.get("pods", "default", "web-0")
+    cluster.partition(old.spec.node_name)  # its kubelet keeps running the container, cut off from the API
+    cluster.run(cluster.now + 60 * S)  # the node is unreachable and tainted: nothing new is scheduled there
+    assert check(cluster, "statefulset-one-pod-per-identity", memo) == []
+    cluster.submit(Delete("pods", "default", "web-0", grace_period_seconds=0))  # kubectl delete --force
+    cluster.run(cluster.now + 30 * S)
+    new = cluster.get("pods", "default", "web-0")
+    assert new is not None and new.metadata.uid != old.metadata.uid and new.status.phase == "Running"
+    [message] = check(cluster, "statefulset-one-pod-per-identity", memo)
+    assert "default/web-0" in message and old.metadata.uid in message and new.metadata.uid in message
+
+
+def test_ordered_ready_fails_when_an_ordinal_is_created_before_the_lower_one_is_ready():
+    cluster = Cluster(ClusterConfig(nodes=1, components=tuple(c for c in DEFAULT_COMPONENTS if c != "statefulset")))
+    cluster.apply(example())
+    cluster.run(5 * S)
+    memo: dict = {}
+    assert check(cluster, "statefulset-ordered-ready", memo) == []
+    sts = cluster.get("statefulsets", "default", "web")
+    assert call(cluster, "create", "pods", "default", body=new_pod(sts, 0)).code == 201
+    assert call(cluster, "create", "pods", "default", body=new_pod(sts, 1)).code == 201  # web-0 not yet running
+    [message] = check(cluster, "statefulset-ordered-ready", memo)
+    assert "default/web-1" in message and "web-0" in message
+
+
+def test_converges_statefulsets_fails_while_the_set_lacks_its_pods_and_holds_once_they_run():
+    cluster = Cluster(ClusterConfig(nodes=2, components=tuple(c for c in DEFAULT_COMPONENTS if c != "statefulset")))
+    cluster.apply(example())
+    cluster.run(30 * S)
+    [message] = check(cluster, "converges-statefulsets", {})
+    assert message == "StatefulSet default/web: pod web-0 is missing"
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.apply(example())
+    cluster.run(40 * S)
+    assert check(cluster, "converges-statefulsets", {}) == []
