@@ -130,7 +130,8 @@ FIXES: tuple[Fix, ...] = (
         "counts on its shared informers' resync (kube-controller-manager's --min-resync-period, 12 h, times "
         "[1, 2)) to come back to it. This is kmodel's sketch of a fix",
         ("deployment-dropped-after-max-retries-while-etcd-was-down.json",
-         "deployment-retries-a-quarter-of-an-hour-apart-after-a-long-etcd-outage.json")),
+         "deployment-retries-a-quarter-of-an-hour-apart-after-a-long-etcd-outage.json",
+         "deployment-dropped-after-max-retries-while-its-leader-renews.json")),
     Fix(
         ENDPOINTS_RETRY_PAST_MAX_RETRIES, ("converges-endpoints",),
         "a Service whose Endpoints write fails 16 times in a row (about 4.5 minutes of back-off and etcd "
@@ -143,7 +144,8 @@ FIXES: tuple[Fix, ...] = (
         "kmodel/controllers/endpoints.py (make: EndpointsController's retry_past_max_retries)",
         "none: upstream's endpoints controller drops the key after maxRetries (handleErr) and counts on its "
         "shared informers' resync to come back to it. This is kmodel's sketch of a fix",
-        ("endpoints-dropped-after-max-retries-while-etcd-was-down.json",)),
+        ("endpoints-dropped-after-max-retries-while-etcd-was-down.json",
+         "endpoints-dropped-after-max-retries-while-its-leader-renews.json")),
     Fix(
         TAINTEVICTION_RETRY_FAILED_EVICTIONS, ("converges-replicas",),
         "taint eviction tries a due eviction 5 times and then forgets it, failed or not, and its handlers ignore "
@@ -158,7 +160,8 @@ FIXES: tuple[Fix, ...] = (
         "(pkg/controller/tainteviction/timed_workers.go, getWrappedWorkerFunc), and deletePodHandler's only "
         "retries are its 5 tries 10 ms apart. This is kmodel's sketch of a fix",
         ("taint-eviction-gives-up-on-a-lost-nodes-pod-after-an-etcd-blip.json",
-         "taint-eviction-gives-up-found-by-the-checker.json")),
+         "taint-eviction-gives-up-found-by-the-checker.json",
+         "taint-eviction-gives-up-after-five-quick-500s-while-its-leader-renews.json")),
     Fix(
         LEADERELECTION_FENCE_WRITES, ("leader-acts-within-lease",),
         "a kube-controller-manager or kube-scheduler that leads and is paused (a long GC pause, a frozen VM) past "

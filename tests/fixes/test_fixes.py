@@ -56,13 +56,23 @@ def test_trace_config_round_trips_fixes_and_refuses_unknown_ones():
     assert config_from_json({k: v for k, v in data.items() if k != "fixes"}).fixes == ()  # older traces
 
 
+#: traces that fire a controller's retries at the times of its rate limiter's back-off, event by event, past the
+#: 60 s its fix caps them at: with the fix on, those retries come earlier, so the trace is replayed leniently (the
+#: events not enabled are skipped; its request faults still fail the tries that come)
+FIRES_RETRIES_THE_FIX_MOVES = {
+    "deployment-dropped-after-max-retries-while-its-leader-renews.json",
+    "endpoints-dropped-after-max-retries-while-its-leader-renews.json"}
+
+
 @pytest.mark.parametrize("fix, trace", [(f.name, t) for f in FIXES for t in f.traces])
 def test_each_fix_takes_out_its_bug_on_its_traces(fix, trace):
     loaded = read_trace(REGRESSIONS / trace)
     without = replay(loaded, record_messages=False)
     assert without.violation is not None and without.violation.invariant == loaded.expected_invariant
-    with_fix = replay(loaded, record_messages=False, fixes=(fix,))  # strict: the trace still fits
+    lenient = trace in FIRES_RETRIES_THE_FIX_MOVES  # otherwise strict: the trace still fits
+    with_fix = replay(loaded, record_messages=False, fixes=(fix,), lenient=lenient)
     assert with_fix.violation is None, with_fix.violation
+    assert lenient or with_fix.skipped == 0
 
 
 #: (fix, another bug's trace) where the fix moves the interleaving the trace needs, not that bug: the nodeipam
