@@ -4,7 +4,7 @@
                    cluster-ips-reserved
     storage.py     occ-no-lost-update, resource-version-monotonic, store-keys-canonical
     watch.py       watch-ordered, watch-unique, watch-reliable, watch-atomic, informer-no-time-travel,
-                   watch-delivers-after-start
+                   restart-no-time-travel, watch-delivers-after-start
     scheduling.py  no-overcommit, host-ports-unique, binding-immutable
     contract.py    admission-enforced, rbac-enforced
     lifecycle.py   eviction-timing, grace-only-for-running-pods

@@ -230,7 +230,8 @@ def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     """No informer ever exposes to its handlers a resourceVersion older than one it exposed before (within one
     life of its process).
 
-    Reads each informer's `exposed` record from where the last check stopped."""
+    Reads each informer's `exposed` record from where the last check stopped. Across the lives of a process,
+    restart-no-time-travel judges."""
     bad: list = memo.setdefault("bad", [])
     for entry in informer_entries(cluster, memo, lambda inf, name: [inf, 0, 0, name]):
         inf = entry[0]
@@ -247,6 +248,101 @@ def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
                 newest = rv
         entry[1], entry[2] = len(exposed), newest
     yield from bad
+
+
+@invariant("restart-no-time-travel", kind=SAFETY, principle="watch, not poll")
+def restart_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
+    """No restarted process's informer exposes to its handlers a resourceVersion older than what the process knew
+    of that resource in an earlier life: the newest resourceVersion its informer of the same resource and
+    selectors exposed then, or one of its own writes to that resource came back with.
+
+    A restarted process has forgotten what it saw and did, but what it did stands (pods it stopped, replicas it
+    created): acting on an older state than it knew undoes or repeats it (kubernetes/kubernetes#59848: a
+    restarted kubelet's first list, asked at resourceVersion 0 and served by a lagging watch cache, reruns a
+    pod deleted before the crash; a restarted ReplicaSet controller's does not show the pod it had just
+    created, so it creates another). A consistent first list (resourceVersion "") is never older than either:
+    it reads the store as it is, and everything the earlier life saw or wrote was in the store before the
+    restart. A life is an incarnation of the process (`ApiClient.incarnation`): a crash, or the exit of a
+    process that lost its leader election, starts a new one; a process of another name (a standby taking over)
+    is not compared. Judged on resourceVersions, as informer-no-time-travel judges one life, from the records
+    the component's client keeps across its lives (`ApiClient.informer_lives`, `ApiClient.written_rvs`), so a
+    life that began and ended within one step is judged too."""
+    bad: list = memo.setdefault("bad", [])
+    clients: dict = memo.setdefault("clients", {})
+    for name, component in cluster.loop.components.items():
+        client = getattr(component, "client", None)
+        record = getattr(client, "informer_lives", None)
+        if not record:
+            continue
+        entry = clients.get(name)
+        if entry is None or entry[0] is not client:
+            entry = clients[name] = [client, {}]
+        states: dict = entry[1]
+        for identity, lives in record.items():
+            state = states.get(identity)
+            if state is None:
+                state = states[identity] = [0, [], []]  # lives seen, newest of each ended life, open lives
+            if state[0] < len(lives):
+                _open_new_lives(lives, client.written_rvs.get(identity[0], {}), state)
+            if state[2]:
+                _judge_open_lives(name, identity, lives, client.incarnation, state[2], bad)
+    yield from bad
+
+
+def _life_newest(exposed: list[int], start: int) -> int:
+    """The newest resourceVersion of one life's part of an `exposed` record (it ends at a 0, a reset)."""
+    newest = 0
+    for rv in exposed[start:]:
+        if rv == 0:
+            break
+        newest = max(newest, rv)
+    return newest
+
+
+def _open_new_lives(lives: list, written: dict[int, int], state: list) -> None:
+    """Give each life not seen yet its floor, the newest resourceVersion the earlier incarnations knew of (their
+    informer lives' exposures, their writes' answers: all final, as those incarnations ended when a later one
+    began), and open it for judging when there is one. A floor is (resourceVersion, "exposed" or "written")."""
+    seen, newest, opened = state
+    for j in range(seen, len(lives)):
+        incarnation, _, start = lives[j]
+        floor = max(((rv, "written") for life, rv in written.items() if life < incarnation), default=(0, ""))
+        for i in range(j):
+            if lives[i][0] < incarnation:
+                if i >= len(newest):
+                    newest.append(_life_newest(lives[i][1], lives[i][2]))
+                floor = max(floor, (newest[i], "exposed"))
+        if floor[0]:
+            opened.append([j, floor, start])
+    state[0] = len(lives)
+
+
+def _judge_open_lives(name: str, identity: tuple, lives: list, incarnation: int, opened: list, bad: list) -> None:
+    """Read each open life's new exposures against its floor; a life closes at its first one below it (one
+    message per life), or once it ended and all of it was read."""
+    for life in list(opened):
+        j, (floor, how), pos = life
+        life_incarnation, exposed, _ = lives[j]
+        ended = life_incarnation < incarnation
+        for k in range(pos, len(exposed)):
+            rv = exposed[k]
+            if rv == 0:
+                ended = True
+                break
+            if rv < floor:
+                resource, namespace, labels, fields = identity
+                which = ", ".join(x for x in (namespace and f"namespace {namespace}", labels, fields) if x)
+                what = ("its informer had exposed" if how == "exposed"
+                        else f"one of its writes to {resource} came back with")
+                bad.append(f"{name}'s {resource} informer{f' ({which})' if which else ''} exposed resourceVersion "
+                           f"{rv} after its process restarted, older than resourceVersion {floor}, which {what} "
+                           f"before")
+                ended = True
+                break
+        else:
+            life[2] = len(exposed)
+        if ended:
+            opened.remove(life)
 
 
 @invariant("watch-delivers-after-start", kind=SAFETY, principle="watch, not poll")

@@ -256,6 +256,16 @@ class ApiClient:
         self.write_guard: Optional[Callable[[int, str, str, str], str]] = None
         #: how many times this client's process started (a crash starts a new one)
         self.incarnation = 0
+        #: every life of every informer built on this client (an observer's record, survives reset): informer
+        #: identity (resource, namespace, label selector, field selector) -> (incarnation, the informer's
+        #: `exposed` record, where this life's part of it begins), in order; kmodel.client.informer keeps it and
+        #: the restart-no-time-travel invariant reads it, so what a restarted process's informers expose can be
+        #: compared with what its earlier lives' informers did (they are gone from the component by then)
+        self.informer_lives: dict[tuple[str, str, str, str], list[tuple[int, list[int], int]]] = {}
+        #: resource -> incarnation -> the newest resourceVersion a write of that life to that resource came back
+        #: with (2xx answers whose body has one; an observer's record, survives reset; read by
+        #: restart-no-time-travel: a restarted process's view must not predate its own acknowledged writes)
+        self.written_rvs: dict[str, dict[int, int]] = {}
         #: the endpoint of the request or watch whose answer (or failure) a continuation is handling now: a caller
         #: that fails over because of it calls `fail_over_from(answered_by)`
         self.answered_by = ""
@@ -486,6 +496,8 @@ class ApiClient:
                     return True
             if p.read_rv and payload.code < 300:
                 self._record_update(now, p, payload)
+            if payload.code < 300 and p.request.verb in _WRITE_VERBS:
+                self._record_written(p, payload)
             if p.on_done is not None:
                 self.answered_by = p.endpoint
                 p.on_done(now, payload, out)
@@ -508,6 +520,12 @@ class ApiClient:
             r = p.request
             self.updates.append(UpdateRecord(r.resource, r.namespace, r.name, r.subresource, int(p.read_rv),
                                              int(written), p.sent, now))
+
+    def _record_written(self, p: _Pending, response: Response) -> None:
+        written = _read_rv(response.body)
+        if written:
+            by_life = self.written_rvs.setdefault(p.request.resource, {})
+            by_life[self.incarnation] = max(by_life.get(self.incarnation, 0), int(written))
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> bool:
         w = self._watches.pop(stream, None)

@@ -9,8 +9,9 @@ the handlers ``on_add(now, obj, out)``, ``on_update(now, old, new, out)``, ``on_
 It never goes back in time (client-go's reflector since 1.27):
 
 * The first list asks resourceVersion "0" (served from a watch cache, possibly stale: nothing has been seen
-  yet by this process, though its previous incarnation may have seen more; kubernetes#59848, and the
-  `reflector-consistent-first-list` fix, kmodel.fixes, which asks "" instead). Every later list asks
+  yet by this process, though its previous incarnation may have seen more; kubernetes#59848, which the
+  restart-no-time-travel invariant flags, and the `reflector-consistent-first-list` fix, kmodel.fixes, which
+  asks "" instead). Every later list asks
   resourceVersion = `last_rv` (NotOlderThan): a replica whose
   cache is behind either waits until it catches up or answers 504 "Too large resource version"; on that
   answer (or a 410) the reflector marks the RV unavailable and lists again at once with resourceVersion ""
@@ -114,7 +115,8 @@ class Informer:
         self.on_update = on_update
         self.on_delete = on_delete
         # every resourceVersion this informer exposed to its handlers (a list's, then each event's), in order;
-        # 0 marks a reset (the owner crashed: a new process starts from nothing). Read by invariants.
+        # 0 marks a reset (the owner crashed: a new process starts from nothing). Read by invariants. Each life's
+        # part of it is also recorded in the client's `informer_lives` (see `reset`).
         self.exposed: list[int] = []
         # what each watch received, before the informer filters anything, in order: (stream, start rv) when a
         # watch is opened, then (stream, rv, key) per event (bookmarks and errors left out). Read by invariants
@@ -127,8 +129,13 @@ class Informer:
 
     def reset(self) -> None:
         """Forget everything (the owning component crashed)."""
-        if self.exposed:
+        if self._generation:
             self.exposed.append(0)
+        # A new life begins (the informer is new, or its process restarted): record where its exposures start on
+        # the client, which outlives the process, so each life's can be compared with the earlier lives' of the
+        # same informer, or of the one the process built before it crashed (restart-no-time-travel).
+        self.client.informer_lives.setdefault(self.identity, []).append(
+            (self.client.incarnation, self.exposed, len(self.exposed)))
         self.indexer = Indexer(self._indexers)
         self.last_rv = 0
         self.has_synced = False
@@ -148,6 +155,11 @@ class Informer:
         self._backoff_started: Optional[int] = None
         self._started = False
         self._generation += 1  # a poll scheduled before the reset is dropped when its timer fires
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """What this informer watches: its resource, namespace, label selector and field selector."""
+        return (self.resource, self.namespace, self.label_selector, self.field_selector)
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 

@@ -87,20 +87,24 @@ FIXES: tuple[Fix, ...] = (
         ("apiserver-cache-keeps-a-node-deleted-at-the-compaction-revision.json",
          "apiserver-cache-keeps-a-service-deleted-at-the-compaction-revision.json")),
     Fix(
-        REFLECTOR_CONSISTENT_FIRST_LIST, ("host-ports-unique", "replicaset-within-expectations"),
+        REFLECTOR_CONSISTENT_FIRST_LIST,
+        ("restart-no-time-travel", "host-ports-unique", "replicaset-within-expectations"),
         "a reflector's first list asks resourceVersion 0, which any API server answers from its watch cache "
         "however far behind etcd it is: a restarted kubelet can list a pod deleted long ago, miss the pod that "
         "has run since, and run the deleted one again; a restarted ReplicaSet controller can miss the pod it "
         "created just before its crash and create another",
         "every reflector's first list asks resourceVersion \"\" (a consistent read, at etcd's current revision "
-        "or later), so a restarted process never starts from a state older than one it saw before it crashed",
+        "or later), so a restarted process never starts from a state older than one it saw or wrote before it "
+        "crashed",
         "kmodel/client/informer.py (Informer.relist_resource_version)",
         "kubernetes/kubernetes#83520 made exactly this change for #59848 (merged for 1.17); it was reverted for "
         "the etcd load of large clusters' relists (#86824 for 1.17; today's reflector asks \"0\" again); "
         "KEP-2340 (consistent reads from the watch cache) and KEP-3157 (watch-list) were designed to make such a "
         "first read affordable. #59848 is open",
-        ("kubelet-restarted-against-a-lagging-cache-reruns-a-deleted-pod-on-a-host-port.json",
-         "replicaset-creates-twice-after-a-restart-on-a-stale-first-list.json")),
+        ("controller-manager-restarted-against-a-lagging-cache-lists-older-than-its-own-writes.json",
+         "kubelet-restarted-against-a-lagging-cache-reruns-a-deleted-pod-on-a-host-port.json",
+         "replicaset-creates-twice-after-a-restart-on-a-stale-first-list.json",
+         "stale-scheduler-binds-two-pods-on-one-host-port.json")),
     Fix(
         SCHEDULER_COUNT_HOST_PORT_HOLDERS, ("converges-replicas",),
         "the scheduler's NodeInfo keeps host ports as a set: when one of two pods on a node that declare the same "
@@ -113,7 +117,6 @@ FIXES: tuple[Fix, ...] = (
         "kubernetes/kubernetes#88851 (a ReplicaSet making Failed PodFitsHostPorts pods beside its running one, "
         "closed as stale) match, its cause was not found there. This is kmodel's sketch of a fix",
         ("scheduler-forgets-a-host-port-after-a-rejected-pod-and-places-pods-there-for-good.json",
-         "stale-scheduler-binds-two-pods-on-one-host-port.json",
          "scheduler-forgets-a-host-port-found-by-the-checker.json")),
     Fix(
         DEPLOYMENT_RETRY_PAST_MAX_RETRIES, ("converges-replicas",),

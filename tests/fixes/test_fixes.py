@@ -80,10 +80,8 @@ def test_each_fix_takes_out_its_bug_on_its_traces(fix, trace):
 #: in the node trace (the Service trace of the same etcd bug still fails with it on)
 MOVES_THE_INTERLEAVING = {
     ("nodeipam-release-by-owner", "apiserver-cache-keeps-a-node-deleted-at-the-compaction-revision.json")}
-#: (fix, trace) where the fix takes out what led to the other bug: with consistent first lists the restarted
-#: scheduler is not stale, so it never places the pod the kubelet rejects, and no host port is forgotten
-TAKES_OUT_THE_CAUSE = {
-    ("reflector-consistent-first-list", "stale-scheduler-binds-two-pods-on-one-host-port.json")}
+#: (fix, trace) where the fix takes out what led to the other bug (none today)
+TAKES_OUT_THE_CAUSE: set[tuple[str, str]] = set()
 
 
 def test_a_fix_leaves_the_other_bugs_alone():

@@ -27,6 +27,7 @@ EXPECTED = {
     "unique-pod-ips": SAFETY, "pod-ip-in-node-cidr": SAFETY, "node-cidrs-disjoint": SAFETY, "cluster-ips-reserved": SAFETY,
     "occ-no-lost-update": SAFETY, "resource-version-monotonic": SAFETY, "watch-ordered": SAFETY,
     "watch-unique": SAFETY, "watch-reliable": SAFETY, "watch-atomic": SAFETY, "informer-no-time-travel": SAFETY,
+    "restart-no-time-travel": SAFETY,
     "no-overcommit": SAFETY, "host-ports-unique": SAFETY, "binding-immutable": SAFETY,
     "api-single-contract": SAFETY, "admission-enforced": SAFETY, "rbac-enforced": SAFETY,
     "eviction-timing": SAFETY, "grace-only-for-running-pods": SAFETY, "converges-replicas": LIVENESS,
@@ -363,6 +364,63 @@ def test_informer_no_time_travel_catches_an_informer_that_lost_its_last_resource
     informer._on_event(cluster.now, informer.watch_stream, WatchEvent("MODIFIED", old), _Out(cluster))
     [message] = check(cluster, "informer-no-time-travel", memo)
     assert "scheduler" in message and "resourceVersion 3" in message
+
+
+def _kubelet_restarted_while_its_cache_lags(**config) -> tuple[Cluster, dict, list[str]]:
+    """A kubelet writes a pod's status (a container died) while etcd -> apiserver-0, the replica it reads from,
+    is slowed for 60 s; then it crashes and restarts, and its informers list again. Returns the cluster, the
+    invariant's memo and what the invariant said before the crash."""
+    cluster = web_cluster(nodes=1, **config)
+    memo: dict = {}
+    kubelet = cluster.loop.components["kubelet/node-1"]
+    assert kubelet.client.endpoint == "apiserver-0"
+    cluster.loop.step(SlowLink("etcd", "apiserver-0", 60 * S))
+    storefront = pods(cluster)[0].metadata.name
+    kubelet.fail_container("default", storefront, "web", now=cluster.now)
+    cluster.loop.notify_work(kubelet.name)
+    cluster.run(5 * S)
+    written = kubelet.client.written_rvs["pods"][kubelet.client.incarnation]
+    assert cluster.replicas[0].cache.resource_version < written  # the cache has not seen the kubelet's write
+    before = check(cluster, "restart-no-time-travel", memo)
+    cluster.crash("kubelet/node-1")
+    cluster.restart("kubelet/node-1")
+    cluster.run(5 * S)
+    return cluster, memo, before
+
+
+def test_restart_no_time_travel_catches_a_restarted_kubelet_listing_older_than_its_own_write():
+    cluster, memo, before = _kubelet_restarted_while_its_cache_lags()
+    assert before == []
+    found = check(cluster, "restart-no-time-travel", memo)
+    assert found and all(m.startswith("kubelet/node-1's ") for m in found)
+    assert any("pods informer (spec.nodeName=node-1) exposed resourceVersion" in m
+               and "which one of its writes to pods came back with before" in m for m in found)
+    assert check(cluster, "informer-no-time-travel") == []  # each life alone never goes back
+
+
+def test_restart_no_time_travel_holds_with_consistent_first_lists():
+    cluster, memo, before = _kubelet_restarted_while_its_cache_lags(fixes=("reflector-consistent-first-list",))
+    assert before == []
+    kubelet = cluster.loop.components["kubelet/node-1"]
+    assert kubelet.pods.has_synced  # the restarted kubelet listed (from etcd, waiting out the slow link)
+    assert check(cluster, "restart-no-time-travel", memo) == []
+
+
+def test_restart_no_time_travel_catches_a_life_older_than_an_earlier_lifes_exposure():
+    """Judged from the client's record, not the component's informers: a life that began and ended between two
+    checks is judged too, and so is a life going back past what the informer had exposed."""
+    cluster = web_cluster(nodes=1)
+    memo: dict = {}
+    proxy = cluster.loop.components["proxy/node-1"]
+    assert check(cluster, "restart-no-time-travel", memo) == []
+    newest = max(proxy.services.exposed)
+    cluster.crash("proxy/node-1")  # a new life of its services informer, which lists from a cache gone back
+    proxy.services.exposed.append(newest - 1)  # (as a lagging cache would answer it)
+    cluster.crash("proxy/node-1")  # ... and ends before any check
+    [message] = check(cluster, "restart-no-time-travel", memo)
+    assert message.startswith("proxy/node-1's services informer (")
+    assert f"exposed resourceVersion {newest - 1} after its process restarted, older than resourceVersion " \
+           f"{newest}, which its informer had exposed before" in message
 
 
 # -- scheduling ------------------------------------------------------------------------------------------------
