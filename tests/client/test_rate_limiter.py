@@ -81,7 +81,7 @@ def test_every_component_of_a_cluster_gets_its_upstream_default_limit_and_a_buck
     cluster = ModelCluster(ClusterConfig(nodes=1, apiservers=1))
     limits = {name: c.client.rate_limit for name, c in cluster.loop.components.items() if hasattr(c, "client")}
     controllers = {n: l for n, l in limits.items() if n.startswith("controller/")}
-    assert len(controllers) == 9
+    assert len(controllers) == 10
     assert set(controllers.values()) == {RateLimit(qps=20, burst=30)}  # --kube-api-qps, --kube-api-burst
     assert limits["kubelet/node-1"] == RateLimit(qps=50, burst=100)  # kubeAPIQPS, kubeAPIBurst
     assert limits["scheduler"] == RateLimit(qps=50, burst=100)  # clientConnection.qps, .burst
