@@ -26,7 +26,7 @@ def test_readme_is_short() -> None:
 
 def test_quick_start_is_two_lines_the_main_job_then_the_tests() -> None:
     main_job, tests = quick_start()
-    assert "-c constraints.txt" in main_job and main_job.endswith("kmodel check --seed 1")
+    assert "-c constraints.txt" in main_job and main_job.endswith("kmodel check --seed 1 --fix all")
     assert "'.[test]'" in tests and "-c constraints.txt" in tests and tests.endswith("python -m pytest -q -n auto")
     assert "etcd-server" in tests  # the conformance suite needs a real etcd
 
