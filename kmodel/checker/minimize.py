@@ -185,7 +185,7 @@ class _Search:
         self.runner, self.invariant = runner, invariant
         self.body, self.last = body, last
         self.best: Optional[Session] = None
-        self.stopped_after = len(body) + 1  # the actions of body + last the best session ran
+        self.stopped_after = len(body) + 1  # the actions of body + last the best replay ran
         self.on_replay, self.most, self.keep_prefix = on_replay, most, keep_prefix
 
     def fails(self, body: list[_Slot], last: _Slot) -> bool:
@@ -201,7 +201,7 @@ class _Search:
         return session is not None
 
     def end_at_the_violation(self) -> None:
-        """Drop what the best session never ran: a safety violation can come before the last action, and the
+        """Drop what the best replay never ran: a safety violation can come before the last action, and the
         trace then ends there (the violating action becomes the last)."""
         slots = self.body + [self.last]
         if self.best is not None and self.stopped_after < len(slots):

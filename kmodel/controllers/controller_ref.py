@@ -51,6 +51,32 @@ def controller_of(obj: Any) -> Optional[OwnerReference]:
     return None
 
 
+def resolve_controller_ref(informer: Any, namespace: str, ref: Any, kind: str) -> Any:
+    """resolveControllerRef: the owner of `kind` that `ref` names, if `informer`'s cache holds it with that
+    uid (an owner re-created under the same name is another owner); else None."""
+    if ref.kind != kind:
+        return None
+    owner = informer.get(namespace, ref.name)
+    return owner if owner is not None and owner.metadata.uid == ref.uid else None
+
+
+def owners_selecting(informer: Any, obj: Any) -> list:
+    """Get<Pod|ReplicaSet>...Sets: the owners in `informer`'s cache, in `obj`'s namespace, whose non-empty
+    selector matches `obj`'s labels (a selector that does not parse matches nothing)."""
+    from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
+    from kmodel.client import NAMESPACE_INDEX
+
+    found = []
+    for owner in informer.by_index(NAMESPACE_INDEX, obj.metadata.namespace):
+        try:
+            sel = label_selector_from_object(owner.spec.selector)
+        except SelectorError:
+            continue
+        if not sel.empty() and sel.matches(obj.metadata.labels):
+            found.append(owner)
+    return found
+
+
 def new_controller_ref(owner: Any, api_version: str, kind: str) -> OwnerReference:
     """metav1.NewControllerRef: controller and blockOwnerDeletion set."""
     return OwnerReference(api_version=api_version, kind=kind, name=owner.metadata.name, uid=owner.metadata.uid,

@@ -45,7 +45,7 @@ from kmodel.objects import Deployment, DeploymentCondition, Pod, ReplicaSet
 from kmodel.objects.fastevolve import evolve
 
 from .base import Controller, Sync
-from .controller_ref import claim, controller_of, issue_claims, new_controller_ref
+from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
 from .deployment_logic import (
     REVISION_ANNOTATION, _set_deployment_condition, build_new_replica_set, calculate_status,
     deployment_complete, equal_ignore_hash, filter_active_replica_sets, find_new_replica_set,
@@ -538,22 +538,11 @@ class DeploymentController(Controller):
     # -- handlers ----------------------------------------------------------------------------------------
 
     def _resolve(self, namespace: str, ref: Any) -> Optional[Deployment]:
-        if ref.kind != "Deployment":
-            return None
-        d = self.d_informer.get(namespace, ref.name)
-        return d if d is not None and d.metadata.uid == ref.uid else None
+        return resolve_controller_ref(self.d_informer, namespace, ref, "Deployment")
 
     def _deployments_for(self, rs: ReplicaSet) -> list[Deployment]:
-        """GetDeploymentsForReplicaSet: Deployments whose non-empty selector matches the set's labels."""
-        found = []
-        for d in self.d_informer.by_index(NAMESPACE_INDEX, rs.metadata.namespace):
-            try:
-                sel = label_selector_from_object(d.spec.selector)
-            except SelectorError:
-                continue
-            if not sel.empty() and sel.matches(rs.metadata.labels):
-                found.append(d)
-        return found
+        """GetDeploymentsForReplicaSet."""
+        return owners_selecting(self.d_informer, rs)
 
     def _add_rs(self, now: int, rs: ReplicaSet, out: Out) -> None:
         if rs.metadata.deletion_timestamp is not None:

@@ -61,7 +61,7 @@ from kmodel.variants import DEFAULT, EDGE_TRIGGERED
 from kmodel.objects.fastevolve import evolve
 
 from .base import Controller, Sync
-from .controller_ref import claim, controller_of, issue_claims, new_controller_ref
+from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
 from .expectations import Expectations
 from .pod_state import filter_active_pods, is_pod_ready
 from .replicaset_logic import (
@@ -145,25 +145,11 @@ class ReplicaSetController(Controller):
         self.queue.add(key)
 
     def _resolve(self, namespace: str, ref: Any) -> Optional[ReplicaSet]:
-        """resolveControllerRef: the set the ref names, if the cache has it with that uid."""
-        if ref.kind != "ReplicaSet":
-            return None
-        rs = self.rs_informer.get(namespace, ref.name)
-        if rs is None or rs.metadata.uid != ref.uid:
-            return None
-        return rs
+        return resolve_controller_ref(self.rs_informer, namespace, ref, "ReplicaSet")
 
     def _pod_replica_sets(self, pod: Pod) -> list[ReplicaSet]:
-        """GetPodReplicaSets: the sets whose non-empty selector matches the pod's labels."""
-        found = []
-        for rs in self.rs_informer.by_index(NAMESPACE_INDEX, pod.metadata.namespace):
-            try:
-                sel = label_selector_from_object(rs.spec.selector)
-            except SelectorError:
-                continue
-            if not sel.empty() and sel.matches(pod.metadata.labels):
-                found.append(rs)
-        return found
+        """GetPodReplicaSets."""
+        return owners_selecting(self.rs_informer, pod)
 
     def _add_pod(self, now: int, pod: Pod, out: Out) -> None:
         if pod.metadata.deletion_timestamp is not None:

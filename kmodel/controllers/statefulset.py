@@ -46,7 +46,7 @@ from kmodel.objects import Pod, StatefulSet, StatefulSetStatus
 from kmodel.objects.fastevolve import evolve
 
 from .base import Controller, Sync
-from .controller_ref import claim, controller_of, issue_claims, new_controller_ref
+from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
 from .pod_state import is_pod_ready
 from .statefulset_logic import Step, is_member_of, plan, replicas_of
 
@@ -92,25 +92,11 @@ class StatefulSetController(Controller):
         self.queue.add(meta_namespace_key(cur))
 
     def _resolve(self, namespace: str, ref: Any) -> Optional[StatefulSet]:
-        """resolveControllerRef: the set the ref names, if the cache has it with that uid."""
-        if ref.kind != "StatefulSet":
-            return None
-        sts = self.sts_informer.get(namespace, ref.name)
-        if sts is None or sts.metadata.uid != ref.uid:
-            return None
-        return sts
+        return resolve_controller_ref(self.sts_informer, namespace, ref, "StatefulSet")
 
     def _sets_for_pod(self, pod: Pod) -> list[StatefulSet]:
-        """GetPodStatefulSets: the sets of the pod's namespace whose selector matches its labels."""
-        found = []
-        for sts in self.sts_informer.by_index(NAMESPACE_INDEX, pod.metadata.namespace):
-            try:
-                sel = label_selector_from_object(sts.spec.selector)
-            except SelectorError:
-                continue
-            if not sel.empty() and sel.matches(pod.metadata.labels):
-                found.append(sts)
-        return found
+        """GetPodStatefulSets."""
+        return owners_selecting(self.sts_informer, pod)
 
     def _add_pod(self, now: int, pod: Pod, out: Out) -> None:
         if pod.metadata.deletion_timestamp is not None:

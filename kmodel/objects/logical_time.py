@@ -18,8 +18,10 @@ import re
 EPOCH = _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc)
 #: the epoch as the API prints it (derived, so the two cannot disagree)
 EPOCH_RFC3339 = EPOCH.strftime("%Y-%m-%dT%H:%M:%SZ")
-#: Go's time.RFC3339 layout, quoted in time.Parse-shaped error messages (Go's reference time, not a date of ours)
-GO_RFC3339 = "2006-01-02T15:04:05Z07:00"
+#: Go writes a layout as its reference moment (Mon Jan 2 15:04:05 2006, zone -07:00) in the wanted format
+_GO_REFERENCE = _dt.datetime(2006, 1, 2, 15, 4, 5)
+#: Go's time.RFC3339 layout string, quoted in time.Parse-shaped error messages
+GO_RFC3339 = _GO_REFERENCE.strftime("%Y-%m-%dT%H:%M:%S") + "Z07:00"
 
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$"
