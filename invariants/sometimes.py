@@ -113,10 +113,12 @@ def _informers(cluster: Any, memo: dict) -> Iterator[Informer]:
         memo["components"] = len(components)
     for component, attr in where:
         value = getattr(component, attr, None)
+        client = getattr(component, "client", None)  # a process's shared informers are its SharedInformers'
         if type(value) is Informer:
-            yield value
+            if value.client is client:
+                yield value
         elif type(value) is list:
-            yield from value
+            yield from (inf for inf in value if inf.client is client)
 
 
 # -- the properties ----------------------------------------------------------------------------------------

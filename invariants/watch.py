@@ -176,12 +176,16 @@ def informer_slots(component: Any) -> list[tuple[str, int]]:
 
 
 def informers_of(component: Any) -> list:
-    """The informers a component holds (in attributes, or in a list attribute such as `informers`)."""
+    """The informers a component runs (in attributes, or in a list attribute such as `informers`): those on its own
+    client. A controller also holds its process's shared informers, which the process's SharedInformers
+    component runs (kmodel.controllers.shared_informers): they are that component's, judged once."""
     found: dict[int, Any] = {}
+    client = getattr(component, "client", None)
     for attr, n in informer_slots(component):
         value = getattr(component, attr)
         for inf in (value if n >= 0 else (value,)):
-            found[id(inf)] = inf
+            if inf.client is client:
+                found[id(inf)] = inf
     return list(found.values())
 
 

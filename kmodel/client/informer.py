@@ -69,7 +69,7 @@ see ApiClient).
 from __future__ import annotations
 
 import zlib
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from kmodel.apiserver.wire import Response, WatchEvent
 from kmodel.client.api_client import ApiClient
@@ -94,6 +94,16 @@ POLL_PERIOD_MS = 10_000
 Handler = Optional[Callable[..., None]]
 
 
+class Listener(NamedTuple):
+    """One registration of event handlers on an informer (client-go's processorListener): `owner` names the
+    component that registered it ("" for the informer's own handlers)."""
+
+    owner: str
+    on_add: Handler
+    on_update: Handler
+    on_delete: Handler
+
+
 def _is_too_large_rv(response: Response) -> bool:
     status = response.body
     return response.code == 504 and "Too large resource version" in getattr(status, "message", "")
@@ -110,10 +120,12 @@ class Informer:
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
-        self._indexers = indexers
-        self.on_add = on_add
-        self.on_update = on_update
-        self.on_delete = on_delete
+        self._indexers = dict(indexers or {})
+        #: the handlers, called in registration order for every change (client-go's sharedProcessor: each
+        #: listener of a shared informer gets every delta, in the order the listeners were added)
+        self.listeners: list[Listener] = []
+        if on_add is not None or on_update is not None or on_delete is not None:
+            self.listeners.append(Listener("", on_add, on_update, on_delete))
         # every resourceVersion this informer exposed to its handlers (a list's, then each event's), in order;
         # 0 marks a reset (the owner crashed: a new process starts from nothing). Read by invariants. Each life's
         # part of it is also recorded in the client's `informer_lives` (see `reset`).
@@ -160,6 +172,11 @@ class Informer:
     def identity(self) -> tuple[str, str, str, str]:
         """What this informer watches: its resource, namespace, label selector and field selector."""
         return (self.resource, self.namespace, self.label_selector, self.field_selector)
+
+    @property
+    def started(self) -> bool:
+        """Whether `start` was called in this life."""
+        return self._started
 
     # -- lifecycle --------------------------------------------------------------------------------------------
 
@@ -241,8 +258,7 @@ class Informer:
         for key in [k for k in indexer.items if k not in fresh]:
             old = indexer.delete_key(key)
             self.tombstones += 1
-            if self.on_delete is not None:
-                self.on_delete(now, DeletedFinalStateUnknown(key, old), out)
+            self._deleted(now, DeletedFinalStateUnknown(key, old), out)
         cached = indexer.items
         for obj in items:
             if changed_only:
@@ -251,10 +267,9 @@ class Informer:
                     continue
             old = indexer.upsert(obj)
             if old is None:
-                if self.on_add is not None:
-                    self.on_add(now, obj, out)
-            elif self.on_update is not None:
-                self.on_update(now, old, obj, out)
+                self._added(now, obj, out)
+            else:
+                self._updated(now, old, obj, out)
 
     # -- poll (the `polling` variant) ---------------------------------------------------------------------------
 
@@ -308,16 +323,14 @@ class Informer:
         self.exposed.append(rv)
         self.last_rv = rv
         if typ == "DELETED":
-            old = self.indexer.delete_key(meta_namespace_key(obj))
-            if self.on_delete is not None:
-                self.on_delete(now, obj, out)
+            self.indexer.delete_key(meta_namespace_key(obj))
+            self._deleted(now, obj, out)
             return
         old = self.indexer.upsert(obj)
         if old is None:
-            if self.on_add is not None:
-                self.on_add(now, obj, out)
-        elif self.on_update is not None:
-            self.on_update(now, old, obj, out)
+            self._added(now, obj, out)
+        else:
+            self._updated(now, old, obj, out)
 
     def _on_closed(self, now: int, stream: str, response: Optional[Response], out: Out) -> None:
         if stream != self.watch_stream:
@@ -335,6 +348,50 @@ class Informer:
             if response.code >= 500:
                 self.client.fail_over_from(self.client.answered_by)
             self._later(now, out, self._list)
+
+    # -- the listeners ----------------------------------------------------------------------------------------
+
+    def add_listener(self, listener: Listener) -> None:
+        """Register handlers (after the informer's own, and after every listener registered before)."""
+        self.listeners.append(listener)
+
+    def remove_listeners(self, owner: str) -> None:
+        """Unregister every listener `owner` registered (its component crashed and will register anew)."""
+        self.listeners = [entry for entry in self.listeners if entry.owner != owner]
+
+    def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
+        """Add indexes to the cache (client-go's AddIndexers; a shared informer's listeners each bring theirs).
+        An index already there under the same name is kept."""
+        new = {name: fn for name, fn in indexers.items() if name not in self._indexers}
+        if not new:
+            return
+        self._indexers.update(new)
+        items = self.indexer.list()
+        self.indexer = Indexer(self._indexers)
+        for obj in items:
+            self.indexer.upsert(obj)
+
+    def replay(self, now: int, listener: Listener, out: Out) -> None:
+        """Give a listener registered after the informer filled its cache an add for every object in it, in key
+        order (client-go's AddEventHandler on a started informer: synthetic adds of the cache's content)."""
+        if listener.on_add is not None:
+            for key in self.indexer.keys():
+                listener.on_add(now, self.indexer.items[key], out)
+
+    def _added(self, now: int, obj: Any, out: Out) -> None:
+        for listener in self.listeners:
+            if listener.on_add is not None:
+                listener.on_add(now, obj, out)
+
+    def _updated(self, now: int, old: Any, new: Any, out: Out) -> None:
+        for listener in self.listeners:
+            if listener.on_update is not None:
+                listener.on_update(now, old, new, out)
+
+    def _deleted(self, now: int, obj: Any, out: Out) -> None:
+        for listener in self.listeners:
+            if listener.on_delete is not None:
+                listener.on_delete(now, obj, out)
 
     # -- reading the cache -------------------------------------------------------------------------------------
 

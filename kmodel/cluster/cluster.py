@@ -164,9 +164,12 @@ class Cluster:
                 self.components.extend(self._build(name, ctx))
         for ctx in managers:
             prefix = ctx.named("controller/")
-            members = sorted(c.name for c in self.components if c.name.startswith(prefix))
-            if not members:
+            controllers = [c for c in self.components if c.name.startswith(prefix)]
+            if not controllers:
                 continue
+            informers = self._shared_informers(ctx, controllers)
+            self.components.append(informers)
+            members = sorted([*(c.name for c in controllers), informers.name])
             process = ctx.named(CONTROLLER_MANAGER)
             if config.controller_managers > 1:
                 from kmodel.controllers.manager import ControllerManager
@@ -183,6 +186,20 @@ class Cluster:
                 self.components.append(manager)
                 members = sorted([*members, process])
             self.processes[process] = tuple(members)
+
+    def _shared_informers(self, ctx: ClusterContext, controllers: Sequence[Component]) -> Component:
+        """One kube-controller-manager's shared informers (kmodel.controllers.shared_informers), every controller
+        of the process registered on them in construction order. The process's clients share one record of
+        their writes' answers (`ApiClient.written_rvs`, an observer's record that restart-no-time-travel
+        compares the shared informers' lists with: what the process wrote, whichever controller wrote it)."""
+        from kmodel.controllers.shared_informers import SHARED_INFORMERS, SharedInformers
+
+        informers = SharedInformers(ctx.named(SHARED_INFORMERS), ctx.apiservers)
+        self._configure_client(informers)
+        for controller in controllers:
+            informers.register(controller)
+            controller.client.written_rvs = informers.client.written_rvs  # type: ignore[attr-defined]
+        return informers
 
     def process_of(self, component: str) -> str:
         """The process a component runs in: its kube-controller-manager for the cluster's controllers, else itself."""

@@ -93,7 +93,8 @@ def wire(cluster: Any) -> None:
 
     * the variant's extra components (VARIANT_COMPONENTS), built by their factories and started now;
     * each kube-controller-manager's `Leadership` told how to wake its controllers when it starts leading (the
-      loop's `notify_work`: kmodel.controllers.base);
+      loop's `notify_work`: kmodel.controllers.base), and its shared informers how to wake the controllers they
+      feed (kmodel.controllers.shared_informers);
     * one `DataPlane` (kmodel.traffic.dataplane) over the loop's live table of components and the cluster's
       removed nodes, handed to every component that sends application traffic (`attach_dataplane`). It is
       the nodes' kernels and the pod network: read, never a message.
@@ -102,6 +103,8 @@ def wire(cluster: Any) -> None:
         leadership = getattr(component, "leadership", None)
         if leadership is not None and leadership.wake is None:
             leadership.wake = cluster.loop.notify_work
+        if hasattr(component, "wake") and component.wake is None:  # a process's shared informers
+            component.wake = cluster.loop.notify_work
     ctx = ClusterContext(cluster.config, tuple(cluster.config.apiserver_names()))
     for name in VARIANT_COMPONENTS.get(cluster.config.variant, ()):
         for component in factory(name)(ctx):

@@ -9,6 +9,7 @@ stateright's ``Out``):
     out.cancel_timer(name)                    -> CancelTimer(name)
     out.close_stream(stream)                  -> CloseStream(stream)
     out.exit_process(members, restart_ms)     -> ExitProcess(members, restart_ms)
+    out.act_for(owner, other)                 -> ActFor(owner, other's effects)
 
 `out.effects` is the list of effect values in the order they were asked for; the loop applies them in that
 order after the handler returns. Tests read it directly (``assert out.effects == [Send("b", 1)]``).
@@ -71,7 +72,18 @@ class ExitProcess:
     restart_after_ms: int
 
 
-Effect = Send | SetTimer | CancelTimer | CloseStream | ExitProcess
+@attrs.define(slots=True)
+class ActFor:
+    """Effects asked for by code of another component of the caller's process, run within the caller's handler:
+    the loop applies them, in place, as `owner`'s (its sends are from `owner`, its timers `owner`'s). A process's
+    shared informers calling the handlers its controllers registered (kmodel.controllers.shared_informers) is
+    the one such call: the handler queues a key on the controller's queue, arms the controller's timer."""
+
+    owner: str
+    effects: list
+
+
+Effect = Send | SetTimer | CancelTimer | CloseStream | ExitProcess | ActFor
 
 
 class Out:
@@ -98,6 +110,11 @@ class Out:
 
     def exit_process(self, members: tuple[str, ...], restart_after_ms: int) -> None:
         self.effects.append(ExitProcess(tuple(members), restart_after_ms))
+
+    def act_for(self, owner: str, other: "Out") -> None:
+        """Append what `other` collected, as `owner`'s effects (see `ActFor`); nothing when it is empty."""
+        if other.effects:
+            self.effects.append(ActFor(owner, other.take()))
 
     def take(self) -> list[Effect]:
         """Return the effects collected so far and start a new, empty list."""

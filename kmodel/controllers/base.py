@@ -4,16 +4,19 @@ Theory of operation
 -------------------
 A controller is a sans-IO component (kmodel/component) that reaches the cluster only through its
 `ApiClient` (kmodel/client), as kube-controller-manager's controllers do through client-go. Its requests
-authenticate as its own service account (`service_account`, as with --use-service-account-credentials), its
-informers' lists and watches as kube-controller-manager itself (upstream's shared informer factory has the
-controller manager's own client):
+authenticate as its own service account (`service_account`, as with --use-service-account-credentials). Its
+informers are its process's shared ones (kmodel.controllers.shared_informers: one list and one watch per
+resource for every controller of a kube-controller-manager, on the controller manager's own "shared-informers"
+client); a controller built outside a cluster's process has a factory of its own on its own client, whose
+lists and watches authenticate as kube-controller-manager:
 
     informers ──handlers──▶ WorkQueue of keys ──work()──▶ sync(key, sync, now, out) ──requests──▶ API
 
-* `setup()` (a subclass hook) creates the informers with `self.informer(...)`; their handlers enqueue keys.
-  It runs at construction and again after a crash, because a crash forgets everything in memory.
-* `has_work()` is true when a key is queued and every informer has synced (client-go's WaitForCacheSync
-  before the workers start), so "let controller Z work one item" is its own loop event.
+* `setup()` (a subclass hook) asks for the informers with `self.informer(...)`, registering its handlers on
+  them; the handlers enqueue keys. It runs at construction and again after a crash, because a crash forgets
+  everything in memory (the controller's registrations are then replaced by the new life's).
+* `has_work()` is true when a key is queued and every informer it uses has synced (client-go's
+  WaitForNamedCacheSync before the workers start), so "let controller Z work one item" is its own loop event.
 * `work()` takes one key and calls the subclass's `sync(key, sync, now, out)`. The sync reads the
   informers' caches (level-driven: it looks at the state, not at the event that queued the key) and
   issues its writes through `sync.request(...)`/the typed helpers on `sync`. A key is *in progress* until
@@ -30,7 +33,8 @@ Leader election (kmodel.client.leaderelection): in a cluster of several kube-con
 controller of one is given its process's `Leadership` (`leadership`; None: the process elects no leader, as with
 --leader-elect=false). Upstream's kube-controller-manager creates its informers and starts its controllers only
 in OnStartedLeading, so a standby's controllers start nothing: `start` waits (`awaiting_leader`), and once the
-process leads, starting the informers is the controller's next work item. When the process stops leading it
+process leads, starting (the informers of a controller with a factory of its own, and `on_started`) is the
+controller's next work item; the shared informers start as their own component's work item. When the process stops leading it
 exits, every controller with it (kmodel.controllers.manager).
 
 Messages, timers and stream closings go first to the client, then the queue; what neither consumes goes to
@@ -47,6 +51,7 @@ from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, ItemExponentialFailureRateLimiter, WorkQueue
 from kmodel.client.indexer import meta_namespace_key
 from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT
+from kmodel.client.shared_informer import SharedInformerFactory
 from kmodel.client.component import ClientComponent
 from kmodel.component import Out
 from kmodel.network import Message
@@ -163,6 +168,17 @@ class Controller(ClientComponent):
         self.leadership: Optional[Any] = None
         #: started while its process did not lead: its informers start once it does
         self.awaiting_leader = False
+        #: where its informers come from: its process's shared factory (`use_shared_informers`), or until then a
+        #: factory of its own on its own client, made anew in every life
+        self.informer_factory = SharedInformerFactory(self.client)
+        #: whether `informer_factory` is its process's (started and reset by the process's SharedInformers)
+        self.shares_informers = False
+        self._init_memory()
+
+    def use_shared_informers(self, factory: SharedInformerFactory) -> None:
+        """Take the informers from its process's shared factory from now on (called once, at construction)."""
+        self.informer_factory = factory
+        self.shares_informers = True
         self._init_memory()
 
     def retry_for_good(self) -> None:
@@ -174,6 +190,11 @@ class Controller(ClientComponent):
         self.queue = WorkQueue(f"{self.name}/queue")
         if self.retries_for_good:  # the queue is new at every start: give it the fix's back-off
             self.queue.rate_limiter = ItemExponentialFailureRateLimiter(max_ms=RETRY_FIX_MAX_DELAY_MS)
+        if self.shares_informers:
+            self.informer_factory.forget(self.name)
+        else:
+            self.informer_factory = SharedInformerFactory(self.client)
+        #: the informers it uses (WaitForNamedCacheSync waits for these)
         self.informers: list[Informer] = []
         self._syncing: dict[Hashable, Sync] = {}
         self.setup()
@@ -197,7 +218,8 @@ class Controller(ClientComponent):
 
     def informer(self, resource: str, *, key: Optional[Callable[[Any], Optional[Hashable]]] = None,
                  on_add: Any = None, on_update: Any = None, on_delete: Any = None, **options: Any) -> Informer:
-        """An informer whose events enqueue `key(obj)` (default: namespace/name) unless handlers are given."""
+        """The informer of `resource` (and `options`: namespace, selectors, indexers) from its factory, with
+        handlers registered on it that enqueue `key(obj)` (default: namespace/name) unless handlers are given."""
         key_fn = key or meta_namespace_key
 
         def enqueue(obj: Any) -> None:
@@ -205,12 +227,14 @@ class Controller(ClientComponent):
             if k is not None:
                 self.queue.add(k)
 
-        inf = Informer(self.client, resource,
-                       on_add=on_add or (lambda now, obj, out: enqueue(obj)),
-                       on_update=on_update or (lambda now, old, new, out: enqueue(new)),
-                       on_delete=on_delete or (lambda now, obj, out: enqueue(obj)),
-                       **options)
-        self.informers.append(inf)
+        inf = self.informer_factory.informer_for(
+            self.name, resource,
+            on_add=on_add or (lambda now, obj, out: enqueue(obj)),
+            on_update=on_update or (lambda now, old, new, out: enqueue(new)),
+            on_delete=on_delete or (lambda now, obj, out: enqueue(obj)),
+            **options)
+        if inf not in self.informers:
+            self.informers.append(inf)
         return inf
 
     def event(self, now: int, out: Out, obj: Any, type_: str, reason: str, message: str) -> None:
@@ -232,8 +256,12 @@ class Controller(ClientComponent):
 
     def _run(self, now: int, out: Out) -> None:
         self.awaiting_leader = False
-        for inf in self.informers:
-            inf.start(now, out)
+        if self.shares_informers:
+            # registered after the shared informers filled their caches (this controller alone restarted): the
+            # synthetic adds of AddEventHandler; a whole process's restart finds the caches empty
+            self.informer_factory.replay(self.name, now, out)
+        else:
+            self.informer_factory.start(now, out)
         self.on_started(now, out)
 
     def on_message(self, now: int, msg: Message, out: Out) -> None:

@@ -17,7 +17,9 @@ A handler's effects (`Out`) are applied at once, in order, within the same step:
 timers are set or cancelled, a closed stream is purged and its other end told (its `on_stream_closed`
 runs in the same step, and its effects are applied after the current ones, first in first out). A message
 outside a stream sent to a component that is down, from a machine that reaches it, is refused the same way
-(the sender's `on_send_refused`); across a partition it is lost.
+(the sender's `on_send_refused`); across a partition it is lost. An `ActFor` effect carries effects another
+component of the same process asked for within the handler (a shared informer calling a controller's handlers):
+they are applied in place as that component's.
 
 A crash is a process dying on a machine that stays up: its timers are cancelled, what was on its way to it
 is lost, its streams break (both ends told), and every live component that ever sent it a message and
@@ -81,7 +83,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Optional
 
 from kmodel.clock import Clock
-from kmodel.component.effects import CancelTimer, CloseStream, ExitProcess, Out, Send, SetTimer
+from kmodel.component.effects import ActFor, CancelTimer, CloseStream, ExitProcess, Out, Send, SetTimer
 from kmodel.component.protocol import Component
 from kmodel.fingerprint import content, fingerprint
 from kmodel.loop.health import TIMER_PREFIXES, ConnectionHealth
@@ -655,6 +657,8 @@ class Loop:
                     pending = self._queue_stream_closed(pending, peer, effect.stream)
                 elif t is ExitProcess:
                     exits = [effect] if exits is None else [*exits, effect]
+                elif t is ActFor:
+                    self._apply(effect.owner, effect.effects)  # another member's effects, in place
                 else:
                     raise TypeError(f"{owner} asked for an unknown effect {effect!r}")
             if not pending:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kmodel.apiserver.watchcache import WatchCacheConfig
 from kmodel.client import NODE_NAME_INDEX, DeletedFinalStateUnknown, index_by_node_name
+from kmodel.client.informer import Listener
 from kmodel.loop import AdvanceTime, BreakStream, Crash, DelayHead, Deliver, Partition, Restart, SlowLink, Work
 
 from .harness import Cluster, Probe, pod
@@ -16,9 +17,7 @@ class Seen:
         self.informer = informer
         self.log = []
         self.deleted = {}  # name -> rv of its deletion
-        informer.on_add = self.add
-        informer.on_update = self.update
-        informer.on_delete = self.delete
+        informer.add_listener(Listener("", self.add, self.update, self.delete))
         self.max_rv = 0
 
     def _check(self, obj):
@@ -136,7 +135,7 @@ def _restarted_against_a_lagging_replica(consistent_first_list: bool) -> tuple[i
     c.loop.step(Crash("reader"))
     restarted_at = c.store.revision
     added: list = []  # (the resourceVersion being exposed, the pod added)
-    inf.on_add = lambda now, obj, out: added.append((inf.exposed[-1], obj.metadata.name))
+    inf.add_listener(Listener("", lambda now, obj, out: added.append((inf.exposed[-1], obj.metadata.name)), None, None))
     c.loop.step(Restart("reader"))
     c.run(until_ms=c.loop.now + 40_000)  # past the slow link: the cache catches up in both cases
     assert inf.get("default", "old") is None and inf.get("default", "new") is not None

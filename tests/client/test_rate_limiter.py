@@ -77,18 +77,21 @@ def test_a_crash_forgets_the_requests_waiting_for_a_token_and_starts_a_full_buck
 
 def test_every_component_of_a_cluster_gets_its_upstream_default_limit_and_a_bucket_of_its_own():
     from kmodel.cluster import Cluster as ModelCluster, ClusterConfig
+    from kmodel.controllers.shared_informers import SHARED_INFORMERS
 
     cluster = ModelCluster(ClusterConfig(nodes=1, apiservers=1))
     limits = {name: c.client.rate_limit for name, c in cluster.loop.components.items() if hasattr(c, "client")}
-    controllers = {n: l for n, l in limits.items() if n.startswith("controller/")}
+    controllers = {n: l for n, l in limits.items() if n.startswith("controller/") and n != SHARED_INFORMERS}
     assert len(controllers) == 10
+    # the shared informers' "shared-informers" client: kube-controller-manager's limit, a bucket of its own
+    assert limits[SHARED_INFORMERS] == RateLimit(qps=20, burst=30)
     assert set(controllers.values()) == {RateLimit(qps=20, burst=30)}  # --kube-api-qps, --kube-api-burst
     assert limits["kubelet/node-1"] == RateLimit(qps=50, burst=100)  # kubeAPIQPS, kubeAPIBurst
     assert limits["scheduler"] == RateLimit(qps=50, burst=100)  # clientConnection.qps, .burst
     assert limits["proxy/node-1"] == RateLimit(qps=5, burst=10)
     assert limits["kubectl"] == RateLimit(qps=50, burst=300)
-    buckets = [cluster.loop.components[n].client._bucket for n in controllers]  # noqa: SLF001
-    assert len({id(b) for b in buckets}) == len(buckets)  # one per controller, as each has a client of its own
+    buckets = [cluster.loop.components[n].client._bucket for n in [*controllers, SHARED_INFORMERS]]  # noqa: SLF001
+    assert len({id(b) for b in buckets}) == len(buckets)  # one per client, as each controller has a client of its own
     own = {n for n, c in cluster.loop.components.items() if hasattr(c, "client") and c.client.informers_own_client}
     assert own == set(controllers)  # the others' informers share the component's client, so its bucket
 

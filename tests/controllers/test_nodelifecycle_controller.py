@@ -8,6 +8,7 @@ from kmodel.cluster import ClusterConfig
 from kmodel.cluster.cluster import Cluster
 from kmodel.controllers.node_lifecycle_logic import TAINT_NODE_UNREACHABLE
 from kmodel.controllers.nodelifecycle import NAME, compute_zone_state
+from kmodel.controllers.shared_informers import SHARED_INFORMERS
 import attrs
 
 from kmodel.objects import (
@@ -185,7 +186,7 @@ def test_heard_log_records_heartbeat_changes_when_they_reach_the_informers(clust
     assert heard("node-1") == before
     # a renewal held on the way to the controller is heard when it arrives
     for apiserver in c.config.apiserver_names():
-        c.loop.step(SlowLink(apiserver, NAME, 10_000))
+        c.loop.step(SlowLink(apiserver, SHARED_INFORMERS, 10_000))  # its informers' watches come this way
     written = c.now
     hb.renew()
     c.run(written + 5_000)
