@@ -5,7 +5,8 @@ A component embeds these objects and forwards to them the inputs they own:
 * `ApiClient` (api_client.py): requests with stable ids and continuations, deadlines, failover between
   API server replicas, watches on streams, delayed continuations.
 * `Informer` (informer.py): list + watch into an `Indexer` (indexer.py), with add/update/delete handlers,
-  never going back to an older resourceVersion.
+  never going back to an older resourceVersion; `SharedInformerFactory` (shared_informer.py): one informer per
+  resource and selectors for every component of a process.
 * `WorkQueue` (workqueue.py): client-go's deduplicating FIFO with delayed and rate-limited adds.
 * `retry_on_conflict` (retry.py): RetryOnConflict with DefaultRetry, as continuations.
 * `ClientComponent` (component.py): a Component base that hands its peers' news (a stream closed, a peer's

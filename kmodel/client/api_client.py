@@ -46,8 +46,9 @@ a token for each new request, as rest.Request's tryThrottle does; a request that
 on the `later` timer, and is sent (and its deadline starts) when its token comes, in the order the requests
 were made. Informers' lists (`informer=True`) take one too when the informers share the component's client
 (the kubelet's, the scheduler's and kube-proxy's informer factories are given the component's own clientset),
-and neither wait nor take one when they have a client of their own (an `informer_token` given:
-kube-controller-manager's shared informer factory, whose own bucket a controller's writes never empty). Watch
+and neither wait nor take one when an `informer_token` is given (a controller built outside a cluster, whose
+informers stand for kube-controller-manager's: in a cluster they run on the process's "shared-informers"
+client, kmodel.controllers.shared_informers, whose lists take their tokens from its own bucket). Watch
 requests never take one (rest.Request.Watch: "we specifically don't want to rate limit watches"), nor do
 resends after a timeout, a reset or a refusal. A crash forgets the waiting requests, and the new process
 starts with a full bucket.

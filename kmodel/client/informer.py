@@ -3,7 +3,9 @@
 Theory of operation
 -------------------
 `start` lists, then watches from the list's resourceVersion; every event updates the `Indexer` and calls
-the handlers ``on_add(now, obj, out)``, ``on_update(now, old, new, out)``, ``on_delete(now, obj, out)``.
+the handlers ``on_add(now, obj, out)``, ``on_update(now, old, new, out)``, ``on_delete(now, obj, out)`` of
+every `Listener`, in registration order (the constructor's handlers first; a shared informer's listeners are
+its process's controllers', kmodel.client.shared_informer).
 `last_rv` is the newest resourceVersion the informer has seen (list, event or bookmark).
 
 It never goes back in time (client-go's reflector since 1.27):

@@ -9,9 +9,9 @@ after the process ("kube-controller-manager", "kube-controller-manager-2", ...):
 which runs leaderElectAndRun on the Lease kube-system/kube-controller-manager (kmodel.client.leaderelection)
 with the leader-election client (its own connection, Timeout RenewDeadline) and, as upstream's Run does:
 
-* OnStartedLeading: run the controllers. The controllers of the process share its `Leadership`; they started
-  nothing before (upstream creates the informer factory and starts the informers and controllers in `run`,
-  inside OnStartedLeading), and now start their informers (kmodel.controllers.base);
+* OnStartedLeading: run the controllers. The controllers of the process and its shared informers share its
+  `Leadership`; they started nothing before (upstream starts the controllers and then the informer factory in
+  `run`, inside OnStartedLeading), and now start (kmodel.controllers.base, kmodel.controllers.shared_informers);
 * OnStoppedLeading: "leaderelection lost", klog.FlushAndExit: the whole process exits (`ExitProcess`), and
   starts again RESTART_DELAY_MS later as the kubelet restarts a static pod's container, with a new identity,
   fresh informers and empty queues.
