@@ -47,20 +47,20 @@ def story():
 
 
 def test_the_story_records_what_each_step_changed(story):
-    assert [c.step for c in story.changes] == list(range(len(story.steps))) == list(range(8))
+    assert [c.step for c in story.changes] == list(range(len(story.steps))) == list(range(12))
     by_step = {c.step + 1: c for c in story.changes}
     assert "remove node-2" in story.steps[4]
     assert {"kubelet/node-2", "proxy/node-2"} <= set(by_step[5].down)          # its machine stopped
     assert "controller/nodeipam" in by_step[4].down and "controller/nodeipam" not in by_step[6].down
-    assert "nodes/node-2" in by_step[3].created and "nodes/node-2" in by_step[8].deleted
-    assert by_step[8].time_ms > by_step[7].time_ms
+    assert "nodes/node-2" in by_step[3].created and "nodes/node-2" in by_step[12].deleted
+    assert by_step[12].time_ms > by_step[11].time_ms
 
 
 def test_the_story_names_what_the_violation_names_and_its_final_state(story):
     assert story.focus_objects == ("nodes/node-2",)                 # it held 10.244.1.0/24
     assert "controller/nodeipam" in story.focus_endpoints           # "node IPAM"
     (state,) = story.final_states
-    assert state.ref == "nodes/node-2" and state.status.startswith("deleted in step 8")
+    assert state.ref == "nodes/node-2" and state.status.startswith("deleted in step 12")
     assert "podCIDR: 10.244.1.0/24" in state.text
 
 
@@ -96,7 +96,7 @@ def test_step_numbers_agree_between_the_report_and_kmodel_replay(story, capsys, 
     assert main(["replay", str(TRACE), "--state"]) == 1
     out = capsys.readouterr().out
     printed = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^ +(\d+)\. (.+)$", out, re.M)]
-    assert printed == rows and rows[0][0] == 1 and len(rows) == 8
+    assert printed == rows and rows[0][0] == 1 and len(rows) == 12
     # the violating step is the last row, in both
     assert f"after step {rows[-1][0]}:" in out
     # --state prints the same changes under each step
@@ -116,7 +116,7 @@ def test_the_replay_command_runs_as_printed(tmp_path):
     command = f"{invocation()} replay {shlex.quote(str(TRACE))} --quiet"
     run = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stderr
-    assert "VIOLATION no-cidr-leak after step 8" in run.stdout
+    assert "VIOLATION no-cidr-leak after step 12" in run.stdout
 
 
 def test_a_violation_no_known_fix_answers_says_so(story):
