@@ -119,9 +119,10 @@ class Cluster:
         self._boot(self.replicas[0].pipeline, own_roles)
         self.kubectl = Kubectl(config.apiserver_names())
         self.components: list[Component] = []
-        #: the processes made of several components, by name: each kube-controller-manager's controllers (and, with
-        #: several, its leader election, kmodel.controllers.manager) are one process upstream, so they crash and
-        #: restart together (a panic in one controller ends them all); a caller's extra components are not in one
+        #: the processes made of several components, by name: each kube-controller-manager's controllers, its shared
+        #: informers (kmodel.controllers.shared_informers) and, with several, its leader election
+        #: (kmodel.controllers.manager) are one process upstream, so they crash and restart together (a panic in one
+        #: controller ends them all); a caller's extra components are not in one
         self.processes: dict[str, tuple[str, ...]] = {}
         self._build_components()
         #: the first kube-controller-manager's components
