@@ -14,6 +14,7 @@ from invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
 from kmodel.apiserver.authentication import service_account_token
 from kmodel.apiserver.wire import Request, Response, WatchEvent
 from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.controllers.shared_informers import SHARED_INFORMERS
 from kmodel.cluster.kubectl import Delete
 from kmodel.loop.events import Deliver, DropHead, SlowLink, Work
 from kmodel.objects import Lease, LeaseSpec, Node, NodeCondition, NodeStatus, ObjectMeta, load_yaml
@@ -698,7 +699,7 @@ def test_eviction_timing_holds_when_node_lifecycle_has_not_received_the_renewals
     renew_for(30 * S)
     assert check(cluster, "eviction-timing", memo) == []
     for apiserver in cluster.config.apiserver_names():
-        cluster.loop.step(SlowLink(apiserver, "controller/nodelifecycle", 120 * S))
+        cluster.loop.step(SlowLink(apiserver, SHARED_INFORMERS, 120 * S))  # its informers' watches
     cut = cluster.now
     renew_for(60 * S)
     marked = _ready_condition(cluster, "node-1")

@@ -14,6 +14,7 @@ from invariants.sometimes import SOMETIMES, registered_sometimes
 from kmodel.cli import main
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete
+from kmodel.controllers.shared_informers import SHARED_INFORMERS
 from kmodel.loop.events import Partition
 from kmodel.objects import load
 
@@ -156,14 +157,14 @@ def test_a_new_template_rolls_out_beside_the_old_replicaset(web):
 
 def test_an_informer_whose_connection_is_given_up_on_relists(web):
     cluster, watcher = web
-    # a restart first: the informers it gets are new objects, under the attributes the property found
-    cluster.crash("controller/replicaset")
-    cluster.restart("controller/replicaset")
+    # a restart first: kube-controller-manager's shared informers start a new life
+    cluster.crash("kube-controller-manager")
+    cluster.restart("kube-controller-manager")
     assert watcher.run(10) == set()  # a first list in a new life is no relist
-    cluster.partition("controller/replicaset")
+    cluster.partition(SHARED_INFORMERS)
     # the HTTP/2 health check gives up after 30 + 15 s; the watch ends with an error; after the heal, a relist
     watcher.run(60)
-    cluster.heal("controller/replicaset")
+    cluster.heal(SHARED_INFORMERS)
     assert "informer-relisted" in watcher.run(60)
 
 

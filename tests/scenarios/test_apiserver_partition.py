@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kmodel.cluster import Cluster, ClusterConfig, Scale
 from kmodel.loop import Partition
+from kmodel.controllers.shared_informers import SHARED_INFORMERS
 
 from .test_seed_scenarios import S, manifest, pods_of
 
@@ -30,7 +31,7 @@ def test_every_watch_leaves_a_cut_off_replica_and_a_scale_converges_before_the_h
     cluster.apply(manifest("web-service.yaml"))
     cluster.run(cluster.now + 30 * S)
     watching_there = clients_on(cluster, CUT)
-    assert "controller/replicaset" in watching_there and "scheduler" in watching_there
+    assert SHARED_INFORMERS in watching_there and "scheduler" in watching_there
 
     cut_at = cluster.now
     cluster.loop.step(Partition((CUT,)))
