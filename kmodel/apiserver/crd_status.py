@@ -60,15 +60,15 @@ def name_conflict(crd: CustomResourceDefinition, others: list[CustomResourceDefi
 def _set_condition(conditions: tuple, cond: CustomResourceDefinitionCondition) -> tuple:
     """SetCRDCondition: replace the condition of that type (keeping lastTransitionTime when the status holds)."""
     out = []
+    placed = False
     for c in conditions:
         if c.type == cond.type:
-            if c.status == cond.status:
-                cond = attrs.evolve(cond, last_transition_time=c.last_transition_time)
-            out.append(cond)
-            cond = None  # type: ignore[assignment]
+            out.append(attrs.evolve(cond, last_transition_time=c.last_transition_time)
+                       if c.status == cond.status else cond)
+            placed = True
         else:
             out.append(c)
-    if cond is not None:
+    if not placed:
         out.append(cond)
     return tuple(out)
 

@@ -143,6 +143,16 @@ def from_json(res: Resource, data: dict, meta: ObjectMeta) -> CustomObject:
     return CustomObject(res.api_version, res.kind, meta, freeze(content))
 
 
+def as_read(res: Resource, obj: Any) -> Any:
+    """A stored object as a read answers it: with the current schema's defaults (upstream defaults what it
+    decodes from etcd, so a default added to the CRD shows on objects written before it)."""
+    if not isinstance(obj, CustomObject):
+        return obj
+    content = openapi_schema.apply_defaults(schema_of(res), thaw(obj.content))
+    frozen = freeze(content)
+    return obj if frozen == obj.content else CustomObject(obj.api_version, obj.kind, obj.metadata, frozen)
+
+
 # --- validation --------------------------------------------------------------------------------------------
 
 def validation_errors(res: Resource, obj: CustomObject, old: Optional[CustomObject] = None) -> list[FieldError]:

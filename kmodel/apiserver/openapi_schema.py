@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any, Optional
 
 from kmodel.objects.field_errors import ErrorType, FieldError, GoValue, invalid, not_supported, required
@@ -152,19 +153,20 @@ def json_type(value: Any) -> str:
 
 
 def go_float(x: float) -> str:
-    """fmt's %v of a float64 (strconv 'g' shortest: an exponent from 1e+21 up and below 1e-4), as
-    kube-openapi prints a schema's bounds."""
+    """fmt's %v of a float64, as kube-openapi prints a schema's bounds: strconv's shortest 'g', which switches
+    to an exponent when it is below -4 or at least 6 (1e+06, 1.5e-05), else plain digits (100000, 0.25)."""
     if math.isinf(x):
         return "+Inf" if x > 0 else "-Inf"
-    if x == int(x) and abs(x) < 1e21:
-        return str(int(x))
-    text = repr(x)
-    if "e" in text:
-        mantissa, exp = text.split("e")
-        sign = "-" if exp.startswith("-") else "+"
-        digits = exp.lstrip("+-")
-        return f"{mantissa}e{sign}{int(digits):02d}"
-    return text
+    if x == 0:
+        return "0"
+    sign, digits, exponent = Decimal(repr(float(x))).normalize().as_tuple()
+    text = "".join(str(d) for d in digits)
+    exp = len(digits) + int(exponent) - 1
+    minus = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return minus + format(Decimal(text).scaleb(exp - len(text) + 1), "f")
 
 
 def go_bad_value(value: Any) -> Any:

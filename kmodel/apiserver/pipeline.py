@@ -21,6 +21,12 @@ read-modify-write loops (GuaranteedUpdate): read the current version without a s
 object, compare-and-swap on mod_revision, and on a lost race read again (bounded). `watch` is not served here:
 the watch cache serves it, and asks `admit_read` (authentication + authorization only) first.
 
+Custom resources (customresources.py): a resource the built-in table lacks is looked up among the stored,
+Established CRDs; its bodies are decoded, defaulted and validated against the CRD's schema, its objects go
+through the same stages and registry. A CRD's create or change is followed by the naming and establishing
+controllers' status write (crd_status.py); its delete by the finalizing controller's work
+(customresource_cleanup.py).
+
 Every handled request goes on the audit log (`self.audit`, shareable between replicas).
 """
 
@@ -161,6 +167,9 @@ class Pipeline:
 
     def _get(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
         obj = self.registry.get(res, request.namespace, request.name)
+        if res.crd is None:
+            return 200, obj
+        obj = customresources.as_read(res, obj)
         if request.subresource == "scale":
             return 200, customresources.scale_of(res, obj)
         return 200, obj
@@ -171,7 +180,10 @@ class Pipeline:
             fields = parse_field_selector(request.field_selector, res.name)
         except SelectorError as e:
             raise errors.bad_request(str(e)) from None
-        return 200, self.registry.list(res, request.namespace, labels, fields)
+        listed = self.registry.list(res, request.namespace, labels, fields)
+        if res.crd is not None:
+            listed = attrs.evolve(listed, items=tuple(customresources.as_read(res, o) for o in listed.items))
+        return 200, listed
 
     # --- create ----------------------------------------------------------------------------------------
 
@@ -290,7 +302,10 @@ class Pipeline:
 
         # a patch carries a precondition only if it sets metadata.resourceVersion itself
         rv = str((patch.get("metadata") or {}).get("resourceVersion") or "")
-        return self._guaranteed_update(request, res, user, now, replica, patched, rv, allow_create=False)
+        answer = self._guaranteed_update(request, res, user, now, replica, patched, rv, allow_create=False)
+        if res.name == "customresourcedefinitions" and not request.subresource:
+            self._crd_controllers(request.name, now)
+        return answer
 
     def _guaranteed_update(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str,
                            new_from: Callable[[Any], Any], rv: str, *, allow_create: bool,
@@ -390,14 +405,15 @@ class Pipeline:
         raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
 
     def _crd_controllers(self, name: str, now: int) -> None:
-        """The naming and establishing controllers' write after a CRD is created or changed (crd_status.py)."""
-        from kmodel.apiserver.crd_status import accept_names
+        """The naming and establishing controllers' write after a CRD is created or changed (crd_status.py),
+        with status.storedVersions gaining a new storage version (the CRD strategy's PrepareForUpdate)."""
+        from kmodel.apiserver.crd_status import accept_names, stored_versions
 
         crds = self.registry
         kv = crds.read(RESOURCES["customresourcedefinitions"], "", name)
         if kv is None:
             return
-        new = accept_names(kv.value, customresources.crds(self.store), now)
+        new = stored_versions(accept_names(kv.value, customresources.crds(self.store), now))
         if new is not kv.value:
             try:
                 crds.replace(RESOURCES["customresourcedefinitions"], kv, self._next_version(new))

@@ -43,6 +43,10 @@ Ending a watch from the server side (410, a relist that terminates every watcher
 stream: the final `Response` (after any ERROR event). Closing the stream instead would discard events still
 in flight on it.
 
+Custom resources: a CRD seen Established (in a list or an event) gets a ResourceCache for the resource it
+declares (`serve_custom`, upstream's CRD handler starting a cacher), keyed by `/registry/<group>/<plural>/`;
+custom objects enter the cache with the CRD's schema defaults applied, as the cacher decodes them from etcd.
+
 Differences from kube-apiserver (all deliberate): one resourceVersion per replica rather than per resource
 (equivalent to the cacher asking etcd for progress notifications, which it does since 1.27); no pagination
 (limit/continue).
@@ -58,6 +62,7 @@ from typing import Any, Optional
 
 import attrs
 
+from kmodel.apiserver.customresources import as_read
 from kmodel.apiserver.resources import RESOURCES, Resource, list_prefix
 from kmodel.apiserver.wire import Response, Status, WatchEvent
 from kmodel.component import Out, Send
@@ -465,6 +470,8 @@ class WatchCache:
             rc = self.resource_of_key(kv.key)
             if rc is not None:
                 obj = with_resource_version(kv.value, kv.mod_revision)
+                if rc.resource.crd is not None:
+                    obj = as_read(rc.resource, obj)
                 rc.objects[kv.key] = obj
                 rc.keys.append(kv.key)  # a range answers in key order
                 if rc.trigger_of is not None:
@@ -501,6 +508,8 @@ class WatchCache:
                 obj = kv[1]
                 if rc is self._crds:
                     self.serve_custom(obj)
+                elif rc.resource.crd is not None:
+                    obj = as_read(rc.resource, obj)
                 if obj.metadata.resource_version != str(rev):
                     obj = with_resource_version(obj, rev)
                 typ = ADDED if prev is None else MODIFIED

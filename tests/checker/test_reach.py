@@ -32,6 +32,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "API server and component restarts": ("crash", "restart"),
     "delayed links and held streams": ("delay_link", "stall_watch"),
     "probe flaps": ("flap_readiness", "fail_liveness"),
+    "a CRD and its custom objects": ("apply_crd", "apply_database", "delete_crd"),
 }
 
 
