@@ -30,6 +30,12 @@ apiextensions-apiserver (Kubernetes 1.30-1.32) in the order a request body meets
   A node whose type is wrong gets that one error and nothing else checked beneath it. Properties are
   checked in sorted order (Go ranges over a map: its order is random; the model's is stable).
 
+The walk is the model's own rather than the `jsonschema` library's: every message, its field path, the order
+of the errors and the rule that a wrong type stops the checks beneath it are kube-openapi's, and OpenAPI's
+`nullable`, `x-kubernetes-int-or-string` and integral floats (3.0 is an integer) are not JSON Schema's, so the
+library's verdicts would all have to be re-derived to produce upstream's answers; pruning and defaulting are
+not validation at all.
+
 Not done: formats (`format` is accepted and not checked), allOf/anyOf/oneOf/not, CEL
 (x-kubernetes-validations), x-kubernetes-list-type uniqueness, maxProperties/minProperties, multipleOf.
 `pattern` runs on Python's `re` (RE2 and Python agree on the patterns CRDs use: anchors, classes, repeats).
