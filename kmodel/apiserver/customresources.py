@@ -31,13 +31,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import attrs
+
 from kmodel.apiserver import errors, openapi_schema
 from kmodel.apiserver.resources import RESOURCES, Resource
 from kmodel.apiserver.storeview import current_prefix
 from kmodel.apiserver.wire import Status
 from kmodel.objects.apiextensions import CustomResourceDefinition
 from kmodel.objects.codec import DecodeError, load_struct
-from kmodel.objects.field_errors import FieldError
+from kmodel.objects.field_errors import FieldError, invalid
 from kmodel.objects.frozendict import freeze, thaw
 from kmodel.objects.meta import ObjectMeta
 from kmodel.objects.unstructured import CustomObject
@@ -201,14 +203,10 @@ def prepare_for_update(res: Resource, new: CustomObject, old: CustomObject, *, s
 
 
 def _with_rv(meta: ObjectMeta, rv: str) -> ObjectMeta:
-    import attrs
-
     return attrs.evolve(meta, resource_version=rv)
 
 
 def _with_generation(meta: ObjectMeta, generation: int) -> ObjectMeta:
-    import attrs
-
     return attrs.evolve(meta, generation=generation)
 
 
@@ -255,8 +253,6 @@ def scale_request(body: Any) -> tuple[int, str]:
                                  f"field ScaleSpec.spec.replicas of type int32")
     name = (body.get("metadata") or {}).get("name", "")
     if replicas < 0:
-        from kmodel.objects.field_errors import invalid
-
         raise errors.invalid("Scale.autoscaling", "autoscaling", "Scale", name,
                              [invalid("spec.replicas", replicas, "must be greater than or equal to 0")])
     return replicas, str((body.get("metadata") or {}).get("resourceVersion") or "")

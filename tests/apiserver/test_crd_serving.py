@@ -12,7 +12,7 @@ from client.harness import Cluster, Probe  # noqa: E402
 from kmodel.apiserver.crd_status import ESTABLISHED, NAMES_ACCEPTED  # noqa: E402
 from kmodel.objects import dump  # noqa: E402
 from tests.apiserver.conftest import req  # noqa: E402
-from tests.apiserver.crd_fixtures import CRD, crd_body, database  # noqa: E402
+from tests.apiserver.crd_fixtures import DATABASE, crd_body, database  # noqa: E402
 
 NOW = 10_000
 
@@ -46,6 +46,15 @@ def test_a_created_crd_gets_names_accepted_and_established_and_its_resource_is_s
     gone = api.handle(req("delete", "databases", "default", "orders"), now=NOW)
     assert gone.code == 200
     assert api.handle(req("get", "databases", "default", "orders"), now=NOW).code == 404
+
+
+def test_the_example_object_is_valid_against_the_example_crd_and_gets_its_defaults(api):
+    create_crd(api)
+    r = api.handle(req("create", "databases", "default", body=DATABASE), now=NOW)
+    assert r.code == 201, r.body
+    assert dump(r.body)["spec"] == DATABASE["spec"]
+    r = api.handle(req("create", "databases", "default", body=database("bare", spec={"engine": "mysql"})), now=NOW)
+    assert dump(r.body)["spec"] == {"engine": "mysql", "replicas": 1}
 
 
 def test_objects_are_stored_under_group_and_plural_in_etcd(api, store):
@@ -135,4 +144,15 @@ def test_custom_objects_are_watched_and_listed_through_the_replicas_watch_cache(
     c.run()
     assert [o.metadata.name for o in p.answers[-1].body.items] == ["orders"]
     assert dump(p.answers[-1].body.items[0])["spec"]["engine"] == "postgres"
-    assert CRD["metadata"]["name"] == "databases.example.com"
+
+
+def test_label_and_field_selectors_select_custom_objects(api):
+    create_crd(api)
+    for name, tier in (("a", "gold"), ("b", "silver")):
+        body = database(name)
+        body["metadata"]["labels"] = {"tier": tier}
+        api.handle(req("create", "databases", "default", body=body), now=NOW)
+    r = api.handle(req("list", "databases", "default", label_selector="tier=gold"), now=NOW)
+    assert [o.metadata.name for o in r.body.items] == ["a"]
+    r = api.handle(req("list", "databases", "default", field_selector="metadata.name=b"), now=NOW)
+    assert [o.metadata.name for o in r.body.items] == ["b"]
