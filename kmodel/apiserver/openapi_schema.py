@@ -24,7 +24,7 @@ apiextensions-apiserver (Kubernetes 1.30-1.32) in the order a request body meets
       spec.size: Unsupported value: "huge": supported values: "small", "large"
       spec.name: Required value
       spec.count: Invalid value: "string": spec.count in body must be of type integer: "string"
-      spec.name: Too long: may not be longer than 5
+      spec.name: Too long: may not be longer than 5      (1.30-1.31; 1.32: may not be more than 5 bytes)
       spec.tags: Too many: 4: must have at most 3 items
 
   A node whose type is wrong gets that one error and nothing else checked beneath it. Properties are
