@@ -16,12 +16,13 @@
     workloads.py   replicaset-within-expectations, rollout-within-surge, endpoints-list-real-pods,
                    dependents-collected
     statefulset.py statefulset-one-pod-per-identity, statefulset-ordered-ready, converges-statefulsets
+    crd.py         custom-objects-valid, custom-objects-scoped, crd-objects-removed
 
 See registry.py for the contract every invariant follows.
 """
 
 from invariants import (  # noqa: F401
-    contract, leader, lifecycle, liveness, network, requests, scheduling, statefulset, storage, traffic, watch,
+    contract, crd, leader, lifecycle, liveness, network, requests, scheduling, statefulset, storage, traffic, watch,
     workloads,
 )
 from invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations

@@ -87,6 +87,7 @@ from kmodel.checker.actions import (
     Settle,
     Action,
 )
+from kmodel.checker.crd_rules import CrdRules
 from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
@@ -128,7 +129,7 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRules, RuleBasedStateMachine):
+class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRules, CrdRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()

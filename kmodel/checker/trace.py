@@ -68,6 +68,8 @@ def config_to_json(config: ClusterConfig) -> dict[str, Any]:
     for name in ("controller_managers", "schedulers"):  # a trace without them ran one of each, as traces before
         if out[name] == 1:
             out.pop(name)
+    if not out["gc_monitors_custom_resources"]:
+        out.pop("gc_monitors_custom_resources")  # a trace without it ran a GC that did not (see config_from_json)
     return out
 
 
@@ -80,6 +82,8 @@ def config_from_json(data: Any) -> ClusterConfig:
         raise TraceError(f"'config' has unknown fields {unknown}")
     _check_config(data)
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    # a trace recorded before the model served CRDs ran a garbage collector that watched no CRDs: it replays so
+    kwargs.setdefault("gc_monitors_custom_resources", False)
     try:
         return ClusterConfig(**kwargs)
     except (TypeError, ValueError) as exc:

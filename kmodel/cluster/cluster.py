@@ -34,6 +34,7 @@ from kmodel.apiserver.bootstrap_policy import bootstrap_policy, controller_role
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
+from kmodel.apiserver.customresources import served
 from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
 from kmodel.apiserver.wire import Request
 from kmodel.cluster.components import (
@@ -380,7 +381,9 @@ class Cluster:
 
     def objects(self, resource: str, namespace: str = "") -> list:
         """Every stored object of a resource (in key order), read straight from the store."""
-        res = RESOURCES[resource]
+        res = RESOURCES.get(resource) or served(self.store, resource)  # a built-in or a custom resource
+        if res is None:
+            return []
         prefix = list_prefix(res, namespace)
         return [kv.value for kv in self.store.range(prefix, prefix_end(prefix)).kvs]
 

@@ -53,6 +53,9 @@ class ClusterConfig:
     # opt-in fixes of upstream bugs the default model reproduces (kmodel.fixes); () is Kubernetes as it is
     # (each once, in the registry's order; ValueError for an unknown name)
     fixes: tuple[str, ...] = attrs.field(default=(), converter=check_fixes)
+    # the garbage collector monitors custom resources as their CRDs are established (upstream's always does);
+    # False only for traces recorded before the model served CRDs (kmodel.checker.trace)
+    gc_monitors_custom_resources: bool = True
 
     def node_names(self) -> list[str]:
         return [f"node-{i}" for i in range(1, self.nodes + 1)]

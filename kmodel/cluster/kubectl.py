@@ -72,6 +72,29 @@ def resource_of_manifest(obj: Any) -> Optional[Resource]:
     return None
 
 
+def custom_resource_of_manifest(obj: Any, crds: Sequence[Any]) -> Optional[Resource]:
+    """The custom resource an Established CRD among `crds` serves for a manifest's apiVersion and kind."""
+    from kmodel.apiserver.customresources import established, resource_for
+
+    if not isinstance(obj, dict):
+        return None
+    group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
+    for crd in crds:
+        served = crd.version(version)
+        if (crd.spec.group == group and crd.status.accepted_names.kind == obj.get("kind") and established(crd)
+                and served is not None and served.served):
+            return resource_for(crd)
+    return None
+
+
+def unmapped_message(obj: dict, source: str) -> str:
+    """kubectl's error for a manifest whose kind discovery does not know (resource builder, NoKindMatch); kubectl
+    prints it followed by a line `ensure CRDs are installed first`."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    return (f'resource mapping not found for name: "{meta.get("name", "")}" namespace: "{meta.get("namespace", "")}" '
+            f'from "{source}": no matches for kind "{obj.get("kind")}" in version "{obj.get("apiVersion")}"')
+
+
 def manifest_name(obj: Any) -> tuple[str, str]:
     """(namespace, name) of a typed object or a manifest dict."""
     if isinstance(obj, dict):
@@ -120,6 +143,7 @@ class Patch:
     name: str
     patch: Any = attrs.field(eq=False)
     token: str = ""
+    subresource: str = ""  # kubectl patch --subresource=status|scale
 
 
 @attrs.frozen
@@ -240,7 +264,8 @@ class Kubectl(ClientComponent):
                               namespace=command.namespace, on_done=self._finisher(command))
         elif isinstance(command, Patch):
             self.client.patch(now, out, command.resource, command.name, command.patch,
-                              namespace=command.namespace, on_done=self._finisher(command))
+                              namespace=command.namespace, subresource=command.subresource,
+                              on_done=self._finisher(command))
         elif isinstance(command, TaintNode):
             self._taint(now, out, command)
         elif isinstance(command, RolloutUndo):
@@ -278,7 +303,29 @@ class Kubectl(ClientComponent):
         obj = command.obj
         res = resource_of_manifest(obj)
         if res is None:
-            raise ValueError(f"no API resource for {obj.get('apiVersion')}/{obj.get('kind')}")
+            self._discover(now, out, command)
+            return
+        self._apply_as(now, out, command, res)
+
+    def _discover(self, now: int, out: Out, command: Apply) -> None:
+        """A kind the built-in table does not have: kubectl's discovery (here a LIST of the CRDs, standing in for
+        GET /apis) maps it to an Established custom resource, or kubectl refuses it as unmapped."""
+        obj = command.obj
+
+        def got(t: int, response: Response, o: Out) -> None:
+            if not response.ok:
+                self._finisher(command)(t, response, o)
+                return
+            res = custom_resource_of_manifest(obj, response.body.items)
+            if res is None:
+                self._refuse(t, o, command, unmapped_message(obj, "STDIN") + "\nensure CRDs are installed first")
+            else:
+                self._apply_as(t, o, command, res)
+
+        self.client.list(now, out, "customresourcedefinitions", on_done=got)
+
+    def _apply_as(self, now: int, out: Out, command: Apply, res: Resource) -> None:
+        obj = command.obj
         body = obj if isinstance(obj, dict) else dump(obj)
         ns, name = manifest_name(obj)
         namespace = (ns or "default") if res.namespaced else ""

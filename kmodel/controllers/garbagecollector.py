@@ -50,6 +50,14 @@ deleting its dependents has nothing to do then).
 
 Kubernetes 1.28-1.32 (pkg/controller/garbagecollector: garbagecollector.go, graph_builder.go).
 
+Custom resources: the GC watches CustomResourceDefinitions and, as soon as one is Established, starts a monitor
+(informer) for the resource it declares, so custom objects are owners and dependents like the built-in kinds.
+Upstream's GarbageCollector.Sync re-reads discovery every 30 s and starts monitors for new resources: the model
+learns of them at once instead (a periodic timer would add a due time every 30 s to every run). A resource whose
+CRD is gone keeps its informer (its relists fail until the CRD is back), where upstream stops the monitor.
+`custom_resources=False` (ClusterConfig.gc_monitors_custom_resources) runs the GC without any of this, as traces
+recorded before the model served CRDs did.
+
 Not modelled: owners of kinds the GC does not watch being deleted (a dependent of such an owner is verified
 only when it is added or updated, and such an owner deleted with Orphan or Foreground keeps its finalizer:
 upstream's GC watches every resource), the delete's UID precondition (the GET just before stands in for it).
@@ -71,8 +79,9 @@ from kmodel.objects import dump_struct
 from .base import Controller, Sync
 
 NAME = "controller/garbagecollector"
-#: what the GC watches: owners and dependents alike
+#: what the GC watches from its start: owners and dependents alike (custom resources join at discovery)
 WATCHED = ("deployments", "replicasets", "statefulsets", "pods")
+
 
 
 @attrs.frozen
@@ -122,7 +131,9 @@ class GarbageCollector(Controller):
 
     service_account = "generic-garbage-collector"
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME) -> None:
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, custom_resources: bool = True) -> None:
+        #: watch CRDs and monitor the custom resources they declare (ClusterConfig.gc_monitors_custom_resources)
+        self.custom_resources = custom_resources
         super().__init__(name, endpoints)
 
     def _init_memory(self) -> None:
@@ -132,11 +143,43 @@ class GarbageCollector(Controller):
 
     def setup(self) -> None:
         self.caches: dict[str, Any] = {}
+        #: custom resources discovered: (apiVersion, kind) -> their Resource-like facts (name, namespaced)
+        self.custom: dict[tuple[str, str], Any] = {}
         for resource in WATCHED:
-            self.caches[resource] = self.informer(
-                resource, indexers={OWNER_UID_INDEX: index_by_owner_uid},
-                on_add=self._on_add(resource), on_update=self._on_update(resource),
-                on_delete=self._on_delete(resource))
+            self._monitor(resource)
+        if not self.custom_resources:
+            return
+        self.informer("customresourcedefinitions", on_add=lambda now, crd, out: self._discovered(now, crd, out),
+                      on_update=lambda now, old, crd, out: self._discovered(now, crd, out),
+                      on_delete=lambda now, crd, out: None)
+
+    def _monitor(self, resource: str) -> Any:
+        inf = self.caches[resource] = self.informer(
+            resource, indexers={OWNER_UID_INDEX: index_by_owner_uid},
+            on_add=self._on_add(resource), on_update=self._on_update(resource),
+            on_delete=self._on_delete(resource))
+        return inf
+
+    # -- discovery of custom resources -------------------------------------------------------------------
+
+    def _discovered(self, now: int, crd: Any, out: Out) -> None:
+        """A CRD seen Established: monitor its resource from now on."""
+        if not crd.status.is_true("Established"):
+            return
+        res = _CustomResource.of(crd)
+        self.custom[(res.api_version, res.kind)] = res
+        if res.name not in self.caches:
+            self._monitor(res.name).start(now, out)  # its CRD informer has started: so has the GC
+
+    def owner_resource(self, api_version: str, kind: str) -> Any:
+        """The resource an ownerReference names: a built-in one, or a custom one discovered (None: unknown)."""
+        res = owner_resource(api_version, kind)
+        if res is None:
+            group = api_version.rpartition("/")[0]
+            for (av, k), custom in self.custom.items():
+                if k == kind and av.rpartition("/")[0] == group:
+                    return custom  # any version of the group: objects are stored at one version
+        return res
 
     # -- the graph builder's part ----------------------------------------------------------------------
 
@@ -186,12 +229,12 @@ class GarbageCollector(Controller):
 
     def _dependents(self, uid: str) -> list[tuple[str, Any]]:
         """(resource, object) of every cached object that names `uid` as an owner."""
-        return [(resource, dep) for resource in WATCHED
+        return [(resource, dep) for resource in self.caches
                 for dep in self.caches[resource].by_index(OWNER_UID_INDEX, uid)]
 
     def _cached_owner(self, namespace: str, ref: Any) -> Any:
         """The owner an ownerReference names, as the caches hold it (None if they do not, or hold another uid)."""
-        res = owner_resource(ref.api_version, ref.kind)
+        res = self.owner_resource(ref.api_version, ref.kind)
         if res is None or res.name not in self.caches:
             return None
         owner = self.caches[res.name].get(namespace if res.namespaced else "", ref.name)
@@ -200,7 +243,7 @@ class GarbageCollector(Controller):
     def _queue_if_deleting_dependents(self, namespace: str, ref: Any) -> None:
         owner = self._cached_owner(namespace, ref)
         if owner is not None and deleting_dependents(owner):
-            self.queue.add(self._item(owner_resource(ref.api_version, ref.kind).name, owner))
+            self.queue.add(self._item(self.owner_resource(ref.api_version, ref.kind).name, owner))
 
     def _transitions(self, resource: str, old: Any, cur: Any) -> None:
         """processTransitions: an object that starts being deleted with the orphan finalizer is queued to orphan
@@ -300,7 +343,7 @@ class GarbageCollector(Controller):
             decided(now, out)
             return
         for ref in to_check:
-            res = owner_resource(ref.api_version, ref.kind)
+            res = self.owner_resource(ref.api_version, ref.kind)
             if res is None:
                 verdict[ref.uid] = "solid"  # a kind the API does not know: never collect on a guess
                 pending[0] -= 1
@@ -418,6 +461,24 @@ class GarbageCollector(Controller):
             sync.patch(now, out, resource, m.name, patch, namespace=m.namespace, on_done=patched)
 
 
+@attrs.frozen
+class _CustomResource:
+    """What the GC needs of a discovered custom resource: its plural, apiVersion, kind and scope."""
+
+    name: str
+    api_version: str
+    kind: str
+    namespaced: bool
+
+    @classmethod
+    def of(cls, crd: Any) -> "_CustomResource":
+        storage = crd.storage_version()
+        names = crd.status.accepted_names
+        return cls(names.plural, f"{crd.spec.group}/{storage.name if storage else ''}", names.kind,
+                   crd.spec.scope == "Namespaced")
+
+
 def make(ctx: Any) -> list:
     """The cluster factory: one garbage collector talking to the API servers in order."""
-    return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME))]
+    return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME),
+                             custom_resources=ctx.config.gc_monitors_custom_resources)]

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import attrs
 import yaml
 
-from kmodel.cluster.kubectl import resource_of_manifest
+from kmodel.cluster.kubectl import resource_of_manifest, unmapped_message
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 FAULT_ACTIONS = ("partition", "heal", "crash", "restart", "lose", "remove")
@@ -50,12 +50,10 @@ class Manifest:
         return resource_of_manifest(self.document) is not None
 
     def mapping_error(self) -> str:
-        """kubectl apply's message for an object whose kind the server does not serve (the others are applied)."""
-        doc = self.document
-        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-        return (f'resource mapping not found for name: "{meta.get("name", "")}" namespace: '
-                f'"{meta.get("namespace", "")}" from "{self.source}": no matches for kind "{doc["kind"]}" in version '
-                f'"{doc["apiVersion"]}"')
+        """kubectl apply's message for an object whose kind the server does not serve when the run starts (the
+        others are applied): a custom kind too, even when its CRD is among the manifests, because kubectl maps
+        every document of an invocation before it applies any."""
+        return unmapped_message(self.document, self.source)
 
 
 @attrs.frozen

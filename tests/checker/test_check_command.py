@@ -86,7 +86,7 @@ def test_a_required_situation_never_reached_fails_the_run_and_is_reported(tmp_pa
     import json
 
     folder = tmp_path / "r"
-    assert main(["check", "--seed", "1", "--examples", "3", "--report", str(folder),
+    assert main(["check", "--seed", "1", "--examples", "3", "--fix", "all", "--report", str(folder),
                  "--require-sometimes", "pod-evicted"]) == 1
     assert "UNREACHED pod-evicted: no example reached it (required by --require-sometimes)" in capsys.readouterr().out
     report = json.loads((folder / "report.json").read_text())
@@ -94,5 +94,5 @@ def test_a_required_situation_never_reached_fails_the_run_and_is_reported(tmp_pa
     assert report["violations"] == []
     reached = [e["name"] for e in report["sometimes"] if e["examples"]]
     assert reached, "the example reached no situation at all"
-    assert main(["check", "--seed", "1", "--examples", "3", "--report", str(folder),
+    assert main(["check", "--seed", "1", "--examples", "3", "--fix", "all", "--report", str(folder),
                  "--require-sometimes", ",".join(reached)]) == 0

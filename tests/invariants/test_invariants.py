@@ -42,6 +42,7 @@ EXPECTED = {
     "deleted-stays-deleted": SAFETY, "replicaset-within-expectations": SAFETY, "rollout-within-surge": SAFETY,
     "endpoints-list-real-pods": SAFETY, "dependents-collected": LIVENESS,
     "statefulset-one-pod-per-identity": SAFETY, "statefulset-ordered-ready": SAFETY, "converges-statefulsets": LIVENESS,
+    "custom-objects-valid": SAFETY, "custom-objects-scoped": SAFETY, "crd-objects-removed": LIVENESS,
 }
 
 

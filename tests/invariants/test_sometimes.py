@@ -170,7 +170,8 @@ def test_an_informer_whose_connection_is_given_up_on_relists(web):
 
 def test_the_checker_counts_examples_reaching_each_and_the_report_flags_those_none_reached(tmp_path, capsys):
     folder = tmp_path / "r"
-    assert main(["check", "--seed", "1", "--examples", "30", "--report", str(folder)]) == 0
+    # every fix on: without them seed 1 ends on an upstream bug the model reproduces (restart-no-time-travel)
+    assert main(["check", "--seed", "1", "--examples", "30", "--fix", "all", "--report", str(folder)]) == 0
     said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("situations reached: ")]
     report = json.loads((folder / "report.json").read_text())
     counted = {entry["name"]: entry for entry in report["sometimes"]}

@@ -1,0 +1,81 @@
+"""The custom resource family's rules: a mixin of the checker's state machine (KmodelMachine's bases).
+
+Theory of operation
+-------------------
+Each rule draws a few indices and turns them into one action of kmodel/checker/crd_actions.py, handed to the
+session through `self._do` as machine.py's rules do; every index shrinks toward the simplest action (the
+first Database, a valid object, no replicas, no propagation policy).
+
+    apply_crd              the Database CRD (when it is not stored: applying it again is an unchanged patch)
+    apply_database         a Database, valid (most draws) or broken in one drawn way (no precondition:
+                           without the CRD, kubectl refuses it as unmapped)
+    write_database_status  status.replicas through the status subresource
+    scale_database         spec.replicas, up to one past the schema's maximum
+    delete_database        with a drawn propagation policy
+    delete_crd             the CRD, and with it every Database
+
+Only apply_crd has a precondition. The others name a Database (or the CRD) whether or not it is stored yet, as
+delete_namespace does: kubectl runs the user's commands in order, so one drawn right after the apply that makes
+its object reaches it, and one drawn without gets 404 (or kubectl's own refusal).
+
+The invariants of invariants/crd.py check what these drive: every stored Database valid against its CRD,
+stored under its CRD's scope, and none left once its CRD is deleted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from kmodel.checker.access_rules import PROPAGATION
+from kmodel.checker.crd_actions import (
+    CRD_NAME, DATABASES, MAX_REPLICAS, SHAPES, ApplyCRD, ApplyDatabase, DeleteCRD, DeleteDatabase,
+    ScaleDatabase, WriteDatabaseStatus,
+)
+from kmodel.checker.draws import INDEX, pick
+
+
+def shape_of(i: int) -> str:
+    """The shape an INDEX draw names: each broken one at its own index, valid everywhere else (and at 0, where
+    it shrinks), so most applied Databases are stored and the rules that need one can run."""
+    return SHAPES[i] if i < len(SHAPES) else SHAPES[0]
+
+
+class CrdRules:
+    """Rules for a CustomResourceDefinition and its objects (see the module docstring). Mixed into KmodelMachine,
+    which provides `cluster` and `_do`."""
+
+    cluster: Any
+
+    def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
+        raise NotImplementedError
+
+    def _crd_stored(self) -> bool:
+        return self.cluster.get("customresourcedefinitions", "", CRD_NAME) is not None
+
+    @precondition(lambda self: not self._crd_stored())
+    @rule()
+    def apply_crd(self) -> None:
+        self._do("apply_crd", ApplyCRD())
+
+    @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS), shape=INDEX)
+    def apply_database(self, i: int, replicas: int, shape: int) -> None:
+        self._do("apply_database", ApplyDatabase(pick(i, DATABASES), replicas, shape_of(shape)))
+
+    @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS))
+    def write_database_status(self, i: int, replicas: int) -> None:
+        self._do("write_database_status", WriteDatabaseStatus(pick(i, DATABASES), replicas))
+
+    @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS + 1))
+    def scale_database(self, i: int, replicas: int) -> None:
+        self._do("scale_database", ScaleDatabase(pick(i, DATABASES), replicas))
+
+    @rule(i=INDEX, policy=INDEX)
+    def delete_database(self, i: int, policy: int) -> None:
+        self._do("delete_database", DeleteDatabase(pick(i, DATABASES), pick(policy, PROPAGATION)))
+
+    @rule()
+    def delete_crd(self) -> None:
+        self._do("delete_crd", DeleteCRD())
