@@ -92,7 +92,7 @@ from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
 from kmodel.checker.statefulset_rules import StatefulSetRules
 from kmodel.checker.fault_rules import RequestFaultRules
-from kmodel.checker.session import InvariantViolation, Session, all_invariants
+from kmodel.checker.session import InvariantViolation, Session, all_invariants, with_component_invariants
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
 from kmodel.cluster import ClusterConfig
@@ -223,8 +223,11 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
 
     @classmethod
     def invariant_list(cls) -> list[Invariant]:
-        """The invariants this machine checks, in the order it checks them."""
-        return (all_invariants() if cls.registered_invariants else []) + list(cls.extra_invariants)
+        """The invariants this machine checks, in the order it checks them: the registered ones (unless
+        `registered_invariants` is off), its `extra_invariants`, and those of the components its cluster runs
+        (kmodel.component.registry)."""
+        return with_component_invariants((all_invariants() if cls.registered_invariants else [])
+                                         + list(cls.extra_invariants), cls.config.components)
 
     @classmethod
     def sometimes_list(cls) -> list[Sometimes]:

@@ -12,8 +12,10 @@ Theory of operation
    watch cache, all sharing one audit trail and one ClusterIP allocator (upstream keeps the allocator in
    etcd);
 3. `kubectl`, the user's client (kmodel.cluster.kubectl);
-4. the components named in `config.components`, each built by its module's factory (kmodel.cluster.components)
-   from a `ClusterContext`;
+4. the components named in `config.components`, each built by its registered factory (kmodel.component.registry)
+   from a `ClusterContext`: a kube-controller-manager's controllers once per controller manager, the scheduler
+   once per scheduler. A component of your own named there also gets its service account's token, its role
+   and its boot objects (after the bootstrap policy), as does an `extra` component its token and role;
 5. the loop over all of them, started at logical time 0.
 
 Everything after that happens through the loop. The helpers here (`apply`, `run`, the faults) are the
@@ -36,9 +38,8 @@ from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
 from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
 from kmodel.apiserver.wire import Request
-from kmodel.cluster.components import (
-    CONTROLLER_MANAGER, CONTROLLER_MANAGER_COMPONENTS, ClusterContext, factory, instance_name, wire,
-)
+from kmodel.cluster.components import CONTROLLER_MANAGER, ClusterContext, instance_name, wire
+from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, Registration, resolve, roles_by_account
 from kmodel.cluster.config import ClusterConfig
 from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl
 from kmodel.component import Component
@@ -101,13 +102,24 @@ class Cluster:
         self.service_ips = ServiceIPAllocator(config.service_cidr, random.Random(f"{config.seed}/serviceips"))
         extra = list(extra)
         tokens = default_tokens(config.node_names())
-        # a controller of your own authenticates as its service account, with the role it declares
+        #: the registrations of the components the config names (kmodel.component.registry), in its order
+        self.registrations: list[Registration] = [resolve(name) for name in config.components]
+        own = [r for r in self.registrations if not r.builtin]
+        # a controller of your own authenticates as its service account, with the role it declares: those the
+        # config names by their registration, then the extra components by their attributes
         own_roles: list = []
+        for r in own:
+            if r.service_account:
+                tokens[service_account_token(r.service_account)] = service_account_user(r.service_account)
+        for account, rules in roles_by_account(own):
+            own_roles += controller_role(account, rules)
         for component in extra:
             account = getattr(component, "service_account", "")
             if account and service_account_token(account) not in tokens:
                 tokens[service_account_token(account)] = service_account_user(account)
                 own_roles += controller_role(account, tuple(getattr(component, "rbac_rules", ())))
+        # and the objects they need at boot (a CustomResourceDefinition, a first custom object), after the roles
+        own_roles += [obj for r in own for obj in r.boot_objects]
         for name in config.users:  # users known by a token "<name>-token" (kubectl --as <name>)
             tokens.setdefault(user_token(name), user(name))
         pipeline_config = PipelineConfig(seed=config.seed, tokens=tokens, service_cidr=config.service_cidr)
@@ -153,18 +165,22 @@ class Cluster:
         config = self.config
         apiservers = tuple(config.apiserver_names())
         managers = [ClusterContext(config, apiservers, k) for k in range(1, config.controller_managers + 1)]
-        for name in config.components:
-            if name in CONTROLLER_MANAGER_COMPONENTS:
+        #: each kube-controller-manager's controllers, by its instance
+        controllers: dict[int, list[str]] = {ctx.instance: [] for ctx in managers}
+        for registration in self.registrations:
+            if registration.process == KUBE_CONTROLLER_MANAGER:
                 contexts = managers
-            elif name == "scheduler":
+            elif registration.process == KUBE_SCHEDULER:
                 contexts = [ClusterContext(config, apiservers, k) for k in range(1, config.schedulers + 1)]
             else:
                 contexts = managers[:1]
             for ctx in contexts:
-                self.components.extend(self._build(name, ctx))
+                built = self._build(registration, ctx)
+                self.components.extend(built)
+                if registration.process == KUBE_CONTROLLER_MANAGER:
+                    controllers[ctx.instance] += [c.name for c in built]
         for ctx in managers:
-            prefix = ctx.named("controller/")
-            members = sorted(c.name for c in self.components if c.name.startswith(prefix))
+            members = sorted(controllers[ctx.instance])
             if not members:
                 continue
             process = ctx.named(CONTROLLER_MANAGER)
@@ -214,12 +230,12 @@ class Cluster:
                 return name
         return None
 
-    def _build(self, name: str, ctx: ClusterContext) -> list[Component]:
-        """The components `name`'s factory builds, each one's ApiClient told the cluster's variant (read where
+    def _build(self, registration: Registration, ctx: ClusterContext) -> list[Component]:
+        """The components `registration`'s factory builds, each one's ApiClient told the cluster's variant (read where
         a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`) and whether the
         `reflector-consistent-first-list` fix is on (read in kmodel/client/informer.py), with a random source
         for its reflectors' watch timeouts and backoff jitter seeded from the run's seed."""
-        components = factory(name)(ctx)
+        components = registration.factory(ctx)
         for component in components:
             self._configure_client(component)
         return components
@@ -310,7 +326,7 @@ class Cluster:
         ctx = ClusterContext(config, tuple(self.config.apiserver_names()))
         for name in ("kubelet", "proxy"):
             if name in self.config.components:
-                for component in self._build(name, ctx):
+                for component in self._build(resolve(name), ctx):
                     if component.name.endswith("/" + node):
                         self.components.append(component)
                         self.loop.add_component(component)
