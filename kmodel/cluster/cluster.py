@@ -30,18 +30,19 @@ from typing import Any, Iterable, Optional, Sequence
 
 import attrs
 
+from kmodel.apiserver import customresources
 from kmodel.apiserver.audit import AuditLog
 from kmodel.apiserver.authentication import default_tokens, service_account_token, service_account_user, user
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy, controller_role
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
-from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
+from kmodel.apiserver.resources import RESOURCES, list_prefix
 from kmodel.apiserver.wire import Request
 from kmodel.cluster.components import CONTROLLER_MANAGER, ClusterContext, instance_name, wire
 from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, Registration, resolve, roles_by_account
 from kmodel.cluster.config import ClusterConfig
-from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl
+from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl, manifest_name, resource_of_manifest
 from kmodel.component import Component
 from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
 from kmodel.loop import Loop
@@ -151,13 +152,30 @@ class Cluster:
         self.etcd.poke()
         wire(self)  # a variant's extra components, the nodes' data plane (kmodel.cluster.components)
 
-    def _boot(self, pipeline: Pipeline, own_roles: Sequence[Any] = ()) -> None:
-        for i, obj in enumerate([*boot_objects(self.config.service_cidr, self.config.apiserver_names()), *own_roles]):
-            res = resource_of(obj)
-            request = Request(-(i + 1), "create", res.name, obj.metadata.namespace, body=obj, token="admin-token")
+    def _boot(self, pipeline: Pipeline, own_objects: Sequence[Any] = ()) -> None:
+        """Create the boot objects, then `own_objects` (own components' roles and boot objects: typed objects, or
+        manifest dicts, a custom object's after the CustomResourceDefinition that serves it)."""
+        for i, obj in enumerate([*boot_objects(self.config.service_cidr, self.config.apiserver_names()), *own_objects]):
+            res = self._boot_resource(obj)
+            namespace, name = manifest_name(obj)
+            request = Request(-(i + 1), "create", res.name, namespace if res.namespaced else "", body=obj,
+                              token="admin-token")
             response = pipeline.handle(request, now=0, replica="bootstrap")
             if response.code >= 300:
-                raise AssertionError(f"booting the cluster failed on {res.name}/{obj.metadata.name}: {response}")
+                raise AssertionError(f"booting the cluster failed on {res.name}/{name}: {response}")
+
+    def _boot_resource(self, obj: Any) -> Any:
+        """The resource of a boot object: a built-in kind's, or the custom resource a stored CRD serves for a
+        manifest's apiVersion and kind."""
+        res = resource_of_manifest(obj)
+        if res is not None:
+            return res
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        for crd in customresources.crds(self.store):
+            if crd.spec.group == group and crd.spec.names.kind == obj.get("kind"):
+                return customresources.resource_for(crd)
+        raise ClusterError(f"no API resource for the boot object {obj.get('apiVersion')}/{obj.get('kind')}: a custom "
+                           f"object comes after the CustomResourceDefinition that serves it")
 
     def _build_components(self) -> None:
         """The components `config.components` names, the controllers and the scheduler once per copy
@@ -377,8 +395,11 @@ class Cluster:
     # -- observing ------------------------------------------------------------------------------------------
 
     def objects(self, resource: str, namespace: str = "") -> list:
-        """Every stored object of a resource (in key order), read straight from the store."""
-        res = RESOURCES[resource]
+        """Every stored object of a resource (in key order), read straight from the store; a custom resource while
+        a CustomResourceDefinition serves it (none before)."""
+        res = RESOURCES.get(resource) or customresources.served(self.store, resource)
+        if res is None:
+            return []
         prefix = list_prefix(res, namespace)
         return [kv.value for kv in self.store.range(prefix, prefix_end(prefix)).kvs]
 

@@ -18,7 +18,7 @@ The registration says everything the cluster needs to know about it, in one plac
   knows its token) and the rules of its role `system:controller:<account>`, installed at boot and bound to it
   (upstream's controller_policy.go). Several registrations may share an account (node lifecycle and node IPAM
   run as node-controller, as upstream): one of them declares the rules, the others none;
-* `default`: a default cluster runs it (`DEFAULT_COMPONENTS`, by name);
+* `default`: a default cluster runs it (`DEFAULT_COMPONENTS`);
 * `invariants`: guarantees of its own, checked whenever a cluster runs it (kmodel.checker.session);
 * `boot_objects`: objects the cluster creates at boot, after the bootstrap policy (a CustomResourceDefinition
   an operator serves, a first custom object for it to act on).
@@ -30,10 +30,13 @@ cluster, as upstream's bootstrap policy installs every controller's role whichev
 A component of your own is named in `ClusterConfig.components` by its import path, ``package.module:attr``
 (the decorated factory or class), or by the name of an entry point of the group ``kmodel.components`` that an
 installed package declares (its value the same import path). The path is what a trace records, so a replay in
-another process imports the same module and rebuilds the same component; the module is imported with the
-working folder on the import path, as `python -m` would. Only the components a cluster names are built, and
-only their roles, tokens, invariants and boot objects installed: what else a process happens to have imported
-never changes a cluster.
+another process imports the same module and rebuilds the same component; the working folder is on the import
+path for it (last, so that it never shadows an installed module), as it is for `python -m`. Only the
+components a cluster names are built, and only their roles, tokens, invariants and boot objects installed:
+what else a process happens to have imported never changes a cluster.
+
+`DEFAULT_COMPONENTS` is in name order: nothing depends on the order a cluster builds its components in (the
+loop orders them by name).
 """
 
 from __future__ import annotations
