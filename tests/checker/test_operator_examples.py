@@ -19,6 +19,8 @@ def test_kmodel_check_finds_the_backup_operators_bug_and_kmodel_replay_reproduce
     assert "VIOLATION one-runner-per-backup: Backup default/nightly has 2 runner pods at once" in out
     trace = report / "traces" / "one-runner-per-backup.json"
     assert BACKUP in json.loads(trace.read_text())["config"]["components"]
+    # the report names the custom object by its resource, as the built-in ones
+    assert "`backups/default/nightly`" in (report / "report.md").read_text()
     assert main(["replay", str(trace), "--quiet"]) == 1
     assert "VIOLATION one-runner-per-backup" in capsys.readouterr().out
 
