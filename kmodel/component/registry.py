@@ -20,6 +20,8 @@ The registration says everything the cluster needs to know about it, in one plac
   run as node-controller, as upstream): one of them declares the rules, the others none;
 * `default`: a default cluster runs it (`DEFAULT_COMPONENTS`);
 * `invariants`: guarantees of its own, checked whenever a cluster runs it (kmodel.checker.session);
+* `sometimes`: situations of its own the exploration should reach (invariants/sometimes.py), counted by every
+  run of a cluster that runs it;
 * `boot_objects`: objects the cluster creates at boot, after the bootstrap policy (a CustomResourceDefinition
   an operator serves, a first custom object for it to act on).
 
@@ -78,6 +80,7 @@ class Registration:
     default: bool = False
     invariants: tuple = ()
     boot_objects: tuple = attrs.field(default=(), eq=False, repr=False)
+    sometimes: tuple = ()
     #: where it was registered, ``module:attr`` (a component of your own is named by it)
     path: str = ""
 
@@ -91,8 +94,8 @@ _loaded: list[bool] = []
 
 
 def component(name: str, *, process: str = "", service_account: str = "", rbac_rules: Sequence[Any] = (),
-              default: bool = False, invariants: Sequence[Any] = (),
-              boot_objects: Sequence[Any] = ()) -> Callable[[Any], Any]:
+              default: bool = False, invariants: Sequence[Any] = (), boot_objects: Sequence[Any] = (),
+              sometimes: Sequence[Any] = ()) -> Callable[[Any], Any]:
     """Register the decorated factory `make(ctx) -> list[Component]` (or `Controller` subclass, see
     `controller`) as the component `name` (see the module docstring)."""
     if not name or ":" in name or "/" in name:
@@ -109,7 +112,7 @@ def component(name: str, *, process: str = "", service_account: str = "", rbac_r
         else:
             factory = target
         registration = Registration(name, factory, process, service_account, tuple(rbac_rules), default,
-                                    tuple(invariants), tuple(boot_objects), path)
+                                    tuple(invariants), tuple(boot_objects), tuple(sometimes), path)
         setattr(target, REGISTRATION_ATTR, registration)
         if registration.builtin:
             if name in _BUILTIN and _BUILTIN[name].path != path:
@@ -122,12 +125,12 @@ def component(name: str, *, process: str = "", service_account: str = "", rbac_r
 
 def controller(name: str, *, service_account: str, rbac_rules: Sequence[Any] = (),
                process: str = KUBE_CONTROLLER_MANAGER, default: bool = False, invariants: Sequence[Any] = (),
-               boot_objects: Sequence[Any] = ()) -> Callable[[Any], Any]:
+               boot_objects: Sequence[Any] = (), sometimes: Sequence[Any] = ()) -> Callable[[Any], Any]:
     """Register a controller: `component` with its service account required and kube-controller-manager as its
     process. On a `Controller` subclass, the class is given `service_account` and `rbac_rules`, and each copy is
     built with Controller's own constructor, ``cls(ctx.named("controller/<name>"), ctx.apiservers)``."""
     return component(name, process=process, service_account=service_account, rbac_rules=rbac_rules,
-                     default=default, invariants=invariants, boot_objects=boot_objects)
+                     default=default, invariants=invariants, boot_objects=boot_objects, sometimes=sometimes)
 
 
 def _class_factory(cls: type, name: str) -> Callable[[Any], list]:
@@ -247,4 +250,13 @@ def component_invariants(components: Sequence[str]) -> list[Any]:
     for r in registrations_of(components):
         for inv in r.invariants:
             seen.setdefault(inv.name, inv)
+    return list(seen.values())
+
+
+def component_sometimes(components: Sequence[str]) -> list[Any]:
+    """The sometimes properties of the components a configuration names, each once, in its order."""
+    seen: dict[str, Any] = {}
+    for r in registrations_of(components):
+        for situation in r.sometimes:
+            seen.setdefault(situation.name, situation)
     return list(seen.values())

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from invariants.registry import SAFETY, Invariant
+from invariants.sometimes import Sometimes
 from kmodel.component.registry import component, controller
 from kmodel.controllers.base import Controller
 from kmodel.objects import Namespace, ObjectMeta, PolicyRule
@@ -21,7 +22,14 @@ EVERY_POD_SEEN = Invariant("labeled-pods-seen", SAFETY, "labeler", "Every runnin
                            _no_pod_of_the_labeled_namespace_unlabeled)
 
 
-@controller("pod-labeler", service_account="pod-labeler", invariants=(EVERY_POD_SEEN,),
+def _a_pod_labeled(cluster: Any, memo: dict) -> bool:
+    return any(p.metadata.labels.get("seen") == "yes" for p in cluster.objects("pods"))
+
+
+POD_LABELED = Sometimes("pod-labeled", "labeler", "The labeler labeled a pod.", _a_pod_labeled)
+
+
+@controller("pod-labeler", service_account="pod-labeler", invariants=(EVERY_POD_SEEN,), sometimes=(POD_LABELED,),
             rbac_rules=(PolicyRule(verbs=("patch",), api_groups=("",), resources=("pods",)),),
             boot_objects=(Namespace(metadata=ObjectMeta(name="labeled")),))
 class PodLabeler(Controller):

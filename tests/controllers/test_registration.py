@@ -51,6 +51,16 @@ def test_a_registered_controllers_invariant_is_checked_wherever_its_cluster_runs
     assert [inv.name for inv in Session(ClusterConfig(nodes=1, apiservers=1), []).safety] == []
 
 
+def test_a_registered_controllers_sometimes_property_is_counted_by_a_machine_whose_cluster_runs_it():
+    from kmodel.checker.machine import KmodelMachine
+
+    class Labeling(KmodelMachine):
+        config = ClusterConfig(nodes=1, apiservers=1, components=(*DEFAULT_COMPONENTS, LABELER))
+
+    assert [s.name for s in Labeling.sometimes_list()][-1] == "pod-labeled"
+    assert "pod-labeled" not in [s.name for s in KmodelMachine.sometimes_list()]
+
+
 def test_what_a_process_imported_does_not_change_a_cluster_that_does_not_name_it():
     import tests.controllers.registered_labeler  # noqa: F401 - registered, but not named by the config
 
