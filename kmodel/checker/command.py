@@ -256,6 +256,7 @@ def replay_command(args: argparse.Namespace) -> int:
     from kmodel.checker.replay import replay
     from kmodel.checker.session import VARIANTS, TraceDiverged
     from kmodel.checker.trace import TraceError, read_trace
+    from kmodel.component.registry import ComponentError
 
     if args.variant is not None and args.variant not in VARIANTS:
         raise KmodelUsageError(f"unknown variant {args.variant!r}; variants: {', '.join(VARIANTS)}")
@@ -283,6 +284,8 @@ def replay_command(args: argparse.Namespace) -> int:
     try:
         result = replay(trace, variant=args.variant, record_messages=False, on_step=show, fixes=fixes,
                         lenient=args.lenient, on_changes=show_changes if args.state else None)
+    except ComponentError as exc:  # a component of one's own the trace names, not importable here
+        raise KmodelUsageError(f"{args.trace}: its configuration names the component {exc}") from None
     except TraceDiverged as exc:
         raise KmodelUsageError(f"{args.trace} does not fit this model: {exc} (--lenient skips the events that are "
                                f"not enabled)") from None

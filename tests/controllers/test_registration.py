@@ -122,3 +122,14 @@ def test_simulate_runs_a_component_named_on_the_command_line(monkeypatch):
     assert main(["simulate", "-f", "examples/web-service.yaml", "--until", "40", "--component", LABELER]) == 0
     assert ran["components"] == (*DEFAULT_COMPONENTS, LABELER)
     assert ran["labels"] and set(ran["labels"]) == {"yes"}
+
+
+def test_replaying_a_trace_whose_component_cannot_be_imported_here_is_a_usage_error(tmp_path, capsys):
+    from kmodel.checker.actions import RunFair
+    from kmodel.checker.trace import Trace, write_trace
+
+    config = ClusterConfig(nodes=1, apiservers=1, components=(*DEFAULT_COMPONENTS, "nosuch.operator:make"))
+    path = write_trace(Trace(config, (RunFair(1_000),)), tmp_path / "trace.json")
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "names the component 'nosuch.operator:make': cannot import" in err
