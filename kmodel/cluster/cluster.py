@@ -108,19 +108,19 @@ class Cluster:
         own = [r for r in self.registrations if not r.builtin]
         # a controller of your own authenticates as its service account, with the role it declares: those the
         # config names by their registration, then the extra components by their attributes
-        own_roles: list = []
+        own_objects: list = []
         for r in own:
             if r.service_account:
                 tokens[service_account_token(r.service_account)] = service_account_user(r.service_account)
         for account, rules in roles_by_account(own):
-            own_roles += controller_role(account, rules)
+            own_objects += controller_role(account, rules)
         for component in extra:
             account = getattr(component, "service_account", "")
             if account and service_account_token(account) not in tokens:
                 tokens[service_account_token(account)] = service_account_user(account)
-                own_roles += controller_role(account, tuple(getattr(component, "rbac_rules", ())))
+                own_objects += controller_role(account, tuple(getattr(component, "rbac_rules", ())))
         # and the objects they need at boot (a CustomResourceDefinition, a first custom object), after the roles
-        own_roles += [obj for r in own for obj in r.boot_objects]
+        own_objects += [obj for r in own for obj in r.boot_objects]
         for name in config.users:  # users known by a token "<name>-token" (kubectl --as <name>)
             tokens.setdefault(user_token(name), user(name))
         pipeline_config = PipelineConfig(seed=config.seed, tokens=tokens, service_cidr=config.service_cidr)
@@ -129,7 +129,7 @@ class Cluster:
             handle = self.etcd.handle_for(name)
             pipeline = Pipeline(handle, config=pipeline_config, audit=self.audit, service_ips=self.service_ips)
             self.replicas.append(APIServerReplica(name, pipeline, handle))
-        self._boot(self.replicas[0].pipeline, own_roles)
+        self._boot(self.replicas[0].pipeline, own_objects)
         self.kubectl = Kubectl(config.apiserver_names())
         self.components: list[Component] = []
         #: the processes made of several components, by name: each kube-controller-manager's controllers (and, with
