@@ -19,6 +19,7 @@ from kmodel.apiserver.authorization import (
     rules_allow,
     subject_applies,
 )
+from kmodel.apiserver.resources import RESOURCES
 from kmodel.store import prefix_end
 
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
@@ -152,6 +153,17 @@ def _users(cluster: Any) -> dict[str, UserInfo]:
     return {u.name: u for u in _tokens(cluster).values()}
 
 
+def _custom_resource_attributes(store: Any, a: Any) -> Any:
+    """A custom resource's request attributes with the API group of the CRD that serves it (the resource table
+    knows the built-in resources only)."""
+    import attrs
+
+    from kmodel.apiserver.customresources import served
+
+    res = served(store, a.resource)
+    return attrs.evolve(a, api_group=res.group) if res is not None else a
+
+
 @invariant("rbac-enforced", kind=SAFETY, principle="the API as the single contract")
 def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
     """Every request the API servers accepted (the audit trail's records that got past authorization) was
@@ -191,6 +203,8 @@ def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
             continue
         name = r.name if (r.verb != "create" or r.subresource) else ""
         a = attributes_for(r.verb, r.resource, r.namespace, name, r.subresource)
+        if not a.api_group and r.resource not in RESOURCES:
+            a = _custom_resource_attributes(store, a)
         if who.is_node() and _node_allows(who, a):
             continue
         # RBAC as it stood before the request (its own write, if any, is at r.revision)

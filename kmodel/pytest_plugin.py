@@ -184,9 +184,6 @@ def explore(machine: type[KmodelMachine], settings: Any) -> None:
     seed = f"seed {options.seed}" if options.seed is not None else "unseeded"
     lines = [f"kmodel: an invariant was violated ({seed}, {result.stats.examples} examples, "
              f"{result.stats.steps} steps; report {folder / 'report.md'})"]
-    if machine.has_own_components():
-        lines.append("(not minimized: the machine adds components of its own, which the minimizer's replays do "
-                     "not build; Hypothesis shrank it)")
     for violation in report["violations"]:
         found = violation_lines(violation, replay_with, TURN_ON)
         steps = [f"  {i:4d}. {action.name}" for i, action in enumerate(result.failure.actions, 1)]

@@ -8,8 +8,8 @@ edge to the module `pkg.name` when that is a module, else to `pkg`; a relative i
 the importing module's package. Importing a module also runs its parent packages' __init__ first: for the
 cycle check, importing `a.b.c` is also an edge to `a.b` and `a` (unless the importer is inside them, when they
 are already being imported); the layer check counts only the modules named. Modules loaded by name at run
-time (`importlib.import_module`, as kmodel/cluster/components.py loads the component factories) are not
-edges.
+time (`importlib.import_module`, as kmodel/component/registry.py loads the modules of the built-in
+components) are not edges.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
         "the event recorder's spam filter is client-go's token bucket, which lives with the client's limiters",
     ("kmodel.controllers", "kmodel.cluster.components"):
         "a controller's factory `make(ctx: ClusterContext)` takes the cluster's wiring context "
-        "(kmodel/cluster/components.py loads the factories by name)",
+        "(kmodel/component/registry.py loads the factories' modules by name)",
     ("kmodel.kubelet.component", "kmodel.cluster.config"):
         "the kubelet's node IP is the cluster's numbering of nodes (`node_ip`)",
 }

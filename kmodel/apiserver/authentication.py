@@ -15,7 +15,7 @@ the cluster use them):
     "sa-<sa>-token"                 system:serviceaccount:kube-system:<sa>
                                                                     system:serviceaccounts,
                                                                     system:serviceaccounts:kube-system
-        for each controller's service account <sa> in CONTROLLER_SERVICE_ACCOUNTS (deployment-controller,
+        for each controller's service account <sa> (controller_service_accounts(): deployment-controller,
         replicaset-controller, endpoint-controller, generic-garbage-collector, namespace-controller,
         node-controller, pod-garbage-collector, statefulset-controller): kube-controller-manager runs each
         controller under its own service account, as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
@@ -46,12 +46,16 @@ SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 SERVICE_ACCOUNTS = "system:serviceaccounts"
 KUBE_SYSTEM = "kube-system"
 CONTROLLER_MANAGER_TOKEN = "controller-manager-token"
-#: the service accounts kube-controller-manager's controllers run as (upstream's names: several controllers share
-#: node-controller: node lifecycle, node IPAM and taint eviction, "taint-manager uses existing cluster role from
-#: node-controller" in cmd/kube-controller-manager/app/core.go)
-CONTROLLER_SERVICE_ACCOUNTS: tuple[str, ...] = (
-    "deployment-controller", "endpoint-controller", "generic-garbage-collector", "namespace-controller",
-    "node-controller", "pod-garbage-collector", "replicaset-controller", "statefulset-controller")
+
+
+def controller_service_accounts() -> tuple[str, ...]:
+    """The service accounts kube-controller-manager's controllers run as, sorted: those their registrations name
+    (kmodel.component.registry; upstream's names: several controllers share node-controller: node lifecycle, node
+    IPAM and taint eviction, "taint-manager uses existing cluster role from node-controller" in
+    cmd/kube-controller-manager/app/core.go)."""
+    from kmodel.component.registry import controller_service_accounts as registered
+
+    return registered()
 
 
 @attrs.frozen
@@ -114,7 +118,7 @@ def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
         "alice-token": user("alice"),
         "bob-token": user("bob"),
     }
-    for account in CONTROLLER_SERVICE_ACCOUNTS:
+    for account in controller_service_accounts():
         tokens[service_account_token(account)] = service_account_user(account)
     for namespace, account in USER_SERVICE_ACCOUNTS:
         tokens[user_service_account_token(namespace, account)] = service_account_user(account, namespace)

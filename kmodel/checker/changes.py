@@ -24,13 +24,18 @@ import yaml
 from kmodel.apiserver.resources import resource_of
 from kmodel.apiserver.storeview import current_prefix
 from kmodel.objects.codec import dump
+from kmodel.objects.unstructured import CustomObject
 from kmodel.report.story import ObjectState, StepChanges
 
 
-def object_ref(value: Any) -> str:
-    """``resource/namespace/name`` (``resource/name`` when cluster-scoped) of a stored object."""
+def object_ref(value: Any, key: str = "") -> str:
+    """``resource/namespace/name`` (``resource/name`` when cluster-scoped) of a stored object; a custom object's
+    resource is the plural its etcd key names (``/registry/<group>/<plural>/...``)."""
     meta = value.metadata
-    resource = resource_of(value).name
+    if isinstance(value, CustomObject):
+        resource = key.split("/")[3]
+    else:
+        resource = resource_of(value).name
     return f"{resource}/{meta.namespace}/{meta.name}" if meta.namespace else f"{resource}/{meta.name}"
 
 
@@ -48,8 +53,8 @@ def look(cluster: Any) -> Look:
     objects = {}
     for kv in current_prefix(cluster.store, "/"):
         try:
-            objects[object_ref(kv.value)] = kv
-        except (AttributeError, KeyError):  # not an API object (nothing the model writes today)
+            objects[object_ref(kv.value, kv.key)] = kv
+        except (AttributeError, KeyError, IndexError):  # not an API object (nothing the model writes today)
             objects[kv.key] = kv
     loop = cluster.loop
     sides = tuple(", ".join(side) for side in loop.network.reachability.sides())

@@ -2,7 +2,7 @@
 
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--controller-managers N]
                  [--schedulers N] [--variant NAME]
-                 [--fix NAME]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
+                 [--fix NAME]… [--component SPEC]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
         --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit)
     kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kmodel.checker.profiles import PROFILES
+from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
 
@@ -53,6 +54,7 @@ def register(subparsers: Any) -> None:
                    help="kube-schedulers; more than one elect a leader (default 1)")
     p.add_argument("--variant", default="default", metavar="NAME", help="model variant (default: default)")
     add_fix_option(p, "explore the model")
+    add_component_option(p, "explore the cluster")
     p.add_argument("--profile", default="dev", choices=PROFILES, help="Hypothesis profile (default dev)")
     p.add_argument("--report", default="reports/latest", metavar="DIR", help="report folder (default reports/latest)")
     p.add_argument("--require-sometimes", action="append", default=[], metavar="NAMES",
@@ -200,7 +202,7 @@ def check(args: argparse.Namespace) -> int:
         options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
                                apiservers=args.apiservers, variant=args.variant, profile=args.profile,
                                fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
-                               schedulers=args.schedulers)
+                               schedulers=args.schedulers, components=components_from(args.components, ()))
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
     required = required_sometimes(args.require_sometimes)
@@ -254,6 +256,7 @@ def replay_command(args: argparse.Namespace) -> int:
     from kmodel.checker.replay import replay
     from kmodel.checker.session import VARIANTS, TraceDiverged
     from kmodel.checker.trace import TraceError, read_trace
+    from kmodel.component.registry import ComponentError
 
     if args.variant is not None and args.variant not in VARIANTS:
         raise KmodelUsageError(f"unknown variant {args.variant!r}; variants: {', '.join(VARIANTS)}")
@@ -281,6 +284,8 @@ def replay_command(args: argparse.Namespace) -> int:
     try:
         result = replay(trace, variant=args.variant, record_messages=False, on_step=show, fixes=fixes,
                         lenient=args.lenient, on_changes=show_changes if args.state else None)
+    except ComponentError as exc:  # a component of one's own the trace names, not importable here
+        raise KmodelUsageError(f"{args.trace}: its configuration names the component {exc}") from None
     except TraceDiverged as exc:
         raise KmodelUsageError(f"{args.trace} does not fit this model: {exc} (--lenient skips the events that are "
                                f"not enabled)") from None

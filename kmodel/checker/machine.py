@@ -93,7 +93,8 @@ from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
 from kmodel.checker.statefulset_rules import StatefulSetRules
 from kmodel.checker.fault_rules import RequestFaultRules
-from kmodel.checker.session import InvariantViolation, Session, all_invariants
+from kmodel.checker.session import InvariantViolation, Session, all_invariants, with_component_invariants
+from kmodel.component.registry import component_sometimes
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
 from kmodel.cluster import ClusterConfig
@@ -224,16 +225,21 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
 
     @classmethod
     def invariant_list(cls) -> list[Invariant]:
-        """The invariants this machine checks, in the order it checks them."""
-        return (all_invariants() if cls.registered_invariants else []) + list(cls.extra_invariants)
+        """The invariants this machine checks, in the order it checks them: the registered ones (unless
+        `registered_invariants` is off), its `extra_invariants`, and those of the components its cluster runs
+        (kmodel.component.registry)."""
+        return with_component_invariants((all_invariants() if cls.registered_invariants else [])
+                                         + list(cls.extra_invariants), cls.config.components)
 
     @classmethod
     def sometimes_list(cls) -> list[Sometimes]:
         """The sometimes properties this machine counts, in the order it asks them (those of leader election only
-        when its cluster elects)."""
+        when its cluster elects), then those of the components its cluster runs (kmodel.component.registry)."""
         elects = cls.config.controller_managers > 1 or cls.config.schedulers > 1
         registered = [s for s in registered_sometimes() if elects or not s.elections_only]
-        return (registered if cls.registered_invariants else []) + list(cls.extra_sometimes)
+        own = (registered if cls.registered_invariants else []) + list(cls.extra_sometimes)
+        names = {s.name for s in own}
+        return own + [s for s in component_sometimes(cls.config.components) if s.name not in names]
 
     def extra_components(self) -> list:
         """Components to run besides the cluster's own (a subclass's controllers)."""

@@ -25,6 +25,10 @@ trace shares) and the last one (the step that broke the invariant: for a livenes
 A safety violation may come earlier in a cut trace; the trace then ends there. The prefix is never simplified
 either; the last action is (a settle has nothing simpler: its bounds are the checker's).
 
+A machine with components of its own (KmodelMachine.extra_components) is minimized the same way: each replay
+builds the trace's cluster with fresh copies of them (`components`, the machine's `replay_components`) and
+checks the machine's invariants, so a bug in a controller of your own shrinks as one in the model does.
+
 Cost: one replay per candidate, started from a snapshot of the session after the kept prefix (restored, not
 rebuilt). The cuts: at most `max_replays` replays, and in all at most EVENTS_PER_TRACE times the model events
 of the trace itself (but MIN_EVENTS at least) and never more than MAX_EVENTS. The second pass (simplifying,
@@ -35,7 +39,7 @@ Counts, so the result is a function of the trace, never of the machine's speed.
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import attrs
 
@@ -74,9 +78,11 @@ SIMPLIFY_EVENTS_DIVISOR = 2
 class _Runner:
     """Replays candidate action lists after a fixed prefix, from a snapshot of the prefix's session."""
 
-    def __init__(self, trace: Trace, prefix: Sequence[Action], invariants: Optional[Sequence[Invariant]] = None) -> None:
+    def __init__(self, trace: Trace, prefix: Sequence[Action], invariants: Optional[Sequence[Invariant]] = None,
+                 components: Optional[Callable[[], Iterable[Any]]] = None) -> None:
         self.trace = trace
         self.invariants = list(invariants) if invariants is not None else all_invariants()
+        self.components = components
         self.replays = 0
         self.events = 0  # model events all replays applied (after the prefix)
         self.stopped_after = 0  # the actions of the last replay's `rest` that ran, the violating one included
@@ -90,7 +96,8 @@ class _Runner:
         self.prefix = tuple(prefix)
 
     def _fresh(self) -> Session:
-        return Session(self.trace.config, self.invariants, variant=self.trace.variant)
+        extra = self.components() if self.components is not None else ()
+        return Session(self.trace.config, self.invariants, variant=self.trace.variant, extra_components=extra)
 
     def _start(self) -> Session:
         if self.snapshot is not None:
@@ -258,13 +265,16 @@ def _simplify(search: _Search, spent: Callable[[], bool]) -> bool:
 
 def minimize_trace(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = None,
                    invariants: Optional[Sequence[Invariant]] = None,
-                   on_replay: Optional[Callable[[int, int, int], None]] = None, simplify: bool = True) -> Minimized:
+                   on_replay: Optional[Callable[[int, int, int], None]] = None, simplify: bool = True,
+                   components: Optional[Callable[[], Iterable[Any]]] = None) -> Minimized:
     """Cut `trace`'s actions (ddmin within `max_replays` replays, default: MAX_REPLAYS, or REPLAYS_PER_ACTION for
     each action that may be cut if that is more), then, with `simplify`, simplify the arguments of those left and
     cut again, within the second pass's own budget (SIMPLIFY_REPLAYS, or SIMPLIFY_REPLAYS_PER_ACTION per action
     if that is more), keeping every change whose replay violates the same invariant as `trace` (which must
     carry its violation). Replays check `invariants` (default: every registered one; a campaign passes its
-    machine's, so that a subclass's own invariants are minimized too). `on_replay` is told, after each replay,
+    machine's, so that a subclass's own invariants are minimized too) and run, besides the cluster's own
+    components, those `components()` returns, fresh for each replay (a machine's own: its
+    `replay_components`; the components the trace's configuration names are rebuilt from it anyway). `on_replay` is told, after each replay,
     the replays run, the most there may be (both passes), and the actions the shortest failing trace so far has
     (the progress bar)."""
     if trace.violation is None:
@@ -278,7 +288,7 @@ def minimize_trace(trace: Trace, *, keep_prefix: int, max_replays: Optional[int]
     as_it_is = Minimized(trace, len(actions), 0, max_replays + simplify_replays)
     if len(actions) <= keep_prefix + (1 if simplify else 2):
         return as_it_is
-    runner = _Runner(trace, actions[:keep_prefix], invariants)
+    runner = _Runner(trace, actions[:keep_prefix], invariants, components)
     search = _Search(runner, invariant, [_Slot(a, a) for a in actions[keep_prefix:-1]],
                      _Slot(actions[-1], actions[-1]), on_replay, max_replays + simplify_replays, keep_prefix)
     # the trace itself, replayed once: what it costs sets the event budget (and it must fail as reported)
@@ -316,7 +326,8 @@ def minimize_trace(trace: Trace, *, keep_prefix: int, max_replays: Optional[int]
 
 def minimize(trace: Trace, *, keep_prefix: int, max_replays: Optional[int] = None,
              invariants: Optional[Sequence[Invariant]] = None,
-             on_replay: Optional[Callable[[int, int, int], None]] = None, simplify: bool = True) -> Trace:
+             on_replay: Optional[Callable[[int, int, int], None]] = None, simplify: bool = True,
+             components: Optional[Callable[[], Iterable[Any]]] = None) -> Trace:
     """The trace `minimize_trace` leaves (`trace` itself if nothing could be cut or simplified)."""
     return minimize_trace(trace, keep_prefix=keep_prefix, max_replays=max_replays, invariants=invariants,
-                          on_replay=on_replay, simplify=simplify).trace
+                          on_replay=on_replay, simplify=simplify, components=components).trace

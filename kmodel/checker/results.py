@@ -16,7 +16,8 @@
    shell: `kmodel check` passes the command that ran it, so the command printed runs as printed.
 
 The invariants listed and checked by every replay are the explored machine's (`result.machine`: the pytest
-plugin's machines add their own, and their own components). `violation_lines` is what a front end prints of
+plugin's machines add their own, and their own components) and those of the components its cluster ran
+(`CampaignResult.invariant_list`). `violation_lines` is what a front end prints of
 one violation: `kmodel check` and the pytest plugin print the same lines, each with its own commands.
 
 Every file is written to a temporary name and renamed, so a reader never sees half a report.
@@ -59,7 +60,7 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]],
     invariants = [
         {"name": inv.name, "kind": inv.kind, "principle": inv.principle, "guarantee": inv.guarantee,
          "checks": stats.checks.get(inv.name, 0), "violations": stats.violations.get(inv.name, 0)}
-        for inv in result.machine.invariant_list()
+        for inv in result.invariant_list()
     ]
     options = result.options
     return {
@@ -109,7 +110,7 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
         assert trace.violation is not None
         path = write_trace(trace, folder / "traces" / f"{trace.violation.invariant}.json")
         machine = result.machine
-        invariants = machine.invariant_list()
+        invariants = result.invariant_list()
         components = machine.replay_components if machine.has_own_components() else None
         replayed = replay(trace, record_changes=True, invariants=invariants, components=components)
         story = violation_story(trace, replayed, str(path), f"{trace_command} {shlex.quote(str(path))}",

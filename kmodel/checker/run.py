@@ -10,9 +10,8 @@ sink received is the minimal one; it becomes a `Trace` expecting that invariant 
 actions it keeps.
 
 The pytest plugin (kmodel.pytest_plugin) runs a user's machine through the same function, with the machine's
-own cluster configuration and the settings pytest chose; a machine that adds components of its own is not
-minimized (the minimizer's replays build the cluster's own components only), and Hypothesis shrinks it with
-its own count of shrinks instead.
+own cluster configuration and the settings pytest chose; a machine that adds components of its own is
+minimized the same way, each replay building fresh copies of them (`KmodelMachine.replay_components`).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from kmodel.checker.machine import KmodelMachine, LongWaits
 from kmodel.checker.minimize import minimize_trace
 from kmodel.checker.profiles import LONG_WAIT_PROFILES, profile
-from kmodel.checker.session import VARIANTS, InvariantViolation, Session
+from kmodel.checker.session import VARIANTS, InvariantViolation, Session, with_component_invariants
 from kmodel.checker.stats import Stats
 from kmodel.checker.trace import Trace, Violation
 from kmodel.cluster import ClusterConfig
@@ -51,6 +50,8 @@ class CheckOptions:
     profile: str = "dev"
     #: fixes of upstream bugs turned on (kmodel.fixes), each once, in the registry's order
     fixes: tuple[str, ...] = attrs.field(default=(), converter=check_fixes)
+    #: components the cluster runs besides the default ones (kmodel.component.registry: import paths of yours)
+    components: tuple[str, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         profile(self.profile)  # ValueError for an unknown one
@@ -69,9 +70,12 @@ class CheckOptions:
                 raise ValueError(f"--{name.replace('_', '-')} must be between 1 and 5")
 
     def config(self) -> ClusterConfig:
+        from kmodel.cluster import DEFAULT_COMPONENTS
+
         return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed or 0, variant=self.variant,
                              fixes=self.fixes, controller_managers=self.controller_managers,
-                             schedulers=self.schedulers)
+                             schedulers=self.schedulers,
+                             components=tuple(dict.fromkeys([*DEFAULT_COMPONENTS, *self.components])))
 
     def settings(self) -> Settings:
         base = profile(self.profile)
@@ -119,6 +123,13 @@ class CampaignResult:
     machine: type[KmodelMachine] = KmodelMachine
     #: the Hypothesis settings it ran under (None: the options' own)
     settings: Optional[Settings] = None
+    #: the cluster configuration it explored (None: the options' own)
+    config: Optional[ClusterConfig] = None
+
+    def invariant_list(self) -> list:
+        """The invariants the campaign checked: its machine's, and those of the components its cluster ran."""
+        config = self.config or self.options.config()
+        return with_component_invariants(self.machine.invariant_list(), config.components)
 
     @property
     def examples(self) -> int:
@@ -175,16 +186,15 @@ class _EventsDeadline(float):
 
 
 @contextmanager
-def shrink_limits(stats: Stats, *, own_shrinks: bool = False) -> Iterator[None]:
-    """Bound Hypothesis' shrinking by counts only: at most MAX_SHRINKS successful shrinks (with `own_shrinks`,
-    Hypothesis' own 500) and MAX_SHRINK_EVENTS model events run while shrinking (counted in `stats`), never
+def shrink_limits(stats: Stats) -> Iterator[None]:
+    """Bound Hypothesis' shrinking by counts only: at most MAX_SHRINKS successful shrinks and MAX_SHRINK_EVENTS model events run while shrinking (counted in `stats`), never
     by its five minutes, so the shrunk example is a function of the seed on any machine. Both hooks are private,
     hence guarded: with a Hypothesis that lacks one, its own limit stays."""
     from hypothesis.internal.conjecture import engine
 
     saved = {name: getattr(engine, name) for name in ("MAX_SHRINKS", "MAX_SHRINKING_SECONDS")
              if isinstance(getattr(engine, name, None), (int, float))}
-    if not own_shrinks and "MAX_SHRINKS" in saved:
+    if "MAX_SHRINKS" in saved:
         engine.MAX_SHRINKS = MAX_SHRINKS
     if "MAX_SHRINKING_SECONDS" in saved:
         engine.MAX_SHRINKING_SECONDS = _EventsDeadline(stats, MAX_SHRINK_EVENTS)
@@ -305,32 +315,25 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
         bound = hypothesis_seed(options.seed)(bound)
     started = time.perf_counter()
     result = CampaignResult(options, stats, 0.0, sometimes=tuple(bound.sometimes_list()), machine=machine,
-                            settings=settings)
-    # the minimizer replays the cluster's own components only: a machine adding its own is shrunk by Hypothesis
-    # alone, with its own count of shrinks
-    minimizable = not machine.has_own_components()
+                            settings=settings, config=config)
     try:
-        with with_reporter(lambda text: None), shrink_limits(stats, own_shrinks=not minimizable), campaign_gc(), \
+        with with_reporter(lambda text: None), shrink_limits(stats), campaign_gc(), \
                 no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet
             run_state_machine_as_test(bound, settings=options.settings() if settings is None else settings)
     except InvariantViolation:
         if not failed:
             raise
-        if not minimizable:
-            trace = result.failure = trace_of(failed[-1])
-            result.shrink = ShrinkRecord(stats.first_failure_at or 0, stats.shrinking_examples(),
-                                         stats.shrinking_events(), MAX_SHRINK_EVENTS, stats.shrink_budget_reached,
-                                         len(trace.actions), 0, 0, len(trace.actions))
-            result.seconds = time.perf_counter() - started
-            return result
         # Hypothesis' shrink, then cutting whole actions out of what it left and simplifying the arguments of
         # those kept (kmodel.checker.minimize)
         shrunk = trace_of(failed[-1])
         found_in, examples = stats.first_failure_at or 0, stats.shrinking_examples()
         events = stats.shrinking_events()
+        # a machine's own components are rebuilt, fresh, for each replay (those its configuration names are
+        # rebuilt from the trace's configuration anyway)
+        own = machine.replay_components if machine.has_own_components() else None
         minimized = minimize_trace(shrunk, keep_prefix=len(machine.initial_actions) + 1,
-                                   invariants=machine.invariant_list(), on_replay=on_replay)
+                                   invariants=result.invariant_list(), on_replay=on_replay, components=own)
         result.failure = minimized.trace
         result.shrink = ShrinkRecord(found_in, examples, events, MAX_SHRINK_EVENTS, stats.shrink_budget_reached,
                                      len(shrunk.actions), minimized.replays, minimized.replays_budget,

@@ -10,7 +10,8 @@ action comes next, the replayer reads it from a trace, and the session does the 
    every write, with the value written: two sessions that agree on the digest executed the same actions,
    the model made the same moves, its messages said the same things and etcd holds the same values);
 2. apply it to the cluster;
-3. check every safety invariant, each with its own memo dict kept for the session (so invariants can be
+3. check every safety invariant (those it was given, and those registered with the components its cluster runs:
+   kmodel.component.registry), each with its own memo dict kept for the session (so invariants can be
    incremental; every memo also holds, under `registry.SHARED`, one dict shared by the session's invariants).
    A `Settle` action also asks, after each chunk of fair running, whether every liveness invariant holds
    (stopping at the first that does not), and fails with the ones that still do not when its bound is
@@ -61,6 +62,16 @@ def all_invariants() -> list[Invariant]:
         if not module.startswith("_"):
             importlib.import_module(f"invariants.{module}")
     return registered()
+
+
+def with_component_invariants(invariants: Iterable[Invariant], components: Sequence[str]) -> list[Invariant]:
+    """`invariants`, then those of the components a cluster runs (kmodel.component.registry) that are not among
+    them already (by name): a component's guarantee is checked wherever a cluster runs it."""
+    from kmodel.component.registry import component_invariants
+
+    out = list(invariants)
+    names = {inv.name for inv in out}
+    return out + [inv for inv in component_invariants(components) if inv.name not in names]
 
 
 class InvariantViolation(AssertionError):
@@ -119,7 +130,7 @@ class Session:
         self.cluster = Cluster(config, extra=extra_components)
         #: the store's revision once the cluster booted, before any action (a trace records it: trace.fitted)
         self.boot_revision: int = self.cluster.store.revision
-        invs = list(invariants)
+        invs = with_component_invariants(invariants, config.components)
         self.safety = [inv for inv in invs if inv.kind == SAFETY]
         self.liveness = [inv for inv in invs if inv.kind == LIVENESS]
         # each invariant's own memo, all holding one dict shared by the run (registry.SHARED)

@@ -12,8 +12,10 @@ Theory of operation
    watch cache, all sharing one audit trail and one ClusterIP allocator (upstream keeps the allocator in
    etcd);
 3. `kubectl`, the user's client (kmodel.cluster.kubectl);
-4. the components named in `config.components`, each built by its module's factory (kmodel.cluster.components)
-   from a `ClusterContext`;
+4. the components named in `config.components`, each built by its registered factory (kmodel.component.registry)
+   from a `ClusterContext`: a kube-controller-manager's controllers once per controller manager, the scheduler
+   once per scheduler. A component of your own named there also gets its service account's token, its role
+   and its boot objects (after the bootstrap policy), as does an `extra` component its token and role;
 5. the loop over all of them, started at logical time 0.
 
 Everything after that happens through the loop. The helpers here (`apply`, `run`, the faults) are the
@@ -28,20 +30,19 @@ from typing import Any, Iterable, Optional, Sequence
 
 import attrs
 
+from kmodel.apiserver import customresources
 from kmodel.apiserver.audit import AuditLog
 from kmodel.apiserver.authentication import default_tokens, service_account_token, service_account_user, user
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy, controller_role
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
-from kmodel.apiserver.customresources import served
 from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
 from kmodel.apiserver.wire import Request
-from kmodel.cluster.components import (
-    CONTROLLER_MANAGER, CONTROLLER_MANAGER_COMPONENTS, ClusterContext, factory, instance_name, wire,
-)
+from kmodel.cluster.components import CONTROLLER_MANAGER, ClusterContext, instance_name, wire
+from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, Registration, resolve, roles_by_account
 from kmodel.cluster.config import ClusterConfig
-from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl
+from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl, manifest_name, resource_of_manifest
 from kmodel.component import Component
 from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
 from kmodel.loop import Loop
@@ -102,13 +103,24 @@ class Cluster:
         self.service_ips = ServiceIPAllocator(config.service_cidr, random.Random(f"{config.seed}/serviceips"))
         extra = list(extra)
         tokens = default_tokens(config.node_names())
-        # a controller of your own authenticates as its service account, with the role it declares
-        own_roles: list = []
+        #: the registrations of the components the config names (kmodel.component.registry), in its order
+        self.registrations: list[Registration] = [resolve(name) for name in config.components]
+        own = [r for r in self.registrations if not r.builtin]
+        # a controller of your own authenticates as its service account, with the role it declares: those the
+        # config names by their registration, then the extra components by their attributes
+        own_objects: list = []
+        for r in own:
+            if r.service_account:
+                tokens[service_account_token(r.service_account)] = service_account_user(r.service_account)
+        for account, rules in roles_by_account(own):
+            own_objects += controller_role(account, rules)
         for component in extra:
             account = getattr(component, "service_account", "")
             if account and service_account_token(account) not in tokens:
                 tokens[service_account_token(account)] = service_account_user(account)
-                own_roles += controller_role(account, tuple(getattr(component, "rbac_rules", ())))
+                own_objects += controller_role(account, tuple(getattr(component, "rbac_rules", ())))
+        # and the objects they need at boot (a CustomResourceDefinition, a first custom object), after the roles
+        own_objects += [obj for r in own for obj in r.boot_objects]
         for name in config.users:  # users known by a token "<name>-token" (kubectl --as <name>)
             tokens.setdefault(user_token(name), user(name))
         pipeline_config = PipelineConfig(seed=config.seed, tokens=tokens, service_cidr=config.service_cidr)
@@ -117,7 +129,7 @@ class Cluster:
             handle = self.etcd.handle_for(name)
             pipeline = Pipeline(handle, config=pipeline_config, audit=self.audit, service_ips=self.service_ips)
             self.replicas.append(APIServerReplica(name, pipeline, handle))
-        self._boot(self.replicas[0].pipeline, own_roles)
+        self._boot(self.replicas[0].pipeline, own_objects)
         self.kubectl = Kubectl(config.apiserver_names())
         self.components: list[Component] = []
         #: the processes made of several components, by name: each kube-controller-manager's controllers, its shared
@@ -141,13 +153,30 @@ class Cluster:
         self.etcd.poke()
         wire(self)  # a variant's extra components, the nodes' data plane (kmodel.cluster.components)
 
-    def _boot(self, pipeline: Pipeline, own_roles: Sequence[Any] = ()) -> None:
-        for i, obj in enumerate([*boot_objects(self.config.service_cidr, self.config.apiserver_names()), *own_roles]):
-            res = resource_of(obj)
-            request = Request(-(i + 1), "create", res.name, obj.metadata.namespace, body=obj, token="admin-token")
+    def _boot(self, pipeline: Pipeline, own_objects: Sequence[Any] = ()) -> None:
+        """Create the boot objects, then `own_objects` (own components' roles and boot objects: typed objects, or
+        manifest dicts, a custom object's after the CustomResourceDefinition that serves it)."""
+        for i, obj in enumerate([*boot_objects(self.config.service_cidr, self.config.apiserver_names()), *own_objects]):
+            res = self._boot_resource(obj)
+            namespace, name = manifest_name(obj)
+            request = Request(-(i + 1), "create", res.name, namespace if res.namespaced else "", body=obj,
+                              token="admin-token")
             response = pipeline.handle(request, now=0, replica="bootstrap")
             if response.code >= 300:
-                raise AssertionError(f"booting the cluster failed on {res.name}/{obj.metadata.name}: {response}")
+                raise AssertionError(f"booting the cluster failed on {res.name}/{name}: {response}")
+
+    def _boot_resource(self, obj: Any) -> Any:
+        """The resource of a boot object: a built-in kind's, or the custom resource a stored CRD serves for a
+        manifest's apiVersion and kind."""
+        res = resource_of_manifest(obj)
+        if res is not None:
+            return res
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        for crd in customresources.crds(self.store):
+            if crd.spec.group == group and crd.spec.names.kind == obj.get("kind"):
+                return customresources.resource_for(crd)
+        raise ClusterError(f"no API resource for the boot object {obj.get('apiVersion')}/{obj.get('kind')}: a custom "
+                           f"object comes after the CustomResourceDefinition that serves it")
 
     def _build_components(self) -> None:
         """The components `config.components` names, the controllers and the scheduler once per copy
@@ -155,23 +184,29 @@ class Cluster:
         config = self.config
         apiservers = tuple(config.apiserver_names())
         managers = [ClusterContext(config, apiservers, k) for k in range(1, config.controller_managers + 1)]
-        for name in config.components:
-            if name in CONTROLLER_MANAGER_COMPONENTS:
+        #: each kube-controller-manager's controllers, by its instance
+        controllers: dict[int, list[str]] = {ctx.instance: [] for ctx in managers}
+        for registration in self.registrations:
+            if registration.process == KUBE_CONTROLLER_MANAGER:
                 contexts = managers
-            elif name == "scheduler":
+            elif registration.process == KUBE_SCHEDULER:
                 contexts = [ClusterContext(config, apiservers, k) for k in range(1, config.schedulers + 1)]
             else:
                 contexts = managers[:1]
             for ctx in contexts:
-                self.components.extend(self._build(name, ctx))
+                built = self._build(registration, ctx)
+                self.components.extend(built)
+                if registration.process == KUBE_CONTROLLER_MANAGER:
+                    controllers[ctx.instance] += [c.name for c in built]
         for ctx in managers:
-            prefix = ctx.named("controller/")
-            controllers = [c for c in self.components if c.name.startswith(prefix)]
-            if not controllers:
+            names = set(controllers[ctx.instance])
+            if not names:
                 continue
-            informers = self._shared_informers(ctx, controllers)
+            # the process's controllers in construction order: the order they register on the shared informers
+            built = [c for c in self.components if c.name in names]
+            informers = self._shared_informers(ctx, built)
             self.components.append(informers)
-            members = sorted([*(c.name for c in controllers), informers.name])
+            members = sorted([*names, informers.name])
             process = ctx.named(CONTROLLER_MANAGER)
             if config.controller_managers > 1:
                 from kmodel.controllers.manager import ControllerManager
@@ -233,12 +268,12 @@ class Cluster:
                 return name
         return None
 
-    def _build(self, name: str, ctx: ClusterContext) -> list[Component]:
-        """The components `name`'s factory builds, each one's ApiClient told the cluster's variant (read where
+    def _build(self, registration: Registration, ctx: ClusterContext) -> list[Component]:
+        """The components `registration`'s factory builds, each one's ApiClient told the cluster's variant (read where
         a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`) and whether the
         `reflector-consistent-first-list` fix is on (read in kmodel/client/informer.py), with a random source
         for its reflectors' watch timeouts and backoff jitter seeded from the run's seed."""
-        components = factory(name)(ctx)
+        components = registration.factory(ctx)
         for component in components:
             self._configure_client(component)
         return components
@@ -329,7 +364,7 @@ class Cluster:
         ctx = ClusterContext(config, tuple(self.config.apiserver_names()))
         for name in ("kubelet", "proxy"):
             if name in self.config.components:
-                for component in self._build(name, ctx):
+                for component in self._build(resolve(name), ctx):
                     if component.name.endswith("/" + node):
                         self.components.append(component)
                         self.loop.add_component(component)
@@ -380,8 +415,9 @@ class Cluster:
     # -- observing ------------------------------------------------------------------------------------------
 
     def objects(self, resource: str, namespace: str = "") -> list:
-        """Every stored object of a resource (in key order), read straight from the store."""
-        res = RESOURCES.get(resource) or served(self.store, resource)  # a built-in or a custom resource
+        """Every stored object of a resource (in key order), read straight from the store; a custom resource while
+        a CustomResourceDefinition serves it (none before)."""
+        res = RESOURCES.get(resource) or customresources.served(self.store, resource)
         if res is None:
             return []
         prefix = list_prefix(res, namespace)

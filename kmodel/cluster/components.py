@@ -1,39 +1,21 @@
-"""Which module builds which component: the cluster names components, each module builds its own.
+"""What a component's factory is given, and the wiring that needs the whole cluster.
 
-Each factory is `make(ctx: ClusterContext) -> list[Component]`, found by import path so that the cluster
-layer names components without importing every one of them up front (and a cluster can run a subset, as a
-test of one controller does). `wire(cluster)` finishes the wiring once the loop exists: a variant's extra
+Each factory is `make(ctx: ClusterContext) -> list[Component]`, registered with the component's name, process,
+service account and RBAC rules (kmodel.component.registry); the cluster names the components it runs (a cluster
+can run a subset, as a test of one controller does). `wire(cluster)` finishes the wiring once the loop exists: a variant's extra
 components (VARIANT_COMPONENTS: the bypass-apiserver variant's etcdctl) and the data plane handed to the
 traffic client.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Callable
 
 import attrs
 
 from kmodel.cluster.config import ClusterConfig
+from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, resolve
 from kmodel.variants import BYPASS_APISERVER
-
-FACTORIES: dict[str, str] = {
-    "deployment": "kmodel.controllers.deployment:make",
-    "replicaset": "kmodel.controllers.replicaset:make",
-    "statefulset": "kmodel.controllers.statefulset:make",
-    "garbagecollector": "kmodel.controllers.garbagecollector:make",
-    "podgc": "kmodel.controllers.podgc:make",
-    "namespace": "kmodel.controllers.namespace:make",
-    "nodeipam": "kmodel.controllers.nodeipam:make",
-    "nodelifecycle": "kmodel.controllers.nodelifecycle:make",
-    "endpoints": "kmodel.controllers.endpoints:make",
-    "scheduler": "kmodel.scheduler.component:make",
-    "kubelet": "kmodel.kubelet.component:make",
-    "proxy": "kmodel.proxy.component:make",
-    "traffic": "kmodel.traffic.client:make",
-    # only as a variant's extra component (VARIANT_COMPONENTS)
-    "etcdctl": "kmodel.variants.etcdctl:make",
-}
 
 #: the components a variant adds to the cluster, when the variant's one place is a component of its own
 VARIANT_COMPONENTS: dict[str, tuple[str, ...]] = {
@@ -41,13 +23,8 @@ VARIANT_COMPONENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-#: the components that run in kube-controller-manager (one copy per controller manager)
-CONTROLLER_MANAGER_COMPONENTS: tuple[str, ...] = (
-    "deployment", "replicaset", "statefulset", "garbagecollector", "podgc", "namespace", "nodeipam", "nodelifecycle",
-    "endpoints",
-)
 #: the process name of the first kube-controller-manager
-CONTROLLER_MANAGER = "kube-controller-manager"
+CONTROLLER_MANAGER = KUBE_CONTROLLER_MANAGER
 
 
 @attrs.frozen
@@ -80,12 +57,8 @@ def instance_name(base: str, instance: int) -> str:
 
 
 def factory(name: str) -> Callable:
-    try:
-        path = FACTORIES[name]
-    except KeyError:
-        raise ValueError(f"unknown component {name!r}; known: {', '.join(sorted(FACTORIES))}") from None
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+    """The factory of the component `name` (a built-in's name or a component of your own: registry.resolve)."""
+    return resolve(name).factory
 
 
 def wire(cluster: Any) -> None:

@@ -6,15 +6,33 @@ the node monitor grace period: 40 s as in Kubernetes before 1.32 (50 s since).
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from kmodel.fixes import check_fixes
 
-#: the components a default cluster runs, by the name `kmodel.cluster.components` knows them
-DEFAULT_COMPONENTS: tuple[str, ...] = (
-    "deployment", "replicaset", "statefulset", "garbagecollector", "podgc", "namespace", "nodeipam",
-    "nodelifecycle", "endpoints", "scheduler", "kubelet", "proxy", "traffic",
-)
+
+
+def __getattr__(name: str) -> Any:
+    """`DEFAULT_COMPONENTS`: the components a default cluster runs, by name (those registered with default=True:
+    kmodel.component.registry), read when first asked for, since registering imports the components' modules."""
+    if name == "DEFAULT_COMPONENTS":
+        from kmodel.component.registry import default_components
+
+        return default_components()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """Components as a tuple of names (one name alone is a tuple of one)."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _default_components() -> tuple[str, ...]:
+    from kmodel.component.registry import default_components
+
+    return default_components()
 
 
 @attrs.frozen
@@ -22,7 +40,9 @@ class ClusterConfig:
     nodes: int = 3
     apiservers: int = 1
     seed: int = 0
-    components: tuple[str, ...] = DEFAULT_COMPONENTS
+    #: the components it runs: built-in ones by name, yours by import path (kmodel.component.registry); default:
+    #: those registered as default
+    components: tuple[str, ...] = attrs.field(factory=_default_components, converter=_names)
     # how many kube-controller-managers and kube-schedulers run; with more than one, they elect a leader on a
     # Lease (kmodel.client.leaderelection) and only the leader acts; with one, it elects none (--leader-elect=false)
     controller_managers: int = attrs.field(default=1, validator=attrs.validators.ge(1))

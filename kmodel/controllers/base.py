@@ -150,9 +150,9 @@ class Controller(ClientComponent):
     #: the kube-system service account its requests authenticate as (upstream's ClientBuilder.ClientOrDie name);
     #: every controller names one
     service_account: str = ""
-    #: for a controller of your own (an extra component): the rules of its role, which the cluster installs at
-    #: boot as `system:controller:<service_account>`, bound to its service account (the cluster's own
-    #: controllers' roles are upstream's, in kmodel.apiserver.bootstrap_policy)
+    #: the rules of its role, which the cluster installs at boot as `system:controller:<service_account>`, bound to
+    #: its service account (a registered controller declares both in its registration, kmodel.component.registry,
+    #: which sets them here; an extra component passed to the Cluster sets them itself)
     rbac_rules: tuple = ()
 
     def __init__(self, name: str, endpoints: Sequence[str]) -> None:

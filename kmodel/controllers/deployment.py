@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Optional, Sequence
 
+from kmodel.apiserver.bootstrap_policy import APPS, READ, WRITE, events_rule, rule
+from kmodel.component.registry import controller
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, OWNER_UID_INDEX, index_by_namespace, index_by_owner_uid
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
@@ -625,6 +627,12 @@ class DeploymentController(Controller):
         _Run(self, str(key), d, sync).start(now, out)
 
 
+@controller("deployment", service_account="deployment-controller", default=True, rbac_rules=(
+    rule(("get", "list", "watch", "update"), ("deployments",), APPS),
+    rule(("update",), ("deployments/status", "deployments/finalizers"), APPS),
+    rule(READ + WRITE, ("replicasets",), APPS),
+    rule(("get", "list", "watch", "update"), ("pods",)),
+    events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one Deployment controller talking to the API servers in order."""
     from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS, DEPLOYMENT_RETRY_PAST_MAX_RETRIES

@@ -46,6 +46,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Iterable
 
+from kmodel.apiserver.bootstrap_policy import READ, events_rule, rule
+from kmodel.component.registry import controller
 from kmodel.apiserver.wire import Response
 from kmodel.client import NAMESPACE_INDEX, index_by_namespace
 from kmodel.client.indexer import meta_namespace_key
@@ -205,6 +207,11 @@ def _ignore(*args: Any) -> None:
     return None
 
 
+@controller("endpoints", service_account="endpoint-controller", default=True, rbac_rules=(
+    rule(READ, ("services", "pods")),
+    rule(("get", "list", "watch", "create", "update", "delete"), ("endpoints",)),
+    rule(("create",), ("endpoints/restricted",)),
+    events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The Endpoints controller."""
     from kmodel.fixes import ENDPOINTS_RETRY_PAST_MAX_RETRIES

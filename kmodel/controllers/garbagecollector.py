@@ -69,6 +69,8 @@ from typing import Any, Hashable, Optional, Sequence
 
 import attrs
 
+from kmodel.apiserver.bootstrap_policy import events_rule, rule
+from kmodel.component.registry import controller
 from kmodel.apiserver.deletion import BACKGROUND, FOREGROUND, FOREGROUND_FINALIZER, ORPHAN, ORPHAN_FINALIZER
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.client import OWNER_UID_INDEX, index_by_owner_uid
@@ -478,6 +480,9 @@ class _CustomResource:
                    crd.spec.scope == "Namespaced")
 
 
+@controller("garbagecollector", service_account="generic-garbage-collector", default=True, rbac_rules=(
+    rule(("get", "list", "watch", "patch", "update", "delete"), ("*",), ("*",)),
+    events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one garbage collector talking to the API servers in order."""
     return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME),

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional
 
+from kmodel.apiserver.bootstrap_policy import rule
+from kmodel.component.registry import controller
 from kmodel.apiserver.deletion import BACKGROUND, NAMESPACE_FINALIZER
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.component import Out
@@ -204,6 +206,10 @@ class NamespaceController(Controller):
                      on_done=lambda t, r, o: True if r.code == 404 else None)
 
 
+@controller("namespace", service_account="namespace-controller", default=True, rbac_rules=(
+    rule(("get", "list", "watch", "delete"), ("namespaces",)),
+    rule(("update",), ("namespaces/finalize", "namespaces/status")),
+    rule(("get", "list", "delete", "deletecollection"), ("*",), ("*",))))
 def make(ctx: Any) -> list:
     """The cluster factory: one namespace controller."""
     return [NamespaceController(ctx.apiservers, name=ctx.named(NAME))]

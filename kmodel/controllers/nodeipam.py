@@ -52,6 +52,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional
 
+from kmodel.component.registry import controller
 from kmodel.apiserver.wire import Response
 from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
@@ -266,6 +267,7 @@ class NodeIpamController(Controller):
         attempt(now, out, 1)
 
 
+@controller("nodeipam", service_account="node-controller", default=True)  # the role: nodelifecycle's
 def make(ctx: ClusterContext) -> list:
     """The node IPAM controller over the cluster CIDR of the config."""
     c = ctx.config

@@ -65,6 +65,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional
 
+from kmodel.apiserver.bootstrap_policy import events_rule, rule
+from kmodel.component.registry import controller
 from kmodel.apiserver.wire import Response
 from kmodel.client import NODE_NAME_INDEX, index_by_node_name, retry_on_conflict
 from kmodel.cluster.components import ClusterContext
@@ -470,6 +472,13 @@ def _ignore(*args: Any) -> None:
     return None
 
 
+#: node lifecycle and taint eviction run as node-controller, and so does node IPAM (its registration shares these)
+@controller("nodelifecycle", service_account="node-controller", default=True, rbac_rules=(
+    rule(("get", "list", "watch", "update", "delete", "patch"), ("nodes",)),
+    rule(("patch", "update"), ("nodes/status",)),
+    rule(("patch", "update"), ("pods/status",)),
+    rule(("list", "watch", "get", "delete"), ("pods",)),
+    events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The node lifecycle controller and the taint eviction controller (both in kube-controller-manager)."""
     from kmodel.fixes import TAINTEVICTION_RETRY_FAILED_EVICTIONS

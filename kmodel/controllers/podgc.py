@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable
 
+from kmodel.apiserver.bootstrap_policy import READ, rule
+from kmodel.component.registry import controller
 from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.controllers.base import Controller, Sync
@@ -84,6 +86,10 @@ class PodGCController(Controller):
         sync.request(now, out, "get", "nodes", name=node, on_done=node_checked)
 
 
+@controller("podgc", service_account="pod-garbage-collector", default=True, rbac_rules=(
+    rule(("list", "watch", "delete"), ("pods",)),
+    rule(READ, ("nodes",)),
+    rule(("patch",), ("pods/status",))))
 def make(ctx: ClusterContext) -> list:
     """The pod garbage collector (orphaned pods)."""
     return [PodGCController(ctx.apiservers, name=ctx.named("controller/podgc"))]

@@ -52,6 +52,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional, Sequence
 
+from kmodel.apiserver.bootstrap_policy import APPS, events_rule, rule
+from kmodel.component.registry import controller
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, OWNER_UID_INDEX, index_by_namespace, index_by_owner_uid
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
@@ -423,6 +425,11 @@ class ReplicaSetController(Controller):
             sync.requeue_after(rs.spec.min_ready_seconds * 1000)
 
 
+@controller("replicaset", service_account="replicaset-controller", default=True, rbac_rules=(
+    rule(("get", "list", "watch", "update"), ("replicasets",), APPS),
+    rule(("update",), ("replicasets/status", "replicasets/finalizers"), APPS),
+    rule(("list", "watch", "patch", "create", "delete"), ("pods",)),
+    events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
     from kmodel.fixes import REPLICASET_MANAGE_ONLY_CURRENT

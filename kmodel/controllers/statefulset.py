@@ -38,6 +38,8 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional, Sequence
 
+from kmodel.apiserver.bootstrap_policy import APPS, events_rule, rule
+from kmodel.component.registry import controller
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, index_by_namespace
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
@@ -249,6 +251,14 @@ class StatefulSetController(Controller):
             sync.requeue_after(sts.spec.min_ready_seconds * 1000)
 
 
+@controller("statefulset", service_account="statefulset-controller", default=True, rbac_rules=(  # no
+    # controllerrevisions or PVCs in the model
+    rule(("list", "watch"), ("pods",)),
+    rule(("get", "list", "watch"), ("statefulsets",), APPS),
+    rule(("update",), ("statefulsets/status",), APPS),
+    rule(("update",), ("statefulsets/finalizers",), APPS),
+    rule(("get", "create", "delete", "update", "patch"), ("pods",)),
+    events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one StatefulSet controller talking to the API servers in order."""
     return [StatefulSetController(ctx.apiservers, name=ctx.named(NAME))]

@@ -62,6 +62,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Optional, Sequence
 
+from kmodel.component.registry import component
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
@@ -648,6 +649,7 @@ class Kubelet(ClientComponent):
             self._enqueue(POD, worker.uid)
 
 
+@component("kubelet", default=True)  # one per node
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kubelet per node of ctx.config."""
     from kmodel.apiserver.authentication import node_token

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from kmodel.component.registry import component
 from kmodel.client import ApiClient, Informer
 from kmodel.client.indexer import DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
@@ -140,6 +141,7 @@ class KubeProxy(ClientComponent):
         self._init_memory()
 
 
+@component("proxy", default=True)  # one per node
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-proxy per node."""
     return [KubeProxy(f"proxy/{node}", node, ctx.apiservers) for node in ctx.config.node_names()]

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from kmodel.component.registry import KUBE_SCHEDULER, component
 from kmodel.apiserver.events import EventRecorder
 from kmodel.apiserver.wire import Response
 from kmodel.client import ApiClient, Informer
@@ -351,6 +352,7 @@ class Scheduler(ClientComponent):
         self._init_memory(0)
 
 
+@component("scheduler", process=KUBE_SCHEDULER, default=True)  # one per kube-scheduler
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-scheduler."""
     from kmodel.fixes import LEADERELECTION_FENCE_WRITES, SCHEDULER_COUNT_HOST_PORT_HOLDERS

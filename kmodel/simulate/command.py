@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
 from kmodel.simulate.inputs import FAULT_ACTIONS, FAULT_HELP, InputError, parse_fault, read_manifests
@@ -55,11 +56,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--variant", default="default", metavar="NAME",
                    help="model variant (default: default; see kmodel variants)")
     add_fix_option(p, "simulate")
+    add_component_option(p, "run the cluster")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kmodel.cluster import DEFAULT_COMPONENTS
+
+    components = components_from(args.components, DEFAULT_COMPONENTS)
     try:
         check_variant(args.variant)
         faults = [parse_fault(spec) for spec in args.faults]
@@ -67,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         if args.until != args.until or args.until in (float("inf"), float("-inf")):
             raise InputError("--until must be a finite number of seconds")
         _, report = simulate(manifests, nodes=args.nodes, until_ms=round(args.until * 1000), faults=faults,
-                             as_user=args.as_user, seed=args.seed, variant=args.variant,
+                             as_user=args.as_user, seed=args.seed, variant=args.variant, components=components,
                              fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
                              schedulers=args.schedulers)
     except InputError as exc:

@@ -64,9 +64,10 @@ UNMAPPED_REASON = "NoKindMatch"
 
 def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 60_000,
              faults: Sequence[FaultSpec] = (), as_user: Optional[str] = None, seed: int = 0,
-             components: tuple[str, ...] = DEFAULT_COMPONENTS, variant: str = "default",
+             components: Optional[tuple[str, ...]] = None, variant: str = "default",
              fixes: tuple[str, ...] = (), controller_managers: int = 1, schedulers: int = 1) -> tuple[Cluster, dict]:
-    """Run one simulation; returns the cluster (for inspection) and the report."""
+    """Run one simulation; returns the cluster (for inspection) and the report. `components`: those the cluster
+    runs (default: DEFAULT_COMPONENTS)."""
     if nodes < 1:
         raise InputError(f"--nodes must be at least 1 (got {nodes})")
     if until_ms < 0:
@@ -75,7 +76,7 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
         if not 1 <= value <= 5:
             raise InputError(f"{option} must be between 1 and 5 (got {value})")
     users = (as_user,) if as_user and as_user not in BUILT_IN_USERS else ()
-    cluster = Cluster(ClusterConfig(nodes=nodes, seed=seed, components=components, users=users,
+    cluster = Cluster(ClusterConfig(nodes=nodes, seed=seed, components=components or DEFAULT_COMPONENTS, users=users,
                                     variant=variant, fixes=fixes, controller_managers=controller_managers,
                                     schedulers=schedulers))
     check_faults(cluster, faults, until_ms)

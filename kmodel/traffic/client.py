@@ -48,6 +48,7 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
+from kmodel.component.registry import component
 from kmodel.component import Component, Out
 from kmodel.traffic.dataplane import DataPlane, Reached, split_host_port
 
@@ -175,6 +176,7 @@ class TrafficClient(Component):
         self._forget()
 
 
+@component("traffic", default=True)
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one client, on the first node. The `hardcoded-pod-ip` switch is read here."""
     from kmodel.variants import HARDCODED_POD_IP

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kmodel.component.registry import component
 from kmodel.apiserver.etcd_endpoint import ETCD, EtcdCall, EtcdReply
 from kmodel.component import Component, Out
 from kmodel.network import Message
@@ -108,6 +109,7 @@ class Etcdctl(Component):
         self._forget()
 
 
+@component("etcdctl")  # only as the bypass-apiserver variant's extra component (VARIANT_COMPONENTS)
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory (the variant's extra component): one operator, pinning its pod to the first node."""
     return [Etcdctl(ctx.config.node_names()[0])]

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from kmodel.apiserver.authentication import CONTROLLER_SERVICE_ACCOUNTS, service_account_token
+from kmodel.apiserver.authentication import controller_service_accounts, service_account_token
 from kmodel.apiserver.wire import Response, Status
 from kmodel.component import Out
 from kmodel.objects.coordination import Lease, LeaseSpec
@@ -41,8 +41,14 @@ LOCK_NAMESPACE = "kube-system"
 LOCK_RETRY_MS = 1_000
 LOCK_WAIT_MS = 60_000
 #: the identities whose writers take locks: the controllers' service accounts (the bootstrap policy's
-#: kmodel:pessimistic-locking role lets them create, update and delete Leases)
-LOCKERS_TOKENS = frozenset(service_account_token(a) for a in CONTROLLER_SERVICE_ACCOUNTS)
+#: kmodel:pessimistic-locking role lets them create, update and delete Leases), read at the first lock
+_lockers: list[frozenset] = []
+
+
+def lockers_tokens() -> frozenset:
+    if not _lockers:
+        _lockers.append(frozenset(service_account_token(a) for a in controller_service_accounts()))
+    return _lockers[0]
 
 Done = Callable[[int, Response, Out], Any]
 Send = Callable[[int, Out, Done], int]
@@ -51,7 +57,7 @@ Send = Callable[[int, Out, Done], int]
 def takes_locks(client: Any) -> bool:
     """Does this client's writer lock? The controller manager's do; kubelets (the Node authorizer lets them
     touch only their own node's Lease), the scheduler and kube-proxy never update under a lock."""
-    return client.token in LOCKERS_TOKENS
+    return client.token in lockers_tokens()
 
 
 def lock_name(resource: str, namespace: str, name: str) -> str:

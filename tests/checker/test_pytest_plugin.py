@@ -188,9 +188,9 @@ def _labeled_pod(cluster, memo):
             yield f"pod {pod.metadata.name} was labeled"
 
 
-def test_a_machine_with_its_own_components_is_reported_from_replays_that_run_them(tmp_path):
-    """Its violation needs its own controller (a labeler): the report's replay reproduces it only with it. The
-    minimizer's replays would run without it, so it is not minimized."""
+def test_a_machine_with_its_own_components_is_minimized_and_reported_from_replays_that_run_them(tmp_path):
+    """Its violation needs its own controller (a labeler): the minimizer's replays and the report's replay
+    reproduce it only with it, and they run it."""
     from invariants.registry import SAFETY, Invariant
     from tests.checker.conftest import SmallMachine
     from tests.controllers.test_own_controller import PodLabeler
@@ -202,7 +202,8 @@ def test_a_machine_with_its_own_components_is_reported_from_replays_that_run_the
             return [PodLabeler(self.config.apiserver_names())]
 
     result = run_campaign(CheckOptions(examples=20, steps=6, seed=2, nodes=2), machine=Labeled)
-    assert result.failure is not None and result.shrink.replays == 0
+    assert result.failure is not None and result.shrink.replays > 0
+    assert result.shrink.actions <= result.shrink.shrunk_actions
     report = write_results(result, tmp_path)
     (violation,) = report["violations"]
     assert violation["invariant"] == "no-pod-labeled" and violation["reproduced"]
