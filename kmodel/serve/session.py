@@ -1,0 +1,89 @@
+"""One `kmodel serve` session: a model cluster, its gateway, the model's thread and the HTTP server, started and
+stopped together.
+
+`ServeSession(...)` builds the cluster with the gateway (`kmodel.serve.gateway`) as one more component, queues
+the manifests for the model's kubectl (applied as `kmodel simulate` applies them, through the API), and binds the
+HTTP server (port 0: a free one). `start()` starts the model's thread and the server; `stop()` stops the server,
+then the model, and returns the session's report: what `kmodel simulate` shows of the cluster at that moment, and
+the session's own figures (requests that came in, logical time reached, events applied, the loop's digest).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from kmodel.simulate.run import BUILT_IN_USERS
+from kmodel.cluster.cluster import Cluster, user_token
+from kmodel.cluster.config import ClusterConfig
+from kmodel.serve.gateway import Gateway
+from kmodel.serve.http import APIHTTPServer, make_server, serve_in_thread
+from kmodel.serve.runner import ModelThread
+from kmodel.serve.tls import make_certificate, server_context
+
+ADMIN = ("admin", "admin-token")
+
+
+def rbac_users(manifests: Sequence[dict]) -> list[str]:
+    """The users (subjects of kind User) the manifests' RoleBindings and ClusterRoleBindings name, sorted."""
+    names = {s.get("name") for m in manifests if m.get("kind") in ("RoleBinding", "ClusterRoleBinding")
+             for s in (m.get("subjects") or []) if isinstance(s, dict) and s.get("kind") == "User"}
+    return sorted(n for n in names if isinstance(n, str) and n)
+
+
+class ServeSession:
+    """See the module docstring."""
+
+    def __init__(self, *, nodes: int = 3, manifests: Sequence[dict] = (), seed: int = 0, speed: float = 1.0,
+                 host: str = "127.0.0.1", port: int = 0, tls_dir: Optional[Path] = None) -> None:
+        """`tls_dir`: serve HTTPS with a self-signed certificate made there (kmodel.serve.tls); None: plain HTTP."""
+        users = tuple(u for u in rbac_users(manifests) if u not in BUILT_IN_USERS and u != "admin")
+        config = ClusterConfig(nodes=nodes, seed=seed, users=users)
+        self.gateway = Gateway(config.apiserver_names())
+        self.cluster = Cluster(config, extra=[self.gateway])
+        if manifests:
+            self.cluster.apply(manifests)
+        self.model = ModelThread(self.cluster, speed=speed)
+        self.certificate: Optional[Path] = None
+        context = None
+        if tls_dir is not None:
+            self.certificate, key = make_certificate(tls_dir)
+            context = server_context(self.certificate, key)
+        self.server: APIHTTPServer = make_server(self.model, self.gateway, host, port, context)
+        self.users = [ADMIN] + [(u, user_token(u)) for u in ("alice", "bob", *users)]
+        self._started = False
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        scheme = "https" if self.certificate is not None else "http"
+        return f"{scheme}://{host}:{port}"
+
+    def start(self) -> None:
+        self.model.start()
+        serve_in_thread(self.server)
+        self._started = True
+
+    def stop(self) -> dict:
+        """Stop serving and the model; the session's report."""
+        if self._started:
+            self.server.shutdown()
+        self.server.server_close()
+        self.model.stop()
+        return self.report()
+
+    def report(self) -> dict:
+        from kmodel.simulate.observe import snapshot
+
+        cluster = self.cluster
+        error: Optional[BaseException] = self.model.error
+        out: dict[str, Any] = {
+            "url": self.url,
+            "logical_ms": cluster.now,
+            "events_applied": cluster.loop.events_applied,
+            "digest": cluster.loop.digest(),
+            "requests": len(self.gateway.received),
+            "model_error": f"{type(error).__name__}: {error}" if error is not None else None,
+        }
+        out.update(snapshot(cluster))
+        return out
