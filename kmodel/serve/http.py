@@ -38,6 +38,9 @@ from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
 
 REQUEST_TIMEOUT_S = 60.0
+#: how long a watch waits for the replica's first answer before its headers go out (a refusal that comes first is
+#: answered with its own status; one that comes later is an ERROR event)
+WATCH_FIRST_ANSWER_S = 0.05
 #: resources whose immediate deletion answers the deleted object; the others answer a Status (the generic
 #: registry's ReturnDeletedObject)
 RETURNS_DELETED_OBJECT = ("pods", "services", "namespaces")
@@ -290,7 +293,13 @@ class Handler(BaseHTTPRequestHandler):
             return self._delete(r, self._body())
         fields: dict[str, Any] = {}
         if r.verb in ("create", "update"):
-            fields["body"] = self._body()
+            body = self._body()
+            if isinstance(body, dict) and r.subresource != "binding":
+                # the decoder defaults a body's apiVersion and kind to the endpoint's (runtime.Decode's defaultGVK)
+                body = {"apiVersion": r.resource.api_version, "kind": r.resource.kind, **body}
+                body["apiVersion"] = body["apiVersion"] or r.resource.api_version
+                body["kind"] = body["kind"] or r.resource.kind
+            fields["body"] = body
         elif r.verb == "patch":
             ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
             if ctype == "application/apply-patch+yaml":
@@ -380,24 +389,38 @@ class Handler(BaseHTTPRequestHandler):
         if self._wants_table():
             raise _status_answer(Status(406, "NotAcceptable", "watches of Tables are not served by kmodel serve"))
         items, ticket = self.client.watch(request)
-        kind, value = items.get()
+        try:
+            kind, value = items.get(timeout=WATCH_FIRST_ANSWER_S)
+        except queue.Empty:
+            kind, value = "", None
         if kind == "end" and value is not None and value.code >= 400:
             raise _status_answer(value.body if isinstance(value.body, Status) else Status(value.code, "", ""))
+        # the headers go out at once, as kube-apiserver flushes them: clients wait for them before they read on
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        self.wfile.flush()
         try:
-            while kind == "event":
-                line = json.dumps(rest.watch_event_json(value), separators=(",", ":")).encode() + b"\n"
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
-                self.wfile.flush()
+            if not kind:
                 kind, value = items.get()
+            while kind == "event":
+                self._chunk(rest.watch_event_json(value))
+                kind, value = items.get()
+            if value is not None and value.code >= 400:  # refused after the headers: an ERROR event, as upstream
+                status = value.body if isinstance(value.body, Status) else Status(value.code, "", "")
+                self._chunk({"type": "ERROR", "object": rest.status_json(status)})
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.client.cancel(ticket)
             self.close_connection = True
+
+
+    def _chunk(self, event: dict) -> None:
+        line = json.dumps(event, separators=(",", ":")).encode() + b"\n"
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+        self.wfile.flush()
 
 
 class APIHTTPServer(ThreadingHTTPServer):
