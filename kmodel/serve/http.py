@@ -113,6 +113,9 @@ def _status_answer(status: Status) -> _Answer:
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "kmodel-serve"
+    #: TCP_NODELAY: the headers and the body go out as two writes, which Nagle's algorithm would hold back until
+    #: the client's delayed ACK (tens of milliseconds a request)
+    disable_nagle_algorithm = True
     client: ModelClient  # set on the subclass `make_server` builds
     address: str
 
