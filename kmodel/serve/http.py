@@ -286,6 +286,9 @@ class Handler(BaseHTTPRequestHandler):
         return "as=Table" in self.headers.get("Accept", "")
 
     def _resource(self, method: str, r: ResourceRoute) -> None:
+        if self.headers.get("Impersonate-User") or self.headers.get("Impersonate-Group"):
+            raise rest.bad_request("impersonation (Impersonate-User, kubectl --as) is not served by kmodel serve: "
+                                   "use the user's own context in the kubeconfig")
         if r.subresource == "scale":
             return self._scale(method, r)
         if r.verb == "watch":
