@@ -19,6 +19,7 @@ from kmodel.errors import KmodelUsageError
 from kmodel.fixes import command as fixes_command
 from kmodel.runtime import tune_gc
 from kmodel.serve import command as serve_command
+from kmodel.serve import ctl as ctl_command
 from kmodel.simulate import command as simulate_command
 from kmodel.variants import command as variants_command
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     variants_command.register_principles(subparsers)
     fixes_command.register(subparsers)
     serve_command.register(subparsers)
+    ctl_command.register(subparsers)
     return parser
 
 

@@ -13,13 +13,16 @@ from typing import Any
 from kmodel.errors import KmodelUsageError
 from kmodel.serve.kubeconfig import write_kubeconfig
 from kmodel.serve.tls import TLSError
-from kmodel.simulate.inputs import InputError, read_manifests
+from kmodel.serve.control import ControlError
+from kmodel.simulate.inputs import InputError, parse_fault, read_manifests
 
 HELP = "serve a model cluster over HTTP as kube-apiserver does, for kubectl and client libraries"
 EPILOG = """The model runs in real time (logical milliseconds follow the wall clock, times --speed). Every request
 goes through the model's API server and its whole pipeline (bearer-token authentication, RBAC, admission,
 validation). The kubeconfig names the admin user (current context) and alice, bob and the users the manifests'
-RBAC names. Ctrl-C (SIGINT) or SIGTERM stops the server and writes the report (JSON) beside the kubeconfig.
+RBAC names. The safety invariants are checked live: each violation is printed once and written to the report.
+`kmodel ctl` partitions, heals, crashes, restarts or pauses components while clients are connected.
+Ctrl-C (SIGINT) or SIGTERM stops the server and writes the report (JSON) beside the kubeconfig.
 See docs/serve.md for what is served."""
 
 DEFAULT_DIR = Path("reports") / "serve"
@@ -39,6 +42,11 @@ def register(subparsers: Any) -> None:
                    help="where to write the report on exit (default: report.json beside the kubeconfig)")
     p.add_argument("--speed", type=float, default=1.0, metavar="X",
                    help="logical time runs X times as fast as the wall clock (default 1)")
+    p.add_argument("--fault", dest="faults", action="append", default=[], metavar="SPEC",
+                   help="ACTION:TARGET@SECONDS of logical time, ACTION partition, heal, crash or restart, as in "
+                        "kmodel simulate (repeatable)")
+    p.add_argument("--no-invariants", dest="invariants", action="store_false",
+                   help="do not check the safety invariants live")
     p.add_argument("--http", action="store_true",
                    help="serve plain HTTP instead of HTTPS (kubectl then sends no token: every request is anonymous)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
@@ -56,13 +64,15 @@ def run(args: argparse.Namespace) -> int:
         raise KmodelUsageError(f"--speed must be a positive number (got {args.speed})")
     try:
         manifests = [m.document for m in read_manifests(args.files) if m.mapped] if args.files else []
+        faults = [parse_fault(spec) for spec in args.faults]
     except InputError as exc:
         raise KmodelUsageError(str(exc)) from None
     kubeconfig = Path(args.kubeconfig)
     try:
         session = ServeSession(nodes=args.nodes, manifests=manifests, seed=args.seed, speed=args.speed,
-                               port=args.port, tls_dir=None if args.http else kubeconfig.parent)
-    except TLSError as exc:
+                               port=args.port, tls_dir=None if args.http else kubeconfig.parent, faults=faults,
+                               check_invariants=args.invariants, echo=lambda line: print(line, flush=True))
+    except (TLSError, ControlError) as exc:
         raise KmodelUsageError(str(exc)) from None
     except OSError as exc:
         raise KmodelUsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}; "
@@ -86,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(f"kmodel serve: stopped at logical time {report['logical_ms'] / 1000:g} s after {report['requests']} "
-          f"requests; report {report_path}", flush=True)
+          f"requests, {len(report['violations'])} invariant violations; report {report_path}", flush=True)
     if report["model_error"]:
         print(f"kmodel serve: the model stopped on an error: {report['model_error']}", file=sys.stderr)
         return 3

@@ -23,8 +23,8 @@ A request the network loses (a partition) is never answered by the model: the HT
 timeout (504), as a real client's does. A watch whose HTTP client went away is ended with `cancel(ticket)`: the gateway
 closes the stream, as a client closing its connection does.
 
-Replicas are chosen round robin over `replicas` by request number (the choice is deterministic: a session's trace
-replays it). The gateway keeps nothing a crash could lose that matters to the model (it is not crashed).
+Replicas are chosen round robin over `replicas` by request number (deterministic: the same requests in the same
+order reach the same replicas). The gateway keeps nothing a crash could lose that matters to the model (it is not crashed).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class Gateway(Component):
         self.in_flight: dict[int, Ticket] = {}  # request id -> ticket (requests outside watches)
         self.watches: dict[str, Ticket] = {}  # stream -> ticket
         self.next_id = 1
-        #: what came in, for the session's record: (logical time, request)
+        #: what came in: (logical time, request), in order
         self.received: list[tuple[int, Request]] = []
 
     def submit(self, ticket: Ticket) -> None:

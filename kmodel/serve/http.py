@@ -19,7 +19,8 @@ thread runs), and discovery (kmodel.serve.discovery), which kube-apiserver serve
 Subresources the model does not have are translated into requests on their parent, still through the model:
 ``scale`` (GET reads the parent, PUT and PATCH patch its spec.replicas; authorization sees the parent's verb, not
 the subresource's), and ``deletecollection`` is a list followed by one delete per item (authorization sees list and
-delete). Server-side apply (``application/apply-patch+yaml``) and dry runs are refused with 415 and 400.
+delete). ``POST /kmodel/control`` acts on the model (kmodel.serve.control). Server-side apply
+(``application/apply-patch+yaml``) and dry runs are refused with 415 and 400.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
 
 REQUEST_TIMEOUT_S = 60.0
+#: the control endpoint (kmodel.serve.control): POST {"action", "target", "seconds"} as the admin
+CONTROL_PATH = "/kmodel/control"
 #: how long a watch waits for the replica's first answer before its headers go out (a refusal that comes first is
 #: answered with its own status; one that comes later is an ERROR event)
 WATCH_FIRST_ANSWER_S = 0.05
@@ -194,6 +197,18 @@ class Handler(BaseHTTPRequestHandler):
 
     def _serve(self, method: str) -> None:
         url = urlsplit(self.path)
+        if method == "POST" and url.path == CONTROL_PATH:
+            control = getattr(self.server, "control", None)
+            if control is None:
+                self._send_json(404, rest.status_json(rest.not_found().status))
+                return
+            try:
+                body = self._body()
+            except _Answer as a:
+                self._send_json(a.code, a.body)
+                return
+            self._send_json(*control(self._token(), body))
+            return
         query = rest.query_of(url.query)
         path = url.path.rstrip("/") or "/"
         try:

@@ -5,12 +5,14 @@ Theory of operation
 The model is sans-IO and its time is logical. `ModelThread` runs it against the wall clock: logical milliseconds
 follow the wall clock's since the start, times `speed`. Each turn of its loop
 
-1. runs what other threads posted (`post(fn)`: an HTTP request's ticket handed to the gateway, a watch cancelled, a
-   control action), in the order posted;
+1. runs what other threads posted (`post(fn)`: an HTTP request's ticket handed to the gateway, a watch
+   cancelled, a control action), in the order posted, then what was scheduled for the logical time reached
+   (`schedule(at_ms, fn)`: a `--fault`);
 2. runs the model fairly (`Loop.run_fair`, with the checker's busy-instant rule so a hot loop cannot hold the clock)
    up to the logical time the wall clock has reached, in slices of at most `SLICE_EVENTS` events so that new
    requests are taken in between, and moves the clock on to that time when the model falls quiet;
-3. sleeps until the next timer falls due (in wall time), a post wakes it, or `MAX_SLEEP_S` passed.
+3. calls `on_progress` (the live invariant checks) when events were applied, at most every `progress_interval_s`;
+4. sleeps until the next timer or scheduled action falls due (in wall time), a post wakes it, or `MAX_SLEEP_S` passed.
 
 A model that falls behind the wall clock (a burst of work) catches up by running without sleeping; one more than
 `MAX_LAG_MS` behind lets the debt go (the clock restarts from where the model is), so a long burst does not make
@@ -23,6 +25,7 @@ caller. An exception inside the model (a bug) stops the thread; `error` keeps it
 
 from __future__ import annotations
 
+import heapq
 import queue
 import threading
 import time
@@ -40,11 +43,19 @@ BUSY_INSTANT = 5_000
 class ModelThread:
     """Runs `cluster` in real time on a thread of its own. See the module docstring."""
 
-    def __init__(self, cluster: Any, *, speed: float = 1.0) -> None:
+    def __init__(self, cluster: Any, *, speed: float = 1.0, on_progress: Optional[Callable[[], None]] = None,
+                 progress_interval_s: float = 0.25) -> None:
         if not speed > 0:
             raise ValueError(f"speed must be > 0 (got {speed})")
         self.cluster = cluster
         self.speed = speed
+        #: called on the model's thread after events were applied, at most every progress_interval_s (live checks)
+        self.on_progress = on_progress
+        self.progress_interval_s = progress_interval_s
+        self._last_progress = 0.0
+        self._events_seen = 0
+        #: (logical time, sequence, fn): what must run when the model's clock reaches a time (scheduled faults)
+        self._scheduled: list[tuple[int, int, Callable[[], None]]] = []
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -84,6 +95,11 @@ class ModelThread:
             raise box[1]
         return box[0]
 
+    def schedule(self, at_ms: int, fn: Callable[[], None]) -> None:
+        """Run `fn` on the model's thread once the model's clock reaches logical time `at_ms` (before start, or on
+        the model's thread)."""
+        heapq.heappush(self._scheduled, (at_ms, len(self._scheduled), fn))
+
     @property
     def alive(self) -> bool:
         return self._thread.is_alive()
@@ -120,7 +136,13 @@ class ModelThread:
                     # too far behind: let the debt go, the wall clock counts again from where the model is
                     self._wall0 = time.monotonic()
                     self._logical0 = target = loop.now
+                scheduled = self._scheduled
+                while scheduled and scheduled[0][0] <= loop.now:
+                    heapq.heappop(scheduled)[2]()
+                if scheduled and scheduled[0][0] < target:
+                    target = scheduled[0][0]  # stop there: what is scheduled runs at its time
                 applied = loop.run_fair(target, max_events=SLICE_EVENTS, busy_instant=BUSY_INSTANT)
+                self._progress(loop)
                 if applied >= SLICE_EVENTS:
                     continue  # more to do now: take new posts, then go on
                 advance = AdvanceTime(target)
@@ -131,8 +153,18 @@ class ModelThread:
         except BaseException as exc:  # a bug in the model: keep it for the report, stop serving
             self.error = exc
 
+    def _progress(self, loop: Any) -> None:
+        if self.on_progress is None or loop.events_applied == self._events_seen:
+            return
+        wall = time.monotonic()
+        if wall - self._last_progress >= self.progress_interval_s:
+            self._last_progress, self._events_seen = wall, loop.events_applied
+            self.on_progress()
+
     def _sleep(self, loop: Any) -> None:
         dues = [d for d in (loop.clock.next_due_after_now(), loop.network.next_release()) if d is not None]
+        if self._scheduled:
+            dues.append(self._scheduled[0][0])
         delay = MAX_SLEEP_S
         if dues:
             delay = min(delay, max(0.001, (min(dues) - self.logical_target()) / 1000 / self.speed))
