@@ -31,7 +31,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import attrs
 
-from kmodel.apiserver import clusterip, deletion, errors, strategy, validation
+from kmodel.apiserver import clusterip, customresources, deletion, errors, strategy, validation
+from kmodel.apiserver.customresource_cleanup import finalize_crds, first_crd_delete
 from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
 from kmodel.apiserver.audit import ALLOW, FORBID, AuditLog
 from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
@@ -55,6 +56,8 @@ MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateNam
 # resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
 CREATE_ON_UPDATE = frozenset({"events", "endpoints", "roles", "clusterroles", "rolebindings", "clusterrolebindings"})
 _NOT_FOUND_RESOURCE = "the server could not find the requested resource"
+_UNKNOWN_PATCH_FORMAT = ("the body of the request was in an unknown format - accepted media types include: "
+                         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 
 
 @attrs.frozen
@@ -82,6 +85,8 @@ class Pipeline:
         self.service_ips = service_ips if service_ips is not None else ServiceIPAllocator(
             config.service_cidr, random.Random(f"{config.seed}/serviceips"))
         self._rngs: dict[str, random.Random] = {}
+        self._now = 0  # the time of the request being handled
+        self._finalizing = False  # the CRD finalizer is deleting custom objects (customresource_cleanup.py)
         self._verbs: dict[str, Callable[..., tuple[int, Any]]] = {
             "get": self._get, "list": self._list, "create": self._create, "update": self._update,
             "patch": self._patch, "delete": self._delete,
@@ -93,6 +98,7 @@ class Pipeline:
         """Handle one request (every verb but watch) and record it on the audit log."""
         user_name = ""
         verb = request.verb
+        self._now = now
         decision = ""  # authorization's verdict, as upstream's audit annotation authorization.k8s.io/decision
         try:
             res = self._resource(request)
@@ -133,9 +139,10 @@ class Pipeline:
         self._authorize(request, res, user)
         return res, user
 
-    @staticmethod
-    def _resource(request: Request) -> Resource:
+    def _resource(self, request: Request) -> Resource:
         res = RESOURCES.get(request.resource)
+        if res is None:
+            res = customresources.served(self.store, request.resource)
         subresource = request.subresource
         if res is None or (subresource and subresource not in res.subresources):
             raise errors.APIError(Status(404, "NotFound", _NOT_FOUND_RESOURCE))
@@ -155,7 +162,10 @@ class Pipeline:
     # --- reads -----------------------------------------------------------------------------------------
 
     def _get(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
-        return 200, self.registry.get(res, request.namespace, request.name)
+        obj = self.registry.get(res, request.namespace, request.name)
+        if request.subresource == "scale":
+            return 200, customresources.scale_of(res, obj)
+        return 200, obj
 
     def _list(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
         try:
@@ -172,6 +182,8 @@ class Pipeline:
             return self._bind(request, user, now)
         if request.subresource:
             raise errors.method_not_allowed(f"create is not supported on {res.name}/{request.subresource}")
+        if res.crd is not None:
+            customresources.refuse_create_while_terminating(res)
         obj = validation.decode_body(res, request.body, request.field_validation)
         meta = obj.metadata
         namespace = ""
@@ -187,11 +199,14 @@ class Pipeline:
         if res.name == "services":
             obj, taken = clusterip.allocate_for_create(res, obj, self.service_ips)
         try:
-            return 201, self._create_prepared(res, obj, user, now, replica, a)
+            created = self._create_prepared(res, obj, user, now, replica, a)
         except BaseException:
             for ip in taken:
                 self.service_ips.release(ip)
             raise
+        if res.name == "customresourcedefinitions":
+            self._crd_controllers(created.metadata.name, now)
+        return 201, created
 
     def _create_prepared(self, res: Resource, obj: Any, user: UserInfo, now: int, replica: str,
                          a: Optional[AdmissionAttributes] = None) -> Any:
@@ -221,9 +236,11 @@ class Pipeline:
     # --- update and patch ------------------------------------------------------------------------------
 
     def _update(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        if request.subresource == "scale":
+            return self._update_scale(request, res, user, now, replica)
         if request.subresource not in ("", "status") and not _finalize(res, request.subresource):
             raise errors.method_not_allowed(f"update is not supported on {res.name}/{request.subresource}")
-        if request.subresource == "status" and isinstance(request.body, res.cls):
+        if request.subresource == "status" and isinstance(request.body, res.cls) and res.crd is None:
             obj = request.body  # only its status is kept: defaulting the rest would be thrown away
         else:
             obj = validation.decode_body(res, request.body, request.field_validation)
@@ -237,18 +254,32 @@ class Pipeline:
             if not meta.namespace:
                 obj = _evolve(obj, metadata=_evolve(meta, namespace=request.namespace))
         rv = meta.resource_version or request.resource_version
-        return self._guaranteed_update(request, res, user, now, replica, lambda old: obj, rv, allow_create=True)
+        answer = self._guaranteed_update(request, res, user, now, replica, lambda old: obj, rv, allow_create=True)
+        if res.name == "customresourcedefinitions" and not request.subresource:
+            self._crd_controllers(request.name, now)
+        return answer
+
+    def _update_scale(self, request: Request, res: Resource, user: UserInfo, now: int,
+                      replica: str) -> tuple[int, Any]:
+        """PUT <resource>/<name>/scale: the Scale's replicas written at the CRD's specReplicasPath."""
+        replicas, rv = customresources.scale_request(request.body)
+        main = attrs.evolve(request, subresource="")
+        code, obj = self._guaranteed_update(main, res, user, now, replica,
+                                            lambda old: customresources.with_scale(res, old, replicas),
+                                            rv or "", allow_create=False, precondition_only=True)
+        return code, customresources.scale_of(res, obj)
 
     def _patch(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
         if request.subresource not in ("", "status"):
             raise errors.method_not_allowed(f"patch is not supported on {res.name}/{request.subresource}")
         patch, apply = request.body, merge_patch
         if isinstance(patch, PatchBody):  # a JSON patch or a strategic merge patch (the wire's Content-Type)
+            if patch.type == "strategic" and res.crd is not None:
+                # custom objects have no merge keys: upstream refuses the media type for them
+                raise errors.APIError(Status(415, "UnsupportedMediaType", _UNKNOWN_PATCH_FORMAT))
             patch, apply = patch.patch, (json_patch if patch.type == "json" else strategic_merge_patch)
         elif not isinstance(patch, dict):
-            raise errors.bad_request("the body of the request was in an unknown format - accepted media types "
-                                     "include: application/json-patch+json, application/merge-patch+json, "
-                                     "application/apply-patch+yaml")
+            raise errors.bad_request(_UNKNOWN_PATCH_FORMAT)
         strict = request.field_validation == "Strict"
 
         def patched(old: Any) -> Any:
@@ -256,6 +287,8 @@ class Pipeline:
                 applied = apply(dump(old), patch)
             except PatchError as e:
                 raise errors.APIError(Status(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e))) from None
+            if res.crd is not None:
+                return customresources.decode(res, applied, request.field_validation)
             obj = decode(applied, strict=strict)
             if not isinstance(obj, res.cls):
                 status = Status(obj.code, obj.reason, obj.message) if hasattr(obj, "reason") else None
@@ -269,7 +302,9 @@ class Pipeline:
         return self._guaranteed_update(request, res, user, now, replica, patched, rv, allow_create=False)
 
     def _guaranteed_update(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str,
-                           new_from: Callable[[Any], Any], rv: str, *, allow_create: bool) -> tuple[int, Any]:
+                           new_from: Callable[[Any], Any], rv: str, *, allow_create: bool,
+                           precondition_only: bool = False) -> tuple[int, Any]:
+        """precondition_only: `rv` is only a precondition (a scale update: the object itself is the stored one)."""
         registry = self.registry
         subresource = request.subresource
         for _ in range(MAX_UPDATE_ATTEMPTS):
@@ -284,7 +319,8 @@ class Pipeline:
             old = kv.value
             if rv and rv != str(kv.mod_revision):
                 raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
-            if not rv and not res.allow_unconditional_update:
+            if not rv and not res.allow_unconditional_update and not precondition_only \
+                    and not (res.crd is not None and request.verb == "patch"):
                 raise errors.invalid(res.group_kind, res.group, res.kind, request.name, [
                     _rv_required()])
             new = new_from(old)
@@ -295,7 +331,9 @@ class Pipeline:
             new = run_mutating(a)
             new = strategy.prepare_for_update(res, new, old, subresource=subresource,
                                               revision=self._backing.revision + 1)  # registry.next_revision()
-            if subresource != "status":
+            if res.crd is not None:
+                customresources.check(res, new, old)  # a custom object's status is validated too
+            elif subresource != "status":
                 # a status update keeps the stored (already valid) spec and metadata: only status moves, and
                 # the model does not validate status fields (upstream's ValidatePodStatusUpdate & co. do)
                 validation.check_update(res, new, old)
@@ -331,6 +369,13 @@ class Pipeline:
             a = AdmissionAttributes(DELETE, res, "", request.namespace, request.name, None, old, user, now, self.store)
             run_mutating(a)
             run_validating(a)
+            if res.name == "customresourcedefinitions" and old.metadata.deletion_timestamp is None:
+                try:
+                    first = registry.replace(res, kv, self._next_version(first_crd_delete(old, now)))
+                except Conflict:
+                    continue
+                finalize_crds(self, now)
+                return 200, first
             try:
                 if res.name == "namespaces" and old.metadata.deletion_timestamp is None:
                     new = deletion.namespace_first_delete(old, policy, now)
@@ -355,6 +400,21 @@ class Pipeline:
             return 200, old
         raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
 
+    def _crd_controllers(self, name: str, now: int) -> None:
+        """The naming and establishing controllers' write after a CRD is created or changed (crd_status.py)."""
+        from kmodel.apiserver.crd_status import accept_names
+
+        crds = self.registry
+        kv = crds.read(RESOURCES["customresourcedefinitions"], "", name)
+        if kv is None:
+            return
+        new = accept_names(kv.value, customresources.crds(self.store), now)
+        if new is not kv.value:
+            try:
+                crds.replace(RESOURCES["customresourcedefinitions"], kv, self._next_version(new))
+            except Conflict:
+                pass  # cannot happen: one request runs at a time
+
     def _next_version(self, obj: Any) -> Any:
         """`obj` with the resourceVersion its write will get."""
         return _evolve(obj, metadata=_evolve(obj.metadata, resource_version=str(self.registry.next_revision())))
@@ -362,6 +422,8 @@ class Pipeline:
     def _after_delete(self, res: Resource, old: Any) -> None:
         if res.name == "services":
             clusterip.release(old, self.service_ips)
+        elif res.crd is not None and not self._finalizing:
+            finalize_crds(self, self._now)
 
     # --- pods/binding ----------------------------------------------------------------------------------
 

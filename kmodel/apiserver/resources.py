@@ -17,11 +17,11 @@ name): nothing is stored under it.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import attrs
 
-from kmodel.objects import apps, coordination, core, rbac  # noqa: F401  (registers the kinds)
+from kmodel.objects import apiextensions, apps, coordination, core, rbac  # noqa: F401  (registers the kinds)
 from kmodel.objects.registry import KINDS, KindInfo
 
 
@@ -37,6 +37,8 @@ class Resource:
     subresources: tuple = ()
     allow_unconditional_update: bool = True
     has_status: bool = False  # main-resource updates keep the stored status (a status subresource exists)
+    #: a custom resource: the CustomResourceDefinition that declares it (kmodel/apiserver/customresources.py)
+    crd: Any = None
 
     @property
     def group_kind(self) -> str:
@@ -67,6 +69,7 @@ _LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "clusterroles": ("/registry/clusterroles", ()),
     "rolebindings": ("/registry/rolebindings", ()),
     "clusterrolebindings": ("/registry/clusterrolebindings", ()),
+    "customresourcedefinitions": ("/registry/apiextensions.k8s.io/customresourcedefinitions", ("status",)),
 }
 
 

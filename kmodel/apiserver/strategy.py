@@ -115,8 +115,16 @@ def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random,
     new_meta = _CREATE_META(meta, name, new_uid(rng), now, str(revision), None, None,
                             1 if hasattr(obj, "spec") else meta.generation)  # (has_spec)
     kind = res.name
+    if res.crd is not None:
+        from kmodel.apiserver.customresources import prepare_for_create as prepare_custom
+
+        return prepare_custom(res, _evolve(obj, metadata=new_meta))
     if kind == "pods":
         return _with_meta_status(obj, new_meta, _pending_status(type(obj.status), _qos_class_memo(obj.spec)))
+    if kind == "customresourcedefinitions":
+        from kmodel.apiserver.crd_status import stored_versions
+
+        return stored_versions(_evolve(obj, metadata=new_meta, status=type(obj.status)()))
     if kind == "namespaces":
         # on create a namespace gets the namespace controller's finalizer (namespaceStrategy.PrepareForCreate)
         spec = obj.spec
@@ -148,6 +156,13 @@ STATUS_UPDATES_KEEP_METADATA = frozenset({"deployments", "replicasets", "statefu
 def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, revision: int) -> Any:
     """The object to store for an update of `old` by `new` (see the module docstring)."""
     old_meta = old.metadata
+    if res.crd is not None:
+        from kmodel.apiserver.customresources import prepare_for_update as prepare_custom
+
+        meta = new.metadata
+        return prepare_custom(res, new, old, subresource=subresource, meta=_UPDATE_META(
+            meta, meta.uid or old_meta.uid, old_meta.creation_timestamp, old_meta.deletion_timestamp,
+            old_meta.deletion_grace_period_seconds, old_meta.generation, str(revision)))
     if subresource == "status":
         if res.name in STATUS_UPDATES_KEEP_METADATA:
             # upstream's deployment/replicaset/statefulset status strategies reset only spec (and a Deployment's labels):

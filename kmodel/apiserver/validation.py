@@ -21,6 +21,10 @@ from kmodel.objects import DecodeError, decode, validate, validate_update, with_
 
 def decode_body(res: Resource, body: Any, field_validation: str = "Strict") -> Any:
     """The typed, defaulted object a create/update body stands for; raises APIError(400)."""
+    if res.crd is not None:
+        from kmodel.apiserver.customresources import decode as decode_custom
+
+        return decode_custom(res, body, field_validation)
     if isinstance(body, res.cls):
         return with_defaults(body)
     if isinstance(body, dict):
@@ -40,6 +44,10 @@ def decode_body(res: Resource, body: Any, field_validation: str = "Strict") -> A
 
 
 def check_create(res: Resource, obj: Any) -> None:
+    if res.crd is not None:
+        from kmodel.apiserver.customresources import check
+
+        return check(res, obj)
     found = validate(obj)
     if found:
         raise errors.invalid(res.group_kind, res.group, res.kind, obj.metadata.name, found)

@@ -64,6 +64,7 @@ from kmodel.component import Out, Send
 from kmodel.objects.fastevolve import constructor
 from kmodel.objects.meta import ObjectMeta
 
+_CRD_PREFIX = RESOURCES["customresourcedefinitions"].prefix + "/"
 ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
 #: the cacher's last bookmark comes this long before a watch's deadline (cacheWatcher.nextBookmarkTime)
 BOOKMARK_BEFORE_DEADLINE_MS = 2_000
@@ -415,6 +416,7 @@ class WatchCache:
             rc = ResourceCache(res, config)
             self.resources[name] = rc
             self._by_prefix[res.prefix + "/"] = rc
+        self._crds = self.resources["customresourcedefinitions"]
         self.watchers: dict[str, CacheWatcher] = {}  # stream -> watcher
         self._bookmark_buckets: dict[int, list[CacheWatcher]] = {}
         self._bookmark_heap: list[int] = []
@@ -434,9 +436,29 @@ class WatchCache:
                 rc = self._by_prefix.get(key[: j + 1])
         return rc
 
+    def serve_custom(self, crd: Any) -> None:
+        """Cache the custom resource an Established CRD declares (upstream's CRD handler starts a cacher for it);
+        a changed CRD re-aims the existing cache at its new Resource."""
+        from kmodel.apiserver.customresources import established, resource_for
+
+        if not established(crd):
+            return
+        res = resource_for(crd)
+        rc = self.resources.get(res.name)
+        if rc is None:
+            rc = ResourceCache(res, self.config)
+            rc.reset(self.resource_version)
+            self.resources[res.name] = rc
+            self._by_prefix[res.prefix + "/"] = rc
+        elif rc.resource.prefix == res.prefix:
+            rc.resource = res
+
     def replace(self, kvs: list, revision: int, out: Out) -> None:
         """A (re)list: every watcher is terminated (cacher.terminateAllWatchers), the state replaced."""
         self.terminate_all(out)
+        for kv in kvs:
+            if kv.key.startswith(_CRD_PREFIX):
+                self.serve_custom(kv.value)
         for rc in self.resources.values():
             rc.reset(revision)
         for kv in kvs:
@@ -477,6 +499,8 @@ class WatchCache:
             prev = rc.objects.get(key)
             if ev[0] == "PUT":
                 obj = kv[1]
+                if rc is self._crds:
+                    self.serve_custom(obj)
                 if obj.metadata.resource_version != str(rev):
                     obj = with_resource_version(obj, rev)
                 typ = ADDED if prev is None else MODIFIED

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json as _json
 from typing import Any
 
-from . import apps, coordination, core, rbac  # noqa: F401  (importing registers the kinds)
+from . import apiextensions, apps, coordination, core, rbac  # noqa: F401  (importing registers the kinds)
 from .frozendict import EMPTY_MAP, FrozenDict, freeze, thaw
 from .logical_time import TimeFormatError, format_micro_time, format_time, parse_time
 from .quantity import Quantity, QuantityError, quantity
@@ -298,8 +298,30 @@ def load(data: dict, *, strict: bool = True) -> Any:
     return obj
 
 
+def load_struct(cls: type, data: dict, *, strict: bool = True, path: str = "") -> Any:
+    """One API struct (ObjectMeta, say) from its JSON shape at `path`, without defaulting; raises DecodeError
+    with the cause alone (the caller knows the kind it wraps it in)."""
+    decoder = _Decoder(strict)
+    if not isinstance(data, dict):
+        raise DecodeError(f"json: cannot unmarshal {_json_kind(data)} into Go struct field .{path} of type "
+                          f"v1.{cls.__name__}", field=path)
+    try:
+        obj = decoder.struct(cls, data, (path,) if path else (), path)
+    except _Abort as e:
+        raise DecodeError(e.message, field=e.field) from None
+    if decoder.type_error is not None:
+        raise DecodeError(decoder.type_error, field=decoder.type_error_field)
+    if decoder.unknown:
+        cause = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in decoder.unknown)
+        raise DecodeError(cause, field=decoder.unknown[0], fields=tuple(decoder.unknown))
+    return obj
+
+
 def dump(obj: Any) -> dict:
     """The JSON shape of a top-level object: apiVersion, kind, metadata, then its other fields."""
+    to_json = getattr(obj, "to_json", None)
+    if to_json is not None:  # a custom object (kmodel/objects/unstructured.py)
+        return to_json()
     info = kind_info(obj)
     out: dict[str, Any] = {"apiVersion": info.api_version, "kind": info.kind}
     body = dump_struct(obj)

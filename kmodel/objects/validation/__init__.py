@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..apiextensions import CustomResourceDefinition
 from ..apps import Deployment, ReplicaSet, StatefulSet
 from ..coordination import Lease
 from ..core import Binding, ConfigMap, Endpoints, Event, Namespace, Node, Pod, Service
 from ..field_errors import FieldError
 from ..rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
+from .apiextensions import validate_crd, validate_crd_update
 from .cluster import (
     validate_binding, validate_endpoints, validate_event, validate_lease, validate_namespace, validate_node,
     validate_node_update, validate_service, validate_service_update,
@@ -44,6 +46,7 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     ClusterRole: validate_role,
     RoleBinding: validate_role_binding,
     ClusterRoleBinding: validate_role_binding,
+    CustomResourceDefinition: validate_crd,
 }
 
 _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
@@ -56,6 +59,7 @@ _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
     Service: validate_service_update,
     RoleBinding: validate_role_binding_update,
     ClusterRoleBinding: validate_role_binding_update,
+    CustomResourceDefinition: validate_crd_update,
 }
 
 
