@@ -1,11 +1,13 @@
 """Discovery documents: what /api, /apis, /api/v1 and /apis/GROUP/VERSION answer, from the model's resource table
 (kmodel.apiserver.resources), in the unaggregated form (APIVersions, APIGroupList, APIGroup, APIResourceList)
 that kubectl and the client libraries read. The verbs listed are those the server serves for each resource;
-short names and categories are upstream's for the kinds the model has."""
+short names and categories are upstream's for the kinds the model has, and those a CRD accepted for its own.
+Custom resources are listed while their CRDs are Established (the caller reads them on the model's thread).
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Sequence
 
 from kmodel.apiserver.resources import RESOURCES, Resource
 
@@ -25,9 +27,10 @@ ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "up
 SCALABLE = ("deployments", "replicasets", "statefulsets")
 
 
-def group_versions() -> list[tuple[str, str]]:
-    """(group, version) of every API group the model serves but the core one, sorted by group."""
-    seen = {res.group: res.api_version.rpartition("/")[2] for res in RESOURCES.values() if res.group}
+def group_versions(custom: Sequence[Resource] = ()) -> list[tuple[str, str]]:
+    """(group, version) of every API group the model serves but the core one, sorted by group; `custom`: the
+    custom resources served now (their CRDs' groups and storage versions)."""
+    seen = {res.group: res.api_version.rpartition("/")[2] for res in [*RESOURCES.values(), *custom] if res.group}
     return sorted(seen.items())
 
 
@@ -41,12 +44,13 @@ def api_group(group: str, version: str) -> dict:
     return {"name": group, "versions": [gv], "preferredVersion": gv}
 
 
-def api_group_list() -> dict:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [api_group(g, v) for g, v in group_versions()]}
+def api_group_list(custom: Sequence[Resource] = ()) -> dict:
+    return {"kind": "APIGroupList", "apiVersion": "v1",
+            "groups": [api_group(g, v) for g, v in group_versions(custom)]}
 
 
-def api_group_doc(group: str) -> Optional[dict]:
-    for g, v in group_versions():
+def api_group_doc(group: str, custom: Sequence[Resource] = ()) -> Optional[dict]:
+    for g, v in group_versions(custom):
         if g == group:
             return {"kind": "APIGroup", "apiVersion": "v1", **api_group(g, v)}
     return None
@@ -65,12 +69,31 @@ def _entry(res: Resource, name: str, verbs: list[str], kind: str = "", group: st
     return out
 
 
-def resource_list(api_version: str) -> Optional[dict]:
+def _custom_entry(res: Resource) -> dict:
+    names = res.crd.status.accepted_names
+    out = {"name": res.name, "singularName": names.singular or res.kind.lower(), "namespaced": res.namespaced,
+           "kind": res.kind, "verbs": ALL_VERBS}
+    if names.short_names:
+        out["shortNames"] = list(names.short_names)
+    if names.categories:
+        out["categories"] = list(names.categories)
+    return out
+
+
+def resource_list(api_version: str, custom: Sequence[Resource] = ()) -> Optional[dict]:
     """The APIResourceList of one group version, None when the model serves none of it."""
     entries: list[dict] = []
-    for name in sorted(RESOURCES):
-        res = RESOURCES[name]
+    table = {**RESOURCES, **{res.name: res for res in custom if res.name not in RESOURCES}}
+    for name in sorted(table):
+        res = table[name]
         if res.api_version != api_version:
+            continue
+        if res.crd is not None:
+            entries.append(_custom_entry(res))
+            for sub in res.subresources:
+                kind = "Scale" if sub == "scale" else res.kind
+                entries.append(_entry(res, f"{name}/{sub}", ["get", "patch", "update"], kind,
+                                      *(("autoscaling", "v1") if sub == "scale" else ())))
             continue
         if name == "bindings":
             entries.append(_entry(res, name, ["create"]))

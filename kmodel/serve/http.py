@@ -100,6 +100,20 @@ class ModelClient:
     def now(self) -> int:
         return self.model.cluster.now
 
+    def custom_resource(self, plural: str) -> Any:
+        """The custom resource `plural` the model serves now (read on the model's thread), or None."""
+        from kmodel.apiserver.customresources import served
+
+        store = self.model.cluster.store
+        return self.model.call(lambda: served(store, plural))
+
+    def custom_resources(self) -> list:
+        """Every custom resource the model serves now (its Established CRDs), read on the model's thread."""
+        from kmodel.apiserver.customresources import crds, established, resource_for
+
+        store = self.model.cluster.store
+        return self.model.call(lambda: [resource_for(crd) for crd in crds(store) if established(crd)])
+
 
 class _Answer(Exception):
     """Raised inside a handler to answer at once: (code, JSON body)."""
@@ -215,7 +229,7 @@ class Handler(BaseHTTPRequestHandler):
             try:
                 if method == "GET" and self._non_resource(path):
                     return
-                r = rest.route(method, path, query)
+                r = rest.route(method, path, query, self.client.custom_resource)
                 self._resource(method, r)
             except RestError as e:
                 raise _status_answer(e.status) from None
@@ -235,17 +249,17 @@ class Handler(BaseHTTPRequestHandler):
         elif path == "/api":
             self._send_json(200, discovery.api_versions(self.address))
         elif path == "/apis":
-            self._send_json(200, discovery.api_group_list())
+            self._send_json(200, discovery.api_group_list(self.client.custom_resources()))
         elif path == "/api/v1":
             self._send_json(200, discovery.resource_list("v1"))
         elif path.startswith("/apis/") and path.count("/") == 2:
-            doc = discovery.api_group_doc(path.split("/")[2])
+            doc = discovery.api_group_doc(path.split("/")[2], self.client.custom_resources())
             if doc is None:
                 raise rest.not_found()
             self._send_json(200, doc)
         elif path.startswith("/apis/") and path.count("/") == 3:
             _, _, group, version = path.split("/")
-            doc = discovery.resource_list(f"{group}/{version}")
+            doc = discovery.resource_list(f"{group}/{version}", self.client.custom_resources())
             if doc is None:
                 raise rest.not_found()
             self._send_json(200, doc)
@@ -304,8 +318,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.headers.get("Impersonate-User") or self.headers.get("Impersonate-Group"):
             raise rest.bad_request("impersonation (Impersonate-User, kubectl --as) is not served by kmodel serve: "
                                    "use the user's own context in the kubeconfig")
-        if r.subresource == "scale":
+        if r.subresource == "scale" and r.resource.crd is None:
             return self._scale(method, r)
+        if r.subresource == "scale" and method == "PATCH":
+            return self._patch_custom_scale(r)  # the model updates a custom resource's Scale, never patches it
         if r.verb == "watch":
             return self._watch(r)
         if r.verb == "deletecollection":
@@ -402,6 +418,20 @@ class Handler(BaseHTTPRequestHandler):
         if response.code >= 400:
             self._answer(response, r)
         raise _Answer(200, rest.scale_json(response.body))
+
+    def _patch_custom_scale(self, r: ResourceRoute) -> None:
+        """PATCH <custom resource>/<name>/scale: the Scale read, the merge patch applied to it, and the result
+        written back by an update on the resourceVersion read (the patch handler's read-modify-write)."""
+        from kmodel.apiserver.patch import merge_patch
+
+        patch = self._body()
+        if not isinstance(patch, dict):
+            raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
+        got = self._ask(self._request(r, verb="get"))
+        if got.code >= 400:
+            self._answer(got, r)
+        scale = merge_patch(rest.body_json(got.body), patch)
+        self._answer(self._ask(self._request(r, verb="update", body=scale)), r)
 
     def _watch(self, r: ResourceRoute) -> None:
         q = r.query

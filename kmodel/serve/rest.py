@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 from urllib.parse import parse_qs
 
 import attrs
@@ -72,8 +72,10 @@ def query_of(raw: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(raw, keep_blank_values=True).items()}
 
 
-def route(method: str, path: str, query: Mapping[str, str]) -> ResourceRoute:
-    """The resource request a method and path name (RestError 404 when they name none the model serves)."""
+def route(method: str, path: str, query: Mapping[str, str],
+          custom: Callable[[str], Optional[Resource]] = lambda plural: None) -> ResourceRoute:
+    """The resource request a method and path name (RestError 404 when they name none the model serves).
+    `custom(plural)`: the custom resource of that plural that the model serves now, if any."""
     parts = [p for p in path.split("/") if p]
     if path.startswith(CORE_PREFIX + "/") or path == CORE_PREFIX:
         group, version, rest = "", "v1", parts[2:]
@@ -88,7 +90,7 @@ def route(method: str, path: str, query: Mapping[str, str]) -> ResourceRoute:
         namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3:
         raise not_found()
-    res = RESOURCES.get(rest[0])
+    res = RESOURCES.get(rest[0]) or (custom(rest[0]) if group else None)
     api_version = f"{group}/{version}" if group else version
     if res is None or res.api_version != api_version or (namespace and not res.namespaced):
         raise not_found()
