@@ -31,3 +31,9 @@ def serve(tmp: Path, speed: float) -> Iterator[Served]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield from serve(tmp_path_factory.mktemp("serve"), speed=5.0)
+
+
+@pytest.fixture(scope="module")
+def fast_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A session whose logical time runs ten times as fast as the wall clock."""
+    yield from serve(tmp_path_factory.mktemp("serve-fast"), speed=10.0)
