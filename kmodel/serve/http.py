@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import queue
+import select
 import ssl
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +45,8 @@ CONTROL_PATH = "/kmodel/control"
 #: how long a watch waits for the replica's first answer before its headers go out (a refusal that comes first is
 #: answered with its own status; one that comes later is an ERROR event)
 WATCH_FIRST_ANSWER_S = 0.05
+#: how often an idle watch looks whether its client went away (then the watch is cancelled in the model)
+WATCH_IDLE_CHECK_S = 1.0
 #: resources whose immediate deletion answers the deleted object; the others answer a Status (the generic
 #: registry's ReturnDeletedObject)
 RETURNS_DELETED_OBJECT = ("pods", "services", "namespaces")
@@ -454,10 +457,12 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         try:
             if not kind:
-                kind, value = items.get()
+                kind, value = self._next_watch_item(items)
             while kind == "event":
                 self._chunk(rest.watch_event_json(value))
-                kind, value = items.get()
+                kind, value = self._next_watch_item(items)
+            if kind == "gone":
+                raise ConnectionResetError("the watch's client went away")
             if value is not None and value.code >= 400:  # refused after the headers: an ERROR event, as upstream
                 status = value.body if isinstance(value.body, Status) else Status(value.code, "", "")
                 self._chunk({"type": "ERROR", "object": rest.status_json(status)})
@@ -467,6 +472,18 @@ class Handler(BaseHTTPRequestHandler):
             self.client.cancel(ticket)
             self.close_connection = True
 
+
+    def _next_watch_item(self, items: queue.SimpleQueue) -> tuple[str, Any]:
+        """The next item of a watch; ("gone", None) once its client closed the connection. A client sends nothing
+        on a connection while its watch's answer streams, so a connection that turns readable meanwhile was closed
+        (or is being closed) by the client."""
+        while True:
+            try:
+                return items.get(timeout=WATCH_IDLE_CHECK_S)
+            except queue.Empty:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable:
+                    return "gone", None
 
     def _chunk(self, event: dict) -> None:
         line = json.dumps(event, separators=(",", ":")).encode() + b"\n"

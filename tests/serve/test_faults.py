@@ -83,3 +83,22 @@ def test_live_checks_hold_on_a_served_cluster_and_report_a_violation_once() -> N
     assert first[0].line() == "kmodel serve: invariant always-broken violated at logical time 5 s: it broke"
     assert live.check() == []  # reported once
     assert len(live.violations) == 1
+
+
+def test_a_watch_whose_client_went_away_is_ended_in_the_model(session: ServeSession) -> None:
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(session.url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port)
+    conn.request("GET", "/api/v1/namespaces/default/configmaps?watch=true",
+                 headers={"Authorization": "Bearer admin-token"})
+    response = conn.getresponse()
+    assert response.status == 200
+    assert session.model.call(lambda: len(session.gateway.watches)) == 1
+    response.close()  # the client goes away without a word
+    conn.close()
+    deadline = time.monotonic() + 10
+    while session.model.call(lambda: len(session.gateway.watches)):
+        assert time.monotonic() < deadline, "the watch stayed open in the model"
+        time.sleep(0.1)
