@@ -241,3 +241,32 @@ def test_delete_collection_and_graceful_pod_deletion(core: client.CoreV1Api) -> 
     deleted = core.delete_collection_namespaced_config_map("default", label_selector="set=bulk")
     assert deleted.status == "Success" or deleted is not None
     assert not core.list_namespaced_config_map("default", label_selector="set=bulk").items
+
+
+def test_status_scale_and_binding_subresources(served: Any, core: client.CoreV1Api, apps: client.AppsV1Api) -> None:
+    made = apps.create_namespaced_deployment("default", deployment("scaled", replicas=1))
+    scale = apps.read_namespaced_deployment_scale("scaled", "default")
+    assert (scale.spec.replicas, scale.metadata.name) == (1, "scaled")
+    scaled = apps.patch_namespaced_deployment_scale("scaled", "default", {"spec": {"replicas": 2}})
+    assert scaled.spec.replicas == 2
+    assert int(scaled.metadata.resource_version) > int(made.metadata.resource_version)
+    assert apps.read_namespaced_deployment("scaled", "default").spec.replicas == 2
+    # a status update changes the status only
+    current = apps.read_namespaced_deployment_status("scaled", "default")
+    current.status.observed_generation = 99
+    current.spec.replicas = 7
+    updated = apps.replace_namespaced_deployment_status("scaled", "default", current)
+    assert updated.status.observed_generation == 99 and updated.spec.replicas == 2
+    # pods/binding: a pod nobody schedules (a scheduler name no scheduler has) bound by hand, then once more: 409
+    pod = client.V1Pod(metadata=client.V1ObjectMeta(name="unbound"),
+                       spec=client.V1PodSpec(scheduler_name="by-hand",
+                                             containers=[client.V1Container(name="c", image="busybox")]))
+    core.create_namespaced_pod("default", pod)
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "unbound"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
+    status, text = raw(served, "POST", "/api/v1/namespaces/default/pods/unbound/binding", body=binding)
+    assert status == 201 and json.loads(text)["status"] == "Success"
+    assert core.read_namespaced_pod("unbound", "default").spec.node_name == "node-1"
+    status, text = raw(served, "POST", "/api/v1/namespaces/default/pods/unbound/binding", body=binding)
+    assert status == 409 and json.loads(text)["message"] == \
+        'Operation cannot be fulfilled on pods/binding "unbound": pod unbound is already assigned to node "node-1"'
