@@ -22,7 +22,8 @@ goes through the model's API server and its whole pipeline (bearer-token authent
 validation). The kubeconfig names the admin user (current context) and alice, bob and the users the manifests'
 RBAC names. The safety invariants are checked live: each violation is printed once and written to the report.
 `kmodel ctl` partitions, heals, crashes, restarts or pauses components while clients are connected.
-Ctrl-C (SIGINT) or SIGTERM stops the server and writes the report (JSON) beside the kubeconfig.
+Ctrl-C (SIGINT) or SIGTERM stops the server and writes the report (JSON) beside the kubeconfig, and the run's
+trace.json, which `kmodel serve --replay` runs again without the clients.
 See docs/serve.md for what is served."""
 
 DEFAULT_DIR = Path("reports") / "serve"
@@ -49,6 +50,8 @@ def register(subparsers: Any) -> None:
                    help="do not check the safety invariants live")
     p.add_argument("--http", action="store_true",
                    help="serve plain HTTP instead of HTTPS (kubectl then sends no token: every request is anonymous)")
+    p.add_argument("--replay", metavar="TRACE",
+                   help="run a recorded serve (its trace.json) again without the clients and compare the digests")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
     p.set_defaults(handler=run)
 
@@ -56,6 +59,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from kmodel.serve.session import ServeSession
 
+    if args.replay:
+        return replay_command(Path(args.replay))
     if args.nodes < 1:
         raise KmodelUsageError(f"--nodes must be at least 1 (got {args.nodes})")
     if not 0 <= args.port <= 65535:
@@ -95,9 +100,26 @@ def run(args: argparse.Namespace) -> int:
     report = session.stop()
     report_path.parent.mkdir(parents=True, exist_ok=True)
     report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    session.recorder.write(report_path.parent / "trace.json", report["digest"])
     print(f"kmodel serve: stopped at logical time {report['logical_ms'] / 1000:g} s after {report['requests']} "
-          f"requests, {len(report['violations'])} invariant violations; report {report_path}", flush=True)
+          f"requests, {len(report['violations'])} invariant violations; report {report_path}, trace "
+          f"{report_path.parent / 'trace.json'}", flush=True)
     if report["model_error"]:
         print(f"kmodel serve: the model stopped on an error: {report['model_error']}", file=sys.stderr)
         return 3
     return 0
+
+
+def replay_command(path: Path) -> int:
+    """`kmodel serve --replay TRACE`: 0 when the replay reaches the recorded digest, 1 when it does not."""
+    from kmodel.serve.recording import RecordingError, read_recording, replay
+
+    try:
+        data = read_recording(path)
+    except RecordingError as exc:
+        raise KmodelUsageError(str(exc)) from None
+    digest = replay(data)
+    same = digest == data["digest"]
+    print(f"kmodel serve: replayed {len(data['ops'])} operations of {path}: digest {digest} "
+          f"({'the same as recorded' if same else 'recorded: ' + data['digest']})")
+    return 0 if same else 1

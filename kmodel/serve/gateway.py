@@ -52,7 +52,7 @@ class Ticket:
     each WatchEvent and `on_end(response_or_None)` the end. The callbacks run on the model's thread and must only
     hand the value over (a queue), never call into the model."""
 
-    __slots__ = ("request", "watch", "on_answer", "on_event", "on_end", "replica", "stream")
+    __slots__ = ("request", "watch", "on_answer", "on_event", "on_end", "replica", "stream", "number")
 
     def __init__(self, request: Request, *, on_answer: Callable[[Response], None],
                  on_event: Optional[Callable[[WatchEvent], None]] = None,
@@ -64,6 +64,7 @@ class Ticket:
         self.on_end = on_end
         self.replica = ""
         self.stream: Optional[str] = None
+        self.number = -1  # its place among the requests submitted (a recording's)
 
 
 class Gateway(Component):
@@ -77,16 +78,22 @@ class Gateway(Component):
         self.in_flight: dict[int, Ticket] = {}  # request id -> ticket (requests outside watches)
         self.watches: dict[str, Ticket] = {}  # stream -> ticket
         self.next_id = 1
+        #: kmodel.serve.recording.Recorder of what came in, for a replay (None: not recorded)
+        self.recorder: Any = None
         #: what came in: (logical time, request), in order
         self.received: list[tuple[int, Request]] = []
 
     def submit(self, ticket: Ticket) -> None:
         """Queue a ticket (the caller tells the loop: `loop.notify_work(gateway.name)`). Its request gets its id
         when it is sent (ids are the gateway's, in the order requests entered the model)."""
+        if self.recorder is not None:
+            ticket.number = self.recorder.submit(ticket.request)
         self.pending.append(ticket)
 
     def cancel(self, ticket: Ticket) -> None:
         """The HTTP client of a watch went away: end the watch (the caller notifies the loop)."""
+        if self.recorder is not None:
+            self.recorder.cancel(ticket.number)
         self.cancelled.append(ticket)
 
     # -- component protocol ------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ class ModelThread:
         self.speed = speed
         #: called on the model's thread after events were applied, at most every progress_interval_s (live checks)
         self.on_progress = on_progress
+        #: kmodel.serve.recording.Recorder: what the thread does to the model, for a replay
+        self.recorder: Any = None
         self.progress_interval_s = progress_interval_s
         self._last_progress = 0.0
         self._events_seen = 0
@@ -142,11 +144,15 @@ class ModelThread:
                 if scheduled and scheduled[0][0] < target:
                     target = scheduled[0][0]  # stop there: what is scheduled runs at its time
                 applied = loop.run_fair(target, max_events=SLICE_EVENTS, busy_instant=BUSY_INSTANT)
+                if self.recorder is not None:
+                    self.recorder.run(target, SLICE_EVENTS, BUSY_INSTANT, applied)
                 self._progress(loop)
                 if applied >= SLICE_EVENTS:
                     continue  # more to do now: take new posts, then go on
                 advance = AdvanceTime(target)
                 if target > loop.now and loop.is_enabled(advance):
+                    if self.recorder is not None:
+                        self.recorder.advance(target)
                     loop.step(advance)
                     continue
                 self._sleep(loop)

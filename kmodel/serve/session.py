@@ -22,6 +22,7 @@ from kmodel.serve.control import ACTIONS, ControlError, act, authorize
 from kmodel.serve.gateway import Gateway
 from kmodel.serve.http import APIHTTPServer, make_server, serve_in_thread
 from kmodel.serve.live import LiveChecker
+from kmodel.serve.recording import Recorder
 from kmodel.serve.runner import ModelThread
 from kmodel.serve.tls import make_certificate, server_context
 
@@ -55,7 +56,10 @@ class ServeSession:
         #: what was done to the model while serving: (logical time, action, target, endpoints)
         self.actions: list[tuple[int, str, str, list[str]]] = []
         self.live = LiveChecker(self.cluster) if check_invariants else None
+        self.recorder = Recorder(nodes, seed, users, manifests)
+        self.gateway.recorder = self.recorder
         self.model = ModelThread(self.cluster, speed=speed, on_progress=self._check if check_invariants else None)
+        self.model.recorder = self.recorder
         for fault in sorted(faults, key=lambda f: f.at_ms):
             if fault.action not in ACTIONS:
                 raise ControlError(f"fault {fault.text}: serve takes {', '.join(a for a in ACTIONS if a != 'pause')}")
@@ -87,6 +91,7 @@ class ServeSession:
 
     def _act(self, action: str, target: str, seconds: float = 0.0) -> list[str]:
         endpoints = act(self.cluster, action, target, seconds)
+        self.recorder.act(action, target, seconds)
         self.actions.append((self.cluster.now, action, target, endpoints))
         self.echo(f"kmodel serve: {action} {target} at logical time {self.cluster.now / 1000:g} s "
                   f"({', '.join(endpoints)})")

@@ -102,3 +102,30 @@ def test_a_watch_whose_client_went_away_is_ended_in_the_model(session: ServeSess
     while session.model.call(lambda: len(session.gateway.watches)):
         assert time.monotonic() < deadline, "the watch stayed open in the model"
         time.sleep(0.1)
+
+
+def test_a_served_run_replays_to_the_same_digest(tmp_path: Path) -> None:
+    from kmodel.serve.recording import read_recording, replay
+
+    s = ServeSession(nodes=2, speed=5.0, faults=[parse_fault("crash:scheduler@1")])
+    s.start()
+    try:
+        assert call(s, "POST", "/api/v1/namespaces/default/configmaps",
+                    {"metadata": {"name": "one"}, "data": {"k": "v"}})[0] == 201
+        assert call(s, "POST", "/kmodel/control", {"action": "partition", "target": "node-2"})[0] == 200
+        # a patch without a patch media type is refused by the server before it reaches the model
+        assert call(s, "PATCH", "/api/v1/namespaces/default/configmaps/one", {"data": {"k": "w"}})[0] == 415
+        assert call(s, "DELETE", "/api/v1/namespaces/default/configmaps/one")[0] == 200
+        time.sleep(0.5)
+    finally:
+        report = s.stop()
+    trace = tmp_path / "trace.json"
+    s.recorder.write(trace, report["digest"])
+    data = read_recording(trace)
+    assert [op[1]["verb"] for op in data["ops"] if op[0] == "submit"] == ["create", "delete"]
+    assert sorted(op[1] for op in data["ops"] if op[0] == "act") == ["crash", "partition"]
+    assert replay(data) == report["digest"]
+    # a request changed in the trace: the replay does something else, and its digest says so
+    first = next(op for op in data["ops"] if op[0] == "submit")
+    first[1]["body"]["data"] = {"k": "changed"}
+    assert replay(data) != report["digest"]

@@ -251,17 +251,18 @@ def test_status_scale_and_binding_subresources(served: Any, core: client.CoreV1A
     assert scaled.spec.replicas == 2
     assert int(scaled.metadata.resource_version) > int(made.metadata.resource_version)
     assert apps.read_namespaced_deployment("scaled", "default").spec.replicas == 2
-    # a status update changes the status only
-    current = apps.read_namespaced_deployment_status("scaled", "default")
-    current.status.observed_generation = 99
-    current.spec.replicas = 7
-    updated = apps.replace_namespaced_deployment_status("scaled", "default", current)
-    assert updated.status.observed_generation == 99 and updated.spec.replicas == 2
-    # pods/binding: a pod nobody schedules (a scheduler name no scheduler has) bound by hand, then once more: 409
+    # a pod nobody schedules (a scheduler name no scheduler has), so nothing but this test writes it
     pod = client.V1Pod(metadata=client.V1ObjectMeta(name="unbound"),
                        spec=client.V1PodSpec(scheduler_name="by-hand",
                                              containers=[client.V1Container(name="c", image="busybox")]))
     core.create_namespaced_pod("default", pod)
+    # a status update changes the status only
+    current = core.read_namespaced_pod_status("unbound", "default")
+    current.status.message = "set by hand"
+    current.spec.active_deadline_seconds = 30
+    updated = core.replace_namespaced_pod_status("unbound", "default", current)
+    assert updated.status.message == "set by hand" and updated.spec.active_deadline_seconds is None
+    # pods/binding by hand, then once more: 409
     binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "unbound"},
                "target": {"apiVersion": "v1", "kind": "Node", "name": "node-1"}}
     status, text = raw(served, "POST", "/api/v1/namespaces/default/pods/unbound/binding", body=binding)
