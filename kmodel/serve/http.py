@@ -19,7 +19,8 @@ thread runs), and discovery (kmodel.serve.discovery), which kube-apiserver serve
 Subresources the model does not have are translated into requests on their parent, still through the model:
 ``scale`` (GET reads the parent, PUT and PATCH patch its spec.replicas; authorization sees the parent's verb, not
 the subresource's), and ``deletecollection`` is a list followed by one delete per item (authorization sees list and
-delete). ``POST /kmodel/control`` acts on the model (kmodel.serve.control). Server-side apply
+delete). Impersonation (``Impersonate-User``, kubectl --as) sends the request with the impersonated user's token
+when the requester is in system:masters. ``POST /kmodel/control`` acts on the model (kmodel.serve.control). Server-side apply
 (``application/apply-patch+yaml``) and dry runs are refused with 415 and 400.
 """
 
@@ -103,6 +104,32 @@ class ModelClient:
     def now(self) -> int:
         return self.model.cluster.now
 
+    def impersonate(self, token: str, target: str) -> str:
+        """The token to act as user `target` for the holder of `token` (kube-apiserver's impersonation filter:
+        the requester needs the verb impersonate on that user, which the bootstrap policy gives system:masters;
+        this server lets system:masters impersonate and consults no role for anyone else). The impersonated user
+        must be one the model has a token for. ImpersonationRefused (401, 403) otherwise."""
+        from kmodel.apiserver.errors import APIError
+
+        authenticator = self.model.cluster.replicas[0].pipeline.authenticator
+
+        def find() -> str:
+            try:
+                user = authenticator.authenticate(token)
+            except APIError as e:
+                raise ImpersonationRefused(e.status) from None
+            if "system:masters" not in user.groups:
+                raise ImpersonationRefused(Status(
+                    403, "Forbidden", f'users "{target}" is forbidden: User "{user.name}" cannot impersonate resource '
+                                      f'"users" in API group "" at the cluster scope'))
+            for known, info in sorted(authenticator.tokens.items()):
+                if info.name == target:
+                    return known
+            raise ImpersonationRefused(Status(403, "Forbidden", f'users "{target}" is forbidden: kmodel serve '
+                                                                 f'impersonates only the users it has tokens for'))
+
+        return self.model.call(find)
+
     def custom_resource(self, plural: str) -> Any:
         """The custom resource `plural` the model serves now (read on the model's thread), or None."""
         from kmodel.apiserver.customresources import served
@@ -116,6 +143,12 @@ class ModelClient:
 
         store = self.model.cluster.store
         return self.model.call(lambda: [resource_for(crd) for crd in crds(store) if established(crd)])
+
+
+class ImpersonationRefused(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
 
 
 class _Answer(Exception):
@@ -209,8 +242,17 @@ class Handler(BaseHTTPRequestHandler):
             raise _status_answer(Status(400, "BadRequest", "the body of the request could not be decoded as JSON"))
 
     def _token(self) -> str:
+        """The bearer token the request is sent with: the Authorization header's, or with Impersonate-User (kubectl
+        --as) the impersonated user's, once the requester may impersonate (`ModelClient.impersonate`)."""
         auth = self.headers.get("Authorization", "")
-        return auth[7:].strip() if auth.startswith("Bearer ") else ""
+        token = auth[7:].strip() if auth.startswith("Bearer ") else ""
+        target = self.headers.get("Impersonate-User", "")
+        if not target:
+            return token
+        try:
+            return self.client.impersonate(token, target)
+        except ImpersonationRefused as e:
+            raise _status_answer(e.status) from None
 
     def _serve(self, method: str) -> None:
         url = urlsplit(self.path)
@@ -318,9 +360,9 @@ class Handler(BaseHTTPRequestHandler):
         return "as=Table" in self.headers.get("Accept", "")
 
     def _resource(self, method: str, r: ResourceRoute) -> None:
-        if self.headers.get("Impersonate-User") or self.headers.get("Impersonate-Group"):
-            raise rest.bad_request("impersonation (Impersonate-User, kubectl --as) is not served by kmodel serve: "
-                                   "use the user's own context in the kubeconfig")
+        if self.headers.get("Impersonate-Group") or self.headers.get("Impersonate-Uid"):
+            raise rest.bad_request("impersonating groups or uids (kubectl --as-group, --as-uid) is not served by "
+                                   "kmodel serve: use the user's own context in the kubeconfig")
         if r.subresource == "scale" and r.resource.crd is None:
             return self._scale(method, r)
         if r.subresource == "scale" and method == "PATCH":

@@ -103,6 +103,13 @@ def test_apply_the_examples(served: Any) -> None:
 def test_forbidden_user_and_invalid_manifest(served: Any, tmp_path: Path) -> None:
     forbidden = kubectl(served, "get", "pods", check=False, user="bob")
     assert forbidden.returncode == 1 and "Error from server (Forbidden)" in forbidden.stderr
+    assert 'User "bob" cannot list resource "pods"' in forbidden.stderr
+    # the admin impersonating bob meets bob's RBAC; bob may not impersonate anyone
+    as_bob = kubectl(served, "--as", "bob", "get", "pods", check=False)
+    assert as_bob.returncode == 1 and 'User "bob" cannot list resource "pods"' in as_bob.stderr
+    bob_as_admin = kubectl(served, "--as", "admin", "get", "pods", check=False, user="bob")
+    assert bob_as_admin.returncode == 1
+    assert 'users "admin" is forbidden: User "bob" cannot impersonate resource "users"' in bob_as_admin.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Bad_Name\n")
     invalid = kubectl(served, "apply", "-f", str(bad), check=False)
