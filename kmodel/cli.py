@@ -18,6 +18,8 @@ from kmodel.checker import command as checker_command
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes import command as fixes_command
 from kmodel.runtime import tune_gc
+from kmodel.serve import command as serve_command
+from kmodel.serve import ctl as ctl_command
 from kmodel.simulate import command as simulate_command
 from kmodel.variants import command as variants_command
 
@@ -36,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     variants_command.register(subparsers)
     variants_command.register_principles(subparsers)
     fixes_command.register(subparsers)
+    serve_command.register(subparsers)
+    ctl_command.register(subparsers)
     return parser
 
 

@@ -152,9 +152,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kmodel.controllers", "kmodel.scheduler", "kmodel.kubelet", "kmodel.proxy", "kmodel.traffic",
      "kmodel.variants.etcdctl"),
     ("kmodel.cluster",),
-    ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs"),
+    ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs", "kmodel.serve"),
     ("kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
-     "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles"),
+     "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles", "kmodel.serve.command",
+     "kmodel.serve.ctl"),
 )
 
 #: Imports that point up, each with why it is there. A new one fails the test; so does an entry here that no

@@ -43,13 +43,13 @@ from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttribut
 from kmodel.apiserver.audit import ALLOW, FORBID, AuditLog
 from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
 from kmodel.apiserver.authorization import Attributes, Authorizer
-from kmodel.apiserver.patch import merge_patch
+from kmodel.apiserver.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from kmodel.apiserver.registry import Conflict, Registry
 from kmodel.apiserver.resources import RESOURCES, Resource
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from kmodel.apiserver.storeview import backing_store
 from kmodel.store import StoreError
-from kmodel.apiserver.wire import Request, Response, Status
+from kmodel.apiserver.wire import PatchBody, Preconditions, Request, Response, Status
 from kmodel.ipam.serviceip import DEFAULT_SERVICE_CIDR, ServiceIPAllocator
 from kmodel.objects import decode, dump, validate
 from kmodel.objects.core import PodCondition
@@ -62,6 +62,8 @@ MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateNam
 # resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
 CREATE_ON_UPDATE = frozenset({"events", "endpoints", "roles", "clusterroles", "rolebindings", "clusterrolebindings"})
 _NOT_FOUND_RESOURCE = "the server could not find the requested resource"
+_UNKNOWN_PATCH_FORMAT = ("the body of the request was in an unknown format - accepted media types include: "
+                         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 
 
 @attrs.frozen
@@ -282,17 +284,24 @@ class Pipeline:
     def _patch(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
         if request.subresource not in ("", "status"):
             raise errors.method_not_allowed(f"patch is not supported on {res.name}/{request.subresource}")
-        patch = request.body
-        if not isinstance(patch, dict):
-            raise errors.bad_request("the body of the request was in an unknown format - accepted media types "
-                                     "include: application/json-patch+json, application/merge-patch+json, "
-                                     "application/apply-patch+yaml")
+        patch, apply = request.body, merge_patch
+        if isinstance(patch, PatchBody):  # a JSON patch or a strategic merge patch (the wire's Content-Type)
+            if patch.type == "strategic" and res.crd is not None:
+                # custom objects have no merge keys: upstream refuses the media type for them
+                raise errors.APIError(Status(415, "UnsupportedMediaType", _UNKNOWN_PATCH_FORMAT))
+            patch, apply = patch.patch, (json_patch if patch.type == "json" else strategic_merge_patch)
+        elif not isinstance(patch, dict):
+            raise errors.bad_request(_UNKNOWN_PATCH_FORMAT)
         strict = request.field_validation == "Strict"
 
         def patched(old: Any) -> Any:
+            try:
+                applied = apply(dump(old), patch)
+            except PatchError as e:
+                raise errors.APIError(Status(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e))) from None
             if res.crd is not None:
-                return customresources.decode(res, merge_patch(dump(old), patch), request.field_validation)
-            obj = decode(merge_patch(dump(old), patch), strict=strict)
+                return customresources.decode(res, applied, request.field_validation)
+            obj = decode(applied, strict=strict)
             if not isinstance(obj, res.cls):
                 status = Status(obj.code, obj.reason, obj.message) if hasattr(obj, "reason") else None
                 raise errors.APIError(status or Status(400, "BadRequest", "patch changed the kind"))
@@ -301,7 +310,7 @@ class Pipeline:
             return obj
 
         # a patch carries a precondition only if it sets metadata.resourceVersion itself
-        rv = str((patch.get("metadata") or {}).get("resourceVersion") or "")
+        rv = str(((patch.get("metadata") or {}) if isinstance(patch, dict) else {}).get("resourceVersion") or "")
         answer = self._guaranteed_update(request, res, user, now, replica, patched, rv, allow_create=False)
         if res.name == "customresourcedefinitions" and not request.subresource:
             self._crd_controllers(request.name, now)
@@ -370,6 +379,8 @@ class Pipeline:
             if kv is None:
                 raise errors.not_found(res.group, res.name, request.name)
             old = kv.value
+            if isinstance(request.body, Preconditions):
+                _check_preconditions(request.body, res, old)
             a = AdmissionAttributes(DELETE, res, "", request.namespace, request.name, None, old, user, now, self.store)
             run_mutating(a)
             run_validating(a)
@@ -467,6 +478,17 @@ class Pipeline:
                 continue
             return 201, Status(201, "", "")
         raise errors.conflict("", "pods/binding", name, errors.OPTIMISTIC_LOCK_MESSAGE)
+
+
+def _check_preconditions(pre: Preconditions, res: Resource, obj: Any) -> None:
+    """DeleteOptions.preconditions (metav1.Preconditions.Check): 409 Conflict when the object is not the one meant."""
+    meta = obj.metadata
+    for what, wanted, actual in (("UID", pre.uid, meta.uid), ("ResourceVersion", pre.resource_version,
+                                                               meta.resource_version)):
+        if wanted and wanted != actual:
+            raise errors.conflict(res.group, res.name, meta.name,
+                                  f"Precondition failed: {what} in precondition: {wanted}, {what} in object meta: "
+                                  f"{actual}")
 
 
 def _finalize(res: Resource, subresource: str) -> bool:

@@ -90,3 +90,21 @@ class WatchEvent:
 
     type: str
     object: Any
+
+
+@attrs.frozen
+class PatchBody:
+    """The body of a patch that is not a JSON merge patch: `type` "json" (RFC 6902, a list of operations) or
+    "strategic" (strategic merge patch; kmodel.apiserver.patch), as the request's Content-Type says. A plain
+    dict body is a JSON merge patch (what the model's own clients send)."""
+
+    type: str
+    patch: Any
+
+
+@attrs.frozen
+class Preconditions:
+    """The body of a delete with DeleteOptions.preconditions: the uid and resourceVersion the object must have."""
+
+    uid: str = ""
+    resource_version: str = ""

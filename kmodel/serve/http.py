@@ -1,0 +1,568 @@
+"""The HTTP server: kube-apiserver's REST endpoints in front of the model, on the standard library's
+ThreadingHTTPServer (HTTP/1.1, one thread per connection).
+
+Theory of operation
+-------------------
+A handler thread never touches the model. For a resource request it builds the model's `Request`
+(kmodel.apiserver.wire) from the URL, the query and the body (`kmodel.serve.rest`), with the bearer token of the
+``Authorization`` header, and hands it to the model's thread as a `Ticket` for the gateway
+(`kmodel.serve.gateway`); it then waits for the answer on a queue and writes it as JSON. A watch is answered with
+a chunked stream of ``{"type": ..., "object": ...}`` lines, one per WatchEvent the replica sends, until the
+replica ends the watch (its timeout) or the client goes away (the watch is cancelled). A watch the replica
+refuses before any event (401, 403, 429) is answered with that status. An answer that does not come within
+`REQUEST_TIMEOUT_S` of wall time (the request was lost in a partition) is a 504, as kube-apiserver's own request
+timeout answers.
+
+What the server itself answers, without the model: /version, /healthz, /livez, /readyz (ok while the model's
+thread runs), and discovery (kmodel.serve.discovery), which kube-apiserver serves to any authenticated user.
+
+Subresources the model does not have are translated into requests on their parent, still through the model:
+``scale`` (GET reads the parent, PUT and PATCH patch its spec.replicas; authorization sees the parent's verb, not
+the subresource's), and ``deletecollection`` is a list followed by one delete per item (authorization sees list and
+delete). Impersonation (``Impersonate-User``, kubectl --as) sends the request with the impersonated user's token
+when the requester is in system:masters. ``POST /kmodel/control`` acts on the model (kmodel.serve.control). Server-side apply
+(``application/apply-patch+yaml``) and dry runs are refused with 415 and 400.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import select
+import ssl
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Optional
+from urllib.parse import urlsplit
+
+from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status
+from kmodel.serve import discovery, rest, tables
+from kmodel.serve.gateway import Gateway, Ticket
+from kmodel.serve.rest import ResourceRoute, RestError
+
+REQUEST_TIMEOUT_S = 60.0
+#: the control endpoint (kmodel.serve.control): POST {"action", "target", "seconds"} as the admin
+CONTROL_PATH = "/kmodel/control"
+#: how long a watch waits for the replica's first answer before its headers go out (a refusal that comes first is
+#: answered with its own status; one that comes later is an ERROR event)
+WATCH_FIRST_ANSWER_S = 0.05
+#: how often an idle watch looks whether its client went away (then the watch is cancelled in the model)
+WATCH_IDLE_CHECK_S = 1.0
+#: resources whose immediate deletion answers the deleted object; the others answer a Status (the generic
+#: registry's ReturnDeletedObject)
+RETURNS_DELETED_OBJECT = ("pods", "services", "namespaces")
+PATCH_TYPES = {
+    "application/merge-patch+json": "merge",
+    "application/json-patch+json": "json",
+    "application/strategic-merge-patch+json": "strategic",
+}
+
+
+class ModelClient:
+    """How a handler thread asks the model: `ask(request)` waits for the answer, `watch(request)` returns a queue
+    of ("event", WatchEvent) and ("end", Response | None) items and the ticket to cancel."""
+
+    def __init__(self, model: Any, gateway: Gateway) -> None:
+        self.model = model
+        self.gateway = gateway
+
+    def _submit(self, ticket: Ticket) -> None:
+        gateway, loop = self.gateway, self.model.cluster.loop
+
+        def submit() -> None:
+            gateway.submit(ticket)
+            loop.notify_work(gateway.name)
+
+        self.model.post(submit)
+
+    def ask(self, request: Request) -> Response:
+        answers: queue.SimpleQueue = queue.SimpleQueue()
+        self._submit(Ticket(request, on_answer=answers.put))
+        try:
+            return answers.get(timeout=REQUEST_TIMEOUT_S)
+        except queue.Empty:
+            return Response(request.id, 504, Status(
+                504, "Timeout", "the server was unable to return a response in the time allotted, but may still be "
+                                "processing the request"))
+
+    def watch(self, request: Request) -> tuple[queue.SimpleQueue, Ticket]:
+        items: queue.SimpleQueue = queue.SimpleQueue()
+        ticket = Ticket(request, on_answer=lambda r: items.put(("end", r)),
+                        on_event=lambda e: items.put(("event", e)), on_end=lambda r: items.put(("end", r)))
+        self._submit(ticket)
+        return items, ticket
+
+    def cancel(self, ticket: Ticket) -> None:
+        gateway, loop = self.gateway, self.model.cluster.loop
+
+        def cancel() -> None:
+            gateway.cancel(ticket)
+            loop.notify_work(gateway.name)
+
+        self.model.post(cancel)
+
+    def now(self) -> int:
+        return self.model.cluster.now
+
+    def impersonate(self, token: str, target: str) -> str:
+        """The token to act as user `target` for the holder of `token` (kube-apiserver's impersonation filter:
+        the requester needs the verb impersonate on that user, which the bootstrap policy gives system:masters;
+        this server lets system:masters impersonate and consults no role for anyone else). The impersonated user
+        must be one the model has a token for. ImpersonationRefused (401, 403) otherwise."""
+        from kmodel.apiserver.errors import APIError
+
+        authenticator = self.model.cluster.replicas[0].pipeline.authenticator
+
+        def find() -> str:
+            try:
+                user = authenticator.authenticate(token)
+            except APIError as e:
+                raise ImpersonationRefused(e.status) from None
+            if "system:masters" not in user.groups:
+                raise ImpersonationRefused(Status(
+                    403, "Forbidden", f'users "{target}" is forbidden: User "{user.name}" cannot impersonate resource '
+                                      f'"users" in API group "" at the cluster scope'))
+            for known, info in sorted(authenticator.tokens.items()):
+                if info.name == target:
+                    return known
+            raise ImpersonationRefused(Status(403, "Forbidden", f'users "{target}" is forbidden: kmodel serve '
+                                                                 f'impersonates only the users it has tokens for'))
+
+        return self.model.call(find)
+
+    def custom_resource(self, plural: str) -> Any:
+        """The custom resource `plural` the model serves now (read on the model's thread), or None."""
+        from kmodel.apiserver.customresources import served
+
+        store = self.model.cluster.store
+        return self.model.call(lambda: served(store, plural))
+
+    def custom_resources(self) -> list:
+        """Every custom resource the model serves now (its Established CRDs), read on the model's thread."""
+        from kmodel.apiserver.customresources import crds, established, resource_for
+
+        store = self.model.cluster.store
+        return self.model.call(lambda: [resource_for(crd) for crd in crds(store) if established(crd)])
+
+
+class ImpersonationRefused(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
+class _Answer(Exception):
+    """Raised inside a handler to answer at once: (code, JSON body)."""
+
+    def __init__(self, code: int, body: Any) -> None:
+        super().__init__(code)
+        self.code, self.body = code, body
+
+
+def _status_answer(status: Status) -> _Answer:
+    return _Answer(status.code, rest.status_json(status))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kmodel-serve"
+    #: TCP_NODELAY: the headers and the body go out as two writes, which Nagle's algorithm would hold back until
+    #: the client's delayed ACK (tens of milliseconds a request)
+    disable_nagle_algorithm = True
+    client: ModelClient  # set on the subclass `make_server` builds
+    address: str
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the report keeps what happened
+        pass
+
+    def setup(self) -> None:
+        # TLS: the handshake runs here, on the connection's own thread, not in the accepting one
+        handshake = getattr(self.request, "do_handshake", None)
+        if handshake is not None:
+            self.request.settimeout(10)
+            handshake()
+            self.request.settimeout(None)
+        super().setup()
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except (OSError, ssl.SSLError):
+            self.close_connection = True
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    # -- plumbing ------------------------------------------------------------------------------------------
+
+    def _send_json(self, code: int, body: Any) -> None:
+        data = json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_text(self, code: int, text: str) -> None:
+        data = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except ValueError:
+            ctype = self.headers.get("Content-Type", "")
+            if "yaml" in ctype:
+                import yaml
+
+                try:
+                    return yaml.safe_load(raw)
+                except yaml.YAMLError:
+                    pass
+            raise _status_answer(Status(400, "BadRequest", "the body of the request could not be decoded as JSON"))
+
+    def _token(self) -> str:
+        """The bearer token the request is sent with: the Authorization header's, or with Impersonate-User (kubectl
+        --as) the impersonated user's, once the requester may impersonate (`ModelClient.impersonate`)."""
+        auth = self.headers.get("Authorization", "")
+        token = auth[7:].strip() if auth.startswith("Bearer ") else ""
+        target = self.headers.get("Impersonate-User", "")
+        if not target:
+            return token
+        try:
+            return self.client.impersonate(token, target)
+        except ImpersonationRefused as e:
+            raise _status_answer(e.status) from None
+
+    def _serve(self, method: str) -> None:
+        url = urlsplit(self.path)
+        if method == "POST" and url.path == CONTROL_PATH:
+            control = getattr(self.server, "control", None)
+            if control is None:
+                self._send_json(404, rest.status_json(rest.not_found().status))
+                return
+            try:
+                body = self._body()
+            except _Answer as a:
+                self._send_json(a.code, a.body)
+                return
+            self._send_json(*control(self._token(), body))
+            return
+        query = rest.query_of(url.query)
+        path = url.path.rstrip("/") or "/"
+        try:
+            try:
+                if method == "GET" and self._non_resource(path):
+                    return
+                r = rest.route(method, path, query, self.client.custom_resource)
+                self._resource(method, r)
+            except RestError as e:
+                raise _status_answer(e.status) from None
+        except _Answer as a:
+            self._send_json(a.code, a.body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _non_resource(self, path: str) -> bool:
+        if path == "/version":
+            self._send_json(200, discovery.SERVED_VERSION)
+        elif path in ("/healthz", "/livez", "/readyz"):
+            if self.server.model_alive():  # type: ignore[attr-defined]
+                self._send_text(200, "ok")
+            else:
+                self._send_text(500, "the model stopped")
+        elif path == "/api":
+            self._send_json(200, discovery.api_versions(self.address))
+        elif path == "/apis":
+            self._send_json(200, discovery.api_group_list(self.client.custom_resources()))
+        elif path == "/api/v1":
+            self._send_json(200, discovery.resource_list("v1"))
+        elif path.startswith("/apis/") and path.count("/") == 2:
+            doc = discovery.api_group_doc(path.split("/")[2], self.client.custom_resources())
+            if doc is None:
+                raise rest.not_found()
+            self._send_json(200, doc)
+        elif path.startswith("/apis/") and path.count("/") == 3:
+            _, _, group, version = path.split("/")
+            doc = discovery.resource_list(f"{group}/{version}", self.client.custom_resources())
+            if doc is None:
+                raise rest.not_found()
+            self._send_json(200, doc)
+        elif path == "/openapi/v3":
+            self._send_json(200, discovery.openapi_v3_root())
+        elif path.startswith("/openapi/v3/"):
+            doc = discovery.openapi_v3_group_version(path[len("/openapi/v3/"):])
+            if doc is None:
+                raise rest.not_found()
+            self._send_json(200, doc)
+        elif path == "/" or path.startswith("/openapi"):
+            raise rest.not_found()
+        else:
+            return False
+        return True
+
+    # -- resources -----------------------------------------------------------------------------------------
+
+    def _request(self, r: ResourceRoute, verb: str = "", **fields: Any) -> Request:
+        q = r.query
+        if q.get("dryRun"):
+            raise rest.bad_request("dryRun is not served by kmodel serve")
+        base = dict(verb=verb or r.verb, resource=r.resource.name, namespace=r.namespace, name=r.name,
+                    subresource=r.subresource, token=self._token(),
+                    resource_version=q.get("resourceVersion", ""), label_selector=q.get("labelSelector", ""),
+                    field_selector=q.get("fieldSelector", ""),
+                    field_validation=q.get("fieldValidation", "") or "Strict")
+        base.update(fields)
+        return Request(0, **base)
+
+    def _ask(self, request: Request) -> Response:
+        return self.client.ask(request)
+
+    def _answer(self, response: Response, r: ResourceRoute) -> None:
+        if response.code >= 400 or isinstance(response.body, Status):
+            body = response.body if isinstance(response.body, Status) else Status(response.code, "", "")
+            raise _status_answer(body)
+        body = response.body
+        if self._wants_table():
+            if isinstance(body, ListResult):
+                page = rest.list_json(r.resource, body, r.query)
+                keep = {d["metadata"].get("uid") for d in page["items"]}
+                objs = [o for o in body.items if o.metadata.uid in keep]
+                raise _Answer(200, tables.table(r.resource.name, objs, self.client.now(),
+                                                page["metadata"]["resourceVersion"],
+                                                page["metadata"].get("continue", "")))
+            raise _Answer(response.code, tables.table(r.resource.name, [body], self.client.now()))
+        if isinstance(body, ListResult):
+            raise _Answer(200, rest.list_json(r.resource, body, r.query))
+        raise _Answer(response.code, rest.body_json(body))
+
+    def _wants_table(self) -> bool:
+        return "as=Table" in self.headers.get("Accept", "")
+
+    def _resource(self, method: str, r: ResourceRoute) -> None:
+        if self.headers.get("Impersonate-Group") or self.headers.get("Impersonate-Uid"):
+            raise rest.bad_request("impersonating groups or uids (kubectl --as-group, --as-uid) is not served by "
+                                   "kmodel serve: use the user's own context in the kubeconfig")
+        if r.subresource == "scale" and r.resource.crd is None:
+            return self._scale(method, r)
+        if r.subresource == "scale" and method == "PATCH":
+            return self._patch_custom_scale(r)  # the model updates a custom resource's Scale, never patches it
+        if r.verb == "watch":
+            return self._watch(r)
+        if r.verb == "deletecollection":
+            return self._delete_collection(r)
+        if r.verb == "delete":
+            return self._delete(r, self._body())
+        fields: dict[str, Any] = {}
+        if r.verb in ("create", "update"):
+            body = self._body()
+            if isinstance(body, dict) and r.subresource != "binding":
+                # the decoder defaults a body's apiVersion and kind to the endpoint's (runtime.Decode's defaultGVK)
+                body = {"apiVersion": r.resource.api_version, "kind": r.resource.kind, **body}
+                body["apiVersion"] = body["apiVersion"] or r.resource.api_version
+                body["kind"] = body["kind"] or r.resource.kind
+            fields["body"] = body
+        elif r.verb == "patch":
+            ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
+            if ctype == "application/apply-patch+yaml":
+                raise _status_answer(Status(415, "UnsupportedMediaType",
+                                            "server-side apply (application/apply-patch+yaml) is not served by "
+                                            "kmodel serve"))
+            if ctype not in PATCH_TYPES:
+                raise _status_answer(Status(415, "UnsupportedMediaType",
+                                            f"the body of the request was in an unknown format - accepted media "
+                                            f"types include: {', '.join(PATCH_TYPES)}"))
+            kind = PATCH_TYPES[ctype]
+            body = self._body()
+            fields["body"] = body if kind == "merge" else PatchBody(kind, body)
+        self._answer(self._ask(self._request(r, **fields)), r)
+
+    def _delete(self, r: ResourceRoute, options: Any) -> None:
+        options = options if isinstance(options, dict) else {}
+        grace = rest.int_param(r.query, "gracePeriodSeconds")
+        if grace is None and options.get("gracePeriodSeconds") is not None:
+            grace = int(options["gracePeriodSeconds"])
+        policy = r.query.get("propagationPolicy", "") or options.get("propagationPolicy") or ""
+        if not policy and options.get("orphanDependents") is not None:
+            policy = "Orphan" if options["orphanDependents"] else "Background"
+        pre = options.get("preconditions") or {}
+        body = Preconditions(str(pre.get("uid") or ""), str(pre.get("resourceVersion") or "")) if pre else None
+        response = self._ask(self._request(r, grace_period_seconds=grace, propagation_policy=policy, body=body))
+        if response.code == 200 and not isinstance(response.body, Status):
+            obj = response.body
+            if obj.metadata.deletion_timestamp is None and r.resource.name not in RETURNS_DELETED_OBJECT:
+                details = {"name": obj.metadata.name, "kind": r.resource.name, "uid": obj.metadata.uid}
+                if r.resource.group:
+                    details["group"] = r.resource.group
+                raise _Answer(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                                    "details": details})
+        self._answer(response, r)
+
+    def _delete_collection(self, r: ResourceRoute) -> None:
+        options = self._body()
+        listed = self._ask(self._request(r, verb="list"))
+        if listed.code >= 400:
+            self._answer(listed, r)
+        deleted = []
+        for obj in listed.body.items:
+            one = rest.ResourceRoute("delete", r.resource, obj.metadata.namespace, obj.metadata.name, "", r.query)
+            try:
+                self._delete(one, options)
+            except _Answer as a:
+                if a.code >= 400 and a.code != 404:
+                    raise
+                if a.code < 400 and a.body.get("kind") != "Status":
+                    deleted.append(a.body)
+                elif a.code < 400:
+                    deleted.append(rest.body_json(obj))
+        raise _Answer(200, {"kind": f"{r.resource.kind}List", "apiVersion": r.resource.api_version,
+                            "metadata": {"resourceVersion": listed.body.resource_version}, "items": deleted})
+
+    def _scale(self, method: str, r: ResourceRoute) -> None:
+        if r.resource.name not in discovery.SCALABLE:
+            raise rest.not_found()
+        parent = rest.ResourceRoute("get", r.resource, r.namespace, r.name, "", r.query)
+        if method == "GET":
+            response = self._ask(self._request(parent, verb="get", subresource=""))
+        elif method in ("PUT", "PATCH"):
+            body = self._body() or {}
+            if not isinstance(body, dict):
+                raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
+            replicas = (body.get("spec") or {}).get("replicas")
+            if not isinstance(replicas, int):
+                raise _status_answer(Status(422, "Invalid", "spec.replicas: Required value"))
+            patch: dict = {"spec": {"replicas": replicas}}
+            rv = (body.get("metadata") or {}).get("resourceVersion")
+            if rv:
+                patch["metadata"] = {"resourceVersion": rv}
+            response = self._ask(self._request(parent, verb="patch", subresource="", body=patch,
+                                               resource_version=""))
+        else:
+            raise _status_answer(Status(405, "MethodNotAllowed", "the server does not allow this method on the "
+                                                                 "requested resource"))
+        if response.code >= 400:
+            self._answer(response, r)
+        raise _Answer(200, rest.scale_json(response.body))
+
+    def _patch_custom_scale(self, r: ResourceRoute) -> None:
+        """PATCH <custom resource>/<name>/scale: the Scale read, the merge patch applied to it, and the result
+        written back by an update on the resourceVersion read (the patch handler's read-modify-write)."""
+        from kmodel.apiserver.patch import merge_patch
+
+        patch = self._body()
+        if not isinstance(patch, dict):
+            raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
+        got = self._ask(self._request(r, verb="get"))
+        if got.code >= 400:
+            self._answer(got, r)
+        scale = merge_patch(rest.body_json(got.body), patch)
+        self._answer(self._ask(self._request(r, verb="update", body=scale)), r)
+
+    def _watch(self, r: ResourceRoute) -> None:
+        q = r.query
+        request = self._request(r, allow_watch_bookmarks=q.get("allowWatchBookmarks", "") in ("true", "1"),
+                                timeout_seconds=rest.int_param(q, "timeoutSeconds"))
+        if self._wants_table():
+            raise _status_answer(Status(406, "NotAcceptable", "watches of Tables are not served by kmodel serve"))
+        items, ticket = self.client.watch(request)
+        try:
+            kind, value = items.get(timeout=WATCH_FIRST_ANSWER_S)
+        except queue.Empty:
+            kind, value = "", None
+        if kind == "end" and value is not None and value.code >= 400:
+            raise _status_answer(value.body if isinstance(value.body, Status) else Status(value.code, "", ""))
+        # the headers go out at once, as kube-apiserver flushes them: clients wait for them before they read on
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            if not kind:
+                kind, value = self._next_watch_item(items)
+            while kind == "event":
+                self._chunk(rest.watch_event_json(value))
+                kind, value = self._next_watch_item(items)
+            if kind == "gone":
+                raise ConnectionResetError("the watch's client went away")
+            if value is not None and value.code >= 400:  # refused after the headers: an ERROR event, as upstream
+                status = value.body if isinstance(value.body, Status) else Status(value.code, "", "")
+                self._chunk({"type": "ERROR", "object": rest.status_json(status)})
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.client.cancel(ticket)
+            self.close_connection = True
+
+
+    def _next_watch_item(self, items: queue.SimpleQueue) -> tuple[str, Any]:
+        """The next item of a watch; ("gone", None) once its client closed the connection. A client sends nothing
+        on a connection while its watch's answer streams, so a connection that turns readable meanwhile was closed
+        (or is being closed) by the client."""
+        while True:
+            try:
+                return items.get(timeout=WATCH_IDLE_CHECK_S)
+            except queue.Empty:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable:
+                    return "gone", None
+
+    def _chunk(self, event: dict) -> None:
+        line = json.dumps(event, separators=(",", ":")).encode() + b"\n"
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+        self.wfile.flush()
+
+
+class APIHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], handler: type, model: Any) -> None:
+        super().__init__(address, handler)
+        self.model = model
+
+    def model_alive(self) -> bool:
+        return self.model.alive and self.model.error is None
+
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that went away mid-handshake or mid-request: nothing to report
+
+
+def make_server(model: Any, gateway: Gateway, host: str = "127.0.0.1", port: int = 0,
+                tls: Optional[ssl.SSLContext] = None) -> APIHTTPServer:
+    """An HTTP server for `model` (a ModelThread) on host:port (0: a free port), HTTPS with `tls`, not yet
+    serving."""
+    client = ModelClient(model, gateway)
+    handler = type("BoundHandler", (Handler,), {"client": client, "address": ""})
+    server = APIHTTPServer((host, port), handler, model)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+    handler.address = f"{host}:{server.server_address[1]}"
+    return server
+
+
+def serve_in_thread(server: APIHTTPServer) -> threading.Thread:
+    thread = threading.Thread(target=server.serve_forever, name="kmodel-http", daemon=True)
+    thread.start()
+    return thread
