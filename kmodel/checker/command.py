@@ -3,8 +3,10 @@
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--controller-managers N]
                  [--schedulers N] [--variant NAME]
                  [--fix NAME]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
+                 [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--database WHERE]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
-        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit)
+        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); with several workers or a
+        scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel)
     kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
         re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
         with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
@@ -64,9 +66,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--junit-xml", default=None, metavar="PATH",
                    help="also write the verdict as JUnit XML for a CI system: one test case per invariant, the "
                         "violated one failing with its message and trace")
-    p.add_argument("--workers", default=None, metavar="N|auto",
+    p.add_argument("--workers", default=None, metavar="N",
                    help="explore in N worker processes at once, on a local Dask cluster started and stopped by the "
-                        "command (auto: one per core; default 1; with --scheduler: one per worker thread of that "
+                        "command (N=auto: one per core; default 1; with --scheduler: one per worker thread of that "
                         "cluster); the budget is split into N shards, each with its own seed, and the reports merged")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the shards on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786) instead "
@@ -74,8 +76,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--stop-on-first", action=argparse.BooleanOptionalAction, default=None,
                    help="with several workers, stop the others when one finds a violation (default: on in the dev "
                         "profile, off in ci and campaign, where every worker runs its whole share)")
-    p.add_argument("--database", default=None, metavar="DIR|redis://HOST:PORT/DB|none",
-                   help="keep failures in this Hypothesis example database, so the next run replays them first "
+    p.add_argument("--database", default=None, metavar="WHERE",
+                   help="keep failures in this Hypothesis example database, so the next run replays them first: a "
+                        "folder, redis://HOST:PORT/DB (needs kmodel[redis]) or none "
                         f"(default: {DEFAULT_DATABASE} with several workers, none with one)")
     p.set_defaults(handler=check)
 
