@@ -167,3 +167,20 @@ def test_a_campaign_on_a_dask_cluster_merges_its_workers_reports(dask_cluster, t
     replayed = subprocess.run([str(BIN / "kmodel"), "replay", "--quiet", str(trace)], capture_output=True, text=True,
                               timeout=120)
     assert replayed.returncode == 1 and "occ-no-lost-update" in replayed.stdout
+
+
+def test_a_shard_told_to_stop_ends_its_campaign_as_the_next_example_starts():
+    from kmodel.checker.shards import run_shard
+
+    options = CheckOptions(examples=6, steps=3, seed=1)
+    shard = plan_shards(options, 2)[1]
+    asked: list[int] = []
+
+    def stop(stats) -> bool:
+        asked.append(stats.examples)
+        return stats.examples >= 3
+
+    outcome = run_shard(options, shard, stop=stop)
+    assert outcome.stopped and outcome.examples == 2 and outcome.failure is None
+    assert asked == [1, 2, 3]  # asked as each example starts, the third never ran
+    assert not run_shard(options, shard).stopped
