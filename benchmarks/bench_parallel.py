@@ -4,9 +4,10 @@ first violation of each anti-pattern variant with 1 and 2 workers.
 Run: python benchmarks/bench_parallel.py [--profile campaign] [--examples N] [--seed S] [--seeds N]
                                          [--variants a,b] [--budget N] [--skip-throughput] [--skip-variants]
 
-Throughput: the same campaign (seed, profile, `--examples`, every fix on, no stop on the first violation, no
-example database) run as `kmodel check --workers 1` runs it (in this process), then as `--workers 2` runs it (a local
-Dask cluster of two processes, its start-up included), then a dev run on one worker for the model's own
+Throughput: the same campaign (seed, profile, `--examples`, every fix on, no example database) explored on
+one worker (in this process), then in the two shards `--workers 2` splits it into, at once on a local Dask
+cluster of two processes (its start-up timed apart); each run or shard up to the end of its budget or of its
+first violating example, since a shrink is not exploration. Then a dev run on one worker for the model's own
 figures: model events per second and the share of the run's time spent in invariant checks.
 
 Time to first violation: for each anti-pattern variant (kmodel.variants, every one but default) and each of
@@ -33,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import attrs  # noqa: E402
 
-from kmodel.checker.parallel import run_parallel  # noqa: E402
 from kmodel.checker.run import CampaignStopped, CheckOptions, run_campaign  # noqa: E402
 from kmodel.checker.shards import Shard, plan_shards  # noqa: E402
 from kmodel.variants import NAMES  # noqa: E402
@@ -46,23 +46,45 @@ def load() -> str:
         return "unknown"
 
 
-def throughput(options: CheckOptions) -> None:
+def explore(options: CheckOptions) -> tuple[int, float]:
+    """Examples explored and seconds, up to the end of the budget or of the first violating example (a shrink
+    is not exploration: the run stops there)."""
     started = time.perf_counter()
-    one = run_campaign(options)
-    one_seconds = time.perf_counter() - started
-    two = run_parallel(options, 2, stop_on_first=False, database=None)
-    two_seconds = two.result.seconds
-    rate_one, rate_two = one.stats.examples / one_seconds, two.result.stats.examples / two_seconds
-    print(f"throughput, profile {options.profile}, {options.settings().max_examples} examples, seed {options.seed}:")
-    print(f"  1 worker : {one.stats.examples} examples in {one_seconds:.1f} s = {rate_one:.2f} examples/s")
-    print(f"  2 workers: {two.result.stats.examples} examples in {two_seconds:.1f} s (local cluster start-up "
-          f"included) = {rate_two:.2f} examples/s; per worker: "
-          + ", ".join(f"{o.examples} in {o.seconds:.1f} s" for o in two.outcomes))
-    exploring = max(o.seconds for o in two.outcomes)
-    print(f"  2 workers, exploring only (the slower worker's time, without the cluster's start-up): "
-          f"{two.result.stats.examples / exploring:.2f} examples/s")
-    print(f"  speed-up: {rate_two / rate_one:.2f}x ({two.result.stats.examples / exploring / rate_one:.2f}x "
-          f"exploring only)")
+
+    def on_example(stats: Any) -> None:
+        if stats.first_failure_at is not None:
+            raise CampaignStopped
+
+    result = run_campaign(options, on_example=on_example)
+    examples = result.stats.examples - (1 if result.stopped else 0)  # the first shrink example never ran
+    return examples, time.perf_counter() - started
+
+
+def explore_shard(options: CheckOptions, shard: Shard) -> tuple[int, float]:
+    return explore(attrs.evolve(options, seed=shard.seed, examples=shard.examples))
+
+
+def throughput(options: CheckOptions) -> None:
+    from distributed import Client, LocalCluster
+
+    examples, seconds = explore(options)
+    rate_one = examples / seconds
+    print(f"throughput, profile {options.profile}, {options.settings().max_examples} examples, seed {options.seed} "
+          f"(each run up to its first violation):")
+    print(f"  1 worker : {examples} examples in {seconds:.1f} s = {rate_one:.2f} examples/s")
+    started = time.perf_counter()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=0) as cluster, Client(cluster) as client:
+        up = time.perf_counter() - started
+        begun = time.perf_counter()
+        shards = client.gather([client.submit(explore_shard, options, shard, pure=False)
+                                for shard in plan_shards(options, 2)])
+        wall = time.perf_counter() - begun
+    total = sum(n for n, _ in shards)
+    print(f"  2 workers: {total} examples in {wall:.1f} s = {total / wall:.2f} examples/s (per worker: "
+          + ", ".join(f"{n} in {s:.1f} s" for n, s in shards) + f"; the local cluster started in {up:.1f} s "
+          f"besides, {total / (wall + up):.2f} examples/s with it)")
+    print(f"  speed-up: {total / wall / rate_one:.2f}x")
 
 
 def model_figures(seed: int, examples: int) -> None:
