@@ -7,7 +7,8 @@ Run: python benchmarks/bench_parallel.py [--profile campaign] [--examples N] [--
 Throughput: the same campaign (seed, profile, `--examples`, every fix on, no example database) explored on
 one worker (in this process), then in the two shards `--workers 2` splits it into, at once on a local Dask
 cluster of two processes (its start-up timed apart); each run or shard up to the end of its budget or of its
-first violating example, since a shrink is not exploration. Then a dev run on one worker for the model's own
+first violating example, since a shrink is not exploration; then the same two shards one after the other on
+one worker, so that the speed-up is also measured on the very same examples. Then a dev run on one worker for the model's own
 figures: model events per second and the share of the run's time spent in invariant checks.
 
 Time to first violation: for each anti-pattern variant (kmodel.variants, every one but default) and each of
@@ -85,6 +86,12 @@ def throughput(options: CheckOptions) -> None:
           + ", ".join(f"{n} in {s:.1f} s" for n, s in shards) + f"; the local cluster started in {up:.1f} s "
           f"besides, {total / (wall + up):.2f} examples/s with it)")
     print(f"  speed-up: {total / wall / rate_one:.2f}x")
+    # the very same examples on one worker: the two shards one after the other, in this process
+    sequential = [explore_shard(options, shard) for shard in plan_shards(options, 2)]
+    same, same_seconds = sum(n for n, _ in sequential), sum(s for _, s in sequential)
+    print(f"  1 worker, the two shards in turn (the same examples as 2 workers): {same} examples in "
+          f"{same_seconds:.1f} s = {same / same_seconds:.2f} examples/s; speed-up on the same examples: "
+          f"{(total / wall) / (same / same_seconds):.2f}x")
 
 
 def model_figures(seed: int, examples: int) -> None:
