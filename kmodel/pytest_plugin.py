@@ -23,10 +23,13 @@ Theory of operation
 `kmodel_test(machine)` returns a test function that runs the machine through `kmodel.checker.run.run_campaign`,
 the function behind `kmodel check`, with the machine's own cluster configuration (plus the fixes of
 ``--kmodel-fix``) and the settings chosen for this test (`settings_for_test`). So a failure is shrunk and minimized
-as `kmodel check` does it, and `kmodel.checker.results.write_results` writes its trace and its reports to
-``--kmodel-report-dir``/<test name> (default reports/pytest under pytest's rootdir). The test then fails with
-the lines `kmodel check` prints of a violation (`results.violation_lines`): the invariant and message, the
-trace's steps, each known fix that takes it out and how to turn it on, and last the command that replays it.
+as `kmodel check` does it, and `kmodel.checker.results.write_results` writes the test's reports (and a failure's
+trace) to ``--kmodel-report-dir``/<test name> (default reports/pytest under pytest's rootdir), whether it passes
+or fails: each test its own folder, so tests spread over pytest-xdist's workers (``pytest -n auto``) each
+write their own, and nothing else is shared between them (the plugin's state is per process). A failing test
+then fails with the lines `kmodel check` prints of a violation (`results.violation_lines`): the invariant and
+message, the trace's steps, each known fix that takes it out and how to turn it on, and last the command that
+replays it.
 
 The replay command: a trace records the cluster's configuration and every action, but not the machine's own
 invariants and components. A machine that has neither (`KmodelMachine.replays_alone`) is replayed by
@@ -162,8 +165,8 @@ def kmodel_test(machine: type[KmodelMachine], **overrides: Any) -> Callable[[], 
 
 
 def explore(machine: type[KmodelMachine], settings: Any) -> None:
-    """Run `machine` under `settings` through run_campaign; on a violation, write the report folder and fail the
-    test with what `kmodel check` prints of it."""
+    """Run `machine` under `settings` through run_campaign and write the test's report folder; on a violation,
+    fail the test with what `kmodel check` prints of it."""
     import attrs
     import pytest
 
@@ -176,11 +179,11 @@ def explore(machine: type[KmodelMachine], settings: Any) -> None:
                            variant=machine.variant, profile=_options["profile"], fixes=config.fixes,
                            controller_managers=config.controller_managers, schedulers=config.schedulers)
     result = run_campaign(options, machine=machine, config=config, settings=settings)
-    if result.failure is None:
-        return
     folder = _report_folder(machine)
     replay_with, fix_options = _replay_command(machine)
     report = write_results(result, folder, trace_command=replay_with, fix_options=fix_options)
+    if result.failure is None:
+        return
     seed = f"seed {options.seed}" if options.seed is not None else "unseeded"
     lines = [f"kmodel: an invariant was violated ({seed}, {result.stats.examples} examples, "
              f"{result.stats.steps} steps; report {folder / 'report.md'})"]

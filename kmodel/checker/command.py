@@ -3,8 +3,10 @@
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--controller-managers N]
                  [--schedulers N] [--variant NAME]
                  [--fix NAME]… [--component SPEC]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
+                 [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--database WHERE]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
-        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit)
+        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); with several workers or a
+        scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel)
     kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
         re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
         with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
@@ -29,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from kmodel.checker.example_db import DEFAULT_DIRECTORY as DEFAULT_DATABASE
+from kmodel.checker.example_db import check_database_spec
 from kmodel.checker.profiles import PROFILES
 from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
@@ -64,6 +68,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--junit-xml", default=None, metavar="PATH",
                    help="also write the verdict as JUnit XML for a CI system: one test case per invariant, the "
                         "violated one failing with its message and trace")
+    p.add_argument("--workers", default=None, metavar="N",
+                   help="explore in N worker processes at once, on a local Dask cluster started and stopped by the "
+                        "command (N=auto: one per core; default 1; with --scheduler: one per worker thread of that "
+                        "cluster); the budget is split into N shards, each with its own seed, and the reports merged")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the shards on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786) instead "
+                        "of a local one; its workers need kmodel installed, the traces and reports come back here")
+    p.add_argument("--stop-on-first", action=argparse.BooleanOptionalAction, default=None,
+                   help="with several workers, stop the others when one finds a violation (default: on in the dev "
+                        "profile, off in ci and campaign, where every worker runs its whole share)")
+    p.add_argument("--database", default=None, metavar="WHERE",
+                   help="keep failures in this Hypothesis example database, so the next run replays them first: a "
+                        "folder, redis://HOST:PORT/DB (needs kmodel[redis]) or none "
+                        f"(default: {DEFAULT_DATABASE} with several workers, none with one)")
     p.set_defaults(handler=check)
 
     r = subparsers.add_parser("replay", help=REPLAY_HELP, description=REPLAY_HELP,
@@ -105,8 +123,9 @@ class _Progress:
 
     width = 30
 
-    def __init__(self, total: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, total: int, clock: Callable[[], float] = time.monotonic, workers: int = 1) -> None:
         self.total = total
+        self.workers = workers
         self.clock = clock
         self.started = clock()
         self.phase_started: dict[str, float] = {}
@@ -131,13 +150,23 @@ class _Progress:
         from kmodel.checker.run import MAX_SHRINK_EVENTS
 
         if stats.first_failure_at is None:
-            done = min(stats.examples, self.total)
-            self._draw(done, self.total, f"{done}/{self.total} examples, {stats.steps} steps, 0 failing", "explore")
+            self.explored(stats.examples, stats.steps, 0)
         else:
             events = min(stats.shrinking_events(), MAX_SHRINK_EVENTS)
             self._draw(events, MAX_SHRINK_EVENTS,
                        f"shrinking a violation: {stats.shrinking_examples()} examples, {events:,} of at most "
                        f"{MAX_SHRINK_EVENTS:,} events", "shrink", bound=True)
+
+    def explored(self, examples: int, steps: int, failing: int, workers: str = "") -> None:
+        """Exploring: `examples` of the budget run (`workers`: a parallel run's, e.g. " on 4 workers")."""
+        done = min(examples, self.total)
+        self._draw(done, self.total, f"{done}/{self.total} examples{workers}, {steps} steps, {failing} failing",
+                   "explore")
+
+    def parallel(self, progress: Any) -> None:
+        """A parallel run's progress (kmodel.checker.parallel.Progress), summed over its workers."""
+        self.explored(progress.examples, progress.steps, progress.failing,
+                      f" on {self.workers} workers" if self.workers else " across workers")
 
     def replayed(self, replays: int, most: int, actions: int) -> None:
         replays = min(replays, most)
@@ -207,13 +236,35 @@ def check(args: argparse.Namespace) -> int:
         raise KmodelUsageError(str(exc)) from None
     required = required_sometimes(args.require_sometimes)
     junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None
+    workers = workers_from(args.workers, args.scheduler)
+    parallel = workers != 1 or args.scheduler is not None
+    database = check_database_spec(args.database if args.database is not None
+                                   else DEFAULT_DATABASE if parallel else NO_DATABASE)
     _prepare_report_folder(Path(args.report))
-    progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
-    result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None)
+    found, extra, parallel_run = None, None, None
+    if parallel:
+        from kmodel.checker.merge import workers_json
+        from kmodel.checker.parallel import run_parallel
+
+        stop_on_first = args.stop_on_first if args.stop_on_first is not None else options.profile == "dev"
+        progress = _Progress(options.settings().max_examples, workers=workers or 0) if sys.stderr.isatty() else None
+        parallel_run = run_parallel(options, workers, scheduler=args.scheduler, stop_on_first=stop_on_first,
+                                    database=None if database == NO_DATABASE else database,
+                                    on_progress=progress.parallel if progress else None)
+        result, found = parallel_run.result, parallel_run.found
+        extra = {"parallel": {"workers": len(parallel_run.outcomes), "stop_on_first": stop_on_first,
+                              "scheduler": args.scheduler, "database": database,
+                              "database_entries_saved": parallel_run.saved},
+                 "workers": workers_json(parallel_run.outcomes)}
+    else:
+        progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
+        result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None,
+                              settings=_settings_with_database(options, database))
     if progress is not None:
         sys.stderr.write("\n")
     replay_with = f"{invocation()} replay"
-    report = write_results(result, Path(args.report), trace_command=replay_with, required_sometimes=required)
+    report = write_results(result, Path(args.report), trace_command=replay_with, required_sometimes=required,
+                           found=found, extra=extra)
     if junit is not None:
         from kmodel.checker.junit import write_junit_xml
 
@@ -224,6 +275,13 @@ def check(args: argparse.Namespace) -> int:
     print(f"kmodel check: seed {options.seed}, {result.stats.examples} examples, {result.stats.steps} steps, "
           f"{result.stats.events} model events in {result.seconds:.1f} s; {checked}/{len(report['invariants'])} "
           f"invariants checked; trace digest {report['trace_digest']}")
+    if parallel_run is not None:
+        for worker in report["workers"]:
+            stopped = ", stopped" if worker["stopped"] else ""
+            found_one = f", found {worker['violation']}" if worker["violation"] else ""
+            print(f"  worker {worker['shard']}: seed {worker['seed']}, {worker['examples']}/{worker['budget']} "
+                  f"examples, {worker['steps']} steps, {worker['model_events']} model events in "
+                  f"{worker['seconds']:.1f} s{found_one}{stopped}")
     situations = report["sometimes"]
     if situations:
         missed = [entry["name"] for entry in situations if not entry["examples"]]
@@ -236,6 +294,39 @@ def check(args: argparse.Namespace) -> int:
         print(f"UNREACHED {name}: no example reached it (required by --require-sometimes)")
     print(f"report: {Path(args.report) / 'report.json'}")
     return 1 if report["violations"] or unreached else 0
+
+
+NO_DATABASE = "none"
+
+
+def workers_from(value: str | None, scheduler: str | None = None) -> int | None:
+    """--workers: a count of at least 1; `auto`: one per core here, or None with --scheduler (one per worker
+    thread of that cluster, which only it knows); when not given: 1, or None with --scheduler."""
+    if value is None or value == "auto":
+        if scheduler is not None:
+            return None
+        if value is None:
+            return 1
+        from kmodel.checker.parallel import available_cores
+
+        return available_cores()
+    try:
+        count = int(value)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise KmodelUsageError(f"--workers {value}: give a number of at least 1, or auto (one per core)")
+    return count
+
+
+def _settings_with_database(options: Any, database: str) -> Any:
+    """A single run's settings: the options' own, with the example database of --database if one is given."""
+    from hypothesis import settings as Settings
+
+    from kmodel.checker.example_db import campaign_database
+
+    db = campaign_database(database, options)
+    return None if db is None else Settings(options.settings(), database=db, derandomize=False)
 
 
 def required_sometimes(values: list[str]) -> tuple[str, ...]:

@@ -97,19 +97,31 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]],
 
 
 def write_results(result: CampaignResult, folder: Path, *, trace_command: str = "kmodel replay",
-                  fix_options: str = REPLAY_FIX_OPTIONS, required_sometimes: Sequence[str] = ()) -> dict[str, Any]:
+                  fix_options: str = REPLAY_FIX_OPTIONS, required_sometimes: Sequence[str] = (),
+                  found: Optional[Sequence[tuple[Any, Any, dict[str, Any]]]] = None,
+                  extra: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """Write the report folder; returns report.json's content. `fix_options` is what `trace_command` is given to
     replay a trace with a fix on (kmodel.checker.fix_verdicts); `required_sometimes`: the sometimes properties
-    the run was required to reach (`kmodel check --require-sometimes`), reported with those it did not."""
+    the run was required to reach (`kmodel check --require-sometimes`), reported with those it did not.
+    `found` (default: the result's own failure and shrink record) lists the violations to report, each as
+    (trace, ShrinkRecord or None, fields added to its entry): a parallel run's, deduplicated
+    (kmodel.checker.merge); `extra`: keys added to report.json (a parallel run's workers)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    if found is None:
+        found = [(result.failure, result.shrink, {})] if result.failure is not None else []
     violations: list[dict[str, Any]] = []
     stories: list[Any] = []
-    trace = result.failure
-    if trace is not None:
+    machine = result.machine
+    names: set[str] = set()
+    for trace, shrink, fields in found:
         assert trace.violation is not None
-        path = write_trace(trace, folder / "traces" / f"{trace.violation.invariant}.json")
-        machine = result.machine
+        name, n = trace.violation.invariant, 1
+        while name in names:  # two shapes of one invariant's violation: <invariant>-2.json for the second
+            n += 1
+            name = f"{trace.violation.invariant}-{n}"
+        names.add(name)
+        path = write_trace(trace, folder / "traces" / f"{name}.json")
         invariants = result.invariant_list()
         components = machine.replay_components if machine.has_own_components() else None
         replayed = replay(trace, record_changes=True, invariants=invariants, components=components)
@@ -122,12 +134,13 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             "steps": len(trace.actions),
             "reproduced": replayed.violation is not None
             and replayed.violation.invariant == trace.violation.invariant,
-            **({"shrink": result.shrink.to_json()} if result.shrink is not None else {}),
+            **({"shrink": shrink.to_json()} if shrink is not None else {}),
             "fixes": [{"name": v.name, "takes_out": v.takes_out, "outcome": v.outcome, "command": v.command}
                       for v in story.fixes],
+            **fields,
         })
         stories.append(story)
-    report = report_json(result, violations, required_sometimes)
+    report = {**report_json(result, violations, required_sometimes), **(extra or {})}
     atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
     _write_human_reports(report, stories, folder)
     return report

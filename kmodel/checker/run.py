@@ -125,6 +125,8 @@ class CampaignResult:
     settings: Optional[Settings] = None
     #: the cluster configuration it explored (None: the options' own)
     config: Optional[ClusterConfig] = None
+    #: its `stop` ended it before its budget (another worker of a parallel run found a violation)
+    stopped: bool = False
 
     def invariant_list(self) -> list:
         """The invariants the campaign checked: its machine's, and those of the components its cluster ran."""
@@ -138,6 +140,12 @@ class CampaignResult:
     @property
     def steps(self) -> int:
         return (self.settings or self.options.settings()).stateful_step_count
+
+
+class CampaignStopped(KeyboardInterrupt):
+    """Raised as an example starts when the campaign's `stop` says so. A KeyboardInterrupt, the one exception
+    Hypothesis' engine treats as an interruption: it lets it through at once, without recording the example
+    (any other would be a failure to shrink and to save in the example database)."""
 
 
 def trace_of(session: Session) -> Trace:
@@ -286,13 +294,25 @@ def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bo
 def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = KmodelMachine,
                  on_example: Optional[Callable[[Stats], None]] = None,
                  on_replay: Optional[Callable[[int, int, int], None]] = None,
-                 config: Optional[ClusterConfig] = None, settings: Optional[Settings] = None) -> CampaignResult:
+                 config: Optional[ClusterConfig] = None, settings: Optional[Settings] = None,
+                 stop: Optional[Callable[[Stats], bool]] = None) -> CampaignResult:
     """Explore `machine` with `options`; a failure comes back shrunk and minimized in `failure`. `on_example` is
     called as each example starts, `on_replay` after each of minimization's replays (see `minimize`).
     `config` (default: `options.config()`) and `settings` (default: `options.settings()`) replace what the
-    options say: the pytest plugin runs a machine's own configuration under the settings pytest chose."""
+    options say: the pytest plugin runs a machine's own configuration under the settings pytest chose.
+    `stop`, asked as each example starts until this campaign has seen a violation, ends the campaign there
+    when it answers true (`result.stopped`; a parallel run's worker stops when another found a violation)."""
     stats = Stats()
     stats.on_example = on_example
+    if stop is not None:
+        def started(stats: Stats) -> None:
+            if stats.first_failure_at is None and stop(stats):
+                stats.examples -= 1  # this one never ran
+                raise CampaignStopped
+            if on_example is not None:
+                on_example(stats)
+
+        stats.on_example = started
     failed: list[Session] = []
 
     def keep_last(session: Session) -> None:
@@ -321,6 +341,8 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                 no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet
             run_state_machine_as_test(bound, settings=options.settings() if settings is None else settings)
+    except CampaignStopped:
+        result.stopped = True
     except InvariantViolation:
         if not failed:
             raise

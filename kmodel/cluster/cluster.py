@@ -37,7 +37,7 @@ from kmodel.apiserver.bootstrap_policy import bootstrap_policy, controller_role
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline, PipelineConfig
 from kmodel.apiserver.replica import APIServerReplica
-from kmodel.apiserver.resources import RESOURCES, list_prefix, resource_of
+from kmodel.apiserver.resources import RESOURCES, list_prefix
 from kmodel.apiserver.wire import Request
 from kmodel.cluster.components import CONTROLLER_MANAGER, ClusterContext, instance_name, wire
 from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, Registration, resolve, roles_by_account

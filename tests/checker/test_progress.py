@@ -73,3 +73,15 @@ def test_no_count_goes_past_its_total(capsys):
 def test_clock_text():
     assert [clock_text(s) for s in (0, 59.4, 61, 3599, 3600, 7322)] == [
         "0:00", "0:59", "1:01", "59:59", "1:00:00", "2:02:02"]
+
+
+def test_a_parallel_run_counts_the_examples_of_every_worker(capsys):
+    from kmodel.checker.parallel import Progress
+
+    clock = Clock()
+    bar = _Progress(100, clock=clock, workers=2)
+    bar.parallel(Progress(0, 0, 0))
+    clock.now += 20
+    bar.parallel(Progress(40, 900, 1))  # 40 of 100 examples in 20 s: 60 more take about 30 s
+    assert last_line(capsys) == ("[" + "#" * 12 + "." * 18 + "] 40/100 examples on 2 workers, 900 steps, 1 failing"
+                                 " · 0:20 elapsed, ~0:30 left")

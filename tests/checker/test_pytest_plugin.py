@@ -207,3 +207,25 @@ def test_a_machine_with_its_own_components_is_minimized_and_reported_from_replay
     report = write_results(result, tmp_path)
     (violation,) = report["violations"]
     assert violation["invariant"] == "no-pod-labeled" and violation["reproduced"]
+
+
+TWO_PASSING = '''
+class Quiet(Small):
+    pass
+
+class AlsoQuiet(Small):
+    config = ClusterConfig(nodes=1)
+
+test_quiet = kmodel_test(Quiet, max_examples=3, stateful_step_count=4)
+test_also_quiet = kmodel_test(AlsoQuiet, max_examples=3, stateful_step_count=4)
+'''
+
+
+def test_under_xdist_each_test_runs_in_a_worker_and_writes_its_own_report_folder(tmp_path):
+    run = _pytest(tmp_path, "-n", "2", "-vv", "--kmodel-seed", "1", "--kmodel-report-dir", "out", source=TWO_PASSING)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "[gw" in run.stdout  # ran by xdist's workers
+    for test, nodes in (("test_quiet", 2), ("test_also_quiet", 1)):
+        report = json.loads((tmp_path / "out" / test / "report.json").read_text())
+        assert report["config"]["nodes"] == nodes and report["figures"]["examples_run"] >= 1
+        assert report["violations"] == [] and (tmp_path / "out" / test / "report.md").is_file()

@@ -1,0 +1,188 @@
+"""Parallel campaigns: examples per second with 1 and 2 workers on the same budget, side by side, and the time to
+first violation of each anti-pattern variant with 1 and 2 workers.
+
+Run: python benchmarks/bench_parallel.py [--profile campaign] [--examples N] [--seed S] [--seeds N]
+                                         [--variants a,b] [--budget N] [--skip-throughput] [--skip-variants]
+
+Throughput: the same campaign (seed, profile, `--examples`, every fix on, no example database) explored on
+one worker (in this process), then in the two shards `--workers 2` splits it into, at once on a local Dask
+cluster of two processes (its start-up timed apart); each run or shard up to the end of its budget or of its
+first violating example, since a shrink is not exploration; then the same two shards one after the other on
+one worker, so that the speed-up is also measured on the very same examples. Then a dev run on one worker for the model's own
+figures: model events per second and the share of the run's time spent in invariant checks.
+
+Time to first violation: for each anti-pattern variant (kmodel.variants, every one but default) and each of
+`--seeds` seeds, the seconds from the campaign's start to the end of its first violating example (before
+any shrinking), on one worker (in this process) and on two (both shards of a two-worker run at once on a
+local cluster started once for all; the first violation of either, the other stopped then). A campaign that
+finds nothing within `--budget` examples counts as not found. The medians are printed with the figures.
+
+The machine's load (/proc/loadavg) is printed before and after: on a shared machine the speed-up is noise.
+Figures are measured here, never asserted in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import attrs  # noqa: E402
+
+from kmodel.checker.run import CampaignStopped, CheckOptions, run_campaign  # noqa: E402
+from kmodel.checker.shards import Shard, plan_shards  # noqa: E402
+from kmodel.variants import NAMES  # noqa: E402
+
+
+def load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def explore(options: CheckOptions) -> tuple[int, float]:
+    """Examples explored and seconds, up to the end of the budget or of the first violating example (a shrink
+    is not exploration: the run stops there)."""
+    started = time.perf_counter()
+
+    def on_example(stats: Any) -> None:
+        if stats.first_failure_at is not None:
+            raise CampaignStopped
+
+    result = run_campaign(options, on_example=on_example)
+    examples = result.stats.examples - (1 if result.stopped else 0)  # the first shrink example never ran
+    return examples, time.perf_counter() - started
+
+
+def explore_shard(options: CheckOptions, shard: Shard) -> tuple[int, float]:
+    return explore(attrs.evolve(options, seed=shard.seed, examples=shard.examples))
+
+
+def throughput(options: CheckOptions) -> None:
+    from distributed import Client, LocalCluster
+
+    examples, seconds = explore(options)
+    rate_one = examples / seconds
+    print(f"throughput, profile {options.profile}, {options.settings().max_examples} examples, seed {options.seed} "
+          f"(each run up to its first violation):")
+    print(f"  1 worker : {examples} examples in {seconds:.1f} s = {rate_one:.2f} examples/s")
+    started = time.perf_counter()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=0) as cluster, Client(cluster) as client:
+        up = time.perf_counter() - started
+        begun = time.perf_counter()
+        shards = client.gather([client.submit(explore_shard, options, shard, pure=False)
+                                for shard in plan_shards(options, 2)])
+        wall = time.perf_counter() - begun
+    total = sum(n for n, _ in shards)
+    print(f"  2 workers: {total} examples in {wall:.1f} s = {total / wall:.2f} examples/s (per worker: "
+          + ", ".join(f"{n} in {s:.1f} s" for n, s in shards) + f"; the local cluster started in {up:.1f} s "
+          f"besides, {total / (wall + up):.2f} examples/s with it)")
+    print(f"  speed-up: {total / wall / rate_one:.2f}x")
+    # the very same examples on one worker: the two shards one after the other, in this process
+    sequential = [explore_shard(options, shard) for shard in plan_shards(options, 2)]
+    same, same_seconds = sum(n for n, _ in sequential), sum(s for _, s in sequential)
+    print(f"  1 worker, the two shards in turn (the same examples as 2 workers): {same} examples in "
+          f"{same_seconds:.1f} s = {same / same_seconds:.2f} examples/s; speed-up on the same examples: "
+          f"{(total / wall) / (same / same_seconds):.2f}x")
+
+
+def model_figures(seed: int, examples: int) -> None:
+    options = CheckOptions(seed=seed, examples=examples, profile="dev", fixes=("all",))
+    result = run_campaign(options)
+    stats = result.stats
+    print(f"dev run on one worker ({stats.examples} examples, seed {seed}, --fix all): "
+          f"{stats.events / result.seconds:,.0f} model events/s; invariants "
+          f"{100 * stats.invariant_seconds / result.seconds:.0f}% of {result.seconds:.1f} s"
+          + (f"; found {result.failure.violation.invariant}" if result.failure else ""))
+
+
+def _until_first_violation(options: CheckOptions, stop: Any = None) -> Optional[float]:
+    """Seconds to the end of the first violating example, or None if the budget ran out first (or `stop` said
+    so)."""
+    started = time.perf_counter()
+    seen: list[float] = []
+
+    def on_example(stats: Any) -> None:
+        if stats.first_failure_at is not None:
+            seen.append(time.perf_counter() - started)
+            raise CampaignStopped  # the first violation is what is timed: no shrinking
+
+    run_campaign(options, on_example=on_example, stop=stop)
+    return seen[0] if seen else None
+
+
+def shard_until_first_violation(options: CheckOptions, shard: Shard, run_id: str) -> Optional[float]:
+    """One shard of a two-worker run on a Dask worker: its seconds to a first violation; stops when the other
+    shard has found one (the run's metadata flag)."""
+    from distributed import get_client
+
+    client = get_client()
+    key = f"bench-{run_id}-found"
+    seconds = _until_first_violation(attrs.evolve(options, seed=shard.seed, examples=shard.examples),
+                                     stop=lambda stats: bool(client.get_metadata(key, default=False)))
+    if seconds is not None:
+        client.set_metadata(key, True)
+    return seconds
+
+
+def first_violations(variants: list[str], seeds: int, budget: int) -> None:
+    from distributed import Client, LocalCluster
+
+    one_all: list[float] = []
+    two_all: list[float] = []
+    print(f"time to first violation (s), budget {budget} examples, dev profile; '-': none found")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      memory_limit=0) as cluster, Client(cluster) as client:
+        for variant in variants:
+            ones, twos = [], []
+            for seed in range(1, seeds + 1):
+                options = CheckOptions(seed=seed, examples=budget, variant=variant)
+                ones.append(_until_first_violation(options))
+                run_id = f"{variant}-{seed}-{time.monotonic_ns()}"
+                futures = [client.submit(shard_until_first_violation, options, shard, run_id, pure=False)
+                           for shard in plan_shards(options, 2)]
+                found = [s for s in client.gather(futures) if s is not None]
+                twos.append(min(found) if found else None)
+            one_all += [s for s in ones if s is not None]
+            two_all += [s for s in twos if s is not None]
+            show = lambda xs: " ".join(f"{x:6.1f}" if x is not None else "     -" for x in xs)  # noqa: E731
+            print(f"  {variant:20s} 1 worker: {show(ones)}   2 workers: {show(twos)}")
+    for label, xs in (("1 worker", one_all), ("2 workers", two_all)):
+        if xs:
+            print(f"  median over the violations found, {label}: {statistics.median(xs):.1f} s ({len(xs)} found)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default="campaign")
+    parser.add_argument("--examples", type=int, default=40, help="the throughput runs' budget")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--dev-examples", type=int, default=200, help="the dev run's budget (model figures)")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds per variant for the time to first violation")
+    parser.add_argument("--variants", default=",".join(n for n in NAMES if n != "default"))
+    parser.add_argument("--budget", type=int, default=200, help="examples before a variant's run gives up")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-variants", action="store_true")
+    args = parser.parse_args()
+    print(f"cores: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}; "
+          f"load average before: {load()}")
+    if not args.skip_throughput:
+        # every known fix on, so no upstream bug ends a run early: both runs explore their whole budget
+        throughput(CheckOptions(seed=args.seed, examples=args.examples, profile=args.profile, fixes=("all",)))
+        model_figures(args.seed, args.dev_examples)
+        print(f"load average: {load()}")
+    if not args.skip_variants:
+        first_violations([v for v in args.variants.split(",") if v], args.seeds, args.budget)
+    print(f"load average after: {load()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""A parallel campaign's shards: what each worker explores, and what it sends back.
+
+`plan_shards(options, workers)` splits the campaign's example budget into `workers` shards (the first ones
+one example more when it does not divide), each with its own Hypothesis seed derived from the campaign's seed
+and the shard's index (`shard_seed`): the same seed, budget and worker count always give the same shards, on
+any machine and under any PYTHONHASHSEED. A single shard is the campaign itself (its seed is the campaign's).
+
+`run_shard` is what a worker runs: `kmodel.checker.run.run_campaign` on its seed and share of the budget, with
+the run's example database read-only (kmodel.checker.example_db), and `stop` asked as each example starts.
+It returns a `ShardOutcome`: plain data (counts, the shrunk and minimized trace as JSON, what Hypothesis saved)
+that pickles on any Dask cluster; the caller merges the outcomes (kmodel.checker.merge) and writes the reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any, Callable, Optional
+
+import attrs
+from hypothesis import settings as Settings
+
+from kmodel.checker.run import CheckOptions, run_campaign
+
+
+@attrs.frozen
+class Shard:
+    index: int  # 0-based
+    count: int  # shards in the run
+    seed: int  # its Hypothesis seed
+    examples: int  # its share of the budget
+
+
+def shard_seed(seed: int, index: int, count: int) -> int:
+    """Shard `index` of `count`'s Hypothesis seed: the campaign's own for a single shard, else a 63-bit number
+    derived from the three by blake2b (never Python's hash, which PYTHONHASHSEED changes)."""
+    if count == 1:
+        return seed
+    digest = hashlib.blake2b(f"kmodel-shard:{seed}:{index}:{count}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+def plan_shards(options: CheckOptions, workers: int) -> list[Shard]:
+    """The campaign's budget split into `workers` shards (fewer if there are fewer examples than workers)."""
+    total = options.settings().max_examples
+    count = max(1, min(workers, total))
+    share, extra = divmod(total, count)
+    return [Shard(i, count, shard_seed(options.seed or 0, i, count), share + (1 if i < extra else 0))
+            for i in range(count)]
+
+
+@attrs.frozen
+class ShardOutcome:
+    """What a worker sends back (see the module docstring). Times are figures for people only."""
+
+    shard: Shard
+    examples: int
+    steps: int
+    rule_steps: int
+    events: int
+    digest: str
+    checks: dict
+    violations: dict
+    rules: dict
+    reached: dict
+    first_reached: dict
+    invariant_seconds: float
+    seconds: float
+    stopped: bool
+    #: the shrunk and minimized trace (Trace.to_json) and its ShrinkRecord's JSON, when it found a violation
+    failure: Optional[dict] = None
+    shrink: Optional[dict] = None
+    #: seconds from the shard's start to its first violation (None: none)
+    first_violation_seconds: Optional[float] = None
+    #: what Hypothesis saved in the example database (example_db.found_entries)
+    saved: dict = attrs.field(factory=dict)
+    worker: str = ""  # the Dask worker's address (empty: this process)
+
+
+def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = None,
+              stop: Optional[Callable[[Any], bool]] = None,
+              on_example: Optional[Callable[[Any], None]] = None, worker: str = "") -> ShardOutcome:
+    """Explore one shard (see the module docstring). `stop(stats)` is asked as each example starts, before any
+    violation; `on_example(stats)` is told of each example."""
+    from kmodel.checker.example_db import found_entries, shard_database
+
+    shard_options = attrs.evolve(options, seed=shard.seed, examples=shard.examples)
+    db, found = shard_database(database, options)
+    overrides: dict[str, Any] = {"max_examples": shard.examples}
+    if db is not None:
+        overrides.update(database=db, derandomize=False)  # the seed decides; Hypothesis refuses both at once
+    settings = Settings(shard_options.settings(), **overrides)
+    started = time.perf_counter()
+    first_violation: list[float] = []
+
+    def told(stats: Any) -> None:
+        if stats.first_failure_at is not None and not first_violation:
+            first_violation.append(time.perf_counter() - started)
+        if on_example is not None:
+            on_example(stats)
+
+    result = run_campaign(shard_options, settings=settings, on_example=told, stop=stop)
+    stats = result.stats
+    if result.failure is not None and not first_violation:
+        first_violation.append(result.seconds)
+    return ShardOutcome(
+        shard=shard, examples=stats.examples, steps=stats.steps, rule_steps=stats.rule_steps, events=stats.events,
+        digest=stats.trace_digest(), checks=dict(stats.checks), violations=dict(stats.violations),
+        rules=dict(stats.rules), reached=dict(stats.reached), first_reached=dict(stats.first_reached),
+        invariant_seconds=stats.invariant_seconds, seconds=result.seconds, stopped=result.stopped,
+        failure=result.failure.to_json() if result.failure is not None else None,
+        shrink=result.shrink.to_json() if result.shrink is not None else None,
+        first_violation_seconds=first_violation[0] if first_violation else None,
+        saved=found_entries(found), worker=worker)

@@ -1,0 +1,186 @@
+"""Parallel campaigns (`kmodel check --workers N`, `--scheduler ADDRESS`): the shards a budget splits into, the
+merged report's deduplication, the shared example database, usage errors, and two real runs: a local cluster
+twice (the same merged digest under two PYTHONHASHSEEDs) and a `dask scheduler` with two `dask worker`
+processes on 127.0.0.1 (examples summed, the variant's violation reported once, its trace replaying)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import pytest
+
+from kmodel.checker.example_db import found_entries, save_found, shard_database
+from kmodel.checker.merge import distinct_violations, merge_outcomes
+from kmodel.checker.run import CheckOptions
+from kmodel.checker.shards import ShardOutcome, plan_shards, shard_seed
+from kmodel.checker.trace import read_trace
+from kmodel.cli import main
+
+FOUND = Path(__file__).parents[1] / "report" / "traces" / "seed-14-no-cidr-leak.json"
+BIN = Path(sys.executable).parent
+
+
+def test_a_budget_splits_into_shards_each_with_a_seed_of_its_own():
+    options = CheckOptions(examples=7, seed=3)
+    shards = plan_shards(options, 3)
+    assert [s.examples for s in shards] == [3, 2, 2] and [s.index for s in shards] == [0, 1, 2]
+    assert len({s.seed for s in shards}) == 3
+    # blake2b of the seed, index and count, never Python's hash(): the same under any PYTHONHASHSEED
+    assert shards[0].seed == shard_seed(3, 0, 3) == 3652690166904680456
+    assert plan_shards(options, 1)[0].seed == 3  # one shard is the campaign itself
+    assert len(plan_shards(CheckOptions(examples=2), 4)) == 2  # never a shard without examples
+
+
+def _outcome(index: int, failure: dict | None, examples: int = 5) -> ShardOutcome:
+    return ShardOutcome(shard=plan_shards(CheckOptions(examples=30), 3)[index], examples=examples, steps=10 * examples,
+                        rule_steps=examples, events=100 * examples, digest=f"d{index}",
+                        checks={"no-cidr-leak": examples}, violations={}, rules={}, reached={"rolling-update": 1},
+                        first_reached={"rolling-update": index + 1}, invariant_seconds=0.1, seconds=1.0,
+                        stopped=False, failure=failure)
+
+
+def test_the_merged_report_sums_the_shards_and_reports_one_bug_once_with_the_workers_that_found_it():
+    trace = read_trace(FOUND)
+    same = trace.to_json()
+    other = attrs.evolve(trace, actions=trace.actions[:-2] + trace.actions[-1:]).to_json()
+    outcomes = [_outcome(2, same), _outcome(0, same, examples=3), _outcome(1, other)]
+    found = distinct_violations(outcomes)
+    assert [(t.violation.invariant, len(t.actions), fields) for t, _, fields in found] == [
+        ("no-cidr-leak", len(trace.actions), {"workers": 2, "found_by": [0, 2]}),
+        ("no-cidr-leak", len(trace.actions) - 1, {"workers": 1, "found_by": [1]})]
+    result = merge_outcomes(CheckOptions(examples=30), outcomes, 2.0)
+    assert result.stats.examples == 13 and result.stats.checks["no-cidr-leak"] == 13
+    assert result.stats.reached == {"rolling-update": 3} and result.stats.first_reached == {"rolling-update": 1}
+    # the digest of the shards' digests in shard order, whatever order they came back in
+    assert result.stats.trace_digest() == merge_outcomes(CheckOptions(examples=30), outcomes[::-1], 1.0) \
+        .stats.trace_digest()
+    assert result.failure is not None and len(result.failure.actions) == len(trace.actions)
+
+
+def test_failures_a_worker_saves_reach_the_shared_database_only_through_the_caller(tmp_path):
+    spec = str(tmp_path / "db")
+    options = CheckOptions(variant="blind-writes", seed=1)
+    db, view = shard_database(spec, options)
+    db.save(b"key", b"failing")
+    assert list(db.fetch(b"key")) == []  # a worker never reads back what it saved itself
+    entries = found_entries(view)
+    assert list(entries.values()) == [[b"failing"]]
+    assert save_found(spec, [entries]) == 1
+    again, _ = shard_database(spec, attrs.evolve(options, seed=2))  # any seed of the same campaign replays it
+    assert list(again.fetch(b"key")) == [b"failing"]
+    elsewhere, _ = shard_database(spec, CheckOptions(variant="polling"))  # another campaign's never
+    assert list(elsewhere.fetch(b"key")) == []
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--workers", "0"], "--workers 0"),
+    (["--workers", "many"], "--workers many"),
+])
+def test_bad_parallel_options_exit_2_with_one_line(argv, words, capsys, tmp_path):
+    assert main(["check", "--report", str(tmp_path / "r"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and words in err and "Traceback" not in err
+
+
+def test_a_redis_database_without_the_redis_package_is_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "redis", None)  # import redis fails
+    assert main(["check", "--report", str(tmp_path / "r"), "--database", "redis://127.0.0.1:6379/0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "pip install 'kmodel[redis]'" in err
+
+
+def _check(folder: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    run = subprocess.run([str(BIN / "kmodel"), "check", "--report", "r", *args], cwd=folder, capture_output=True,
+                         text=True, timeout=240, env={**os.environ, **(env or {})})
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    return run, json.loads((folder / "r" / "report.json").read_text())
+
+
+def test_two_local_workers_give_the_same_merged_digest_on_every_run(tmp_path):
+    digests = []
+    for hashseed in ("1", "2"):
+        folder = tmp_path / hashseed
+        folder.mkdir()
+        run, report = _check(folder, "--workers", "2", "--examples", "4", "--steps", "5", "--seed", "3",
+                             "--no-stop-on-first", env={"PYTHONHASHSEED": hashseed})
+        assert report["parallel"]["workers"] == 2 and len(report["workers"]) == 2
+        assert report["figures"]["examples_run"] == sum(w["examples"] for w in report["workers"])
+        assert [w["budget"] for w in report["workers"]] == [2, 2]
+        digests.append(report["trace_digest"])
+    assert digests[0] == digests[1]
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A `dask scheduler` and two `dask worker` processes (one thread each) on 127.0.0.1; its address."""
+    scheduler_file = tmp_path / "scheduler.json"
+    common = {"cwd": tmp_path, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    processes = [subprocess.Popen([str(BIN / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                   "--no-dashboard", "--scheduler-file", str(scheduler_file)], **common)]
+    try:
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists():
+            assert time.monotonic() < deadline, "the dask scheduler did not start within 60 s"
+            time.sleep(0.2)
+        for _ in range(2):
+            processes.append(subprocess.Popen([str(BIN / "dask"), "worker", "--scheduler-file", str(scheduler_file),
+                                               "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host",
+                                               "127.0.0.1"], **common))
+        from distributed import Client
+
+        with Client(scheduler_file=str(scheduler_file), timeout=30) as client:
+            client.wait_for_workers(2, timeout=90)
+            address = client.scheduler.address
+        yield address
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+        for process in reversed(processes):
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+
+
+def test_a_campaign_on_a_dask_cluster_merges_its_workers_reports(dask_cluster, tmp_path):
+    run, report = _check(tmp_path, "--scheduler", dask_cluster, "--workers", "2", "--variant", "blind-writes",
+                         "--examples", "4", "--steps", "5", "--seed", "1", "--no-stop-on-first",
+                         "--database", "examples")
+    assert run.returncode == 1
+    workers = report["workers"]
+    assert len(workers) == 2 and report["parallel"]["scheduler"] == dask_cluster
+    assert report["figures"]["examples_run"] == sum(w["examples"] for w in workers) >= 2
+    assert report["figures"]["steps_run"] == sum(w["steps"] for w in workers)
+    # both workers find the variant's lost update, through the same shrunk trace: reported once
+    assert [w["violation"] for w in workers] == ["occ-no-lost-update"] * 2
+    assert [(v["invariant"], v["workers"], v["found_by"]) for v in report["violations"]] == [
+        ("occ-no-lost-update", 2, [0, 1])]
+    assert report["parallel"]["database_entries_saved"] >= 1 and (tmp_path / "examples").is_dir()
+    trace = tmp_path / report["violations"][0]["trace"]
+    replayed = subprocess.run([str(BIN / "kmodel"), "replay", "--quiet", str(trace)], capture_output=True, text=True,
+                              timeout=120)
+    assert replayed.returncode == 1 and "occ-no-lost-update" in replayed.stdout
+
+
+def test_a_shard_told_to_stop_ends_its_campaign_as_the_next_example_starts():
+    from kmodel.checker.shards import run_shard
+
+    options = CheckOptions(examples=6, steps=3, seed=1)
+    shard = plan_shards(options, 2)[1]
+    asked: list[int] = []
+
+    def stop(stats) -> bool:
+        asked.append(stats.examples)
+        return stats.examples >= 3
+
+    outcome = run_shard(options, shard, stop=stop)
+    assert outcome.stopped and outcome.examples == 2 and outcome.failure is None
+    assert asked == [1, 2, 3]  # asked as each example starts, the third never ran
+    assert not run_shard(options, shard).stopped
