@@ -33,8 +33,11 @@ from kmodel.client.informer import Handler, Informer, Listener
 from kmodel.component import Out
 
 
-def _acting_for(owner: str, handler: Handler) -> Handler:
-    """`handler` (whose last argument is the `Out`) with its effects marked as `owner`'s."""
+def _acting_for(owner: str, handler: Handler, factory: "SharedInformerFactory") -> Handler:
+    """`handler` (whose last argument is the `Out`) with its effects marked as `owner`'s. An informer the handler
+    asked the factory for (the garbage collector monitoring a custom resource it just discovered) is started
+    afterwards by the factory, with the factory's own effects, as upstream's factory.Start starts informers
+    added since: its list and watch are the factory client's, and their answers come back to it."""
     if handler is None:
         return None
 
@@ -43,6 +46,8 @@ def _acting_for(owner: str, handler: Handler) -> Handler:
         own = Out()
         handler(now, *objects, own)
         out.act_for(owner, own)
+        if factory.started:
+            factory.start(now, out)
 
     return call
 
@@ -56,6 +61,8 @@ class SharedInformerFactory:
         self.informers: dict[tuple[str, str, str, str], Informer] = {}
         #: each owner's rank: the order of its first registration
         self._rank: dict[str, int] = {}
+        #: whether `start` ran (and no crash since): informers asked for later start once their handler returns
+        self.started = False
 
     def informer_for(self, owner: str, resource: str, *, namespace: str = "", label_selector: str = "",
                      field_selector: str = "", indexers: Optional[dict[str, IndexFunc]] = None,
@@ -70,7 +77,7 @@ class SharedInformerFactory:
             inf.add_indexers(indexers)
         rank = self._rank.setdefault(owner, len(self._rank))
         if owner != self.client.owner:
-            on_add, on_update, on_delete = (_acting_for(owner, fn) for fn in (on_add, on_update, on_delete))
+            on_add, on_update, on_delete = (_acting_for(owner, fn, self) for fn in (on_add, on_update, on_delete))
         listener = Listener(owner, on_add, on_update, on_delete)
         position = len(inf.listeners)
         while position and self._rank.get(inf.listeners[position - 1].owner, -1) > rank:
@@ -94,12 +101,14 @@ class SharedInformerFactory:
 
     def start(self, now: int, out: Out) -> None:
         """Start every informer not started yet."""
+        self.started = True
         for inf in list(self.informers.values()):
             if not inf.started:
                 inf.start(now, out)
 
     def reset(self) -> None:
         """Forget every cache (the process crashed); the registrations stay."""
+        self.started = False
         for inf in self.informers.values():
             inf.reset()
 

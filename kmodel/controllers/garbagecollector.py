@@ -171,7 +171,10 @@ class GarbageCollector(Controller):
         res = _CustomResource.of(crd)
         self.custom[(res.api_version, res.kind)] = res
         if res.name not in self.caches:
-            self._monitor(res.name).start(now, out)  # its CRD informer has started: so has the GC
+            monitor = self._monitor(res.name)
+            if self.informer_factory.client.owner == self.name:  # its own factory (built outside a cluster)
+                monitor.start(now, out)  # its CRD informer has started: so has the GC
+            # else the process's shared informers start it once this handler returns (kmodel.client.shared_informer)
 
     def owner_resource(self, api_version: str, kind: str) -> Any:
         """The resource an ownerReference names: a built-in one, or a custom one discovered (None: unknown)."""

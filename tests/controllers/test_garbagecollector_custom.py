@@ -46,8 +46,12 @@ def cluster_with_databases():
     pod = Pod(metadata=ObjectMeta(name="worker", namespace="default", owner_references=(ref,)), spec=template().spec)
     assert call(c, "create", "pods", body=pod).code == 201
     c.run_for(5_000)  # the GC has seen the CRD established: it monitors databases now
-    assert "databases" in garbage_collector(c).caches
-    return c, garbage_collector(c)
+    gc = garbage_collector(c)
+    assert "databases" in gc.caches
+    # the monitor is the process's shared informer, started by the factory: its list came back and it synced,
+    # so the GC (which works only once every cache it uses has synced) goes on working
+    assert gc.caches["databases"].has_synced and gc.synced()
+    return c, gc
 
 
 def garbage_collector(c: Cluster) -> GarbageCollector:
