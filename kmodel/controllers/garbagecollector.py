@@ -153,7 +153,7 @@ class GarbageCollector(Controller):
             return
         self.informer("customresourcedefinitions", on_add=lambda now, crd, out: self._discovered(now, crd, out),
                       on_update=lambda now, old, crd, out: self._discovered(now, crd, out),
-                      on_delete=lambda now, crd, out: None)
+                      on_delete=lambda now, crd, out: self._undiscovered(getattr(crd, "obj", crd)))
 
     def _monitor(self, resource: str) -> Any:
         inf = self.caches[resource] = self.informer(
@@ -175,6 +175,18 @@ class GarbageCollector(Controller):
             if self.informer_factory.client.owner == self.name:  # its own factory (built outside a cluster)
                 monitor.start(now, out)  # its CRD informer has started: so has the GC
             # else the process's shared informers start it once this handler returns (kmodel.client.shared_informer)
+
+    def _undiscovered(self, crd: Any) -> None:
+        """A CRD gone: stop monitoring its resource, as the graph builder's syncMonitors removes the monitors of
+        resources discovery no longer lists. Its informer can no longer list, and a cache that never syncs would
+        keep the GC from working at all (it works only once every cache it uses has synced)."""
+        names = crd.status.accepted_names
+        monitor = self.caches.pop(names.plural, None) if names.plural not in WATCHED else None
+        if monitor is None:
+            return
+        self.custom = {key: res for key, res in self.custom.items() if res.name != names.plural}
+        self.informers.remove(monitor)
+        monitor.remove_listeners(self.name)
 
     def owner_resource(self, api_version: str, kind: str) -> Any:
         """The resource an ownerReference names: a built-in one, or a custom one discovered (None: unknown)."""

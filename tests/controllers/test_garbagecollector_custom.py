@@ -96,3 +96,23 @@ def test_the_gc_monitors_a_custom_resource_once_its_crd_is_established_and_not_w
     call(off, "create", "customresourcedefinitions", namespace="", body=crd_body())
     off.run_for(2_000)
     assert "databases" not in garbage_collector(off).caches
+
+
+def test_a_deleted_crd_is_no_longer_monitored_and_the_gc_goes_on_working():
+    """Once its CRD is gone the resource can no longer be listed: the GC stops monitoring it (syncMonitors), so
+    its other caches alone decide whether it works, and it still collects built-in dependents."""
+    c, gc = cluster_with_databases()
+    assert call(c, "delete", "customresourcedefinitions", namespace="", name="databases.example.com").code == 200
+    c.run_for(30_000)
+    assert [crd.metadata.name for crd in c.objects("customresourcedefinitions")] == []
+    assert "databases" not in gc.caches and gc.synced()
+    owner = Pod(metadata=ObjectMeta(name="owner-pod", namespace="default"), spec=template().spec)
+    owner = call(c, "create", "pods", body=owner).body
+    ref = OwnerReference(api_version="v1", kind="Pod", name="owner-pod", uid=owner.metadata.uid)
+    dependent = Pod(metadata=ObjectMeta(name="dependent", namespace="default", owner_references=(ref,)),
+                    spec=template().spec)
+    assert call(c, "create", "pods", body=dependent).code == 201
+    c.run_for(5_000)
+    assert call(c, "delete", "pods", name="owner-pod", policy="Background").code == 200
+    c.run_for(60_000)
+    assert "dependent" not in names(c, "pods")
