@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from kmodel.apiserver.resources import RESOURCES, Resource
+from kmodel.objects.logical_time import EPOCH_RFC3339
 
 #: the Kubernetes release whose API this server speaks (GET /version)
 SERVED_VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-kmodel", "gitCommit": "", "gitTreeState": "",
-                  "buildDate": "2024-01-01T00:00:00Z", "goVersion": "", "compiler": "kmodel", "platform": "model"}
+                  "buildDate": EPOCH_RFC3339,  # the model's epoch: a build has no date of its own
+                  "goVersion": "", "compiler": "kmodel", "platform": "model"}
 
 SHORT_NAMES = {
     "pods": ["po"], "services": ["svc"], "nodes": ["no"], "namespaces": ["ns"], "endpoints": ["ep"],
