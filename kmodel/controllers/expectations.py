@@ -67,6 +67,12 @@ class Expectations:
             return True
         return exp.fulfilled() or exp.is_expired(now_ms, self.timeout_ms)
 
+    def expired_unfulfilled(self, key: str, now_ms: int) -> bool:
+        """Whether `satisfied` holds for `key` only because its record is older than the TTL: creations or
+        deletions it expects were never observed (the replicaset-confirm-expired-expectations fix reads it)."""
+        exp = self.entries.get(key)
+        return exp is not None and not exp.fulfilled() and exp.is_expired(now_ms, self.timeout_ms)
+
     def set_expectations(self, key: str, add: int, dele: int, now_ms: int) -> "Expectations":
         return evolve(self, entries=self.entries.set(key, ControlleeExpectations(add, dele, now_ms)))
 

@@ -99,8 +99,12 @@ class ReplicaSetController(Controller):
     service_account = "replicaset-controller"
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS,
-                 variant: str = DEFAULT, manage_only_current: bool = False) -> None:
+                 variant: str = DEFAULT, manage_only_current: bool = False,
+                 confirm_expired_expectations: bool = False) -> None:
         self.burst_replicas = burst_replicas
+        #: the replicaset-confirm-expired-expectations fix: a sync whose expectations are satisfied only because
+        #: they expired counts the set's pods from a consistent LIST, not from its cache (see `sync`)
+        self.confirm_expired_expectations = confirm_expired_expectations
         #: the replicaset-manage-only-current fix: a sync whose set was deleted (or replaced by a set of its name)
         #: while its claims were out manages nothing (see `sync`)
         self.manage_only_current = manage_only_current
@@ -249,7 +253,25 @@ class ReplicaSetController(Controller):
             selector = label_selector_from_object(rs.spec.selector)
         except SelectorError:
             return  # upstream logs the bad selector and gives up on the key
+        if self.confirm_expired_expectations and self.expectations.expired_unfulfilled(key, now):
+            # upstream trusts its cache once the expectations expire (SatisfiedExpectations, after
+            # ExpectationsTimeout), though the pods they waited for may be missing from it only because its
+            # watch lags: the fix reads the namespace's pods from etcd instead (a LIST with resourceVersion "")
+            def listed(t: int, response: Any, o: Out) -> Optional[bool]:
+                if not response.ok:
+                    return None  # fails the sync: tried again with the rate limiter's back-off
+                self._claim_and_manage(key, rs, selector, filter_active_pods(response.body.items), needs_sync,
+                                       sync, t, o)
+                return True
+
+            sync.request(now, out, "list", "pods", namespace=namespace, on_done=listed)
+            return
         active = filter_active_pods(self.pod_informer.by_index(NAMESPACE_INDEX, namespace))
+        self._claim_and_manage(key, rs, selector, active, needs_sync, sync, now, out)
+
+    def _claim_and_manage(self, key: Hashable, rs: ReplicaSet, selector: Any, active: list, needs_sync: bool,
+                          sync: Sync, now: int, out: Out) -> None:
+        """Claim the active pods (adopt and release), then manageReplicas when `needs_sync`, then the status."""
         claims = claim(rs, selector, active)
 
         def claimed(t: int, o: Out, pods: list, error: Optional[str]) -> None:
@@ -432,7 +454,9 @@ class ReplicaSetController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
-    from kmodel.fixes import REPLICASET_MANAGE_ONLY_CURRENT
+    from kmodel.fixes import REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS, REPLICASET_MANAGE_ONLY_CURRENT
 
+    fixes = ctx.config.fixes
     return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), variant=ctx.config.variant,
-                                 manage_only_current=REPLICASET_MANAGE_ONLY_CURRENT in ctx.config.fixes)]
+                                 manage_only_current=REPLICASET_MANAGE_ONLY_CURRENT in fixes,
+                                 confirm_expired_expectations=REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS in fixes)]

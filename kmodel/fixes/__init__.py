@@ -33,6 +33,7 @@ TAINTEVICTION_RETRY_FAILED_EVICTIONS = "tainteviction-retry-failed-evictions"
 LEADERELECTION_FENCE_WRITES = "leaderelection-fence-writes"
 NODEIPAM_RELEASE_ONLY_ON_DELETE = "nodeipam-release-only-on-delete"
 REPLICASET_MANAGE_ONLY_CURRENT = "replicaset-manage-only-current"
+REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS = "replicaset-confirm-expired-expectations"
 
 
 @attrs.frozen
@@ -204,6 +205,20 @@ FIXES: tuple[Fix, ...] = (
         "name) was fixed by #82572, which moved DeleteExpectations into the delete handler and leaves it. "
         "This is kmodel's sketch of a fix",
         ("replicaset-deleted-mid-sync-leaves-expectations-for-its-successor.json",)),
+    Fix(
+        REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS, ("replicaset-within-expectations",),
+        "a ReplicaSet's expectations expire 5 minutes after they were set (ExpectationsTimeout), observed or not, "
+        "and its controller then trusts its pod cache: a cache whose watch lags longer than that (a connection "
+        "held for minutes) lacks the pod the controller created, and the controller creates another",
+        "a sync whose expectations are satisfied only because they expired reads the namespace's pods with a "
+        "consistent LIST (resourceVersion \"\", from etcd) and claims and manages from that list instead of the "
+        "cache",
+        "kmodel/controllers/replicaset.py (ReplicaSetController.sync)",
+        "none: kubernetes/kubernetes#129795 (open) reports this route (SatisfiedExpectations returns true for "
+        "expired expectations without looking at whether they were fulfilled); the timeout itself is deliberate "
+        "(pkg/controller/controller_utils.go: it wakes a controller whose watch dropped an event). This is "
+        "kmodel's sketch of a fix",
+        ("replicaset-creates-twice-after-its-expectations-expire-behind-a-stalled-watch.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
