@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from invariants._history import condition, is_terminal, node_cidrs, pod_ips
 from invariants.registry import LIVENESS, SHARED, invariant
+from kmodel.controllers.deployment_logic import find_new_replica_set
 from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update
 from kmodel.kubelet.runtime import POD_UID_LABEL
 from kmodel.loop.events import Deliver, Work
@@ -101,6 +102,18 @@ def _deletion_held(rs: Any, pods: list, machines: set, nodes: set) -> bool:
         and (_foreign_finalizers(p) or _stranded(p, machines, nodes)) for p in pods)
 
 
+def _recreate_held(d: Any, sets: list, pods: list, machines: set, nodes: set) -> bool:
+    """A Deployment of strategy Recreate that an old ReplicaSet's pod stranded on a lost machine (`_stranded`)
+    keeps from rolling out: upstream's rolloutRecreate creates no new pod while oldPodsRunning finds a pod of an
+    old set that is not Failed or Succeeded, and a stranded pod stays Terminating until its Node is deleted or it
+    is force-deleted."""
+    if d.spec.strategy.type != "Recreate":
+        return False
+    new = find_new_replica_set(d, sets)
+    old = {rs.metadata.uid for rs in sets if new is None or rs.metadata.uid != new.metadata.uid}
+    return any(_stranded(p, machines, nodes) and any(_owned_by(p, uid) for uid in old) for p in pods)
+
+
 @invariant("converges-replicas", kind=LIVENESS, principle="level-driven reconciliation")
 def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     """Each ReplicaSet has spec.replicas live pods, all ready except those no node has room for, and a status that
@@ -115,7 +128,8 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
 
     A Deployment is not judged while its ReplicaSet is being deleted and kept (`_deletion_held`): by a finalizer
     outside the model's controllers, or, deleted in the foreground, by a pod of its stranded on a machine gone
-    from the cluster whose Node still exists (`_stranded`: it stays Terminating, as upstream's does)."""
+    from the cluster whose Node still exists (`_stranded`: it stays Terminating, as upstream's does); nor, of
+    strategy Recreate, while a pod of an old ReplicaSet of its is stranded so (`_recreate_held`)."""
     machines = set(_machines(cluster))
     nodes = {n.metadata.name for n in _objects(cluster, memo, "nodes")}
     for ns in _namespaces(cluster, memo):
@@ -153,6 +167,9 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
                 # model removes, or by a pod stranded on a lost machine: upstream's deployment controller keeps
                 # claiming that ReplicaSet (it finds it as the new one) and makes no other until it is gone
                 continue
+            owned_sets = [rs for rs in _in(cluster, memo, "replicasets", ns) if _owned_by(rs, d.metadata.uid)]
+            if _recreate_held(d, owned_sets, _in(cluster, memo, "pods", ns), machines, nodes):
+                continue  # it waits for the old pod to be gone, for good, as upstream's Recreate does
             want = d.spec.replicas if d.spec.replicas is not None else 1
             st = d.status
             name = f"deployment {ns}/{d.metadata.name}"

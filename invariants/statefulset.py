@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from invariants._history import PODS, change_feed, name_of
+from invariants.liveness import _machines, _stranded
 from invariants.registry import LIVENESS, SAFETY, invariant
 from invariants.scheduling import _node_runtimes
 from kmodel.controllers.statefulset_logic import is_healthy, parent_and_ordinal, replicas_of
@@ -158,7 +159,17 @@ def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
     Running and Ready, except those no node has room for (Pending and unschedulable, and then no higher
     ordinal of an OrderedReady set), and a status whose replicas, readyReplicas and observedGeneration say so. A
     set one of whose names is held by a pod it does not control (released by a label edit, or another
-    owner's) is not judged: upstream's controller then fails every sync with AlreadyExists, as the model's."""
+    owner's) is not judged: upstream's controller then fails every sync with AlreadyExists, as the model's.
+
+    Nor is an identity whose pod is stranded: being deleted on a machine gone from the cluster whose Node still
+    exists (liveness.`_stranded`; an eviction of a lost node's pod). No kubelet confirms that pod stopped, so it
+    stays Terminating, and the controller makes `<set>-<i>` again only once it is gone (at most one pod per
+    identity): upstream's StatefulSet waits so too, until the Node is deleted or the pod force-deleted ("Force
+    Delete StatefulSet Pods"). The later ordinals of an OrderedReady set wait on it, and the status is not
+    judged (upstream's counts the stranded pod); a stranded pod past spec.replicas (scaled down) is not an extra
+    one."""
+    machines = set(_machines(cluster))
+    nodes = {n.metadata.name for n in cluster.objects("nodes")}
     for sts in cluster.objects("statefulsets"):
         if sts.metadata.deletion_timestamp is not None:
             continue
@@ -170,24 +181,25 @@ def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
         taken = sorted(p.metadata.name for p in in_ns if p.metadata.name in wanted and p.metadata.name not in pods)
         if taken:
             continue  # a pod the set does not control holds one of its names: every create fails AlreadyExists
-        extra = sorted(set(pods) - set(wanted))
+        stranded = [w for w in sorted(pods) if _stranded(pods[w], machines, nodes)]
+        extra = sorted(w for w in set(pods) - set(wanted) if w not in stranded)
         if extra:
             yield f"StatefulSet {ns}/{name} wants {n} pods but also has {', '.join(extra)}"
         unplaced = [w for w in wanted if w in pods and _unschedulable(pods[w])]
         ordered = sts.spec.pod_management_policy != "Parallel"
         for i, w in enumerate(wanted):
             pod = pods.get(w)
-            if pod is not None and _unschedulable(pod):
+            if pod is not None and (_unschedulable(pod) or w in stranded):
                 if ordered:
-                    break  # the later ordinals wait for this one, which has no room
+                    break  # the later ordinals wait for this one, which has no room or is stranded
                 continue
             if not _ready_pod(pod):
                 state = "missing" if pod is None else f"{pod.status.phase or 'not created'}, not ready"
                 yield f"StatefulSet {ns}/{name}: pod {w} is {state}"
                 break
         else:
-            if unplaced:
-                continue
+            if unplaced or stranded:
+                continue  # upstream's status counts a stranded pod among its replicas
             s = sts.status
             if (s.replicas, s.ready_replicas, s.observed_generation) != (n, n, sts.metadata.generation):
                 yield (f"StatefulSet {ns}/{name} runs {n} ready pods but its status says replicas {s.replicas}, "

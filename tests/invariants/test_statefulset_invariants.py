@@ -92,3 +92,29 @@ def test_converges_statefulsets_fails_while_the_set_lacks_its_pods_and_holds_onc
     cluster.apply(example())
     cluster.run(40 * S)
     assert check(cluster, "converges-statefulsets", {}) == []
+
+
+def _evicted_from_its_node(cut_off: str) -> tuple[Cluster, str]:
+    """A set of 3 on 3 nodes whose web-1's node is lost for good (`cut_off` "lose") or partitioned from the rest
+    ("partition") until taint eviction has marked web-1 for deletion (300 s of tolerationSeconds after the
+    unreachable taint): the pod stays Terminating, since no kubelet confirms it stopped."""
+    cluster = Cluster(ClusterConfig(nodes=3))
+    cluster.apply(example())
+    cluster.run(40 * S)
+    node = cluster.get("pods", "default", "web-1").spec.node_name
+    if cut_off == "lose":
+        cluster.lose_node(node)
+    else:
+        cluster.partition(f"kubelet/{node}")
+    cluster.run(cluster.now + 420 * S)
+    pod = cluster.get("pods", "default", "web-1")
+    assert pod.metadata.deletion_timestamp is not None and pod.spec.node_name == node
+    return cluster, node
+
+
+def test_converges_statefulsets_leaves_an_identity_whose_pod_is_stranded_on_a_lost_node_and_judges_one_cut_off():
+    cluster, _ = _evicted_from_its_node("lose")
+    assert check(cluster, "converges-statefulsets", {}) == []  # upstream's set waits on it too, for good
+    cluster, _ = _evicted_from_its_node("partition")  # its machine is still in the cluster: judged
+    [message] = check(cluster, "converges-statefulsets", {})
+    assert message.startswith("StatefulSet default/web: pod web-1 is ")
