@@ -34,8 +34,12 @@ def test_expectations_adds_and_dels_then_ttl():
     assert not e.satisfied(key, 2000)
     assert not e.satisfied(key, 2000 + EXPECTATIONS_TIMEOUT_MS)
     assert e.satisfied(key, 2001 + EXPECTATIONS_TIMEOUT_MS)
+    # satisfied only by the TTL (what replicaset-confirm-expired-expectations looks for), not when fulfilled
+    assert e.expired_unfulfilled(key, 2001 + EXPECTATIONS_TIMEOUT_MS)
+    assert not e.expired_unfulfilled(key, 2000 + EXPECTATIONS_TIMEOUT_MS)
+    assert not e.creation_observed(key).expired_unfulfilled(key, 2001 + EXPECTATIONS_TIMEOUT_MS)
     e = e.delete(key)
-    assert e.get(key) is None and e.satisfied(key, 0)
+    assert e.get(key) is None and e.satisfied(key, 0) and not e.expired_unfulfilled(key, 10 ** 9)
 
 
 def test_uid_tracking_deletions_counted_once():
