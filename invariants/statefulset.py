@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from invariants._history import PODS, change_feed, name_of
-from invariants.liveness import _machines, _stranded
+from invariants.liveness import _foreign_finalizers, _machines, _stranded
 from invariants.registry import LIVENESS, SAFETY, invariant
 from invariants.scheduling import _node_runtimes
 from kmodel.controllers.statefulset_logic import is_healthy, parent_and_ordinal, replicas_of
@@ -167,7 +167,7 @@ def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
     identity): upstream's StatefulSet waits so too, until the Node is deleted or the pod force-deleted ("Force
     Delete StatefulSet Pods"). The later ordinals of an OrderedReady set wait on it, and the status is not
     judged (upstream's counts the stranded pod); a stranded pod past spec.replicas (scaled down) is not an extra
-    one."""
+    one. A pod being deleted that a finalizer outside the model's controllers keeps (a user's) is held alike."""
     machines = set(_machines(cluster))
     nodes = {n.metadata.name for n in cluster.objects("nodes")}
     for sts in cluster.objects("statefulsets"):
@@ -181,7 +181,7 @@ def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
         taken = sorted(p.metadata.name for p in in_ns if p.metadata.name in wanted and p.metadata.name not in pods)
         if taken:
             continue  # a pod the set does not control holds one of its names: every create fails AlreadyExists
-        stranded = [w for w in sorted(pods) if _stranded(pods[w], machines, nodes)]
+        stranded = [w for w in sorted(pods) if _held(pods[w], machines, nodes)]
         extra = sorted(w for w in set(pods) - set(wanted) if w not in stranded)
         if extra:
             yield f"StatefulSet {ns}/{name} wants {n} pods but also has {', '.join(extra)}"
@@ -205,6 +205,13 @@ def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
                 yield (f"StatefulSet {ns}/{name} runs {n} ready pods but its status says replicas {s.replicas}, "
                        f"readyReplicas {s.ready_replicas}, observedGeneration {s.observed_generation} (generation "
                        f"{sts.metadata.generation})")
+
+
+def _held(pod: Any, machines: set, nodes: set) -> bool:
+    """A pod being deleted that nothing in the model will remove: stranded on a lost machine, or kept by a
+    finalizer no controller of the model removes."""
+    return _stranded(pod, machines, nodes) or (pod.metadata.deletion_timestamp is not None
+                                                and _foreign_finalizers(pod))
 
 
 def _unschedulable(pod: Any) -> bool:

@@ -481,7 +481,7 @@ def _ignore(*args: Any) -> None:
     events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The node lifecycle controller and the taint eviction controller (both in kube-controller-manager)."""
-    from kmodel.fixes import TAINTEVICTION_RETRY_FAILED_EVICTIONS
+    from kmodel.fixes import TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD, TAINTEVICTION_RETRY_FAILED_EVICTIONS
 
     c = ctx.config
     return [
@@ -489,5 +489,6 @@ def make(ctx: ClusterContext) -> list:
                                 grace_period_ms=c.node_monitor_grace_period_ms,
                                 startup_grace_period_ms=c.node_startup_grace_period_ms),
         TaintEvictionController(ctx.apiservers, name=ctx.named(TAINT_EVICTION_NAME),
-                                retry_failed_evictions=TAINTEVICTION_RETRY_FAILED_EVICTIONS in c.fixes),
+                                retry_failed_evictions=TAINTEVICTION_RETRY_FAILED_EVICTIONS in c.fixes,
+                                evict_only_the_scheduled_pod=TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD in c.fixes),
     ]

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from typing import Any, Hashable, Optional
 
-from kmodel.apiserver.wire import Response
+from kmodel.apiserver.wire import Preconditions, Response
 from kmodel.client import NODE_NAME_INDEX, index_by_node_name
 from kmodel.client.indexer import meta_namespace_key
 from kmodel.component import Out
@@ -91,12 +91,15 @@ class TaintEvictionController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
-                 retry_failed_evictions: bool = False) -> None:
+                 retry_failed_evictions: bool = False, evict_only_the_scheduled_pod: bool = False) -> None:
         #: (time, node, NoExecute taints) as the informer delivered them; (time, None, ()) at each start
         self.heard: list[tuple[int, Optional[str], tuple]] = []
         #: the tainteviction-retry-failed-evictions fix (kmodel.fixes): an eviction whose 5 tries all failed
         #: stays scheduled and its pod key is requeued with the rate limiter, instead of the worker being done
         self.retry_failed_evictions = retry_failed_evictions
+        #: the tainteviction-evict-only-the-scheduled-pod fix (kmodel.fixes): the eviction reads and deletes the
+        #: pod it was scheduled for (its uid), not whichever pod has its name now
+        self.evict_only_the_scheduled_pod = evict_only_the_scheduled_pod
         super().__init__(name, endpoints)
 
     def setup(self) -> None:
@@ -203,6 +206,10 @@ class TaintEvictionController(Controller):
                 return finish(t2, o2, True) if response.ok else failed(t2, o2)
 
             def delete(t2: int, o2: Out) -> None:
+                if self.evict_only_the_scheduled_pod:  # a UID precondition: 409 for another pod of its name
+                    sync.request(t2, o2, "delete", "pods", namespace=namespace, name=name,
+                                 body=Preconditions(pod.metadata.uid, ""), on_done=deleted)
+                    return
                 sync.delete(t2, o2, "pods", name, namespace=namespace, on_done=deleted)
 
             def status_written(t2: int, response: Response, o2: Out) -> bool:
@@ -214,6 +221,13 @@ class TaintEvictionController(Controller):
             def got(t2: int, response: Response, o2: Out) -> bool:
                 if not response.ok:
                     return failed(t2, o2)
+                if self.evict_only_the_scheduled_pod and response.body.metadata.uid != pod.metadata.uid:
+                    # upstream's addConditionAndDeletePod GETs and deletes by name: a pod made again under the
+                    # name (a StatefulSet's) since the eviction was scheduled would be marked and deleted in its
+                    # stead. The scheduled pod is gone: nothing to evict
+                    if self.scheduled.get(key) is sched:
+                        del self.scheduled[key]
+                    return True
                 new = with_disruption_target(response.body, t2)
                 if new is None:
                     delete(t2, o2)

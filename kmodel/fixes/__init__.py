@@ -34,6 +34,7 @@ LEADERELECTION_FENCE_WRITES = "leaderelection-fence-writes"
 NODEIPAM_RELEASE_ONLY_ON_DELETE = "nodeipam-release-only-on-delete"
 REPLICASET_MANAGE_ONLY_CURRENT = "replicaset-manage-only-current"
 REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS = "replicaset-confirm-expired-expectations"
+TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD = "tainteviction-evict-only-the-scheduled-pod"
 
 
 @attrs.frozen
@@ -219,6 +220,20 @@ FIXES: tuple[Fix, ...] = (
         "(pkg/controller/controller_utils.go: it wakes a controller whose watch dropped an event). This is "
         "kmodel's sketch of a fix",
         ("replicaset-creates-twice-after-its-expectations-expire-behind-a-stalled-watch.json",)),
+    Fix(
+        TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD, ("eviction-timing",),
+        "taint eviction keys its scheduled evictions by the pod's namespace and name, and addConditionAndDeletePod "
+        "GETs and deletes the pod by name with no UID precondition: a StatefulSet pod evicted from a NoExecute "
+        "node and made again under its name (unbound, or on another node) before taint eviction's informer saw "
+        "the old one go is marked DisruptionTarget and deleted in its stead",
+        "the eviction remembers the uid of the pod it was scheduled for: a GET answering another pod of the name "
+        "ends it (nothing to evict), and the delete carries that uid as a precondition",
+        "kmodel/controllers/tainteviction.py (TaintEvictionController._evict)",
+        "none found for taint eviction (pkg/controller/tainteviction/taint_eviction.go, addConditionAndDeletePod); "
+        "kubernetes/kubernetes#64923 (closed) reports the same name-only race of the Eviction API, and "
+        "kubernetes-sigs/karpenter#998 (merged) added a UID precondition to its evictions for StatefulSet pods "
+        "made again under their names. This is kmodel's sketch of a fix",
+        ("taint-eviction-deletes-a-statefulset-pod-made-again-under-the-evicted-ones-name.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
