@@ -27,6 +27,7 @@ from hypothesis.reporting import with_reporter
 from hypothesis.stateful import run_state_machine_as_test
 
 from kmodel.checker.machine import KmodelMachine, LongWaits
+from kmodel.checker.own_crd_actions import own_kinds
 from kmodel.checker.minimize import minimize_trace
 from kmodel.checker.profiles import LONG_WAIT_PROFILES, profile
 from kmodel.checker.session import VARIANTS, InvariantViolation, Session, with_component_invariants
@@ -276,10 +277,12 @@ def campaign_gc() -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bool = False) -> tuple[type, ...]:
+def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bool = False,
+                  own_crds: bool = False) -> tuple[type, ...]:
     """The bases of the class a profile runs `machine` as: long runs (LONG_WAIT_PROFILES) add LongWaits' rules
     (wait_long, lose_node) and its settle bound, unless the machine sets its own bound (its own class comes
-    first); a cluster whose controller managers or schedulers elect a leader (`elects`) adds LeaderRules' pause."""
+    first); a cluster whose controller managers or schedulers elect a leader (`elects`) adds LeaderRules' pause;
+    one whose components bring CRDs of their own (`own_crds`) adds OwnCrdRules' rules on their objects."""
     if profile_name in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
         bases: tuple[type, ...] = (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
     else:
@@ -288,6 +291,10 @@ def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bo
         from kmodel.checker.leader_rules import LeaderRules
 
         bases = (*bases, LeaderRules)
+    if own_crds:
+        from kmodel.checker.own_crd_rules import OwnCrdRules
+
+        bases = (*bases, OwnCrdRules)
     return bases
 
 
@@ -327,7 +334,8 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
 
     config = options.config() if config is None else config
     elects = config.controller_managers > 1 or config.schedulers > 1
-    bound = type("CheckMachine", profile_bases(machine, options.profile, elects=elects), {
+    own_crds = bool(own_kinds(config.components))
+    bound = type("CheckMachine", profile_bases(machine, options.profile, elects=elects, own_crds=own_crds), {
         "config": config, "variant": options.variant, "stats": stats,
         "sink": staticmethod(keep_last),
     })

@@ -211,7 +211,13 @@ def describe(command: Command) -> str:
     if isinstance(command, Apply):
         res = resource_of_manifest(command.obj)
         name = manifest_name(command.obj)[1]
-        kind, group = (res.kind.lower(), res.group) if res else ("unknown", "")
+        if res is not None:
+            kind, group = res.kind.lower(), res.group
+        elif isinstance(command.obj, dict):  # a custom kind: its group is its apiVersion's
+            kind = str(command.obj.get("kind") or "unknown").lower()
+            group = str(command.obj.get("apiVersion") or "").rpartition("/")[0]
+        else:
+            kind, group = "unknown", ""
     elif isinstance(command, TaintNode):
         kind, group, name = "node", "", command.node
     elif isinstance(command, RolloutUndo):

@@ -1,8 +1,8 @@
-"""What `kmodel simulate` reads: manifest files and fault specs, checked before anything runs.
+"""What `kmodel simulate` reads: manifest files, later applies and fault specs, checked before anything runs.
 
 Every problem here is the user's input, reported as one `InputError` line naming what is wrong and what to do
 (the CLI prints it and exits 2): an unreadable path, a file that is not YAML, a document without apiVersion or
-kind, a kind the model does not know, a malformed fault spec.
+kind, a malformed fault or later-apply spec.
 
 Manifests are read as kubectl reads `-f`: a file, or a directory's *.yaml, *.yml and *.json files in lexical
 order (not recursive); documents in file order; `kind: List` expands to its items. The documents stay plain
@@ -46,13 +46,14 @@ class Manifest:
 
     @property
     def mapped(self) -> bool:
-        """Does the model serve this object's kind? kubectl refuses one it cannot map (see `mapping_error`)."""
+        """Is this object's kind a built-in one the model serves? kubectl refuses one it cannot map (see
+        `mapping_error`); a custom kind maps once its CRD is Established (kmodel.simulate.run.kubectl_apply)."""
         return resource_of_manifest(self.document) is not None
 
     def mapping_error(self) -> str:
-        """kubectl apply's message for an object whose kind the server does not serve when the run starts (the
-        others are applied): a custom kind too, even when its CRD is among the manifests, because kubectl maps
-        every document of an invocation before it applies any."""
+        """kubectl apply's message for an object whose kind the server does not serve when the invocation runs
+        (the others are applied): a custom kind too, even when its CRD is among the manifests of the same
+        invocation, because kubectl maps every document of an invocation before it applies any."""
         return unmapped_message(self.document, self.source)
 
 
@@ -122,6 +123,43 @@ def _expand(doc: Any, file: Path, index: int) -> list[dict]:
     return [doc]
 
 
+@attrs.frozen
+class ApplySpec:
+    """`--apply FILE_OR_DIR@SECONDS`: one more `kubectl apply -f FILE_OR_DIR` at that logical time."""
+
+    path: str
+    at_ms: int
+    manifests: tuple[Manifest, ...]
+
+    @property
+    def text(self) -> str:
+        return f"{self.path}@{self.at_ms / 1000:g}"
+
+
+def _seconds(spec: str, what: str, seconds: str, example: str) -> int:
+    """The logical time `seconds` names, in ms (finite, >= 0), or the one-line InputError of a bad `what`."""
+    try:
+        at = float(seconds)
+    except ValueError:
+        raise InputError(f"bad {what} {spec!r}: {seconds!r} is not a number of seconds (e.g. {example})") from None
+    if at < 0 or at != at or at == float("inf"):
+        raise InputError(f"bad {what} {spec!r}: the time must be a finite number of seconds >= 0")
+    return round(at * 1000)
+
+
+def parse_apply(spec: str) -> ApplySpec:
+    """`FILE_OR_DIR@SECONDS`, e.g. `examples/objects/database.yaml@5`: its manifests are read at once, so a
+    missing file is an input error before anything runs."""
+    path, at_sep, seconds = spec.rpartition("@")
+    if not at_sep or not path:
+        raise InputError(f"bad --apply {spec!r}: use FILE_OR_DIR@SECONDS (e.g. examples/objects/database.yaml@5)")
+    at_ms = _seconds(spec, "--apply", seconds, "examples/objects/database.yaml@5")
+    try:
+        return ApplySpec(path, at_ms, tuple(read_manifests([path])))
+    except InputError as exc:
+        raise InputError(f"--apply {spec}: {exc}") from None
+
+
 def parse_fault(spec: str) -> FaultSpec:
     """`ACTION:TARGET@SECONDS`, e.g. `partition:node-2@60`."""
     action, sep, rest = spec.partition(":")
@@ -129,10 +167,4 @@ def parse_fault(spec: str) -> FaultSpec:
     if not sep or not at_sep or action not in FAULT_ACTIONS or not target:
         raise InputError(f"bad fault {spec!r}: use ACTION:TARGET@SECONDS with ACTION one of "
                          f"{', '.join(FAULT_ACTIONS)} (e.g. partition:node-2@60)")
-    try:
-        at = float(seconds)
-    except ValueError:
-        raise InputError(f"bad fault {spec!r}: {seconds!r} is not a number of seconds") from None
-    if at < 0 or at != at or at == float("inf"):
-        raise InputError(f"bad fault {spec!r}: the time must be a finite number of seconds >= 0")
-    return FaultSpec(action, target, round(at * 1000))
+    return FaultSpec(action, target, _seconds(spec, "fault", seconds, "partition:node-2@60"))

@@ -8,6 +8,7 @@
      "replicasets": [{"namespace", "name", "owner", "desired", "current", "ready"}],
      "services": [{"namespace", "name", "clusterIP", "endpoints": ["ip:port", ...]}],
      "proxy": {node: {"clusterIP:port": ["ip:port", ...]}},
+     "custom_objects": [{"apiVersion", "kind", "namespace", "name"}],
      "events": [{"time", "type", "reason", "object", "message"}],
      "rejected": [{"code", "reason", "message", "object"}],
      "control_plane": {"etcd": "up" | "down", "apiservers": [{"name", "up", "reachable", "reaches_etcd"}],
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kmodel.apiserver import customresources
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import CommandResult, describe
 
@@ -163,6 +165,19 @@ def events(cluster: Cluster) -> list[dict]:
     return [d for _, d in sorted(found, key=lambda x: x[0])]
 
 
+def custom_objects(cluster: Cluster) -> list[dict]:
+    """The objects of every custom resource an Established CRD serves (kubectl get <plural> -A for each CRD), by
+    CRD name, then namespace and name; "" as the namespace of a cluster-scoped one."""
+    found = []
+    for crd in customresources.crds(cluster.store):
+        if not customresources.established(crd):
+            continue
+        for obj in cluster.objects(crd.status.accepted_names.plural):
+            found.append({"apiVersion": obj.api_version, "kind": obj.kind,
+                          "namespace": obj.metadata.namespace, "name": obj.metadata.name})
+    return found
+
+
 def leases(cluster: Cluster) -> list[dict]:
     """The leader-election Leases (kube-system): who holds each and when it last renewed (kubectl get lease -n
     kube-system). Empty with one kube-controller-manager and one kube-scheduler, which elect no leader."""
@@ -195,6 +210,7 @@ def snapshot(cluster: Cluster) -> dict:
         "replicasets": replicasets(cluster),
         "services": services(cluster),
         "proxy": proxy(cluster),
+        "custom_objects": custom_objects(cluster),
         "events": events(cluster),
         "leases": leases(cluster),
         "rejected": rejected(cluster.kubectl.results),

@@ -86,6 +86,11 @@ def render(report: dict) -> str:
             [[lease["namespace"], lease["name"], lease["holder"] or "<none>",
               f"{lease['renewTime']:g}s" if lease["renewTime"] is not None else "<none>"]
              for lease in report["leases"]]))
+    if report.get("custom_objects"):  # only when a CRD serves objects
+        sections.append("CUSTOM OBJECTS\n" + table(
+            ["NAMESPACE", "KIND", "NAME"],
+            [[o["namespace"] or "<none>", f"{o['kind']}.{o['apiVersion'].rpartition('/')[0]}", o["name"]]
+             for o in report["custom_objects"]]))
     sections.append("EVENTS\n" + table(
         ["TIME", "TYPE", "REASON", "OBJECT", "MESSAGE"],
         [[f"{e['time']:g}s" if e["time"] is not None else "", e["type"], e["reason"], e["object"], e["message"]]

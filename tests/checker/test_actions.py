@@ -14,6 +14,7 @@ from kmodel.checker.action_json import ACTIONS, action_from_json
 from tests.checker.test_workload_actions import WORKLOAD_EXAMPLES
 from tests.checker.test_access_actions import ACCESS_EXAMPLES
 from tests.checker.test_crd_rules import CRD_EXAMPLES
+from tests.checker.test_own_crd_rules import OWN_CRD_EXAMPLES
 from tests.checker.test_statefulset_actions import EXAMPLES as STATEFULSET_EXAMPLES
 from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
 from kmodel.checker.leader_actions import PauseProcess
@@ -31,6 +32,7 @@ EXAMPLES = [
     *WORKLOAD_EXAMPLES,
     *ACCESS_EXAMPLES,
     *CRD_EXAMPLES,
+    *OWN_CRD_EXAMPLES,
     *STATEFULSET_EXAMPLES,
     StallWatch("controller/nodelifecycle/watch-2", "apiserver-0", "controller/nodelifecycle", 600_000),
     Fault(FailRequest("kubelet/node-1", "apiserver-0", 429, retry_after_seconds=1)),

@@ -32,3 +32,23 @@ def test_kmodel_check_explores_the_tenant_operator_and_its_guarantees_hold(tmp_p
     checked = {inv["name"]: inv["checks"] for inv in json.loads((report / "report.json").read_text())["invariants"]}
     assert checked["one-namespace-per-tenant"] > 0 and checked["tenants-have-their-namespace"] > 0
 
+
+
+def test_kmodel_check_drives_the_objects_of_the_tenant_crd_and_still_passes(tmp_path, capsys):
+    """The operator's registration brings the Tenant CRD: the campaign adds the rules of its objects
+    (kmodel/checker/own_crd_rules.py), each drawn from its schema, and the operator's guarantees still hold."""
+    report = tmp_path / "report"
+    assert main(["check", "--component", TENANT, "--nodes", "1", "--examples", "20", "--seed", "1",
+                 "--report", str(report)]) == 0
+    rules = json.loads((report / "report.json").read_text())["rules"]
+    for rule in ("apply_custom_object", "write_custom_status", "delete_custom_object"):
+        assert rules.get(rule, 0) > 0, rule
+    assert "scale_custom_object" not in rules  # the Tenant CRD has no scale subresource
+
+
+def test_a_check_without_a_components_crd_has_no_rules_of_own_custom_objects(tmp_path, capsys):
+    report = tmp_path / "report"
+    assert main(["check", "--nodes", "1", "--examples", "3", "--steps", "10", "--seed", "1",
+                 "--report", str(report)]) in (0, 1)
+    rules = json.loads((report / "report.json").read_text())["rules"]
+    assert not [rule for rule in rules if "custom" in rule]

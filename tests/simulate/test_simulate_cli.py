@@ -21,7 +21,7 @@ def test_accepted_manifests_exit_0_and_report_every_section(capsys):
     code, report = run_json(capsys, "-f", str(EXAMPLES / "web-service.yaml"), "--nodes", "3", "--until", "60")
     assert code == 0
     assert set(report) == {"time", "nodes", "pods", "deployments", "replicasets", "services", "proxy", "events",
-                           "leases", "rejected", "control_plane"}
+                           "leases", "custom_objects", "rejected", "control_plane"}
     assert report["leases"] == []  # one controller manager and one scheduler elect nothing
     assert report["time"] == 60
     assert [n["name"] for n in report["nodes"]] == ["node-1", "node-2", "node-3"]

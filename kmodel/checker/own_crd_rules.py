@@ -1,0 +1,94 @@
+"""The rules of a component's own custom kinds: a mixin the campaign adds when a component brings a CRD.
+
+Theory of operation
+-------------------
+kmodel/checker/run.py adds `OwnCrdRules` to the machine's bases when a component of its cluster creates a
+CustomResourceDefinition at boot (own_crd_actions.own_kinds): an operator registered with `kmodel check
+--component`, or named in a `kmodel_test` machine's configuration. A cluster without one runs the machine
+without these rules, so its exploration is that of the rules it has.
+
+Each rule draws an INDEX into the (kind, object name) pairs of those kinds, and its content from the kind's
+structural schema (schema_draws.py): valid in most draws, broken in one listed way in some, so that the API
+server's 422 (and 400 for an unknown field) is exercised; each draw shrinks toward the first object and a
+valid value with optional fields left out.
+
+    apply_custom_object   a create, or an update of a stored one (the spec within or outside the schema)
+    write_custom_status   the status subresource (kinds that have it)
+    scale_custom_object   the scale subresource (kinds that have it), 0..MAX_SCALE replicas
+    delete_custom_object  with a drawn propagation policy
+
+Like the Database rules (crd_rules.py), they name an object whether or not it is stored yet: one that is not
+gets 404, as kubectl would. The operator's own invariants (its registration's) and the custom resource
+invariants (invariants/crd.py) check what they drive.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from kmodel.checker.access_rules import PROPAGATION
+from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.own_crd_actions import (
+    MAX_SCALE, ApplyCustomObject, CustomKind, DeleteCustomObject, ScaleCustomObject, WriteCustomStatus, canonical,
+    own_kinds,
+)
+from kmodel.checker.schema_draws import breakages, broken, pick_breakage, valid
+
+
+def _drawn(data: Any, kind: CustomKind, part: str, breakage: int) -> Any:
+    """A value of `kind`'s top-level property `part` drawn from its schema, broken as the `breakage` draw says."""
+    schema = kind.part(part)
+    value = {part: data.draw(valid(schema), label=f"{kind.kind}.{part}")}
+    chosen = pick_breakage(breakage, breakages(schema, (part,)))
+    return broken(value, chosen) if chosen is not None else value
+
+
+class OwnCrdRules:
+    """Rules for the objects of the cluster's components' own CRDs (see the module docstring). Mixed into the
+    campaign's machine, which provides `config` and `_do`."""
+
+    config: Any
+    _own_kinds: ClassVar[dict] = {}  # the components of a configuration -> their kinds (read once)
+
+    def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
+        raise NotImplementedError
+
+    def _kinds(self) -> list[CustomKind]:
+        components = tuple(self.config.components)
+        if components not in OwnCrdRules._own_kinds:
+            OwnCrdRules._own_kinds[components] = own_kinds(components)
+        return OwnCrdRules._own_kinds[components]
+
+    def _objects(self, subresource: str = "") -> list[tuple[CustomKind, str]]:
+        """(kind, object name) for every object the rules name, of the kinds with `subresource` if given."""
+        return [(kind, name) for kind in self._kinds() if not subresource or getattr(kind, subresource)
+                for name in kind.names]
+
+    @rule(i=INDEX, breakage=INDEX, data=st.data())
+    def apply_custom_object(self, i: int, breakage: int, data: Any) -> None:
+        kind, name = pick(i, self._objects())
+        content = _drawn(data, kind, "spec", breakage)
+        self._do("apply_custom_object", ApplyCustomObject(kind.api_version, kind.kind, kind.namespace, name,
+                                                          canonical(content)))
+
+    @precondition(lambda self: bool(self._objects("status")))
+    @rule(i=INDEX, breakage=INDEX, data=st.data())
+    def write_custom_status(self, i: int, breakage: int, data: Any) -> None:
+        kind, name = pick(i, self._objects("status"))
+        status = _drawn(data, kind, "status", breakage)["status"]
+        self._do("write_custom_status", WriteCustomStatus(kind.plural, kind.namespace, name, canonical(status)))
+
+    @precondition(lambda self: bool(self._objects("scale")))
+    @rule(i=INDEX, replicas=st.integers(0, MAX_SCALE))
+    def scale_custom_object(self, i: int, replicas: int) -> None:
+        kind, name = pick(i, self._objects("scale"))
+        self._do("scale_custom_object", ScaleCustomObject(kind.plural, kind.namespace, name, replicas))
+
+    @rule(i=INDEX, policy=INDEX)
+    def delete_custom_object(self, i: int, policy: int) -> None:
+        kind, name = pick(i, self._objects())
+        self._do("delete_custom_object", DeleteCustomObject(kind.plural, kind.namespace, name,
+                                                            pick(policy, PROPAGATION)))
