@@ -9,7 +9,7 @@ import yaml
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CRD = yaml.safe_load((EXAMPLES / "crd.yaml").read_text())
-DATABASE = yaml.safe_load((EXAMPLES / "database.yaml").read_text())
+DATABASE = yaml.safe_load((EXAMPLES / "objects" / "database.yaml").read_text())
 
 
 def crd_body(**changes) -> dict:

@@ -48,7 +48,7 @@ def test_kopf_converges_and_converges_again_after_a_partition(fast_served: Any) 
     kopf = subprocess.Popen([sys.executable, "-m", "kopf", "run", "--standalone", "-n", "default", str(OPERATOR)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        database = yaml.safe_load((EXAMPLES / "database.yaml").read_text())
+        database = yaml.safe_load((EXAMPLES / "objects" / "database.yaml").read_text())
         created = custom.create_namespaced_custom_object("example.com", "v1", "default", "databases", database)
         assert created["metadata"]["resourceVersion"]
 
