@@ -11,7 +11,9 @@
         re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
         with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
         2 an unreadable, truncated or wrong-version file (or one this model cannot apply; with --lenient,
-        interleaving and fault steps whose events are not enabled are skipped instead)
+        interleaving and fault steps whose events are not enabled are skipped instead); TRACE may also be the
+        trace.json of a `kmodel serve` run (told apart by its format), run again without its clients as
+        `kmodel serve --replay` does: exit 0 the recorded digest reached, 1 not, 2 a file that cannot be used
     kmodel invariants [--markdown]
         the table of invariants and sometimes properties: name, kind, principle, guarantee (--markdown: the
         reference page docs/invariants.md, generated from the registry)
@@ -86,8 +88,12 @@ def register(subparsers: Any) -> None:
 
     r = subparsers.add_parser("replay", help=REPLAY_HELP, description=REPLAY_HELP,
                               epilog="exit codes: 1 a violation reproduced; 0 the trace passes; 2 a file that "
-                                     "cannot be used")
-    r.add_argument("trace", metavar="TRACE", help="a trace file (kmodel-trace/2, or /1)")
+                                     "cannot be used. A kmodel serve run's trace.json is run again without its "
+                                     "clients, as kmodel serve --replay runs it: 0 when it ends on the run's "
+                                     "digest, 1 when it does not (--variant, --fix, --lenient and --state are for "
+                                     "the checker's traces)")
+    r.add_argument("trace", metavar="TRACE",
+                   help="a trace file (kmodel-trace/2, or /1), or the trace.json a kmodel serve run wrote")
     r.add_argument("--variant", default=None, metavar="NAME", help="replay under this variant (default: the trace's)")
     add_fix_option(r, "replay (besides the trace's own fixes)")
     r.add_argument("--lenient", action="store_true",
@@ -348,7 +354,10 @@ def replay_command(args: argparse.Namespace) -> int:
     from kmodel.checker.session import VARIANTS, TraceDiverged
     from kmodel.checker.trace import TraceError, read_trace
     from kmodel.component.registry import ComponentError
+    from kmodel.serve.recording import is_recording
 
+    if is_recording(Path(args.trace)):
+        return replay_serve_run(args)
     if args.variant is not None and args.variant not in VARIANTS:
         raise KmodelUsageError(f"unknown variant {args.variant!r}; variants: {', '.join(VARIANTS)}")
     try:
@@ -393,6 +402,20 @@ def replay_command(args: argparse.Namespace) -> int:
     if expected is not None:
         print(f"(the trace expected {expected} to fail)")
     return 0
+
+
+def replay_serve_run(args: argparse.Namespace) -> int:
+    """`kmodel replay` given the trace of a `kmodel serve` run: the serve command's own replay (its calls to
+    the model, run again without the clients); the options that steer a checker's trace do not apply to it."""
+    from kmodel.serve.command import replay_command as replay_run
+
+    given = [flag for flag, value in (("--variant", args.variant), ("--fix", args.fix), ("--lenient", args.lenient),
+                                      ("--state", args.state)) if value]
+    if given:
+        raise KmodelUsageError(f"{args.trace} is the trace of a kmodel serve run, which {', '.join(given)} "
+                               f"cannot steer (only the checker's traces): replay it without "
+                               f"{'them' if len(given) > 1 else 'it'}")
+    return replay_run(Path(args.trace))
 
 
 def print_changes(change: Any, action: str) -> None:

@@ -23,7 +23,7 @@ validation). The kubeconfig names the admin user (current context) and alice, bo
 RBAC names. The safety invariants are checked live: each violation is printed once and written to the report.
 `kmodel ctl` partitions, heals, crashes, restarts or pauses components while clients are connected.
 Ctrl-C (SIGINT) or SIGTERM stops the server and writes the report (JSON) beside the kubeconfig, and the run's
-trace.json, which `kmodel serve --replay` runs again without the clients.
+trace.json, which `kmodel replay` (or `kmodel serve --replay`) runs again without the clients.
 See docs/serve.md for what is served."""
 
 DEFAULT_DIR = Path("reports") / "serve"
@@ -111,15 +111,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def replay_command(path: Path) -> int:
-    """`kmodel serve --replay TRACE`: 0 when the replay reaches the recorded digest, 1 when it does not."""
-    from kmodel.serve.recording import RecordingError, read_recording, replay
+    """`kmodel serve --replay TRACE` and `kmodel replay TRACE` given a serve recording: 0 when the replay reaches
+    the recorded digest, 1 when it does not."""
+    from kmodel.serve.recording import RecordingError, read_recording, replay_cluster
 
     try:
         data = read_recording(path)
+        cluster = replay_cluster(data)
     except RecordingError as exc:
         raise KmodelUsageError(str(exc)) from None
-    digest = replay(data)
+    digest = cluster.loop.digest()
     same = digest == data["digest"]
-    print(f"kmodel serve: replayed {len(data['ops'])} operations of {path}: digest {digest} "
-          f"({'the same as recorded' if same else 'recorded: ' + data['digest']})")
+    verdict = "the same as recorded" if same else f"recorded: {data['digest']}"
+    print(f"replayed {len(data['ops'])} operations of the kmodel serve run {path} to logical time "
+          f"{cluster.now / 1000:g} s: digest {digest} ({verdict})")
     return 0 if same else 1

@@ -13,20 +13,25 @@ list, recorded as it happens:
     ["cancel", n]                                 the watch of the n-th submitted request ended by its client
     ["act", action, target, seconds]              a --fault or a control action (kmodel.serve.control)
 
-`replay(data)` builds the same cluster (nodes, seed, users, the manifests applied at the start) with a gateway
-whose answers go nowhere, makes the same calls in the same order, and returns the loop's digest, which equals the
-recorded one when the model did the same (`kmodel serve --replay PATH`).
+`replay_cluster(data)` builds the same cluster (nodes, seed, users, the manifests applied at the start) with a
+gateway whose answers go nowhere, makes the same calls in the same order, and returns the cluster as they left it;
+`replay(data)` returns its loop's digest, which equals the recorded one when the model did the same
+(`kmodel serve --replay PATH`, and `kmodel replay PATH`, which tells such a file from a checker's trace by
+`is_recording`).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import attrs
 
 from kmodel.apiserver.wire import PatchBody, Preconditions, Request
+
+if TYPE_CHECKING:
+    from kmodel.cluster.cluster import Cluster
 
 FORMAT = "kmodel-serve-recording"
 VERSION = 1
@@ -103,8 +108,23 @@ def read_recording(path: Path) -> dict:
     return data
 
 
+def is_recording(path: Path) -> bool:
+    """Whether `path` holds a serve recording (any version; False for anything else, unreadable files included,
+    whose errors the reader of the other kind reports)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format") == FORMAT
+
+
 def replay(data: dict) -> str:
     """Run the recorded operations again on a fresh cluster; the loop's digest at the end."""
+    return replay_cluster(data).loop.digest()
+
+
+def replay_cluster(data: dict) -> Cluster:
+    """Run the recorded operations again on a fresh cluster; the cluster as they left it."""
     from kmodel.cluster.cluster import Cluster
     from kmodel.cluster.config import ClusterConfig
     from kmodel.loop.events import AdvanceTime
@@ -140,4 +160,4 @@ def replay(data: dict) -> str:
             act(cluster, op[1], op[2], op[3])
         else:
             raise RecordingError(f"unknown operation {kind!r} in the recording")
-    return loop.digest()
+    return cluster

@@ -88,7 +88,7 @@ def test_terminating_namespace_is_403(api, store):
 
 
 def test_pod_security_baseline_rejects_host_network(api, store):
-    ns, pod = manifest("restricted-namespace.yaml")
+    ns, pod = manifest("refused/restricted-namespace.yaml")
     assert api.handle(req("create", "namespaces", body=ns), now=NOW).code == 201
     before = state(store)
     r = api.handle(req("create", "pods", "payments", body=pod), now=NOW)

@@ -21,7 +21,7 @@ UNKNOWN = NodeCondition(type="Ready", status="Unknown")
 
 def test_deleting_the_only_node_of_a_zone_keeps_the_monitor_running():
     c = Cluster(ClusterConfig(nodes=2))
-    c.apply(load_yaml((EXAMPLES / "node-big.yaml").read_text()))
+    c.apply(load_yaml((EXAMPLES / "nodes" / "node-big.yaml").read_text()))
     c.run_for(60_000)
     controller = c.loop.components[NAME]
     assert controller.zone_states[ZONE_A] == STATE_FULL_DISRUPTION  # big-1 has no kubelet: never Ready

@@ -512,7 +512,7 @@ def test_binding_immutable_catches_a_pod_moved_to_another_node():
 
 def test_admission_enforced_catches_objects_written_without_admission():
     cluster = Cluster(ClusterConfig(nodes=1))
-    cluster.apply(manifest("restricted-namespace.yaml"))
+    cluster.apply(manifest("refused/restricted-namespace.yaml"))
     cluster.run(10 * S)
     memo: dict = {}
     assert check(cluster, "admission-enforced", memo) == []

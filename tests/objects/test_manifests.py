@@ -10,9 +10,10 @@ from kmodel.objects import (
 )
 
 MANIFEST_DIR = pathlib.Path(__file__).resolve().parents[2] / "examples"
-#: manifests of custom kinds (declared by examples/crd.yaml) are the API server's to decode: tests/apiserver/test_crd.py
-CUSTOM_MANIFESTS = ("database.yaml",)
-MANIFESTS = sorted(m for m in MANIFEST_DIR.glob("*.yaml") if m.name not in CUSTOM_MANIFESTS)
+#: folders of manifests of custom kinds (declared by CRDs): the API server's to decode, tests/apiserver/test_crd.py
+CUSTOM_FOLDERS = ("objects", "operators")
+MANIFESTS = sorted(m for m in MANIFEST_DIR.rglob("*.yaml")
+                   if m.relative_to(MANIFEST_DIR).parts[0] not in CUSTOM_FOLDERS)
 
 KUBECTL_DRY_RUN = """\
 apiVersion: apps/v1
@@ -42,7 +43,7 @@ status: {}
 """
 
 
-@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", MANIFESTS, ids=lambda p: str(p.relative_to(MANIFEST_DIR)))
 def test_manifest_loads_and_round_trips(path):
     objs = load_yaml(path.read_text())
     assert objs
@@ -69,7 +70,7 @@ def test_kubectl_dry_run_output_loads_and_defaults():
 
 
 def test_node_capacity_is_exact():
-    (node,) = load_yaml((MANIFEST_DIR / "node-big.yaml").read_text())
+    (node,) = load_yaml((MANIFEST_DIR / "nodes" / "node-big.yaml").read_text())
     assert isinstance(node, Node)
     assert node.status.capacity["cpu"].milli_value() == 16000
     assert node.status.allocatable["cpu"].milli_value() == 15800
@@ -78,7 +79,7 @@ def test_node_capacity_is_exact():
 
 
 def test_objects_are_immutable_values():
-    (pod,) = [o for o in load_yaml((MANIFEST_DIR / "static-pod-etcd.yaml").read_text())]
+    (pod,) = [o for o in load_yaml((MANIFEST_DIR / "nodes" / "static-pod-etcd.yaml").read_text())]
     assert isinstance(pod, Pod)
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         pod.metadata.name = "x"

@@ -80,7 +80,7 @@ def test_a_deployment_flows_through_the_seeds_pipeline_in_order():
 
 def test_host_port_pins_replicas_two_run_one_pending_forever():
     cluster = Cluster(ClusterConfig(nodes=2))
-    cluster.apply(manifest("web-hostport.yaml"))
+    cluster.apply(manifest("anti-patterns/web-hostport.yaml"))
     cluster.run(20 * 60 * S)  # well past the scheduler's 5-minute unschedulable flush
     pods = pods_of(cluster, "storefront-hostport-")
     phases = sorted(p.status.phase for p in pods)
@@ -174,7 +174,7 @@ def test_node_and_pod_ips_follow_kubernetes_allocation_order():
 # 5 ---------------------------------------------------------------------------------------------------------
 
 def test_static_pods_run_without_api_servers_and_get_mirror_pods_once_one_is_back():
-    [etcd] = manifest("static-pod-etcd.yaml")
+    [etcd] = manifest("nodes/static-pod-etcd.yaml")
     cluster = Cluster(ClusterConfig(nodes=1, apiservers=2, static_pods=(("node-1", (etcd,)),)))
     cluster.crash("apiserver-0")
     cluster.crash("apiserver-1")
@@ -194,7 +194,7 @@ def test_static_pods_run_without_api_servers_and_get_mirror_pods_once_one_is_bac
 
 def test_host_network_pod_in_a_baseline_namespace_is_forbidden():
     cluster = Cluster(ClusterConfig(nodes=1))
-    cluster.apply(manifest("restricted-namespace.yaml"))
+    cluster.apply(manifest("refused/restricted-namespace.yaml"))
     cluster.run(10 * S)
     namespace, pod = cluster.kubectl.results
     assert namespace.response.code == 201

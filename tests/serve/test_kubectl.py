@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+
+from tests.serve.conftest import serve
 
 KUBECTL = shutil.which("kubectl")
 #: kubectl from 1.27 on asks the server to validate fields (OpenAPI v3's fieldValidation); older ones need OpenAPI
@@ -91,13 +94,41 @@ def test_apply_rollout_get_scale_delete(served: Any, tmp_path: Path) -> None:
     assert 'Error from server (NotFound): deployments.apps "web" not found' in missing.stderr
 
 
-def test_apply_the_examples(served: Any) -> None:
-    """Every example is sent; those the cluster refuses are refused as a real one would (a PodSecurity violation,
-    a namespace applied after the object in it)."""
-    applied = kubectl(served, "apply", "-f", str(EXAMPLES), check=False)
-    assert "deployment.apps/storefront created" in applied.stdout
-    assert "statefulset.apps/web created" in applied.stdout
-    assert 'pods "ledger-hostnet" is forbidden: violates PodSecurity "baseline:latest"' in applied.stderr
+def example_objects() -> list[str]:
+    """What `kubectl apply -f examples/` reports for each object of the top level, e.g. "deployment.apps/web"."""
+    def group(api_version: str) -> str:  # kubectl names the core group's kinds without one
+        return "." + api_version.split("/")[0] if "/" in api_version else ""
+
+    return sorted(f"{doc['kind'].lower()}{group(doc['apiVersion'])}/{doc['metadata']['name']}"
+                  for path in sorted(EXAMPLES.glob("*.yaml")) for doc in yaml.safe_load_all(path.read_text()) if doc)
+
+
+def test_the_examples_apply_in_one_kubectl_apply_and_roll_out_on_three_nodes(tmp_path: Path) -> None:
+    """`kmodel serve --nodes 3`, then `kubectl apply -f examples/` (not recursive: the top level, a small
+    application) creates every object, `kubectl rollout status deployment/web` succeeds, the StatefulSet's pods
+    come up, and `kubectl get pods -o wide` shows each pod with an IP from its node's podCIDR."""
+    for served in serve(tmp_path, speed=5.0):
+        applied = kubectl(served, "apply", "-f", str(EXAMPLES))
+        assert sorted(line.rsplit(" ", 1)[0] for line in applied.stdout.splitlines()) == example_objects()
+        assert all(line.endswith(" created") for line in applied.stdout.splitlines()) and applied.stderr == ""
+        rolled = kubectl(served, "rollout", "status", "deployment/web", "--timeout=60s")
+        assert 'deployment "web" successfully rolled out' in rolled.stdout
+        kubectl(served, "rollout", "status", "statefulset/web", "--timeout=60s")
+        kubectl(served, "rollout", "status", "deployment/storefront", "--timeout=60s")
+        kubectl(served, "rollout", "status", "deployment/cart", "-n", "shop", "--timeout=60s")
+        nodes = json.loads(kubectl(served, "get", "nodes", "-o", "json").stdout)["items"]
+        cidrs = {n["metadata"]["name"]: ipaddress.ip_network(n["spec"]["podCIDR"]) for n in nodes}
+        assert sorted(cidrs) == ["node-1", "node-2", "node-3"]
+        wide = kubectl(served, "get", "pods", "-A", "-o", "wide").stdout.splitlines()
+        assert wide[0].split()[:8] == ["NAMESPACE", "NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"]
+        rows = [line.split() for line in wide[1:]]
+        names = {(row[0], row[1]) for row in rows}
+        assert {("default", f"web-{i}") for i in range(3)} <= names  # the StatefulSet's pods
+        # the Deployment web's pods (web-<template hash>-<suffix>)
+        assert len([n for ns, n in names if ns == "default" and n.startswith("web-") and n.count("-") == 2]) == 3
+        for row in rows:
+            ip, node = row[6], row[7]
+            assert row[3] == "Running" and ipaddress.ip_address(ip) in cidrs[node], row
 
 
 def test_forbidden_user_and_invalid_manifest(served: Any, tmp_path: Path) -> None:

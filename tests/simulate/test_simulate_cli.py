@@ -40,9 +40,18 @@ def test_accepted_manifests_exit_0_and_report_every_section(capsys):
     assert report["rejected"] == []
 
 
+def test_the_top_level_of_examples_is_one_application_that_applies_cleanly(capsys):
+    """`-f examples/` reads the folder's top level only, as `kubectl apply -f` does: every object is accepted and
+    every pod runs; the manifests refused on purpose live in subfolders."""
+    code, report = run_json(capsys, "-f", str(EXAMPLES), "--nodes", "3", "--until", "60")
+    assert code == 0 and report["rejected"] == []
+    assert {p["phase"] for p in report["pods"]} == {"Running"} and len(report["pods"]) == 13
+    assert sorted(d["name"] for d in report["deployments"]) == ["cart", "storefront", "web"]
+
+
 def test_rejected_requests_exit_1_and_the_rest_still_runs(capsys):
-    code, report = run_json(capsys, "-f", str(EXAMPLES / "restricted-namespace.yaml"), "-f",
-                            str(EXAMPLES / "web-hostport.yaml"), "--nodes", "2", "--until", "30")
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "refused" / "restricted-namespace.yaml"), "-f",
+                            str(EXAMPLES / "anti-patterns" / "web-hostport.yaml"), "--nodes", "2", "--until", "30")
     assert code == 1
     [rejected] = report["rejected"]
     assert rejected["code"] == 403 and rejected["reason"] == "Forbidden"
@@ -55,7 +64,7 @@ def test_rejected_requests_exit_1_and_the_rest_still_runs(capsys):
 
 
 def test_rbac_decides_for_the_user_given_with_as(capsys, tmp_path):
-    code, report = run_json(capsys, "-f", str(EXAMPLES / "k-namespace-shop.yaml"), "--as", "alice")
+    code, report = run_json(capsys, "-f", str(EXAMPLES / "00-namespace-shop.yaml"), "--as", "alice")
     assert code == 1
     [rejected] = report["rejected"]
     assert rejected["code"] == 403
