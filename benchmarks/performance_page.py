@@ -31,6 +31,9 @@ QUICK: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "simulating a cluster until every pod runs: wall time, events per second, peak memory"),
     ("bench_checker.py", ("--examples", "10", "--steps", "20"),
      "checker steps per second beside an empty Hypothesis state machine, and where a step's time goes"),
+    ("bench_parallel.py", ("--examples", "20", "--skip-variants"),
+     "examples per second of a campaign on 1 and 2 workers on the same budget, then a dev run's model events "
+     "per second and share of time in invariants"),
 )
 
 HEAD = """# Performance
@@ -57,6 +60,7 @@ Logical time and model events do not depend on the machine: the same seed makes 
 | `bench_cluster.py` | time and peak memory of simulating a cluster (`--nodes`, `--pods`) until every pod runs |
 | `bench_invariants.py` | time in the safety invariants against time in the model, checked after every loop event |
 | `bench_checker.py` | checker steps/s beside an empty RuleBasedStateMachine and beside the checker's own machine over a model that costs nothing, model events/s, the share of time in invariants, and where a rule step's time goes (last, the settle that ends every example) |
+| `bench_parallel.py` | campaign examples/s on 1 and 2 workers on the same budget (violations not stopping exploration) and the speed-up, a dev run's model events/s and invariants' share of its time, and (without `--skip-variants`) each anti-pattern variant's time to first violation on 1 and 2 workers |
 | `bench_polling.py` | requests, bytes and reaction delays of watching against polling, at several cluster sizes |
 
 The `kmodel` command and the benchmarks raise Python's GC thresholds and freeze the booted heap

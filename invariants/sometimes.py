@@ -118,7 +118,9 @@ def _informers(cluster: Any, memo: dict) -> Iterator[Informer]:
             if value.client is client:
                 yield value
         elif type(value) is list:
-            yield from (inf for inf in value if inf.client is client)
+            for inf in value:
+                if inf.client is client:
+                    yield inf
 
 
 # -- the properties ----------------------------------------------------------------------------------------
@@ -237,7 +239,10 @@ def rolling_update(cluster: Any, memo: dict) -> bool:
 def informer_relisted(cluster: Any, memo: dict) -> bool:
     """An informer listed again within one life of its process (its watch failed: an error event, a 410 for a
     compacted resourceVersion, a connection given up on), the reflector's recovery from missed events."""
-    return any(inf.lists >= 2 for inf in _informers(cluster, memo))
+    for inf in _informers(cluster, memo):  # a loop, not any() over a generator: asked after every step
+        if inf.lists >= 2:
+            return True
+    return False
 
 
 # the workload edits' properties live beside these, and register on import

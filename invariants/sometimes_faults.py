@@ -49,14 +49,20 @@ def timeout_write_applied(cluster: Any, memo: dict) -> bool:
 def watch_expired_relist(cluster: Any, memo: dict) -> bool:
     """An informer's resumed watch met 410 Expired (it resumed from a resourceVersion the API server's window
     no longer held, after a long stall or a compaction) and the informer listed again."""
-    return any(inf.expired_watches and inf.lists >= 2 for inf in _informers(cluster, memo))
+    for inf in _informers(cluster, memo):  # a loop, not any() over a generator: asked after every step
+        if inf.expired_watches and inf.lists >= 2:
+            return True
+    return False
 
 
 @sometimes("informer-tombstone", principle="watch, not poll")
 def informer_tombstone(cluster: Any, memo: dict) -> bool:
     """An informer's relist found an object gone whose deletion it never saw, and passed it to its handler as
     DeletedFinalStateUnknown (a tombstone)."""
-    return any(inf.tombstones for inf in _informers(cluster, memo))
+    for inf in _informers(cluster, memo):  # a loop, not any() over a generator: asked after every step
+        if inf.tombstones:
+            return True
+    return False
 
 
 @sometimes("apiserver-restarted-under-watches", principle="watch, not poll")

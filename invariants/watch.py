@@ -71,55 +71,67 @@ class _WatchState:
                     self._response(replica.name, stream_id, s, item)
 
     def _response(self, replica: str, stream_id: str, s: _Stream, response: Any) -> None:
-        where = f"{replica} (etcd watch {stream_id}, from revision {s.start})"
-        bad = self.bad
         if response.canceled:
             s.ended = True
             return
         events = response.events
         if not events:
             return  # a progress notification
+        bad = self.bad
+        revs = self.revs
         by_rev: dict[int, list[str]] = {}
         for ev in events:
             rev, key = ev.kv.mod_revision, ev.kv.key
-            expected = self.revs.get(rev, [])
-            position = next((i for i, (k, _) in enumerate(expected) if k == key), -1)
+            position = -1  # the event's place among its revision's changes
+            for i, (k, _) in enumerate(revs.get(rev, ())):
+                if k == key:
+                    position = i
+                    break
             if (rev, position) <= s.last:
-                bad["ordered"].append(f"{where}: event {key}@{rev} came after {s.last[0]} "
+                bad["ordered"].append(f"{_where(replica, stream_id, s)}: event {key}@{rev} came after {s.last[0]} "
                                       f"(position {s.last[1]} in its revision)")
             if (rev, key) in s.seen:
-                bad["unique"].append(f"{where}: event {key}@{rev} was delivered twice")
+                bad["unique"].append(f"{_where(replica, stream_id, s)}: event {key}@{rev} was delivered twice")
             s.seen.add((rev, key))
             if position < 0:
-                bad["reliable"].append(f"{where}: event {key}@{rev} does not match any change the store made")
+                bad["reliable"].append(f"{_where(replica, stream_id, s)}: event {key}@{rev} does not match any "
+                                       "change the store made")
             s.last = max(s.last, (rev, position))
             by_rev.setdefault(rev, []).append(key)
         for rev, keys in by_rev.items():
-            expected = [k for k, _ in self.revs.get(rev, [])]
+            expected = [k for k, _ in revs.get(rev, [])]
             if rev in s.revisions:
-                bad["atomic"].append(f"{where}: the events of revision {rev} were split over responses")
-            elif sorted(keys) != sorted(expected) and rev > s.floor:
+                bad["atomic"].append(f"{_where(replica, stream_id, s)}: the events of revision {rev} were split "
+                                     "over responses")
+            elif keys != expected and rev > s.floor and sorted(keys) != sorted(expected):
                 missing = sorted(set(expected) - set(keys))
                 if missing:
-                    bad["atomic"].append(f"{where}: revision {rev} came without {', '.join(missing)} in its "
-                                         f"response (etcd sends a revision's events together)")
+                    bad["atomic"].append(f"{_where(replica, stream_id, s)}: revision {rev} came without "
+                                         f"{', '.join(missing)} in its response (etcd sends a revision's events "
+                                         "together)")
             s.revisions.add(rev)
             # reliable: every revision between the last one received and this one
             if rev >= s.next_rev:
                 for gap in range(s.next_rev, rev):
-                    changes = self.revs.get(gap)
+                    changes = revs.get(gap)
                     if not changes:
                         continue
                     if gap < s.floor or (gap == s.floor and all(d for _, d in changes)):
                         continue  # outside the history window
-                    bad["reliable"].append(f"{where}: revision {gap} ({', '.join(k for k, _ in changes)}) was "
-                                           f"never delivered, though revision {rev} was")
+                    bad["reliable"].append(f"{_where(replica, stream_id, s)}: revision {gap} "
+                                           f"({', '.join(k for k, _ in changes)}) was never delivered, though "
+                                           f"revision {rev} was")
                 s.next_rev = rev + 1
         # forget `seen` entries that can no longer repeat legitimately (keep it small)
         if len(s.seen) > 4096:
             floor = s.next_rev - 1024
             s.seen = {x for x in s.seen if x[0] >= floor}
             s.revisions = {r for r in s.revisions if r >= floor}
+
+
+def _where(replica: str, stream_id: str, s: _Stream) -> str:
+    """Where a violation was seen, for its message (built only when there is one)."""
+    return f"{replica} (etcd watch {stream_id}, from revision {s.start})"
 
 
 def _state(cluster: Any, memo: dict) -> _WatchState:

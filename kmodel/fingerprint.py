@@ -93,7 +93,7 @@ def _bytes(v: bytes) -> bytes:
 
 def _parts(values: Any, parts: list) -> list:
     """Append the encoding of each value to `parts` (`fingerprint` of each, its commonest cases inline: a string,
-    None, an int, a bool, an immutable object already in the memo)."""
+    None, an int, a bool, an empty tuple, an immutable object already in the memo)."""
     append = parts.append
     for x in values:
         t = type(x)
@@ -107,6 +107,8 @@ def _parts(values: Any, parts: list) -> list:
             append(b"T")
         elif x is False:
             append(b"F")
+        elif t is tuple and not x:
+            append(b"()")  # an empty tuple (most owner references and finalizers), without a call
         else:
             entry = _memo.get(id(x))  # an immutable object met before: its answer, without a call
             append(entry[1] if entry is not None and entry[0] is x else (_ENCODERS.get(t) or _encoder_for(t))(x))
@@ -212,6 +214,8 @@ _FIELD_SOURCE = """\
         append(b"T")
     elif x is False:
         append(b"F")
+    elif t is tuple and not x:
+        append(b"()")
     else:
         entry = memo.get(id(x))
         append(entry[1] if entry is not None and entry[0] is x else (encoders.get(t) or encoder_for(t))(x))
@@ -221,7 +225,7 @@ _FIELD_SOURCE = """\
 def _attrs_encoder(cls: type, head: bytes) -> Encoder:
     """The full encoder of an attrs class (`head`, each field's encoding in declaration order, then ``.``): a
     function generated for the class, which reads each field by name (no tuple of them, no loop, no call for a
-    string, None, int, bool or an immutable object already in the memo)."""
+    string, None, int, bool, an empty tuple or an immutable object already in the memo)."""
     fields = [f.name for f in attrs.fields(cls)]
     if not all(f.isidentifier() and not keyword.iskeyword(f) for f in fields):  # pragma: no cover - none is
         return lambda v: b"".join(_parts([getattr(v, f) for f in fields], [head])) + b"."

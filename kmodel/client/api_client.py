@@ -309,6 +309,8 @@ class ApiClient:
     def writes_outstanding(self) -> list[int]:
         """The request ids of this client's writes (create, update, patch, delete; Events aside: they report a
         change, they are not part of it) sent and not answered yet: its owner is in the middle of a change."""
+        if not self._pending:
+            return []
         return [rid for rid, p in self._pending.items()
                 if p.request.verb in _WRITE_VERBS and p.request.resource != "events"]
 

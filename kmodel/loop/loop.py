@@ -134,6 +134,17 @@ BUSY_SPELL_DIVISOR = 50
 BUSY_QUANTUM_MS = 10
 
 
+#: the digest's line of AdvanceTime(to_ms), `AdvanceTime(to_ms).stable_json()` and a newline (its keys sorted),
+#: formatted without building the event and its JSON: the fair runner records one for every advance it makes
+#: (tests/loop/test_events.py checks it against the event's own)
+_ADVANCE_LINE = b'{"kind":"%s","to_ms":%%d}\n' % AdvanceTime.kind.encode()
+
+
+def advance_line(to_ms: int) -> bytes:
+    """AdvanceTime(to_ms)'s line in the digest: its stable JSON and a newline."""
+    return _ADVANCE_LINE % to_ms
+
+
 class Loop:
     """Owns the network, the clock and the components; the only thing that calls a component."""
 
@@ -470,7 +481,7 @@ class Loop:
 
     def _advance_recorded(self, to_ms: int) -> None:
         """The fair runner's AdvanceTime: recorded in the digest as the event, then applied."""
-        self._record(AdvanceTime(to_ms).stable_json().encode() + b"\n")
+        self._record(advance_line(to_ms))
         self._advance(to_ms)
 
     def latest_deadline(self) -> Optional[int]:

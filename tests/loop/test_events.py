@@ -61,3 +61,12 @@ def test_unknown_kind_is_refused():
 
 def test_events_are_hashable_values():
     assert len({Deliver("a", "b"), Deliver("a", "b"), Work("a")}) == 2
+
+
+@pytest.mark.parametrize("to_ms", [0, 1, 1500, 60_000, 10**15])
+def test_the_fair_runners_advance_line_is_the_events_own(to_ms):
+    """The fair runner records an AdvanceTime by a formatted line (`advance_line`): the same bytes as the
+    event's stable JSON and a newline, the reference."""
+    from kmodel.loop.loop import advance_line
+
+    assert advance_line(to_ms) == AdvanceTime(to_ms).stable_json().encode() + b"\n"
