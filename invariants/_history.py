@@ -155,6 +155,15 @@ class WriteReader:
         return found
 
 
+def stored_since(log: Any, start: int) -> list:
+    """The entries of `log` from `start` on as the log stores them: for a `CompactLog` (kmodel.store.compact_log:
+    the store's history, an API server's etcd watch log, the audit trail) its compact entries are left compact,
+    not built into the objects they stand for (which the log would then keep for the rest of the run); the
+    reader interprets them itself. Any other sequence: its entries."""
+    entries = getattr(log, "_entries", None)
+    return entries[start:] if type(entries) is list else list(log[start:])
+
+
 class SharedChanges:
     """One `HistoryReader` over every key and the changes it has read, in order (see the module docstring)."""
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from invariants._history import change_feed
+from invariants._history import change_feed, stored_since
+from invariants import _paths
 from invariants.registry import SAFETY, SHARED, invariant
+from kmodel.apiserver.etcd_log import EtcdLog
 
 REGISTRY = "/registry/"
 GUARANTEES = ("ordered", "unique", "reliable", "atomic")
@@ -62,26 +64,37 @@ class _WatchState:
             if start == len(log):
                 continue
             self.positions[replica.name] = len(log)
-            for stream_id, item in log[start:]:
-                if isinstance(item, int):
-                    self.streams[(replica.name, stream_id)] = _Stream(item, cluster.store.compact_revision)
-                    continue
+            if _paths.REFERENCE or type(log) is not EtcdLog:
+                entries = log[start:]
+            else:
+                entries = stored_since(log, start)
+            for entry in entries:
+                if len(entry) == 2:
+                    stream_id, item = entry
+                    if isinstance(item, int):
+                        self.streams[(replica.name, stream_id)] = _Stream(item, cluster.store.compact_revision)
+                        continue
+                    canceled, kvs = item.canceled, [ev.kv for ev in item.events]
+                else:
+                    # a compact EtcdLog entry, a response of one event (kmodel.apiserver.etcd_log):
+                    # stream, watch_id, header_revision, compact_revision, canceled, cancel_reason, type, kv, prev_kv
+                    stream_id, canceled, kvs = entry[0], entry[4], (entry[7],)
                 s = self.streams.get((replica.name, stream_id))
                 if s is not None:
-                    self._response(replica.name, stream_id, s, item)
+                    self._response(replica.name, stream_id, s, canceled, kvs)
 
-    def _response(self, replica: str, stream_id: str, s: _Stream, response: Any) -> None:
-        if response.canceled:
+    def _response(self, replica: str, stream_id: str, s: _Stream, canceled: bool, kvs: Any) -> None:
+        """Judge one response of a stream: `canceled`, and the KeyValues of its events, in order."""
+        if canceled:
             s.ended = True
             return
-        events = response.events
-        if not events:
+        if not kvs:
             return  # a progress notification
         bad = self.bad
         revs = self.revs
         by_rev: dict[int, list[str]] = {}
-        for ev in events:
-            rev, key = ev.kv.mod_revision, ev.kv.key
+        for kv in kvs:
+            rev, key = kv.mod_revision, kv.key
             position = -1  # the event's place among its revision's changes
             for i, (k, _) in enumerate(revs.get(rev, ())):
                 if k == key:
