@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, NamedTuple, Optional
 
+from invariants import _paths
 from invariants.registry import SHARED
 from kmodel.store.types import (
     DeleteOp,
@@ -153,6 +154,24 @@ class WriteReader:
                 found.append((last, request, response))
         self.last = last
         return found
+
+
+def audit_since(cluster: Any, memo: dict, start: int, end: int) -> Any:
+    """The audit records `start` to `end` (cluster.audit.records[start:end]). The invariants and sometimes
+    properties of a run read the trail from the same place after each step, so the first to ask reads the
+    records (the trail builds each from its compact entry) and the others get that same list from the run's
+    shared dict (registry.SHARED): one reading per step, not one per reader. The trail only grows and a record
+    never changes, so a range read once reads the same for ever. Read-only: never change the list."""
+    records = cluster.audit.records
+    home = memo.get(SHARED)
+    if home is None or _paths.REFERENCE:
+        return records[start:end]
+    cached = home.get("audit")
+    if cached is not None and cached[0] is records and cached[1] == start and cached[2] == end:
+        return cached[3]
+    read = records[start:end]
+    home["audit"] = (records, start, end, read)
+    return read
 
 
 def stored_since(log: Any, start: int) -> list:

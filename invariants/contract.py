@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from invariants._history import NAMESPACES, change_feed, name_of
+from invariants._history import NAMESPACES, audit_since, change_feed, name_of
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
 from kmodel.apiserver.authorization import (
@@ -186,7 +186,7 @@ def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
     tracker = getattr(store, "_trackers", {}).get(RBAC_PREFIXES)
     views: dict = memo.setdefault("views", {})
     prev_revision = records[start - 1].revision if start else 0
-    for r in records[start:]:
+    for r in audit_since(cluster, memo, start, len(records)):
         written = r.revision != prev_revision
         prev_revision = r.revision
         if not r.user or r.code in (401, 403):

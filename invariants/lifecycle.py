@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any, Iterator, Optional
 
-from invariants._history import NODES, PODS, change_feed, condition, is_terminal, name_of, node_key
+from invariants._history import NODES, PODS, audit_since, change_feed, condition, is_terminal, name_of, node_key
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import service_account_name
 
@@ -184,7 +184,7 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     records = cluster.audit.records
     start = memo.get("pos", 0)
     memo["pos"] = len(records)
-    new_records = records[start:]
+    new_records = audit_since(cluster, memo, start, len(records))
     heard = _heard(cluster, memo)
 
     def node_changed(ch: Any) -> None:

@@ -12,7 +12,8 @@ violation it finds (nothing when it holds):
 
 A runner may put one more thing in every memo: under the key `SHARED`, a dict shared by all the invariants of
 the run, for state several invariants derive from the same inputs (the four watch guarantees read the etcd
-watches once between them). An invariant must work without it too (a test may call it with a bare `{}`).
+watches once between them), and under `CHECK` in that dict the count of the runner's checks so far. An invariant
+must work without either (a test may call it with a bare `{}`).
 
 The docstring's first sentence is the invariant's guarantee, printed by `kmodel invariants` and in reports.
 Safety invariants are checked after every step; liveness invariants once faults have healed and the
@@ -29,6 +30,10 @@ SAFETY = "safety"
 LIVENESS = "liveness"
 #: the memo key of the dict shared by every invariant of a run (see the module docstring)
 SHARED = "shared"
+#: the key, in the shared dict, of the runner's count of the checks it made (each time it asks the invariants
+#: after a step): what several invariants derive from the cluster as it stands (the cluster does not change
+#: while they are asked) can be derived once per check, by the first to need it. Absent: derive it each time
+CHECK = "check"
 
 Check = Callable[[Any, dict], Iterable[str]]
 

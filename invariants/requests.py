@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import change_feed, name_of
+from invariants._history import audit_since, change_feed, name_of
 from invariants.registry import SAFETY, invariant
 
 #: the answers that refuse a request: nothing of it may reach the store. A 5xx is left out on purpose: a
@@ -30,7 +30,7 @@ def refused_request_changes_nothing(cluster: Any, memo: dict) -> Iterator[str]:
     if start < end:
         memo["pos"] = end
         prev = memo.get("revision")
-        for r in records[start:end]:
+        for r in audit_since(cluster, memo, start, end):
             if prev is not None and r.code in REFUSALS and r.revision != prev:
                 target = "/".join(p for p in (r.namespace, r.resource, r.name, r.subresource) if p)
                 bad.append(f"{r.replica} refused {r.verb} {target} from {r.user or 'an unauthenticated user'} "
@@ -58,7 +58,7 @@ def api_status_codes(cluster: Any, memo: dict) -> Iterator[str]:
     records = cluster.audit.records
     start, end = memo.get("pos", 0), len(records)
     memo["pos"] = end
-    for r in records[start:end]:
+    for r in audit_since(cluster, memo, start, end):
         success = 201 if r.verb == "create" else 200
         if r.code != success and r.code not in REFUSALS and r.code not in FAILURES:
             target = "/".join(p for p in (r.namespace, r.resource, r.name, r.subresource) if p)

@@ -21,8 +21,9 @@ from typing import Any, Callable, Iterator
 
 import attrs
 
-from invariants._history import NODES, PODS, change_feed
-from invariants.registry import _first_sentence
+from invariants._history import NODES, PODS, audit_since, change_feed
+from invariants import _paths
+from invariants.registry import CHECK, SHARED, _first_sentence
 from kmodel.client.informer import Informer
 
 Reached = Callable[[Any, dict], bool]
@@ -80,7 +81,7 @@ def _new_audit(cluster: Any, memo: dict) -> Any:
     records = cluster.audit.records
     start, end = memo.get("pos", 0), len(records)
     memo["pos"] = end
-    return records[start:end] if start != end else ()
+    return audit_since(cluster, memo, start, end) if start != end else ()
 
 
 def _audited(cluster: Any, memo: dict, match: Callable[[Any], bool]) -> bool:
@@ -100,7 +101,20 @@ def _holds_informers(attr: str, value: Any) -> bool:
         bool(value) and type(value[0]) is Informer)))
 
 
-def _informers(cluster: Any, memo: dict) -> Iterator[Informer]:
+def _informers(cluster: Any, memo: dict) -> list[Informer]:
+    """Every informer of every component (`_find_informers`), found once per check of the runner (registry.CHECK)
+    for every property that asks in that check: the cluster does not change while they are asked."""
+    home = memo.get(SHARED)
+    check = home.get(CHECK) if home is not None else None
+    if check is None or _paths.REFERENCE:
+        return list(_find_informers(cluster, memo))
+    found = home.get("informers")
+    if found is None or found[0] != check:
+        found = home["informers"] = (check, list(_find_informers(cluster, home.setdefault("informers-where", {}))))
+    return found[1]
+
+
+def _find_informers(cluster: Any, memo: dict) -> Iterator[Informer]:
     """Every informer of every component: a controller's list of them, a kubelet's, scheduler's or
     kube-proxy's own attributes. Where they are is found once (and again when components come: a node
     added), as (component, attribute) pairs: a component keeps its informers under the same attributes in

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 
 import attrs
 
-from invariants._history import change_feed
+from invariants._history import audit_since, change_feed
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.resources import RESOURCES, object_key
 from kmodel.store.types import TxnRequest
@@ -93,8 +93,7 @@ def _read_makers(cluster: Any, memo: dict) -> None:
     records = cluster.audit.records
     makers = memo["makers"]
     last = memo["audit_rev"]
-    for i in range(memo["audit_pos"], len(records)):
-        r = records[i]
+    for r in audit_since(cluster, memo, memo["audit_pos"], len(records)):
         if r.revision > last:
             makers[r.revision] = r
             last = r.revision

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from invariants._history import change_feed, condition, name_of, pod_ips
+from invariants._history import audit_since, change_feed, condition, name_of, pod_ips
 from invariants.liveness import _objects
 from invariants.registry import LIVENESS, SAFETY, SHARED, invariant
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
@@ -64,12 +64,12 @@ class _Ledger:
         self.pending_creates: dict[str, list[int]] = {}
         self.notes_read: dict[str, tuple[Any, int]] = {}  # controller -> (the component, its notes read)
 
-    def update(self, cluster: Any) -> None:
+    def update(self, cluster: Any, memo: dict) -> None:
         records = cluster.audit.records
         end = len(records)
         if self.audit_pos < end:
             prev = self.prev_revision
-            for r in records[self.audit_pos:end]:
+            for r in audit_since(cluster, memo, self.audit_pos, end):
                 if prev is not None and r.revision != prev:
                     self.writers[r.revision] = r.user
                 prev = r.revision
@@ -212,7 +212,7 @@ def _ledger(cluster: Any, memo: dict) -> _Ledger:
     ledger = home.get("workload-ledger")
     if ledger is None:
         ledger = home["workload-ledger"] = _Ledger(memo)
-    ledger.update(cluster)
+    ledger.update(cluster, memo)
     return ledger
 
 

@@ -43,7 +43,7 @@ from kmodel.checker.stats import Stats
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import LoopEvent, EventNotEnabled
 from kmodel.variants import NAMES
-from invariants.registry import LIVENESS, SAFETY, SHARED, Invariant
+from invariants.registry import CHECK, LIVENESS, SAFETY, SHARED, Invariant
 from invariants.sometimes import Sometimes
 
 MODEL_ERROR = "model-error"
@@ -134,7 +134,7 @@ class Session:
         self.safety = [inv for inv in invs if inv.kind == SAFETY]
         self.liveness = [inv for inv in invs if inv.kind == LIVENESS]
         # each invariant's own memo, all holding one dict shared by the run (registry.SHARED)
-        shared: dict = {}
+        shared: dict = {CHECK: 0}
         self.memos: dict[str, dict] = {inv.name: {SHARED: shared} for inv in invs}
         self._shared = shared
         #: the sometimes properties not reached yet in this session, each with its own memo (sharing the run's
@@ -234,6 +234,7 @@ class Session:
         stats = self.stats
         checks = stats.checks
         started = time.perf_counter()
+        self._shared[CHECK] += 1  # a new check: what the invariants derived in the last one is out of date
         try:
             cluster, memos = self.cluster, self.memos
             for inv in self.safety:
@@ -250,6 +251,7 @@ class Session:
         warm-up, the same in every example) does not count: each property first reads what happened up to now,
         and its answer is dropped (a property that looks at a state rather than at what happened, one true
         already, is then reached at the first action)."""
+        self._shared[CHECK] += 1
         for prop in situations:
             memo: dict = {SHARED: self._shared}
             prop.reached(self.cluster, memo)

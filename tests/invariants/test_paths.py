@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 
 from invariants import _paths
-from invariants.sometimes import registered_sometimes
-from kmodel.checker import session as session_module
+from invariants.registry import SHARED, Invariant
+from invariants.sometimes import Sometimes, _informers, registered_sometimes
 from kmodel.checker.actions import (
-    ApplyDeployment, ApplyService, Compact, CrashProcess, DeleteObject, Fault, RestartProcess, RunFair,
+    AddNode, ApplyDeployment, ApplyService, Compact, CrashProcess, DeleteObject, Fault, RestartProcess, RunFair,
     ScaleDeployment,
 )
 from kmodel.checker.run import CheckOptions, run_campaign
@@ -25,39 +26,53 @@ from kmodel.loop.events import Crash, Restart
 from kmodel.store.types import WatchResponse
 
 
-def _recorder(log: list, *, tolerate: bool) -> Any:
-    """A `Session.check_safety` that records every answer (and, `tolerate`, never fails)."""
-
-    def check_safety(self: Session, step: int) -> None:
-        cluster, answers = self.cluster, []
-        for inv in self.safety:
-            answers.append((inv.name, tuple(inv.check(cluster, self.memos[inv.name]))))
-        still = []
-        for prop, memo in self.unreached:
-            reached = bool(prop.reached(cluster, memo))
-            answers.append((prop.name, reached))
-            if reached:
-                self.reached[prop.name] = step
-                self.stats.situation_reached(prop.name)
-            else:
-                still.append((prop, memo))
-        self.unreached = still
-        log.append((step, answers, _watch_progress(self)))
-        if not tolerate:
-            for name, messages in answers:
-                if type(messages) is tuple and messages:
-                    self._fail(session_module.InvariantViolation(name, messages[0], step))
-
-    return check_safety
+_SESSION_INIT, _SESSION_LOOK_FOR = Session.__init__, Session.look_for
 
 
-def _watch_progress(session: Session) -> list:
-    """Where the watch guarantees' shared reading stands in each etcd watch stream (it judges what comes next)."""
-    state = session.memos["watch-atomic"]["shared"].get("watch-state")
-    if state is None:
-        return []
-    return sorted((key, s.next_rev, s.last, s.ended, sorted(s.seen), sorted(s.revisions))
-                  for key, s in state.streams.items())
+def _recording(log: list, *, tolerate: bool) -> tuple[Any, Any]:
+    """A `Session.__init__` and a `Session.look_for` that wrap every safety invariant and sometimes property the
+    session asks, so that each answer goes on `log` with the step it follows (and the watch guarantees'
+    progress); `tolerate`: the session never sees a violation (every check asks every invariant)."""
+    init, look_for = _SESSION_INIT, _SESSION_LOOK_FOR
+
+    def record(session: Session, name: str, answer: Any) -> None:
+        log.append((len(session.actions), name, answer, _progress(session)))
+
+    def wrap(session: Session, inv: Invariant) -> Invariant:
+        def check(cluster: Any, memo: dict) -> tuple:
+            messages = tuple(inv.check(cluster, memo))
+            record(session, inv.name, messages)
+            return () if tolerate else messages
+
+        return attrs.evolve(inv, check=check)
+
+    def wrap_situation(session: Session, prop: Sometimes) -> Sometimes:
+        def reached(cluster: Any, memo: dict) -> bool:
+            answer = bool(prop.reached(cluster, memo))
+            record(session, prop.name, answer)
+            return answer
+
+        return attrs.evolve(prop, reached=reached)
+
+    def recording_init(self: Session, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.safety = [wrap(self, inv) for inv in self.safety]
+
+    def recording_look_for(self: Session, situations: Any) -> None:
+        look_for(self, [wrap_situation(self, prop) for prop in situations])
+
+    return recording_init, recording_look_for
+
+
+def _progress(session: Session) -> tuple:
+    """What the shortcuts share between invariants, as it stands: where the watch guarantees' reading is in each
+    etcd watch stream (it judges what comes next), and the informers the sometimes properties find this check."""
+    state = session._shared.get("watch-state")
+    streams = [] if state is None else sorted(
+        (key, s.next_rev, s.last, s.ended, sorted(s.seen), sorted(s.revisions)) for key, s in state.streams.items())
+    informers = [(inf.resource, inf.lists, len(inf.exposed), inf.tombstones)
+                 for inf in _informers(session.cluster, {SHARED: session._shared})]
+    return streams, informers
 
 
 def _deliver_old_etcd_response(session: Session) -> None:
@@ -73,7 +88,9 @@ def _both_ways(monkeypatch: pytest.MonkeyPatch, run: Any, *, tolerate: bool = Fa
     for reference in (False, True):
         log: list = []
         monkeypatch.setattr(_paths, "REFERENCE", reference)
-        monkeypatch.setattr(Session, "check_safety", _recorder(log, tolerate=tolerate))
+        init, look_for = _recording(log, tolerate=tolerate)
+        monkeypatch.setattr(Session, "__init__", init)
+        monkeypatch.setattr(Session, "look_for", look_for)
         run()
         logs.append(log)
     return logs[0], logs[1]
@@ -86,7 +103,7 @@ def test_a_checker_campaign_gets_the_same_answer_at_every_check_both_ways(monkey
         results.append(run_campaign(CheckOptions(seed=3, examples=4, profile="dev", fixes=("all",))).stats)
 
     fast, reference = _both_ways(monkeypatch, run)
-    assert len(fast) > 100
+    assert len({step for step, *_ in fast}) > 20
     assert fast == reference
     assert results[0].trace_digest() == results[1].trace_digest()
 
@@ -94,7 +111,8 @@ def test_a_checker_campaign_gets_the_same_answer_at_every_check_both_ways(monkey
 ACTIONS = (ApplyDeployment("web", 3), ApplyService("web"), RunFair(8_000), Fault(Crash("apiserver-0")),
            RunFair(4_000), Fault(Restart("apiserver-0")), ScaleDeployment("web", 1), RunFair(6_000), "compact",
            "old etcd response",
-           CrashProcess(), RunFair(3_000), RestartProcess(), DeleteObject("deployments", "web"), RunFair(10_000))
+           CrashProcess(), RunFair(3_000), RestartProcess(), AddNode(), DeleteObject("deployments", "web"),
+           RunFair(10_000))
 
 
 @pytest.mark.parametrize("variant", ["default", "blind-writes", "bypass-apiserver", "edge-triggered"])
@@ -111,10 +129,10 @@ def test_a_session_with_faults_gets_the_same_answers_both_ways_failing_ones_too(
             session.execute(action)
 
     fast, reference = _both_ways(monkeypatch, run, tolerate=True)
-    assert len(fast) == len(ACTIONS)
-    assert fast[-1][2]  # the watch guarantees followed streams
+    assert {step for step, *_ in fast} == set(range(len(ACTIONS) + 1))  # look_for's first reading, every step
+    assert fast[-1][3][0] and fast[-1][3][1]  # the watch guarantees followed streams; informers were found
     assert fast == reference
-    failed = {name for _, answers, _ in fast for name, m in answers if type(m) is tuple and m}
+    failed = {name for _, name, answer, _ in fast if type(answer) is tuple and answer}
     assert {"watch-ordered", "watch-unique"} <= failed
     if variant != "default":
         assert len(failed) > 2
