@@ -184,13 +184,17 @@ def stored_since(log: Any, start: int) -> list:
 
 
 class SharedChanges:
-    """One `HistoryReader` over every key and the changes it has read, in order (see the module docstring)."""
+    """One `HistoryReader` over every key and the changes it has read, in order (see the module docstring), and
+    the last stretch of them each set of prefixes was read for: the feeds of a run read after every step, from
+    the same place, so feeds with the same prefixes get the same list, filtered once."""
 
-    __slots__ = ("reader", "changes")
+    __slots__ = ("reader", "changes", "filtered")
 
     def __init__(self) -> None:
         self.reader = HistoryReader()
         self.changes: list[Change] = []
+        # prefixes -> (start, end, the changes start:end under those prefixes)
+        self.filtered: dict[tuple[str, ...], tuple[int, int, list[Change]]] = {}
 
     def update(self, store: Any) -> None:
         if self.reader.pos != len(store.history):
@@ -208,6 +212,8 @@ class ChangeFeed:
         self.pos = 0  # changes of `shared` already returned
 
     def read(self, store: Any) -> list[Change]:
+        """The changes under this feed's prefixes since its last read, in order (read-only: other feeds may get
+        the same list)."""
         shared = self.shared
         shared.update(store)
         changes = shared.changes
@@ -215,6 +221,17 @@ class ChangeFeed:
         if start == end:
             return []
         self.pos = end
+        prefixes = self.prefixes
+        if _paths.REFERENCE:
+            return self._filter(changes, start, end)
+        last = shared.filtered.get(prefixes)
+        if last is not None and last[0] == start and last[1] == end:
+            return last[2]  # read for another feed with these prefixes (the list is read-only)
+        found = self._filter(changes, start, end)
+        shared.filtered[prefixes] = (start, end, found)
+        return found
+
+    def _filter(self, changes: list[Change], start: int, end: int) -> list[Change]:
         prefixes = self.prefixes
         if prefixes == ("",):
             return changes[start:end]
