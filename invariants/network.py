@@ -6,6 +6,7 @@ the pods and nodes the step changed, so a check costs what the step wrote, not t
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from typing import Any, Iterator
 
@@ -84,7 +85,10 @@ def unique_pod_ips(cluster: Any, memo: dict) -> Iterator[str]:
         yield f"pod IP {ip} is held by {len(owners[ip])} live pods: {holders}"
 
 
+@functools.lru_cache(maxsize=4096)
 def _in_any(ip: str, cidrs: tuple[str, ...]) -> bool:
+    """Is `ip` in one of `cidrs`? (A pure function of two strings, asked again for every write of a pod: the
+    answers are kept, so an address and a range are parsed once, not at every check.)"""
     addr = ipaddress.ip_address(ip)
     for c in cidrs:
         net = ipaddress.ip_network(c, strict=False)
