@@ -137,6 +137,8 @@ class Session:
         shared: dict = {CHECK: 0}
         self.memos: dict[str, dict] = {inv.name: {SHARED: shared} for inv in invs}
         self._shared = shared
+        #: (self.safety, each safety invariant's name, check and memo), built at the first check
+        self._asks: Optional[tuple[list, list[tuple[str, Any, dict]]]] = None
         #: the sometimes properties not reached yet in this session, each with its own memo (sharing the run's
         #: dict), and those reached: name -> the step after which it was (see `look_for`)
         self.unreached: list[tuple[Sometimes, dict]] = []
@@ -236,11 +238,14 @@ class Session:
         started = time.perf_counter()
         self._shared[CHECK] += 1  # a new check: what the invariants derived in the last one is out of date
         try:
-            cluster, memos = self.cluster, self.memos
-            for inv in self.safety:
-                checks[inv.name] = checks.get(inv.name, 0) + 1
-                for message in inv.check(cluster, memos[inv.name]):
-                    self._fail(InvariantViolation(inv.name, message, step))
+            cluster = self.cluster
+            asks = self._asks
+            if asks is None or asks[0] is not self.safety:
+                asks = self._asks = (self.safety, [(inv.name, inv.check, self.memos[inv.name]) for inv in self.safety])
+            for name, check, memo in asks[1]:
+                checks[name] = checks.get(name, 0) + 1
+                for message in check(cluster, memo):
+                    self._fail(InvariantViolation(name, message, step))
             if self.unreached:
                 self._look_for_situations(step)
         finally:
