@@ -298,24 +298,61 @@ def restart_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     life that began and ended within one step is judged too."""
     bad: list = memo.setdefault("bad", [])
     clients: dict = memo.setdefault("clients", {})
-    for name, component in cluster.loop.components.items():
+    if _paths.REFERENCE:
+        for name, component in cluster.loop.components.items():
+            client = getattr(component, "client", None)
+            record = getattr(client, "informer_lives", None)
+            if not record:
+                continue
+            for identity, lives in record.items():
+                _judge_identity(name, client, identity, lives, _identity_state(clients, name, client, identity), bad)
+        yield from bad
+        return
+    # The same, over a flat list of (component, client, identity, its lives, its state) in the same order, rebuilt
+    # when its shape changes: a component comes, holds another client, or its client records an informer identity
+    # more (a new life of an identity is appended to the lives list the entry holds). An identity with no new
+    # life and no open one has nothing to judge, so only the others are asked.
+    components = cluster.loop.components
+    shape = [len(components)]  # then (id(client), id(its record), identities recorded) per component with one
+    for component in components.values():
         client = getattr(component, "client", None)
         record = getattr(client, "informer_lives", None)
-        if not record:
-            continue
-        entry = clients.get(name)
-        if entry is None or entry[0] is not client:
-            entry = clients[name] = [client, {}]
-        states: dict = entry[1]
-        for identity, lives in record.items():
-            state = states.get(identity)
-            if state is None:
-                state = states[identity] = [0, [], []]  # lives seen, newest of each ended life, open lives
-            if state[0] < len(lives):
-                _open_new_lives(lives, client.written_rvs.get(identity[0], {}), state)
-            if state[2]:
-                _judge_open_lives(name, identity, lives, client.incarnation, state[2], bad)
+        if record:
+            shape.append((id(client), id(record), len(record)))  # kept alive in `flat`: ids not reused
+    flat = memo.get("flat")
+    if flat is None or shape != memo["shape"]:
+        flat = memo["flat"] = []
+        for name, component in components.items():
+            client = getattr(component, "client", None)
+            record = getattr(client, "informer_lives", None)
+            if record:
+                for identity, lives in record.items():
+                    flat.append((name, client, identity, lives, _identity_state(clients, name, client, identity)))
+        memo["shape"] = shape
+    for name, client, identity, lives, state in flat:
+        if state[0] < len(lives) or state[2]:
+            _judge_identity(name, client, identity, lives, state, bad)
     yield from bad
+
+
+def _identity_state(clients: dict, name: str, client: Any, identity: tuple) -> list:
+    """What restart-no-time-travel knows of one informer identity of a component's client: [lives seen, the
+    newest resourceVersion of each ended life, the open lives] (a client the component did not hold before
+    starts afresh)."""
+    entry = clients.get(name)
+    if entry is None or entry[0] is not client:
+        entry = clients[name] = [client, {}]
+    state = entry[1].get(identity)
+    if state is None:
+        state = entry[1][identity] = [0, [], []]
+    return state
+
+
+def _judge_identity(name: str, client: Any, identity: tuple, lives: list, state: list, bad: list) -> None:
+    if state[0] < len(lives):
+        _open_new_lives(lives, client.written_rvs.get(identity[0], {}), state)
+    if state[2]:
+        _judge_open_lives(name, identity, lives, client.incarnation, state[2], bad)
 
 
 def _life_newest(exposed: list[int], start: int) -> int:

@@ -66,13 +66,17 @@ def _recording(log: list, *, tolerate: bool) -> tuple[Any, Any]:
 
 def _progress(session: Session) -> tuple:
     """What the shortcuts share between invariants, as it stands: where the watch guarantees' reading is in each
-    etcd watch stream (it judges what comes next), and the informers the sometimes properties find this check."""
+    etcd watch stream (it judges what comes next), the informers the sometimes properties find this check, and
+    what restart-no-time-travel knows of each informer identity (the lives it has seen and those still open)."""
     state = session._shared.get("watch-state")
     streams = [] if state is None else sorted(
         (key, s.next_rev, s.last, s.ended, sorted(s.seen), sorted(s.revisions)) for key, s in state.streams.items())
     informers = [(inf.resource, inf.lists, len(inf.exposed), inf.tombstones)
                  for inf in _informers(session.cluster, {SHARED: session._shared})]
-    return streams, informers
+    restarts = sorted((name, identity, state[0], state[1], [(life[0], life[1], life[2]) for life in state[2]])
+                      for name, entry in session.memos["restart-no-time-travel"].get("clients", {}).items()
+                      for identity, state in entry[1].items())
+    return streams, informers, restarts
 
 
 def _deliver_old_etcd_response(session: Session) -> None:
@@ -130,7 +134,9 @@ def test_a_session_with_faults_gets_the_same_answers_both_ways_failing_ones_too(
 
     fast, reference = _both_ways(monkeypatch, run, tolerate=True)
     assert {step for step, *_ in fast} == set(range(len(ACTIONS) + 1))  # look_for's first reading, every step
-    assert fast[-1][3][0] and fast[-1][3][1]  # the watch guarantees followed streams; informers were found
+    streams, informers, restarts = fast[-1][3]
+    assert streams and informers  # the watch guarantees followed streams; informers were found
+    assert any(opened for *_, opened in restarts)  # a restarted process's informer lives are judged
     assert fast == reference
     failed = {name for _, name, answer, _ in fast if type(answer) is tuple and answer}
     assert {"watch-ordered", "watch-unique"} <= failed
