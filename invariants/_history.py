@@ -39,8 +39,12 @@ class Change(NamedTuple):
     prev: Any  # the value replaced (None: the key did not exist)
     prev_mod: int  # the mod_revision of the value replaced (0: the key did not exist)
     index: int  # the position of the request in store.history
-    request: Any
-    response: Any
+    request: Any  # None for a txn put the history keeps compact (see `compare`)
+    response: Any  # None for a txn put the history keeps compact
+    #: a txn put the history keeps compact (kmodel.store.history: a txn that succeeded with one Compare and one
+    #: PutOp, read here without building its request and response): its Compare's fields (key, target, result,
+    #: value, range_end); None for any other write
+    compare: Any = None
 
 
 def _in_range(key: str, start: str, end: Optional[str]) -> bool:
@@ -74,8 +78,14 @@ class HistoryReader:
             return []
         self.pos = end
         changes: list[Change] = []
-        for i in range(start, end):
-            request, response = history[i]
+        entries = history[start:end] if _paths.REFERENCE else stored_since(history, start, end)
+        for i, entry in enumerate(entries, start):
+            if len(entry) != 2:
+                # a compact txn put (kmodel.store.history.record_txn_put): c_key, c_target, c_result, c_value,
+                # c_range_end, key, value, prev_kv wanted, failure, revision, prev_kv
+                self._put(changes, entry[5], entry[6], entry[9], i, None, None, entry[:5])
+                continue
+            request, response = entry
             rtype = type(request)
             if rtype is TxnRequest:
                 if type(response) is not TxnResponse:
@@ -99,16 +109,7 @@ class HistoryReader:
         for op, res in zip(ops, responses):
             t = type(op)
             if t is PutOp:
-                self.last_write_rev = rev
-                old = live.get(op.key)
-                if not op.key.startswith(prefixes):
-                    continue
-                if old is None:
-                    live[op.key] = (op.value, rev, 1)
-                    changes.append(Change(rev, op.key, op.value, None, 0, index, request, response))
-                else:
-                    live[op.key] = (op.value, rev, old[2] + 1)
-                    changes.append(Change(rev, op.key, op.value, old[0], old[1], index, request, response))
+                self._put(changes, op.key, op.value, rev, index, request, response, None)
             elif t is DeleteOp:
                 if not getattr(res, "deleted", 0):
                     continue
@@ -121,6 +122,20 @@ class HistoryReader:
                     old = live.pop(key)
                     changes.append(Change(rev, key, None, old[0], old[1], index, request, response))
 
+    def _put(self, changes: list, key: str, value: Any, rev: int, index: int, request: Any, response: Any,
+             compare: Any) -> None:
+        self.last_write_rev = rev
+        live = self.live
+        old = live.get(key)
+        if not key.startswith(self.prefixes):
+            return
+        if old is None:
+            live[key] = (value, rev, 1)
+            changes.append(Change(rev, key, value, None, 0, index, request, response, compare))
+        else:
+            live[key] = (value, rev, old[2] + 1)
+            changes.append(Change(rev, key, value, old[0], old[1], index, request, response, compare))
+
 
 from kmodel.store.types import RangeOp as _RANGE  # noqa: E402  (after the class, to keep the reader on top)
 
@@ -128,8 +143,8 @@ _WRITE_RESPONSES = (PutResponse, DeleteRangeResponse, TxnResponse)
 
 
 class WriteReader:
-    """The revisions the store's writes created, read incrementally from `store.history`: (revision, request,
-    response) for each request that made a new revision, in order. No mirror of the keyspace (for an invariant that
+    """The revisions the store's writes created, read incrementally from `store.history`: (revision, index) for
+    each request that made a new revision, in order, `index` its position in the history. No mirror of the keyspace (for an invariant that
     needs only which revisions exist, not what they changed): the store's revision grows by one per write,
     so a write is a put, delete or txn response whose header revision is newer than every earlier one."""
 
@@ -139,7 +154,7 @@ class WriteReader:
         self.pos = 0
         self.last = 1  # a new store is at revision 1
 
-    def read(self, store: Any) -> list[tuple[int, Any, Any]]:
+    def read(self, store: Any) -> list[tuple[int, int]]:
         history = store.history
         start, end = self.pos, len(history)
         if start == end:
@@ -147,11 +162,17 @@ class WriteReader:
         self.pos = end
         found = []
         last = self.last
-        for i in range(start, end):
-            request, response = history[i]
+        entries = history[start:end] if _paths.REFERENCE else stored_since(history, start, end)
+        for i, entry in enumerate(entries, start):
+            if len(entry) != 2:
+                if entry[9] > last:  # a compact txn put (see HistoryReader.read): a TxnResponse at its revision
+                    last = entry[9]
+                    found.append((last, i))
+                continue
+            response = entry[1]
             if type(response) in _WRITE_RESPONSES and response.header_revision > last:
                 last = response.header_revision
-                found.append((last, request, response))
+                found.append((last, i))
         self.last = last
         return found
 
@@ -174,13 +195,13 @@ def audit_since(cluster: Any, memo: dict, start: int, end: int) -> Any:
     return read
 
 
-def stored_since(log: Any, start: int) -> list:
+def stored_since(log: Any, start: int, end: Optional[int] = None) -> list:
     """The entries of `log` from `start` on as the log stores them: for a `CompactLog` (kmodel.store.compact_log:
     the store's history, an API server's etcd watch log, the audit trail) its compact entries are left compact,
     not built into the objects they stand for (which the log would then keep for the rest of the run); the
     reader interprets them itself. Any other sequence: its entries."""
     entries = getattr(log, "_entries", None)
-    return entries[start:] if type(entries) is list else list(log[start:])
+    return entries[start:end] if type(entries) is list else list(log[start:end])
 
 
 class SharedChanges:

@@ -219,8 +219,9 @@ def api_single_contract(cluster: Any, memo: dict) -> Iterator[str]:
         writes = memo["writes"] = WriteReader()
         memo["bypassed"] = {}
     bypassed: dict = memo["bypassed"]
-    for rev, request, response in writes.read(cluster.store):
+    for rev, index in writes.read(cluster.store):
         if rev not in written and rev not in bypassed:
+            request, response = cluster.store.history[index]
             bypassed[rev] = (f"store revision {rev} ({describe_write(request, response)}) was written straight into etcd, "
                              f"not through an API server")
     for rev in sorted(bypassed):

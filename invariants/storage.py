@@ -7,7 +7,8 @@ from typing import Any, Iterator, Optional
 
 import attrs
 
-from invariants._history import audit_since, change_feed
+from invariants import _paths
+from invariants._history import audit_since, change_feed, stored_since
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.resources import RESOURCES, object_key
 from kmodel.store.types import TxnRequest
@@ -18,10 +19,15 @@ def _conditional_on(request: Any, key: str, mod_revision: int) -> bool:
     if type(request) is not TxnRequest:
         return False
     for c in request.compare:
-        if c.key == key and c.range_end in (None, "") and c.target == "MOD" and c.result == "EQUAL" \
-                and c.value == mod_revision:
+        if _compares_mod_revision(c, key, mod_revision):
             return True
     return False
+
+
+def _compares_mod_revision(c: Any, key: str, mod_revision: int) -> bool:
+    """Does the compare `c` (a Compare, or its fields as a tuple: key, target, result, value, range_end) ask that
+    `key`'s mod_revision equal `mod_revision`?"""
+    return c[0] == key and c[4] in (None, "") and c[1] == "MOD" and c[2] == "EQUAL" and c[3] == mod_revision
 
 
 @invariant("occ-no-lost-update", kind=SAFETY, principle="optimistic concurrency")
@@ -65,13 +71,18 @@ def occ_no_lost_update(cluster: Any, memo: dict) -> Iterator[str]:
         if ch.prev is None:
             continue  # a create: nothing to lose
         request = ch.request
-        succeeded = getattr(ch.response, "succeeded", False)
-        if succeeded and _conditional_on(request, ch.key, ch.prev_mod):
-            continue
+        if request is None:  # a txn put the history keeps compact: it succeeded, with the one compare ch.compare
+            if _compares_mod_revision(ch.compare, ch.key, ch.prev_mod):
+                continue
+            how = "a txn that did not compare its mod_revision"
+        else:
+            succeeded = getattr(ch.response, "succeeded", False)
+            if succeeded and _conditional_on(request, ch.key, ch.prev_mod):
+                continue
+            how = ("a txn's failure branch" if type(request) is TxnRequest and not succeeded
+                   else "a txn that did not compare its mod_revision" if type(request) is TxnRequest
+                   else f"a plain {type(request).__name__}")
         what = "put" if ch.value is not None else "delete"
-        how = ("a txn's failure branch" if type(request) is TxnRequest and not succeeded
-               else "a txn that did not compare its mod_revision" if type(request) is TxnRequest
-               else f"a plain {type(request).__name__}")
         bad.append(f"revision {ch.rev}: blind {what} of {ch.key} over mod_revision {ch.prev_mod} ({how}); "
                    f"an update made in between would be lost")
     _read_makers(cluster, memo)
@@ -197,9 +208,10 @@ def resource_version_monotonic(cluster: Any, memo: dict) -> Iterator[str]:
     reader = memo.get("reader")
     if reader is None:
         reader = memo["reader"] = change_feed(memo)
-    for i in range(start, len(history)):
-        response = history[i][1]
-        header = getattr(response, "header_revision", None)
+    entries = history[start:] if _paths.REFERENCE else stored_since(history, start)
+    for i, entry in enumerate(entries, start):
+        # a compact entry is a txn put answered at its revision (see _history.HistoryReader.read)
+        header = getattr(entry[1], "header_revision", None) if len(entry) == 2 else entry[9]
         if header is None or header == 0:
             continue
         if header < last:

@@ -13,7 +13,7 @@ import attrs
 import pytest
 
 from invariants import _paths
-from invariants.registry import SHARED, Invariant
+from invariants.registry import REGISTRY, SAFETY, SHARED, Invariant
 from invariants.sometimes import Sometimes, _informers, registered_sometimes
 from kmodel.checker.actions import (
     AddNode, ApplyDeployment, ApplyService, Compact, CrashProcess, DeleteObject, Fault, RestartProcess, RunFair,
@@ -21,8 +21,9 @@ from kmodel.checker.actions import (
 )
 from kmodel.checker.run import CheckOptions, run_campaign
 from kmodel.checker.session import Session, all_invariants
-from kmodel.cluster import ClusterConfig
+from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop.events import Crash, Restart
+from kmodel.store import Compare, PutOp
 from kmodel.store.types import WatchResponse
 
 
@@ -142,3 +143,34 @@ def test_a_session_with_faults_gets_the_same_answers_both_ways_failing_ones_too(
     assert {"watch-ordered", "watch-unique"} <= failed
     if variant != "default":
         assert len(failed) > 2
+
+
+def _writes_straight_into_etcd(cluster: Cluster) -> None:
+    """Writes no API server made, kept compact by the store's history (a txn of one compare and one put) and
+    not: one guarded by the key's mod_revision, one guarded by its version (a lost update), a blind put."""
+    key = "/registry/namespaces/default"
+    kv = cluster.store.range(key).kvs[0]
+    assert cluster.store.txn([Compare(key, "MOD", "EQUAL", kv.mod_revision)], [PutOp(key, kv.value)], []).succeeded
+    kv = cluster.store.range(key).kvs[0]
+    assert cluster.store.txn([Compare(key, "VERSION", "EQUAL", kv.version)], [PutOp(key, kv.value)], []).succeeded
+    cluster.store.put(key, kv.value)
+
+
+def test_every_safety_invariant_answers_the_same_both_ways_after_writes_straight_into_etcd(monkeypatch):
+    answers = []
+    for reference in (False, True):
+        monkeypatch.setattr(_paths, "REFERENCE", reference)
+        cluster = Cluster(ClusterConfig(nodes=1))
+        cluster.run_for(5_000)
+        shared: dict = {}
+        memos = {inv.name: {SHARED: shared} for inv in all_invariants() if inv.kind == SAFETY}
+        asked = [{name: list(REGISTRY[name].check(cluster, memo)) for name, memo in memos.items()}]
+        _writes_straight_into_etcd(cluster)
+        cluster.run_for(1_000)
+        asked.append({name: list(REGISTRY[name].check(cluster, memo)) for name, memo in memos.items()})
+        answers.append(asked)
+    assert answers[0] == answers[1]
+    found = answers[0][1]
+    assert any("a txn that did not compare its mod_revision" in m for m in found["occ-no-lost-update"])
+    assert any("blind put" in m for m in found["occ-no-lost-update"])
+    assert found["api-single-contract"]
