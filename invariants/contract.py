@@ -6,6 +6,7 @@ pipeline that skipped a stage, or an authorizer that said yes too easily, shows 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Iterator, Optional
 
 from invariants._history import NAMESPACES, audit_since, change_feed, name_of
@@ -137,6 +138,12 @@ class _RbacView:
         return role is not None and rules_allow(a, role.rules)
 
 
+#: a request's authorization attributes, built once per distinct request shape: attributes_for is a function of
+#: its strings and the built-in resource table alone, and Attributes is frozen, so every request of one shape can
+#: share the one value (the audit trail repeats shapes at every step: heartbeats, status writes)
+_attributes = functools.lru_cache(maxsize=1 << 16)(attributes_for)
+
+
 def _node_allows(who: UserInfo, a: Any) -> bool:
     node = who.name[len(NODE_PREFIX):]
     if a.resource == "leases" and a.api_group == "coordination.k8s.io":
@@ -202,7 +209,7 @@ def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
         if MASTERS in who.groups:
             continue
         name = r.name if (r.verb != "create" or r.subresource) else ""
-        a = attributes_for(r.verb, r.resource, r.namespace, name, r.subresource)
+        a = _attributes(r.verb, r.resource, r.namespace, name, r.subresource)
         if not a.api_group and r.resource not in RESOURCES:
             a = _custom_resource_attributes(store, a)
         if who.is_node() and _node_allows(who, a):
