@@ -4,6 +4,7 @@ a campaign started from a snapshot makes exactly the moves of one that builds ev
 from __future__ import annotations
 
 import hashlib
+import random
 
 import pytest
 
@@ -74,6 +75,26 @@ def test_a_running_hash_is_restored_as_a_copy_of_its_state():
     a, b = snapshot.restore()["h"], snapshot.restore()["h"]
     a.update(b"more")
     assert b.hexdigest() == h.hexdigest() != a.hexdigest()
+
+
+def test_a_random_generator_is_restored_in_its_state_and_each_copy_draws_on_its_own():
+    rng = random.Random("seed")
+    rng.random()
+    snapshot = Snapshot({"rng": rng, "again": rng})
+    expected = [rng.random() for _ in range(3)]  # the original moves on; the snapshot keeps where it was
+    a, b = snapshot.restore(), snapshot.restore()
+    assert a["rng"] is a["again"] and a["rng"] is not b["rng"]
+    assert [a["rng"].random() for _ in range(3)] == expected
+    assert [b["rng"].random() for _ in range(3)] == expected
+
+
+def test_tuples_of_immutable_values_are_shared_and_tuples_holding_mutable_ones_are_copied():
+    frozen, holding = ("a", (1, 2.5)), ("a", [1])
+    snapshot = Snapshot({"frozen": frozen, "holding": holding, "empty": ()})
+    a, b = snapshot.restore(), snapshot.restore()
+    assert a["frozen"] is b["frozen"] is frozen
+    assert a["holding"] == holding and a["holding"] is not holding and a["holding"][1] is not b["holding"][1]
+    assert a["empty"] == ()
 
 
 class _Fresh(KmodelMachine):
