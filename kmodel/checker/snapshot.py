@@ -12,11 +12,12 @@ additions to plain pickling:
 
 * Immutable values are shared, not copied. Frozen attrs instances whose fields are (recursively) immutable
   (strings, numbers, tuples, classes, enum members, module-level functions, other such values), tuples and
-  named tuples of such values, FrozenDicts and ip addresses are put aside by identity (`persistent_id`) and every
-  restore hands back the very same objects (only the empty tuple, a singleton, is pickled as itself). This is
-  sound because they cannot change, it is what the model does anyway (the store shares object versions, a pod
-  shares its template's spec), and it keeps identity intact: a value compared with `is` (the shared ``EMPTY_MAP``, a memo keyed by identity) is the same object in the copy.
-  Objects named in `shared` (the campaign's Stats, the invariant definitions) are handed back as they are too.
+  named tuples of such values, FrozenDicts, ip addresses and long ints are put aside by identity
+  (`persistent_id`) and every restore hands back the very same objects (only the empty tuple, a singleton, is
+  pickled as itself). This is sound because they cannot change, it is what the model does anyway (the store
+  shares object versions, a pod shares its template's spec), and it keeps identity intact: a value compared
+  with `is` (the shared ``EMPTY_MAP``, a memo keyed by identity) is the same object in the copy. Objects named
+  in `shared` (the campaign's Stats, the invariant definitions) are handed back as they are too.
 * Closures are rebuilt. Components keep continuations (a callback waiting for an answer, capturing `self`
   and a few values); pickle cannot store a function that is not importable by name, so such a function is
   stored as (its code object, its cells' contents, its defaults) and rebuilt around the copied contents.
@@ -55,6 +56,9 @@ from kmodel.objects.frozendict import FrozenDict
 _FROZEN_SETATTR = getattr(attr._make, "_frozen_setattrs", None)  # noqa: SLF001 (how attrs marks frozen classes)
 _HASH_TYPE = type(hashlib.blake2b())
 _ATOMS = (str, int, float, bool, type(None), bytes, complex)
+#: an int longer than this is shared like the immutable values (a bitmap an invariant keeps can run to hundreds of
+#: thousands of bits, which unpickling would rebuild digit by digit at each restore)
+_LONG_INT_BITS = 64
 _ADDRESSES = (ipaddress.IPv4Address, ipaddress.IPv6Address, ipaddress.IPv4Network, ipaddress.IPv6Network)
 
 # code objects of the closures snapshotted in this process (token -> (code, globals, name))
@@ -147,6 +151,8 @@ class _Pickler(pickle.Pickler):
 
     def persistent_id(self, obj: Any) -> Any:
         t = type(obj)
+        if t is int and obj.bit_length() > _LONG_INT_BITS:
+            return self._share(obj)
         if t in _ATOMS or (t is tuple and not obj):
             return None
         token = self.tokens.get(id(obj))
@@ -154,10 +160,16 @@ class _Pickler(pickle.Pickler):
             return token
         if (t is FrozenDict or t in _ADDRESSES or getattr(t, "__setattr__", None) is _FROZEN_SETATTR
                 or isinstance(obj, tuple)) and self._is_immutable(obj):
+            return self._share(obj)
+        return None
+
+    def _share(self, obj: Any) -> int:
+        """Put `obj` aside (once): every restore hands back this very object."""
+        token = self.tokens.get(id(obj))
+        if token is None:
             self.tokens[id(obj)] = token = len(self.table)
             self.table.append(obj)
-            return token
-        return None
+        return token
 
     # -- what plain pickling cannot take --------------------------------------------------------------------
 

@@ -97,6 +97,14 @@ def test_tuples_of_immutable_values_are_shared_and_tuples_holding_mutable_ones_a
     assert a["empty"] == ()
 
 
+def test_a_long_int_is_shared_and_a_short_one_is_pickled_as_itself():
+    bitmap = (1 << 100_000) | 5
+    snapshot = Snapshot({"bitmap": [bitmap], "small": [7]})
+    a, b = snapshot.restore(), snapshot.restore()
+    assert a["bitmap"][0] is b["bitmap"][0] is bitmap and a["bitmap"] is not b["bitmap"]
+    assert a["small"] == [7] and len(snapshot.table) == 1
+
+
 class _Fresh(KmodelMachine):
     snapshot_warmup = False
 
