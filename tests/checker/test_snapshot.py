@@ -17,6 +17,8 @@ from kmodel.checker.stats import Stats
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import Crash, Partition
 
+from tests.checker.conftest import SmallMachine
+
 CONFIG = ClusterConfig(nodes=2, apiservers=2, seed=5)
 ACTIONS = [ApplyDeployment("web", 3), ApplyService("web"), RunFair(3_000), Fault(Crash("controller/replicaset")),
            Fault(Partition(("kubelet/node-2",))), RunFair(20_000), RemoveNode("node-1"),
@@ -205,3 +207,17 @@ def test_a_fresh_session_after_disposing_one_makes_the_same_moves():
     digest = first.digest()
     first.dispose()
     assert run().digest() == digest
+
+
+def test_the_invariants_and_sometimes_properties_are_listed_once_per_campaign(monkeypatch):
+    class Counted(SmallMachine):
+        stats = Stats()
+
+    calls = []
+    real = KmodelMachine.invariant_list.__func__
+    monkeypatch.setattr(Counted, "invariant_list", classmethod(lambda cls: calls.append(cls) or real(cls)))
+    first, second = Counted(), Counted()
+    assert len(calls) == 1 and first.session.safety == second.session.safety
+    Counted.stats = Stats()  # another campaign: listed again
+    Counted()
+    assert len(calls) == 2
