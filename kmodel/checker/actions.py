@@ -388,14 +388,28 @@ def is_mid_reconcile(cluster: Cluster, name: str) -> bool:
 def writes_outstanding(cluster: Cluster, name: str) -> list[tuple[str, int]]:
     """(component, request id) of each write of `name` (a component, or every controller of the process) sent
     and not answered yet (Events aside)."""
+    return _outstanding(_clients(cluster, name))
+
+
+def _clients(cluster: Cluster, name: str) -> list[tuple[str, Any]]:
+    """(component, its API client) for the component `name`, or every controller of the process `name`, that has
+    one."""
     components = cluster.loop.components
     out = []
     for member in _members(cluster, name):
         client = getattr(components.get(member), "client", None)
         if client is not None:
-            rids = client.writes_outstanding()
-            if rids:  # mostly none: CrashMidReconcile asks after every event, for every reconciler
-                out.extend((member, rid) for rid in rids)
+            out.append((member, client))
+    return out
+
+
+def _outstanding(clients: list[tuple[str, Any]]) -> list[tuple[str, int]]:
+    """`writes_outstanding` of the components of `clients` (as `_clients` lists them)."""
+    out = []
+    for member, client in clients:
+        rids = client.writes_outstanding()
+        if rids:  # mostly none: CrashMidReconcile asks after every event, for every reconciler
+            out.extend((member, rid) for rid in rids)
     return out
 
 
@@ -457,10 +471,13 @@ class CrashMidReconcile(Action):
         deadline = cluster.now + 60_000
         names = reconcilers(cluster) if self.component == FIRST_RECONCILER else [self.component]
         seen: dict[str, set] = {n: set() for n in names}
+        # each name's API clients, looked up once: a component makes its client when it is built and keeps it
+        # through crashes and restarts (`reset`), and a fair run adds no component
+        watched = [(n, _clients(cluster, n)) for n in names]
         target = ""
         for _ in range(self.max_events):
-            for n in names:
-                out_now = writes_outstanding(cluster, n)
+            for n, clients in watched:
+                out_now = _outstanding(clients)
                 if out_now:
                     seen[n].update(out_now)
                     if len(seen[n]) >= self.writes:

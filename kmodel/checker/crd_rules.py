@@ -35,12 +35,18 @@ from kmodel.checker.crd_actions import (
     ScaleDatabase, WriteDatabaseStatus,
 )
 from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.preconditions import once_per_step
 
 
 def shape_of(i: int) -> str:
     """The shape an INDEX draw names: each broken one at its own index, valid everywhere else (and at 0, where
     it shrinks), so most applied Databases are stored and the rules that need one can run."""
     return SHAPES[i] if i < len(SHAPES) else SHAPES[0]
+
+
+@once_per_step
+def _no_crd(machine: Any) -> bool:
+    return not machine._crd_stored()
 
 
 class CrdRules:
@@ -55,7 +61,7 @@ class CrdRules:
     def _crd_stored(self) -> bool:
         return self.cluster.get("customresourcedefinitions", "", CRD_NAME) is not None
 
-    @precondition(lambda self: not self._crd_stored())
+    @precondition(_no_crd)
     @rule()
     def apply_crd(self) -> None:
         self._do("apply_crd", ApplyCRD())

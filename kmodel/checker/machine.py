@@ -188,8 +188,7 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
         session is the built one to the bit (the same digest, the same moves from then on); what the snapshot
         ran (its events, its warmup checks) is counted once, when it was built."""
         cls = type(self)
-        invariants = cls.invariant_list()
-        situations = cls.sometimes_list()
+        invariants, situations = cls._campaign_lists(self.stats)
         key = (cls.config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants), tuple(situations))
         use = cls.snapshot_warmup
         if use is None:
@@ -222,6 +221,18 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
             else:
                 cls._warm = _Warm(key, self.stats, snapshot, self.session.events_applied)
         return self.session
+
+    @classmethod
+    def _campaign_lists(cls, stats: Stats) -> tuple[list[Invariant], list[Sometimes]]:
+        """`invariant_list()` and `sometimes_list()`, worked out once for the campaign that `stats` counts and
+        this configuration (every example of it checks the same ones; finding the registered invariants scans
+        the invariants package)."""
+        kept = cls.__dict__.get("_lists")
+        if kept is not None and kept[0] is stats and kept[1] is cls.config:
+            return kept[2], kept[3]
+        invariants, situations = cls.invariant_list(), cls.sometimes_list()
+        cls._lists = (stats, cls.config, invariants, situations)
+        return invariants, situations
 
     @classmethod
     def invariant_list(cls) -> list[Invariant]:

@@ -11,20 +11,23 @@ A snapshot is a pickle, taken and restored in this process only (it is never wri
 additions to plain pickling:
 
 * Immutable values are shared, not copied. Frozen attrs instances whose fields are (recursively) immutable
-  (strings, numbers, tuples, classes, enum members, module-level functions, other such values), named
-  tuples of such values, FrozenDicts and ip addresses are put aside by identity (`persistent_id`) and every restore hands back
-  the very same objects. This is sound because they cannot change, it is what the model does anyway (the
-  store shares object versions, a pod shares its template's spec), and it keeps identity intact: a value
-  compared with `is` (the shared ``EMPTY_MAP``, a memo keyed by identity) is the same object in the copy.
-  Objects named in `shared` (the campaign's Stats, the invariant definitions) are handed back as they are too.
+  (strings, numbers, tuples, classes, enum members, module-level functions, other such values), tuples and
+  named tuples of such values, FrozenDicts, ip addresses and long ints are put aside by identity
+  (`persistent_id`) and every restore hands back the very same objects (only the empty tuple, a singleton, is
+  pickled as itself). This is sound because they cannot change, it is what the model does anyway (the store
+  shares object versions, a pod shares its template's spec), and it keeps identity intact: a value compared
+  with `is` (the shared ``EMPTY_MAP``, a memo keyed by identity) is the same object in the copy. Objects named
+  in `shared` (the campaign's Stats, the invariant definitions) are handed back as they are too.
 * Closures are rebuilt. Components keep continuations (a callback waiting for an answer, capturing `self`
   and a few values); pickle cannot store a function that is not importable by name, so such a function is
   stored as (its code object, its cells' contents, its defaults) and rebuilt around the copied contents.
   The code object is kept in this process's table, which is why a snapshot never leaves the process.
 * Objects pickle cannot take are handled one by one: a running blake2b (the digests) is restored as a
-  `.copy()` of its state when the snapshot was taken; a slotted class that forwards unknown attributes
-  (`__getattr__`, like the API servers' etcd handles) is rebuilt without asking it for ``__setstate__``
-  (the lookup would be forwarded before the object has its slots).
+  `.copy()` of its state when the snapshot was taken; a random.Random (each API client has one) is
+  rebuilt with `setstate` from its state kept beside the pickle, not through `Random.__reduce__`, which
+  would seed a generator from the OS only to overwrite it and unpickle its 625 ints each time; a slotted
+  class that forwards unknown attributes (`__getattr__`, like the API servers' etcd handles) is rebuilt
+  without asking it for ``__setstate__`` (the lookup would be forwarded before the object has its slots).
 
 Anything else that pickle refuses (a generator, a lock, a file) raises `SnapshotError` when the snapshot is
 taken: the caller falls back to building each example from scratch. Order is kept exactly: dicts and lists
@@ -40,6 +43,7 @@ import hashlib
 import io
 import ipaddress
 import pickle
+import random
 import sys
 import types
 from typing import Any, Iterable
@@ -52,6 +56,9 @@ from kmodel.objects.frozendict import FrozenDict
 _FROZEN_SETATTR = getattr(attr._make, "_frozen_setattrs", None)  # noqa: SLF001 (how attrs marks frozen classes)
 _HASH_TYPE = type(hashlib.blake2b())
 _ATOMS = (str, int, float, bool, type(None), bytes, complex)
+#: an int longer than this is shared like the immutable values (a bitmap an invariant keeps can run to hundreds of
+#: thousands of bits, which unpickling would rebuild digit by digit at each restore)
+_LONG_INT_BITS = 64
 _ADDRESSES = (ipaddress.IPv4Address, ipaddress.IPv6Address, ipaddress.IPv4Network, ipaddress.IPv6Network)
 
 # code objects of the closures snapshotted in this process (token -> (code, globals, name))
@@ -110,6 +117,7 @@ class _Pickler(pickle.Pickler):
         self.immutable: dict[int, bool] = {}
         self.fields: dict[type, tuple[str, ...]] = {}
         self.hashes: list[Any] = []
+        self.random_states: list[tuple] = []
         for obj in shared:
             self.tokens[id(obj)] = len(self.table)
             self.table.append(obj)
@@ -143,17 +151,25 @@ class _Pickler(pickle.Pickler):
 
     def persistent_id(self, obj: Any) -> Any:
         t = type(obj)
-        if t in _ATOMS or t is tuple:
+        if t is int and obj.bit_length() > _LONG_INT_BITS:
+            return self._share(obj)
+        if t in _ATOMS or (t is tuple and not obj):
             return None
         token = self.tokens.get(id(obj))
         if token is not None:
             return token
         if (t is FrozenDict or t in _ADDRESSES or getattr(t, "__setattr__", None) is _FROZEN_SETATTR
                 or isinstance(obj, tuple)) and self._is_immutable(obj):
+            return self._share(obj)
+        return None
+
+    def _share(self, obj: Any) -> int:
+        """Put `obj` aside (once): every restore hands back this very object."""
+        token = self.tokens.get(id(obj))
+        if token is None:
             self.tokens[id(obj)] = token = len(self.table)
             self.table.append(obj)
-            return token
-        return None
+        return token
 
     # -- what plain pickling cannot take --------------------------------------------------------------------
 
@@ -174,6 +190,11 @@ class _Pickler(pickle.Pickler):
                         contents.append(_UNSET)
             state = (contents, obj.__defaults__, obj.__kwdefaults__, obj.__dict__ or None)
             return (_new_function, (id(code), len(obj.__closure__ or ())), state, None, None, _fill_function)
+        if t is random.Random:
+            # the generator's state, kept beside the pickle: 625 ints not unpickled at each restore, and no
+            # generator seeded from the OS (what `Random.__reduce__` rebuilds through) only to be overwritten
+            self.random_states.append(obj.getstate())
+            return (_new_random, (len(self.random_states) - 1,))
         if t is _HASH_TYPE:
             self.hashes.append(obj.copy())
             return (_copy_hash, (len(self.hashes) - 1,))
@@ -189,21 +210,26 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
-# the hashes of the snapshot being restored (set by `Snapshot.restore` around the load)
-_restoring_hashes: list[Any] = []
+# the snapshots being restored (`Snapshot.restore` pushes one around its load): what the load's reducers read
+_restoring: list["Snapshot"] = []
 
 
 def _copy_hash(index: int) -> Any:
-    return _restoring_hashes[-1][index].copy()
+    return _restoring[-1].hashes[index].copy()
+
+
+def _new_random(index: int) -> random.Random:
+    """A random.Random in the state a snapshotted one had (without seeding it first: `Random.__new__`)."""
+    rng = random.Random.__new__(random.Random)
+    rng.setstate(_restoring[-1].random_states[index])
+    return rng
 
 
 class _Unpickler(pickle.Unpickler):
     def __init__(self, file: Any, table: list[Any]) -> None:
         super().__init__(file)
-        self.table = table
-
-    def persistent_load(self, pid: Any) -> Any:
-        return self.table[pid]
+        # a persistent id is an index into the table: the list's own lookup, called from C without a Python frame
+        self.persistent_load = table.__getitem__
 
 
 class Snapshot:
@@ -219,6 +245,7 @@ class Snapshot:
         self.data = buffer.getvalue()
         self.table = pickler.table
         self.hashes = pickler.hashes
+        self.random_states = pickler.random_states
 
     @property
     def size(self) -> int:
@@ -226,8 +253,8 @@ class Snapshot:
         return len(self.data)
 
     def restore(self) -> Any:
-        _restoring_hashes.append(self.hashes)
+        _restoring.append(self)
         try:
             return _Unpickler(io.BytesIO(self.data), self.table).load()
         finally:
-            _restoring_hashes.pop()
+            _restoring.pop()

@@ -4,6 +4,7 @@ a campaign started from a snapshot makes exactly the moves of one that builds ev
 from __future__ import annotations
 
 import hashlib
+import random
 
 import pytest
 
@@ -15,6 +16,8 @@ from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import Crash, Partition
+
+from tests.checker.conftest import SmallMachine
 
 CONFIG = ClusterConfig(nodes=2, apiservers=2, seed=5)
 ACTIONS = [ApplyDeployment("web", 3), ApplyService("web"), RunFair(3_000), Fault(Crash("controller/replicaset")),
@@ -74,6 +77,34 @@ def test_a_running_hash_is_restored_as_a_copy_of_its_state():
     a, b = snapshot.restore()["h"], snapshot.restore()["h"]
     a.update(b"more")
     assert b.hexdigest() == h.hexdigest() != a.hexdigest()
+
+
+def test_a_random_generator_is_restored_in_its_state_and_each_copy_draws_on_its_own():
+    rng = random.Random("seed")
+    rng.random()
+    snapshot = Snapshot({"rng": rng, "again": rng})
+    expected = [rng.random() for _ in range(3)]  # the original moves on; the snapshot keeps where it was
+    a, b = snapshot.restore(), snapshot.restore()
+    assert a["rng"] is a["again"] and a["rng"] is not b["rng"]
+    assert [a["rng"].random() for _ in range(3)] == expected
+    assert [b["rng"].random() for _ in range(3)] == expected
+
+
+def test_tuples_of_immutable_values_are_shared_and_tuples_holding_mutable_ones_are_copied():
+    frozen, holding = ("a", (1, 2.5)), ("a", [1])
+    snapshot = Snapshot({"frozen": frozen, "holding": holding, "empty": ()})
+    a, b = snapshot.restore(), snapshot.restore()
+    assert a["frozen"] is b["frozen"] is frozen
+    assert a["holding"] == holding and a["holding"] is not holding and a["holding"][1] is not b["holding"][1]
+    assert a["empty"] == ()
+
+
+def test_a_long_int_is_shared_and_a_short_one_is_pickled_as_itself():
+    bitmap = (1 << 100_000) | 5
+    snapshot = Snapshot({"bitmap": [bitmap], "small": [7]})
+    a, b = snapshot.restore(), snapshot.restore()
+    assert a["bitmap"][0] is b["bitmap"][0] is bitmap and a["bitmap"] is not b["bitmap"]
+    assert a["small"] == [7] and len(snapshot.table) == 1
 
 
 class _Fresh(KmodelMachine):
@@ -176,3 +207,17 @@ def test_a_fresh_session_after_disposing_one_makes_the_same_moves():
     digest = first.digest()
     first.dispose()
     assert run().digest() == digest
+
+
+def test_the_invariants_and_sometimes_properties_are_listed_once_per_campaign(monkeypatch):
+    class Counted(SmallMachine):
+        stats = Stats()
+
+    calls = []
+    real = KmodelMachine.invariant_list.__func__
+    monkeypatch.setattr(Counted, "invariant_list", classmethod(lambda cls: calls.append(cls) or real(cls)))
+    first, second = Counted(), Counted()
+    assert len(calls) == 1 and first.session.safety == second.session.safety
+    Counted.stats = Stats()  # another campaign: listed again
+    Counted()
+    assert len(calls) == 2
