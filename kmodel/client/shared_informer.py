@@ -46,7 +46,7 @@ def _acting_for(owner: str, handler: Handler, factory: "SharedInformerFactory") 
         own = Out()
         handler(now, *objects, own)
         out.act_for(owner, own)
-        if factory.started:
+        if factory.started and factory.added_since_start:
             factory.start(now, out)
 
     return call
@@ -63,6 +63,8 @@ class SharedInformerFactory:
         self._rank: dict[str, int] = {}
         #: whether `start` ran (and no crash since): informers asked for later start once their handler returns
         self.started = False
+        #: an informer was asked for since `start` last ran (only then may one be left to start)
+        self.added_since_start = False
 
     def informer_for(self, owner: str, resource: str, *, namespace: str = "", label_selector: str = "",
                      field_selector: str = "", indexers: Optional[dict[str, IndexFunc]] = None,
@@ -73,6 +75,7 @@ class SharedInformerFactory:
         if inf is None:
             inf = self.informers[identity] = Informer(self.client, resource, namespace=namespace,
                                                       label_selector=label_selector, field_selector=field_selector)
+            self.added_since_start = True
         if indexers:
             inf.add_indexers(indexers)
         rank = self._rank.setdefault(owner, len(self._rank))
@@ -102,6 +105,7 @@ class SharedInformerFactory:
     def start(self, now: int, out: Out) -> None:
         """Start every informer not started yet."""
         self.started = True
+        self.added_since_start = False
         for inf in list(self.informers.values()):
             if not inf.started:
                 inf.start(now, out)

@@ -89,6 +89,28 @@ def test_a_listener_of_another_component_acts_as_that_component():
         [("ActFor", "controller/x", ["x/queue"])]
 
 
+def test_an_informer_a_handler_asks_for_is_started_after_it_and_only_then_the_factory_starts_again():
+    p = Probe("probe", ["apiserver-0"])
+    factory = SharedInformerFactory(p.client)
+    asked = []
+
+    def on_add(now, obj, out):
+        if not asked:
+            asked.append(factory.informer_for("controller/gc", "widgets"))
+
+    inf = factory.informer_for("controller/gc", "pods", on_add=on_add)
+    factory.start(0, Out())
+    assert inf.started and not factory.added_since_start
+    out = Out()
+    inf.listeners[0].on_add(0, pod("x"), out)
+    assert asked[0].started and not factory.added_since_start
+    lists = [e for e in out.effects if type(e).__name__ == "Send"]
+    assert [(e.payload.verb, e.payload.resource) for e in lists] == [("list", "widgets")]
+    out = Out()
+    inf.listeners[0].on_add(0, pod("y"), out)  # nothing new asked for: nothing more started, nothing sent
+    assert out.effects == []
+
+
 def test_a_listener_registered_on_a_filled_cache_gets_an_add_of_each_object():
     p = Probe("probe", ["apiserver-0"])
     factory = SharedInformerFactory(p.client)
