@@ -46,6 +46,7 @@ def _acting_for(owner: str, handler: Handler, factory: "SharedInformerFactory") 
         own = Out()
         handler(now, *objects, own)
         out.act_for(owner, own)
+        factory.called[owner] = None
         if factory.started and factory.added_since_start:
             factory.start(now, out)
 
@@ -65,6 +66,8 @@ class SharedInformerFactory:
         self.started = False
         #: an informer was asked for since `start` last ran (only then may one be left to start)
         self.added_since_start = False
+        #: the owners whose handlers ran since `take_called` last took them (their queues may have grown)
+        self.called: dict[str, None] = {}
 
     def informer_for(self, owner: str, resource: str, *, namespace: str = "", label_selector: str = "",
                      field_selector: str = "", indexers: Optional[dict[str, IndexFunc]] = None,
@@ -118,6 +121,17 @@ class SharedInformerFactory:
 
     def synced(self) -> bool:
         return all(inf.has_synced for inf in self.informers.values())
+
+    def synced_count(self) -> int:
+        """How many of the informers have synced (in this life)."""
+        return sum(inf.has_synced for inf in self.informers.values())
+
+    def take_called(self) -> dict[str, None]:
+        """The owners whose handlers ran since the last call (see `called`), forgotten here."""
+        called = self.called
+        if called:
+            self.called = {}
+        return called
 
     def owners(self) -> list[str]:
         """Every owner that registered, in rank order."""
