@@ -15,8 +15,9 @@ model object does (nothing mutates a field's list or dict after construction). A
 declared `immutable` (etcd's KeyValue: the one a write records is the one every later watch event carries;
 FrozenDict, an object's labels and annotations, shared by its versions) is memoised the same way. `content`
 encodes a value met once (a message's envelope) in full, without the hash and the memo entry that only a
-value met again repays, except that the very same immutable envelope delivered again (one watch event fanned
-out to several watchers) is looked up by identity in a small memo of recent ones.
+value met again repays, except that an envelope of a class declared `fanned_out` (a watch event, delivered to
+each of its watchers) is looked up by identity in a small memo of recent ones, so the very same one delivered
+again is not encoded again.
 
 `reference(value)` and `reference_content(value)` compute the same bytes the plain way: one recursive function,
 no memo, no per-class encoder. They are the definition; `fingerprint` and `content` are the fast paths
@@ -40,8 +41,10 @@ _strings: dict[str, bytes] = {}  # a model's strings repeat (names, keys, images
 Encoder = Callable[[Any], bytes]
 _IMMUTABLE: set[type] = set()  # NamedTuple classes declared immutable (`immutable`)
 _CONTENT: dict[type, Encoder] = {}  # the memoised classes' encoders in full (`content`)
-#: `content`'s memo of recent envelopes by identity (kept alive beside their encoding, like `_memo`): the same
-#: watch event is delivered to each of its watchers
+_FANNED: set[type] = set()  # classes declared `fanned_out`
+_CONTENT_OF: dict[type, Encoder] = {}  # `content`'s encoder of each class met: full, memoised if fanned out
+#: `content`'s memo of recent envelopes of the `fanned_out` classes by identity (kept alive beside their encoding,
+#: like `_memo`): the same watch event is delivered to each of its watchers
 CONTENT_MEMO_SIZE = 4_096
 _content_memo: dict[int, tuple[Any, bytes]] = {}
 
@@ -58,22 +61,36 @@ def content(value: Any) -> bytes:
     """`fingerprint(value)` for a value seen once (a message's envelope): a frozen instance is encoded in full
     rather than hashed and memoised; what it holds is memoised as usual. Two values share a `content` only if
     they are equal."""
-    cls = type(value)
-    encode = _CONTENT.get(cls)
+    encode = _CONTENT_OF.get(type(value))
     if encode is None:
-        encode = _ENCODERS.get(cls) or _encoder_for(cls)
-        if cls not in _CONTENT:  # not an immutable class (its full encoder is made with its encoder): no memo
-            return encode(value)
-        encode = _CONTENT[cls]
-    key = id(value)
-    entry = _content_memo.get(key)
-    if entry is not None and entry[0] is value:
-        return entry[1]
-    encoded = encode(value)
-    if len(_content_memo) >= CONTENT_MEMO_SIZE:
-        _content_memo.clear()
-    _content_memo[key] = (value, encoded)
-    return encoded
+        encode = _content_encoder(type(value))
+    return encode(value)
+
+
+def _content_encoder(cls: type) -> Encoder:
+    """`content`'s encoder of `cls` (made once per class): the class's full encoder (its plain one when it is not
+    immutable), looked up first in the memo of recent envelopes when the class is `fanned_out`."""
+    encode = _ENCODERS.get(cls) or _encoder_for(cls)
+    encode = _CONTENT.get(cls, encode)  # an immutable class: in full, not hashed (made with its encoder)
+    if cls in _FANNED:
+        encode = _recent(encode)
+    _CONTENT_OF[cls] = encode
+    return encode
+
+
+def _recent(encoding: Encoder) -> Encoder:
+    """`encoding`, answered from `_content_memo` for the very object met recently."""
+    def encode(v: Any) -> bytes:
+        key = id(v)
+        entry = _content_memo.get(key)
+        if entry is not None and entry[0] is v:
+            return entry[1]
+        encoded = encoding(v)
+        if len(_content_memo) >= CONTENT_MEMO_SIZE:
+            _content_memo.clear()
+        _content_memo[key] = (v, encoded)
+        return encoded
+    return encode
 
 
 def _str(v: str) -> bytes:
@@ -259,6 +276,16 @@ def immutable(cls: type) -> type:
     _IMMUTABLE.add(cls)
     _ENCODERS.pop(cls, None)
     _CONTENT.pop(cls, None)
+    _CONTENT_OF.pop(cls, None)
+    return cls
+
+
+def fanned_out(cls: type) -> type:
+    """Declare that one instance of `cls` is often delivered several times (a watch event, to each of its
+    watchers), so `content` keeps the recent ones' encodings by identity (see the module docstring). A class
+    decorator; it changes no encoding, only its cost."""
+    _FANNED.add(cls)
+    _CONTENT_OF.pop(cls, None)
     return cls
 
 

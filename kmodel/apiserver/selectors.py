@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
+from kmodel.objects.memo import identity_memo
+
 __all__ = [
     "SelectorError",
     "LabelSelector",
@@ -325,7 +327,13 @@ def parse_label_selector(text: str) -> LabelSelector:
 def label_selector_from_object(selector: Any) -> LabelSelector:
     """metav1.LabelSelectorAsSelector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist).
 
-    None selects nothing upstream (labels.Nothing()); here it returns a selector no labels satisfy."""
+    None selects nothing upstream (labels.Nothing()); here it returns a selector no labels satisfy. A workload's
+    selector object is shared by its versions (and frozen), so its parsed selector is built once per object
+    (`_selector_memo`); an invalid one raises every time."""
+    return _selector_memo(selector)
+
+
+def _label_selector_from_object(selector: Any) -> LabelSelector:
     if selector is None:
         return _NOTHING
     reqs = [Requirement(k, EQUALS, (v,)) for k, v in selector.match_labels.items()]
@@ -344,6 +352,7 @@ class _Nothing(LabelSelector):
 
 
 _NOTHING = _Nothing()
+_selector_memo = identity_memo(_label_selector_from_object)
 
 
 # --- field selectors ---------------------------------------------------------------------------------------

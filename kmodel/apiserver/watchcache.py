@@ -425,6 +425,7 @@ class WatchCache:
         self.watchers: dict[str, CacheWatcher] = {}  # stream -> watcher
         self._bookmark_buckets: dict[int, list[CacheWatcher]] = {}
         self._bookmark_heap: list[int] = []
+        self._bookmarks: dict[str, tuple[int, Resource, WatchEvent]] = {}  # resource -> its last BOOKMARK (rv, ...)
         self._deadlines: list[tuple[int, int, CacheWatcher]] = []  # (deadline, sequence, watcher), a heap
         self._deadline_seq = 0
 
@@ -654,5 +655,14 @@ class WatchCache:
     def _send_bookmark(self, w: CacheWatcher, out: Out) -> None:
         rv = self.resource_version
         if rv > w.rv:
-            out.send(w.client, WatchEvent(BOOKMARK, bookmark_object(self.resources[w.resource].resource, rv)),
-                     w.stream)
+            out.send(w.client, self._bookmark_event(self.resources[w.resource].resource, rv), w.stream)
+
+    def _bookmark_event(self, resource: Resource, rv: int) -> WatchEvent:
+        """The BOOKMARK of `resource` at `rv`: one event shared by every watcher of the resource that gets one at
+        that resourceVersion (the watchers of one bucket are due together), not an object built per watcher."""
+        entry = self._bookmarks.get(resource.name)
+        if entry is not None and entry[0] == rv and entry[1] is resource:
+            return entry[2]
+        event = WatchEvent(BOOKMARK, bookmark_object(resource, rv))
+        self._bookmarks[resource.name] = (rv, resource, event)
+        return event

@@ -19,6 +19,8 @@ from typing import Any
 
 import attrs
 
+from kmodel.fingerprint import fanned_out
+
 # Verbs as kube-apiserver names them (RBAC uses the same words).
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
@@ -83,6 +85,7 @@ class Response:
         return self.code < 400
 
 
+@fanned_out  # one event of a watch cache goes to each of its watchers
 @attrs.frozen
 class WatchEvent:
     """One event on a watch stream: ADDED, MODIFIED, DELETED, BOOKMARK (object carries only an RV) or ERROR

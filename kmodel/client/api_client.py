@@ -93,12 +93,16 @@ from kmodel.network import Message
 from kmodel.objects.core import Binding
 from kmodel.objects.meta import ObjectMeta, ObjectReference
 from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
-from kmodel.objects.fastevolve import evolve
+from kmodel.objects.fastevolve import constructor, evolve
 from kmodel.client.rate_limiter import RateLimit
 
 Done = Callable[[int, Response, Out], None]
 OnEvent = Callable[[int, str, WatchEvent, Out], None]
 OnClosed = Callable[[int, str, Optional[Response], Out], None]
+#: Request(...) from every field in order (id, verb, resource, namespace, name, subresource, body, token,
+#: resource_version, label_selector, field_selector, allow_watch_bookmarks, field_validation,
+#: grace_period_seconds, timeout_seconds, propagation_policy), its slots filled directly: one per request sent
+_request = constructor(Request)
 
 DEFAULT_TIMEOUT_MS = 60_000
 #: how long client-go waits before it resends a GET whose connection was reset (the "Retry-After: 1" response
@@ -368,10 +372,9 @@ class ApiClient:
                       on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
                       throttled: bool = True, propagation_policy: str = "") -> int:
         self._next_id += 1
-        req = Request(self._next_id, verb, resource, namespace, name, subresource, body,
-                      self.informer_token if informer else self.token, resource_version, label_selector,
-                      field_selector, grace_period_seconds=grace_period_seconds,
-                      propagation_policy=propagation_policy)
+        req = _request(self._next_id, verb, resource, namespace, name, subresource, body,
+                       self.informer_token if informer else self.token, resource_version, label_selector,
+                       field_selector, False, "Strict", grace_period_seconds, None, propagation_policy)
         bucket = self._bucket
         takes_token = bucket is not None and throttled and not (informer and self.informers_own_client)
         at = bucket.reserve(now) if takes_token else now  # type: ignore[union-attr]

@@ -46,7 +46,8 @@ def _acting_for(owner: str, handler: Handler, factory: "SharedInformerFactory") 
         own = Out()
         handler(now, *objects, own)
         out.act_for(owner, own)
-        if factory.started:
+        factory.called[owner] = None
+        if factory.started and factory.added_since_start:
             factory.start(now, out)
 
     return call
@@ -63,6 +64,10 @@ class SharedInformerFactory:
         self._rank: dict[str, int] = {}
         #: whether `start` ran (and no crash since): informers asked for later start once their handler returns
         self.started = False
+        #: an informer was asked for since `start` last ran (only then may one be left to start)
+        self.added_since_start = False
+        #: the owners whose handlers ran since `take_called` last took them (their queues may have grown)
+        self.called: dict[str, None] = {}
 
     def informer_for(self, owner: str, resource: str, *, namespace: str = "", label_selector: str = "",
                      field_selector: str = "", indexers: Optional[dict[str, IndexFunc]] = None,
@@ -73,6 +78,7 @@ class SharedInformerFactory:
         if inf is None:
             inf = self.informers[identity] = Informer(self.client, resource, namespace=namespace,
                                                       label_selector=label_selector, field_selector=field_selector)
+            self.added_since_start = True
         if indexers:
             inf.add_indexers(indexers)
         rank = self._rank.setdefault(owner, len(self._rank))
@@ -102,6 +108,7 @@ class SharedInformerFactory:
     def start(self, now: int, out: Out) -> None:
         """Start every informer not started yet."""
         self.started = True
+        self.added_since_start = False
         for inf in list(self.informers.values()):
             if not inf.started:
                 inf.start(now, out)
@@ -114,6 +121,17 @@ class SharedInformerFactory:
 
     def synced(self) -> bool:
         return all(inf.has_synced for inf in self.informers.values())
+
+    def synced_count(self) -> int:
+        """How many of the informers have synced (in this life)."""
+        return sum(inf.has_synced for inf in self.informers.values())
+
+    def take_called(self) -> dict[str, None]:
+        """The owners whose handlers ran since the last call (see `called`), forgotten here."""
+        called = self.called
+        if called:
+            self.called = {}
+        return called
 
     def owners(self) -> list[str]:
         """Every owner that registered, in rank order."""

@@ -244,7 +244,10 @@ class Controller(ClientComponent):
         self.recorder.record(self.client, now, out, obj, reason, message, type=type_)
 
     def synced(self) -> bool:
-        return all(inf.has_synced for inf in self.informers)
+        for inf in self.informers:  # (a plain loop: asked at every look at the controller's work)
+            if not inf.has_synced:
+                return False
+        return True
 
     # -- the component protocol --------------------------------------------------------------------------
 

@@ -73,6 +73,7 @@ from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.objects import Node, ObjectReference, Pod
 from kmodel.objects.fastevolve import evolve
+from kmodel.objects.memo import identity_memo
 
 from . import node_lifecycle_logic as nl
 from .base import Controller, Sync
@@ -103,11 +104,20 @@ STATE_NONE = ""
 def zone_key(node: Node) -> str:
     """nodetopology.GetZoneKey: "" when the node has neither region nor zone labels."""
     labels = node.metadata.labels
+    return _zone_key_of(labels) if type(labels) is dict else _zone_of_labels(labels)
+
+
+def _zone_key_of(labels: Any) -> str:
     region = next((labels[k] for k in LABEL_REGION if labels.get(k)), "")
     zone = next((labels[k] for k in LABEL_ZONE if labels.get(k)), "")
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"
+
+
+# a node's labels are one frozen map shared by its versions: its zone is read once per map, not at each of the
+# several looks of every monitor pass (a plain dict, which could change, is read every time)
+_zone_of_labels = identity_memo(_zone_key_of)
 
 
 def compute_zone_state(ready_conditions: list) -> tuple[int, str]:

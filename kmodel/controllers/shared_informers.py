@@ -21,7 +21,8 @@ construction order). The watch events and list answers reach this component; del
 in which the informer updates its cache and calls every listener in registration order (upstream's processor
 hands the delta to each listener's buffer; the controllers' workers run later, each `Work` its own loop event).
 After each input the component asks the loop to look again at the controllers it feeds (`wake`, set by the
-cluster: a handler may have queued a key, or a cache synced).
+cluster): at those whose handlers ran (a handler may have queued a key), or at every one when a cache synced
+(a controller waits for its caches). Nothing else in an input changes whether a controller has work.
 
 With leader election, `start` waits (`awaiting_leader`) and the factory starts as this component's work item
 once the process leads. A crash of the process forgets every cache; the new life lists again.
@@ -59,6 +60,8 @@ class SharedInformers(ClientComponent):
         self.awaiting_leader = False
         #: asks the loop to look again at a component's work (set by the cluster: `Loop.notify_work`)
         self.wake: Optional[Callable[[str], None]] = None
+        #: how many informers had synced when the controllers were last woken (see `_wake_listeners`)
+        self._synced = 0
 
     def register(self, controller: Any) -> None:
         """Make `controller` register its informers here (its handlers follow those registered before)."""
@@ -110,11 +113,25 @@ class SharedInformers(ClientComponent):
         self._wake_listeners()
 
     def _wake_listeners(self) -> None:
-        if self.wake is not None:
-            for owner in self.factory.owners():
+        """Ask the loop to look again at the controllers whose handlers ran, or at every one if a cache synced
+        (in rank order either way)."""
+        if self.wake is None:
+            return
+        factory = self.factory
+        called = factory.take_called()
+        synced = factory.synced_count()
+        if synced != self._synced:
+            self._synced = synced
+            for owner in factory.owners():
                 self.wake(owner)
+        elif called:
+            for owner in factory.owners():
+                if owner in called:
+                    self.wake(owner)
 
     def crash(self) -> None:
         self.awaiting_leader = False
         self.client.reset()
         self.factory.reset()
+        self._synced = 0
+        self.factory.take_called()

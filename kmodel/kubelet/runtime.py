@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from kmodel.kubelet.cni import PLUGIN_TYPE, BridgeCNI, CNIError
 
@@ -180,6 +180,12 @@ def _matches(labels: Mapping[str, str], selector: Optional[Mapping[str, str]]) -
     return not selector or all(labels.get(k) == v for k, v in selector.items())
 
 
+def _beside_uid(selector: Mapping[str, str]) -> Optional[Mapping[str, str]]:
+    """What a label selector asks beyond the pod uid, for items found by the uid's index (which all carry it):
+    nothing when the uid is all it asks (the kubelet's every list of one pod's sandboxes and containers)."""
+    return selector if len(selector) > 1 else None
+
+
 #: the label the kubelet puts on every sandbox and container it creates, and selects by in every list it makes
 #: of one pod's sandboxes and containers (kuberuntime's ListPodSandbox/ListContainers with the pod's uid)
 POD_UID_LABEL = "io.kubernetes.pod.uid"
@@ -300,8 +306,11 @@ class ContainerRuntime:
     ) -> list[PodSandbox]:
         """ListPodSandbox with PodSandboxFilter (id, state, label selector), in creation order."""
         uid = label_selector.get(POD_UID_LABEL) if label_selector else None
-        candidates = self.sandboxes.values() if uid is None else \
-            [self.sandboxes[sid] for sid in self._sandboxes_by_uid.get(uid, ())]
+        if uid is None:
+            candidates: Any = self.sandboxes.values()
+        else:
+            candidates = [self.sandboxes[sid] for sid in self._sandboxes_by_uid.get(uid, ())]
+            label_selector = _beside_uid(label_selector)
         return [
             sb for sb in candidates
             if (not id or sb.id == id) and (state is None or sb.state == state) and _matches(sb.labels, label_selector)
@@ -383,8 +392,11 @@ class ContainerRuntime:
     ) -> list[Container]:
         """ListContainers with ContainerFilter (id, state, pod sandbox id, label selector), in creation order."""
         uid = label_selector.get(POD_UID_LABEL) if label_selector else None
-        candidates = self.containers.values() if uid is None else \
-            [self.containers[cid] for cid in self._containers_by_uid.get(uid, ())]
+        if uid is None:
+            candidates: Any = self.containers.values()
+        else:
+            candidates = [self.containers[cid] for cid in self._containers_by_uid.get(uid, ())]
+            label_selector = _beside_uid(label_selector)
         return [
             c for c in candidates
             if (not id or c.id == id)

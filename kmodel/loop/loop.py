@@ -726,7 +726,7 @@ class Loop:
     # -- internals: work queue -----------------------------------------------------------------------------
 
     def _check_work(self, name: str, component: Component) -> None:
-        if name not in self._down and name not in self._paused and component.has_work():
+        if name not in self._down and not (self._paused and name in self._paused) and component.has_work():
             if name not in self._work_ready:
                 self._work_ready[name] = None
                 if name not in self._work_queued:

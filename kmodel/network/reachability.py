@@ -32,11 +32,8 @@ class Reachability:
         self._side: dict[str, int] = {}  # endpoint -> side, only for endpoints off side 0
         self._members: dict[int, dict[str, None]] = {}  # side -> its endpoints (side 0 not kept)
         self._next_side = 1
-
-    @property
-    def partitioned(self) -> bool:
-        """True when some endpoint is cut off from side 0."""
-        return bool(self._side)
+        #: True when some endpoint is cut off from side 0 (kept with `_side`: read before every send)
+        self.partitioned = False
 
     def side_of(self, endpoint: str) -> int:
         return self._side.get(endpoint, 0)
@@ -92,3 +89,4 @@ class Reachability:
             self._members[side][endpoint] = None
         else:
             del self._side[endpoint]
+        self.partitioned = bool(self._side)

@@ -60,6 +60,27 @@ class _Abort(Exception):
         self.field = field
 
 
+# Where a field sits, kept as a chain of (parent, key, is_index) nodes (None at the root) and written out
+# as text only when an error names it: a body without errors never formats a path.
+def _path_texts(node: Any) -> tuple[tuple[str, ...], str]:
+    """The Go field path (struct field keys from the root, indexes left out) and the field path with
+    indexes ("spec.containers[0].image") of a path node."""
+    pieces = []
+    while node is not None:
+        pieces.append(node)
+        node = node[0]
+    pieces.reverse()
+    gopath = []
+    spath = ""
+    for _, key, is_index in pieces:
+        if is_index:
+            spath = f"{spath}[{key}]"
+        else:
+            gopath.append(key)
+            spath = f"{spath}.{key}" if spath else key
+    return tuple(gopath), spath
+
+
 class _Decoder:
     __slots__ = ("strict", "type_error", "type_error_field", "unknown")
 
@@ -69,13 +90,14 @@ class _Decoder:
         self.type_error_field = ""
         self.unknown: list[str] = []
 
-    def type_mismatch(self, raw: Any, t: WireType, struct_name: str, gopath: tuple[str, ...], spath: str) -> None:
+    def type_mismatch(self, raw: Any, t: WireType, struct_name: str, node: Any) -> None:
         if self.type_error is None:
+            gopath, spath = _path_texts(node)
             self.type_error = (f"json: cannot unmarshal {_json_kind(raw)} into Go struct field "
                                f"{struct_name}.{'.'.join(gopath)} of type {t.go}")
             self.type_error_field = spath
 
-    def struct(self, cls: type, data: dict, gopath: tuple[str, ...], spath: str) -> Any:
+    def struct(self, cls: type, data: dict, node: Any) -> Any:
         by_json = fields_by_json(cls)
         kwargs = {}
         struct_name = cls.__name__
@@ -83,19 +105,18 @@ class _Decoder:
             if not isinstance(key, str):
                 key = _key_text(key)
             f = by_json.get(key)
-            path = f"{spath}.{key}" if spath else key
             if f is None:
                 if self.strict:
-                    self.unknown.append(path)
+                    self.unknown.append(_path_texts((node, key, False))[1])
                 continue
             if raw is None:  # JSON null leaves the zero value
                 continue
-            ok, value = self.value(f.type, raw, struct_name, gopath + (key,), path)
+            ok, value = self.value(f.type, raw, struct_name, (node, key, False))
             if ok:
                 kwargs[f.name] = value
         return cls(**kwargs)
 
-    def value(self, t: WireType, raw: Any, struct_name: str, gopath: tuple[str, ...], spath: str) -> tuple[bool, Any]:
+    def value(self, t: WireType, raw: Any, struct_name: str, node: Any) -> tuple[bool, Any]:
         tag = t.tag
         if tag == "str":
             if isinstance(raw, str):
@@ -105,20 +126,20 @@ class _Decoder:
                 lo, hi = _INT32 if t.go == "int32" else _INT64
                 if lo <= raw <= hi:
                     return True, raw
-                self._bad_number(raw, t, struct_name, gopath, spath)
+                self._bad_number(raw, t, struct_name, node)
                 return False, None
             if isinstance(raw, float):
                 if raw.is_integer() and abs(raw) < 2**53:
                     # YAML->JSON conversion writes integral floats without a fraction, so Go sees an int.
-                    return self.value(t, int(raw), struct_name, gopath, spath)
-                self._bad_number(raw, t, struct_name, gopath, spath)
+                    return self.value(t, int(raw), struct_name, node)
+                self._bad_number(raw, t, struct_name, node)
                 return False, None
         elif tag == "bool":
             if isinstance(raw, bool):
                 return True, raw
         elif tag == "struct":
             if isinstance(raw, dict):
-                return True, self.struct(t.cls, raw, gopath, spath)
+                return True, self.struct(t.cls, raw, node)
         elif tag == "list":
             if isinstance(raw, (list, tuple)):
                 item = t.item
@@ -127,7 +148,7 @@ class _Decoder:
                     if x is None:
                         out.append(_item_zero(item))
                         continue
-                    ok, v = self.value(item, x, struct_name, gopath, f"{spath}[{i}]")
+                    ok, v = self.value(item, x, struct_name, (node, i, True))
                     out.append(v if ok else _item_zero(item))
                 return True, tuple(out)
         elif tag == "map":
@@ -142,7 +163,7 @@ class _Decoder:
                     if x is None:
                         out[k] = _item_zero(item)
                         continue
-                    ok, v = self.value(item, x, struct_name, gopath, f"{spath}[{k}]")
+                    ok, v = self.value(item, x, struct_name, (node, k, True))
                     if ok:
                         out[k] = v
                 return True, FrozenDict(out)
@@ -150,7 +171,7 @@ class _Decoder:
             try:
                 return True, quantity(raw if not isinstance(raw, (list, dict)) else _json.dumps(raw))
             except QuantityError as e:
-                raise _Abort(str(e), spath) from None
+                raise _Abort(str(e), _path_texts(node)[1]) from None
         elif tag == "intstr":
             if isinstance(raw, str):
                 return True, raw
@@ -159,22 +180,25 @@ class _Decoder:
             if isinstance(raw, float) and raw.is_integer() and _INT32[0] <= raw <= _INT32[1]:
                 return True, int(raw)
             desc = _json_kind(raw) if not isinstance(raw, (int, float)) or isinstance(raw, bool) else f"number {_go_number(raw)}"
+            gopath, spath = _path_texts(node)
             raise _Abort(f"json: cannot unmarshal {desc} into Go struct field {struct_name}.{'.'.join(gopath)} of type int32", spath)
         elif tag in ("time", "microtime"):
             if not isinstance(raw, str):
+                gopath, spath = _path_texts(node)
                 raise _Abort(f"json: cannot unmarshal {_json_kind(raw)} into Go struct field "
                              f"{struct_name}.{'.'.join(gopath)} of type string", spath)
             try:
                 return True, parse_time(raw)
             except TimeFormatError as e:
-                raise _Abort(str(e), spath) from None
+                raise _Abort(str(e), _path_texts(node)[1]) from None
         elif tag == "raw":
             return True, freeze(raw)
-        self.type_mismatch(raw, t, struct_name, gopath, spath)
+        self.type_mismatch(raw, t, struct_name, node)
         return False, None
 
-    def _bad_number(self, raw: Any, t: WireType, struct_name: str, gopath: tuple[str, ...], spath: str) -> None:
+    def _bad_number(self, raw: Any, t: WireType, struct_name: str, node: Any) -> None:
         if self.type_error is None:
+            gopath, spath = _path_texts(node)
             self.type_error = (f"json: cannot unmarshal number {_go_number(raw)} into Go struct field "
                                f"{struct_name}.{'.'.join(gopath)} of type {t.go}")
             self.type_error_field = spath
@@ -267,7 +291,7 @@ def _convert(data: Any, strict: bool) -> Any:
     body = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
     prefix = f'{info.kind} in version "{info.version}" cannot be handled as a {info.kind}: '
     try:
-        obj = decoder.struct(info.cls, body, (), "")
+        obj = decoder.struct(info.cls, body, None)
     except _Abort as e:
         return DecodeError(prefix + e.message, cause=e.message, field=e.field)
     if decoder.type_error is not None:
@@ -306,7 +330,7 @@ def load_struct(cls: type, data: dict, *, strict: bool = True, path: str = "") -
         raise DecodeError(f"json: cannot unmarshal {_json_kind(data)} into Go struct field .{path} of type "
                           f"v1.{cls.__name__}", field=path)
     try:
-        obj = decoder.struct(cls, data, (path,) if path else (), path)
+        obj = decoder.struct(cls, data, (None, path, False) if path else None)
     except _Abort as e:
         raise DecodeError(e.message, field=e.field) from None
     if decoder.type_error is not None:

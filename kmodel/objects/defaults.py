@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from .apps import (
     Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment, RollingUpdateStatefulSetStrategy, StatefulSet,
 )
@@ -21,11 +19,10 @@ from .core import (
     PodSecurityContext, PodSpec, Probe, Service, ServicePort,
 )
 from .frozendict import FrozenDict
-from .fastevolve import replacer
+from .fastevolve import evolve, replacer
 from .memo import POD_SPEC_MEMO_SIZE, identity_memo
 from .rbac import GROUP as RBAC_GROUP, ClusterRoleBinding, RoleBinding, Subject
 
-evolve = attrs.evolve
 
 
 def with_defaults(obj: Any) -> Any:
@@ -85,11 +82,14 @@ def _container(c: Container, host_network: bool, requests_from_limits: bool) -> 
             if host_network and p.host_port == 0:
                 pc["host_port"] = p.container_port
             ports.append(evolve(p, **pc) if pc else p)
-        changes["ports"] = tuple(ports)
+        if type(c.ports) is not tuple or any(new is not old for new, old in zip(ports, c.ports)):
+            changes["ports"] = tuple(ports)
     for name in ("liveness_probe", "readiness_probe", "startup_probe"):
         p = getattr(c, name)
         if p is not None:
-            changes[name] = _probe(p)
+            defaulted = _probe(p)
+            if defaulted is not p:
+                changes[name] = defaulted
     r = c.resources
     if requests_from_limits and r.limits:
         missing = {k: v for k, v in r.limits.items() if k not in r.requests}
@@ -154,12 +154,21 @@ def _pod(pod: Pod) -> Pod:
 
 
 def _template(t: Any) -> Any:
-    return evolve(t, spec=pod_spec_defaults(t.spec))
+    spec = pod_spec_defaults(t.spec)
+    return t if spec is t.spec else evolve(t, spec=spec)
 
 
+def _changed_template(s: Any) -> dict[str, Any]:
+    """The changes of a workload's spec so far: its template defaulted, if that changed it."""
+    template = _template(s.template)
+    return {} if template is s.template else {"template": template}
+
+
+# A workload read back from the store is defaulted already: it comes back as itself (no copy of its spec, its
+# template or its strategy), so what shares it (the fingerprint memo, validation's memos) still hits.
 def _deployment(d: Deployment) -> Deployment:
     s = d.spec
-    changes: dict[str, Any] = {"template": _template(s.template)}
+    changes = _changed_template(s)
     if s.replicas is None:
         changes["replicas"] = 1
     strategy = s.strategy
@@ -171,27 +180,29 @@ def _deployment(d: Deployment) -> Deployment:
             ru = evolve(ru, max_unavailable="25%")
         if ru.max_surge is None:
             ru = evolve(ru, max_surge="25%")
-        strategy = evolve(strategy, rolling_update=ru)
-    changes["strategy"] = strategy
+        if ru is not strategy.rolling_update:
+            strategy = evolve(strategy, rolling_update=ru)
+    if strategy is not s.strategy:
+        changes["strategy"] = strategy
     if s.revision_history_limit is None:
         changes["revision_history_limit"] = 10
     if s.progress_deadline_seconds is None:
         changes["progress_deadline_seconds"] = 600
-    return evolve(d, spec=evolve(s, **changes))
+    return evolve(d, spec=evolve(s, **changes)) if changes else d
 
 
 def _replicaset(rs: ReplicaSet) -> ReplicaSet:
     s = rs.spec
-    changes: dict[str, Any] = {"template": _template(s.template)}
+    changes = _changed_template(s)
     if s.replicas is None:
         changes["replicas"] = 1
-    return evolve(rs, spec=evolve(s, **changes))
+    return evolve(rs, spec=evolve(s, **changes)) if changes else rs
 
 
 def _statefulset(sts: StatefulSet) -> StatefulSet:
     """SetDefaults_StatefulSet: OrderedReady, RollingUpdate with partition 0, one replica, ten revisions kept."""
     s = sts.spec
-    changes: dict[str, Any] = {"template": _template(s.template)}
+    changes = _changed_template(s)
     if not s.pod_management_policy:
         changes["pod_management_policy"] = "OrderedReady"
     strategy = s.update_strategy
@@ -201,13 +212,15 @@ def _statefulset(sts: StatefulSet) -> StatefulSet:
         ru = strategy.rolling_update or RollingUpdateStatefulSetStrategy()
         if ru.partition is None:
             ru = evolve(ru, partition=0)
-        strategy = evolve(strategy, rolling_update=ru)
-    changes["update_strategy"] = strategy
+        if ru is not strategy.rolling_update:
+            strategy = evolve(strategy, rolling_update=ru)
+    if strategy is not s.update_strategy:
+        changes["update_strategy"] = strategy
     if s.replicas is None:
         changes["replicas"] = 1
     if s.revision_history_limit is None:
         changes["revision_history_limit"] = 10
-    return evolve(sts, spec=evolve(s, **changes))
+    return evolve(sts, spec=evolve(s, **changes)) if changes else sts
 
 
 def _service(svc: Service) -> Service:
@@ -226,7 +239,8 @@ def _service(svc: Service) -> Service:
         if p.target_port in (None, 0, ""):
             pc["target_port"] = p.port
         ports.append(evolve(p, **pc) if pc else p)
-    changes["ports"] = tuple(ports)
+    if type(s.ports) is not tuple or any(new is not old for new, old in zip(ports, s.ports)):
+        changes["ports"] = tuple(ports)
     if svc_type in ("NodePort", "LoadBalancer") and not s.external_traffic_policy:
         changes["external_traffic_policy"] = "Cluster"
     if svc_type != "ExternalName" and s.internal_traffic_policy is None:
@@ -235,7 +249,7 @@ def _service(svc: Service) -> Service:
         changes["cluster_ips"] = (s.cluster_ip,)
     elif s.cluster_ips and not s.cluster_ip:
         changes["cluster_ip"] = s.cluster_ips[0]
-    return evolve(svc, spec=evolve(s, **changes))
+    return evolve(svc, spec=evolve(s, **changes)) if changes else svc
 
 
 def _endpoints(ep: Endpoints) -> Endpoints:
@@ -243,9 +257,13 @@ def _endpoints(ep: Endpoints) -> Endpoints:
         return p if p.protocol else evolve(p, protocol="TCP")
 
     def subset(s: EndpointSubset) -> EndpointSubset:
-        return evolve(s, ports=tuple(port(p) for p in s.ports)) if s.ports else s
+        ports = tuple(port(p) for p in s.ports)
+        changed = type(s.ports) is not tuple or any(new is not old for new, old in zip(ports, s.ports))
+        return evolve(s, ports=ports) if changed else s
 
-    return evolve(ep, subsets=tuple(subset(s) for s in ep.subsets)) if ep.subsets else ep
+    subsets = tuple(subset(s) for s in ep.subsets)
+    changed = type(ep.subsets) is not tuple or any(new is not old for new, old in zip(subsets, ep.subsets))
+    return evolve(ep, subsets=subsets) if changed else ep
 
 
 def _node(node: Node) -> Node:
@@ -275,7 +293,10 @@ def _subject(s: Subject) -> Subject:
 
 def _binding(b: Any) -> Any:
     role_ref = b.role_ref if b.role_ref.api_group else evolve(b.role_ref, api_group=RBAC_GROUP)
-    return evolve(b, role_ref=role_ref, subjects=tuple(_subject(s) for s in b.subjects))
+    subjects = tuple(_subject(s) for s in b.subjects)
+    if role_ref is b.role_ref and type(b.subjects) is tuple and all(new is old for new, old in zip(subjects, b.subjects)):
+        return b
+    return evolve(b, role_ref=role_ref, subjects=subjects)
 
 
 _BY_KIND = {

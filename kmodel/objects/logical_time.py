@@ -32,8 +32,24 @@ class TimeFormatError(ValueError):
     """Text that is not an RFC 3339 timestamp (message shaped like Go's time.Parse error)."""
 
 
+#: the texts of the times formatted and parsed lately (a patch dumps and decodes an object's timestamps, which
+#: repeat from version to version): pure functions of their argument, cleared wholesale when full
+_TEXT_CACHE_SIZE = 4096
+_formatted: dict[int, str] = {}
+_parsed: dict[str, int] = {}
+
+
 def format_time(ms: int) -> str:
     """metav1.Time as JSON text for logical milliseconds ms."""
+    text = _formatted.get(ms)
+    if text is None:
+        if len(_formatted) >= _TEXT_CACHE_SIZE:
+            _formatted.clear()
+        text = _formatted[ms] = _format_time(ms)
+    return text
+
+
+def _format_time(ms: int) -> str:
     t = EPOCH + _dt.timedelta(milliseconds=ms)
     base = t.strftime("%Y-%m-%dT%H:%M:%S")
     frac = ms % 1000
@@ -48,6 +64,16 @@ def format_micro_time(ms: int) -> str:
 
 def parse_time(text: str) -> int:
     """Logical milliseconds for an RFC 3339 timestamp (fractions below a millisecond are dropped)."""
+    ms = _parsed.get(text)
+    if ms is None:
+        ms = _parse_time(text)  # raises on bad text, which is not kept
+        if len(_parsed) >= _TEXT_CACHE_SIZE:
+            _parsed.clear()
+        _parsed[text] = ms
+    return ms
+
+
+def _parse_time(text: str) -> int:
     m = _RFC3339.match(text)
     if not m:
         raise TimeFormatError(f'parsing time "{text}" as "{GO_RFC3339}": cannot parse "{text}" as "2006"')

@@ -21,10 +21,13 @@ from typing import Any, Iterator, Optional
 class CompactLog(Sequence):
     """See the module docstring."""
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_full")
 
     def __init__(self) -> None:
         self._entries: list[Any] = []
+        #: every entry below this index is stored full (readers take `log[position:]` over and over, each from
+        #: its own position: what one of them expanded is copied out for the others without a look at each)
+        self._full = 0
 
     def _expand(self, entry: Any) -> Optional[Any]:
         """The full value of a compact entry; None if `entry` is stored full."""
@@ -45,6 +48,21 @@ class CompactLog(Sequence):
 
     def _read(self, indices: range) -> list[Any]:
         """The entries at `indices`, each built once (the slice path: readers take `log[position:]`)."""
+        entries = self._entries
+        start, stop = indices.start, indices.stop
+        if indices.step != 1 or start >= stop:
+            return self._read_each(indices)
+        full = self._full
+        if start > full:
+            return self._read_each(indices)
+        out = entries[start:min(stop, full)]  # stored full: copied as they are
+        if stop > full:
+            out.extend(self._read_each(range(full, stop)))
+            self._full = stop
+        return out
+
+    def _read_each(self, indices: range) -> list[Any]:
+        """`_read` entry by entry."""
         entries = self._entries
         expand = self._expand
         out = []

@@ -22,3 +22,19 @@ def test_records_appended_as_fields_read_back_as_audit_records():
     assert list(log) == [whole, second] == list(log.records) and len(log) == 2
     assert log.records == [whole, second]
     assert log.format().splitlines()[1].split() == ["2", "apiserver-1", "-", "create", "default/pods/q", "401", "rv=5"]
+
+
+def test_slices_from_any_position_read_what_entry_by_entry_reads():
+    """Readers take `records[position:]` over and over, each from its own position, while records keep coming:
+    every slice (and a step, a negative start, an empty range) reads what indexing one entry at a time does."""
+    log = AuditLog()
+    for n in range(12):
+        if n % 3:
+            log.records.append_fields((n, "apiserver-0", "", "get", "pods", "default", f"p{n}", "", 200, n))
+        else:
+            log.record(AuditRecord(n, "apiserver-0", "u", "get", "pods", "default", f"p{n}", "", 200, n))
+        for part in (slice(0, None), slice(n // 2, None), slice(n, None), slice(n + 1, None), slice(-2, None),
+                     slice(None, None, 2), slice(5, 3)):
+            got = log.records[part]
+            assert all(type(r) is AuditRecord for r in got)
+            assert got == [log.records[i] for i in range(*part.indices(len(log)))]

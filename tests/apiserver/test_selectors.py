@@ -63,3 +63,19 @@ def test_from_metav1_selector():
     s = label_selector_from_object(sel)
     assert s.matches({"app": "web", "tier": "b"}) and not s.matches({"app": "web"})
     assert not label_selector_from_object(None).matches({})
+
+
+def test_from_metav1_selector_parsed_once_per_object():
+    """A selector object is parsed once (its versions share it): the same answer as parsing it afresh, and an
+    invalid one is refused every time."""
+    from kmodel.apiserver.selectors import _label_selector_from_object
+
+    sel = LabelSelector(match_labels={"app": "web"},
+                        match_expressions=(LabelSelectorRequirement(key="tier", operator="Exists"),))
+    first = label_selector_from_object(sel)
+    assert label_selector_from_object(sel) is first
+    assert first == _label_selector_from_object(sel) and str(first) == str(_label_selector_from_object(sel))
+    bad = LabelSelector(match_expressions=(LabelSelectorRequirement(key="tier", operator="Near"),))
+    for _ in range(2):
+        with pytest.raises(SelectorError, match="Near"):
+            label_selector_from_object(bad)

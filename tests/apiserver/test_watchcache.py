@@ -203,6 +203,23 @@ def test_bookmarks_every_minute_and_on_request():
     assert [e.stream for e in out.effects] == ["w"]
 
 
+def test_watchers_due_together_share_one_bookmark_of_the_same_resource_version():
+    fed = Fed()
+    fed.put(pod("a"))
+    for stream in ("w1", "w2"):
+        fed.cache.start_watch(watcher(stream, bookmarks=True), 0, 500, Out())
+    fed.put(pod("b"))
+    out = Out()
+    fed.cache.fire_bookmarks(61_000, out)
+    first, second = out.effects
+    assert (first.stream, second.stream) == ("w1", "w2") and first.payload is second.payload
+    fed.put(pod("c"))
+    out = Out()
+    fed.cache.bookmark_now(out)
+    assert out.effects[0].payload is not first.payload
+    assert out.effects[0].payload.object.metadata.resource_version == str(fed.store.revision)
+
+
 def test_window_grows_while_events_are_fresh():
     fed = Fed(WatchCacheConfig(lower_capacity=2, upper_capacity=8, event_fresh_ms=1000))
     for i in range(10):

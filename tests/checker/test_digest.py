@@ -115,3 +115,17 @@ def test_the_reference_fingerprint_covers_every_kind_of_value():
     for value in values:
         assert fp.fingerprint(value) == fp.reference(value), value
         assert fp.content(value) == fp.reference_content(value), value
+
+
+def test_content_keeps_recent_envelopes_only_of_the_classes_fanned_out():
+    """A watch event goes to each of its watchers: `content` answers the very same one from its memo. A request or
+    an answer is delivered once: encoded in full, not kept."""
+    from kmodel import fingerprint as fp
+    from kmodel.apiserver.wire import Request, Response, WatchEvent
+
+    pod = Pod(metadata=ObjectMeta(name="p", namespace="default"))
+    event, request, response = WatchEvent("ADDED", pod), Request(1, "create", "pods", body=pod), Response(1, 201, pod)
+    for value in (event, request, response):
+        assert fp.content(value) == fp.reference_content(value) == fp.content(value)
+    assert fp._content_memo[id(event)] == (event, fp.reference_content(event))
+    assert id(request) not in fp._content_memo and id(response) not in fp._content_memo

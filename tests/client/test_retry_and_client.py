@@ -169,3 +169,15 @@ def test_an_answer_sent_before_the_crash_still_arrives_and_its_request_is_not_fa
     c.loop.step(Deliver("apiserver-0", "probe"))
     assert [a.code for a in p.answers] == [503, 200] and p.times == [start, start]
     assert not c.network.in_flight("apiserver-1", "probe")  # the list was not resent
+
+
+def test_a_request_is_built_as_its_class_builds_it():
+    """The client fills a Request's slots directly (one per request sent): the same value as Request(...)."""
+    from kmodel.apiserver.wire import Request
+    from kmodel.client.api_client import _request
+
+    built = _request(7, "update", "pods", "default", "web", "status", {"a": 1}, "t", "12", "app=web", "", False,
+                     "Strict", 30, None, "Background")
+    assert built == Request(7, "update", "pods", "default", "web", "status", {"a": 1}, "t", "12", "app=web",
+                            grace_period_seconds=30, propagation_policy="Background")
+    assert type(built) is Request

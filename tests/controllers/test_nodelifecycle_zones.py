@@ -89,3 +89,15 @@ def test_entering_master_disruption_stops_every_zone():
     _handle(controller, {"": [UNKNOWN], ZONE_A: [UNKNOWN]})
     assert controller.zone_states == {"": STATE_FULL_DISRUPTION, ZONE_A: STATE_FULL_DISRUPTION}
     assert controller.zone_qps == {"": 0.0, ZONE_A: 0.0}
+
+
+def test_a_node_s_zone_key_from_its_labels_shared_or_plain():
+    from kmodel.controllers.nodelifecycle import zone_key
+    from kmodel.objects import Node, ObjectMeta, frozen_map
+
+    labels = {"topology.kubernetes.io/region": "r", "topology.kubernetes.io/zone": "z"}
+    shared = frozen_map(labels)
+    for _ in range(2):  # the second look answered for the very same map
+        assert zone_key(Node(metadata=ObjectMeta(name="n", labels=shared))) == "r:\x00:z"
+    assert zone_key(Node(metadata=ObjectMeta(name="n", labels=dict(labels)))) == "r:\x00:z"
+    assert zone_key(Node(metadata=ObjectMeta(name="n", labels=frozen_map({"a": "b"})))) == ""

@@ -89,6 +89,55 @@ def test_a_listener_of_another_component_acts_as_that_component():
         [("ActFor", "controller/x", ["x/queue"])]
 
 
+def test_an_informer_a_handler_asks_for_is_started_after_it_and_only_then_the_factory_starts_again():
+    p = Probe("probe", ["apiserver-0"])
+    factory = SharedInformerFactory(p.client)
+    asked = []
+
+    def on_add(now, obj, out):
+        if not asked:
+            asked.append(factory.informer_for("controller/gc", "widgets"))
+
+    inf = factory.informer_for("controller/gc", "pods", on_add=on_add)
+    factory.start(0, Out())
+    assert inf.started and not factory.added_since_start
+    out = Out()
+    inf.listeners[0].on_add(0, pod("x"), out)
+    assert asked[0].started and not factory.added_since_start
+    lists = [e for e in out.effects if type(e).__name__ == "Send"]
+    assert [(e.payload.verb, e.payload.resource) for e in lists] == [("list", "widgets")]
+    out = Out()
+    inf.listeners[0].on_add(0, pod("y"), out)  # nothing new asked for: nothing more started, nothing sent
+    assert out.effects == []
+
+
+def test_after_an_input_the_loop_looks_again_at_the_controllers_whose_handlers_ran_or_all_when_a_cache_synced():
+    from kmodel.controllers.shared_informers import SharedInformers
+
+    shared = SharedInformers(SHARED_INFORMERS, ["apiserver-0"])
+    woken: list = []
+    shared.wake = woken.append
+    pods = shared.factory.informer_for("controller/a", "pods", on_add=lambda now, obj, out: None)
+    shared.factory.informer_for("controller/b", "nodes", on_add=lambda now, obj, out: None)
+    shared.factory.informer_for("controller/c", "pods", on_add=lambda now, obj, out: None)
+    shared._wake_listeners()
+    assert woken == []  # nothing ran, nothing synced
+    pods.listeners[1].on_add(0, pod("x"), Out())
+    pods.listeners[0].on_add(0, pod("x"), Out())
+    shared._wake_listeners()
+    assert woken == ["controller/a", "controller/c"]  # rank order
+    woken.clear()
+    pods.has_synced = True
+    shared._wake_listeners()
+    assert woken == ["controller/a", "controller/b", "controller/c"]  # a cache synced: every controller
+    woken.clear()
+    shared.crash()
+    shared._wake_listeners()
+    pods.has_synced = True  # the new life's list
+    shared._wake_listeners()
+    assert woken == ["controller/a", "controller/b", "controller/c"]
+
+
 def test_a_listener_registered_on_a_filled_cache_gets_an_add_of_each_object():
     p = Probe("probe", ["apiserver-0"])
     factory = SharedInformerFactory(p.client)

@@ -53,6 +53,10 @@ def test_manifest_loads_and_round_trips(path):
         defaulted = with_defaults(obj)
         assert load(dump(defaulted)) == defaulted
         assert validate(defaulted) == [], [str(e) for e in validate(defaulted)]
+        # defaulting is idempotent, and an object defaulted already (one read back from the store) comes back as
+        # itself, not as an equal copy: what is keyed on it (the fingerprint memo, validation's memos) still hits
+        assert with_defaults(defaulted) is defaulted
+        assert with_defaults(load(dump(defaulted))) == defaulted
 
 
 def test_kubectl_dry_run_output_loads_and_defaults():

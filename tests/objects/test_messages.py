@@ -120,3 +120,33 @@ def test_invalid_status_shape():
     assert status["code"] == 422 and status["reason"] == "Invalid"
     assert status["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "spec.replicas",
                                             "message": "Invalid value: -1: must be greater than or equal to 0"}]
+
+
+def test_field_paths_of_nested_errors_name_go_path_and_indexed_path():
+    """The codec writes a field's paths only on an error; both shapes stay Go's (struct keys) and ours (indexes)."""
+    from kmodel.objects.codec import DecodeError, decode, load_struct
+    from kmodel.objects.core import ObjectMeta
+
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"},
+            "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"spec": {"containers": [
+                {"name": "c", "image": "i", "ports": [{"containerPort": "x"}], "imagee": 1}]}}}}
+    e = decode(body)
+    assert e.cause == ("json: cannot unmarshal string into Go struct field "
+                       "ContainerPort.spec.template.spec.containers.ports.containerPort of type int32")
+    assert e.field == "spec.template.spec.containers[0].ports[0].containerPort"
+    body["metadata"]["labels"] = {"a": 1}
+    e = decode(body)
+    assert e.cause == "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
+    assert e.field == "metadata.labels[a]"
+    body["metadata"]["labels"] = {"a": "b"}
+    body["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] = 80
+    e = decode(body)
+    assert e.fields == ("spec.template.spec.containers[0].imagee",)
+    try:
+        load_struct(ObjectMeta, {"creationTimestamp": 5}, path="metadata")
+    except DecodeError as x:
+        assert x.message == ("json: cannot unmarshal number into Go struct field "
+                             "ObjectMeta.metadata.creationTimestamp of type string")
+        assert x.field == "metadata.creationTimestamp"
+    else:
+        raise AssertionError("a number where a time belongs decodes")
