@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import pytest
 
+from kmodel.apiserver.wire import Preconditions, Request
 from kmodel.cluster import ClusterConfig
 from kmodel.cluster.cluster import Cluster
 from kmodel.controllers.node_lifecycle_logic import TAINT_NODE_UNREACHABLE
 from kmodel.controllers.nodelifecycle import NAME, compute_zone_state
 from kmodel.controllers.shared_informers import SHARED_INFORMERS
+from kmodel.controllers.tainteviction import NAME as TAINT_EVICTION
+from kmodel.fixes import TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD
 import attrs
 
 from kmodel.objects import (
-    Container, Lease, LeaseSpec, Node, NodeCondition, NodeStatus, ObjectMeta, Pod, PodSpec, Toleration,
+    Container, Lease, LeaseSpec, Node, NodeCondition, NodeStatus, ObjectMeta, Pod, PodSpec, Taint, Toleration,
 )
 
+from .cluster_helpers import admin
 from .status_writer import with_status_writer, write_status
 
 GRACE, PERIOD = 40_000, 5_000
@@ -239,13 +243,6 @@ def _made_again_during_the_eviction(fixed: bool, before_verb: str):
     """Taint eviction evicts p (bound to a node tainted NoExecute, no toleration); just before its `before_verb`
     request for p goes out, p is force-deleted and made again under its name (unbound, as a StatefulSet's pod is
     made). Returns the cluster, the taint eviction's requests for p, and the evicted pod's uid."""
-    from kmodel.apiserver.wire import Request
-    from kmodel.controllers.tainteviction import NAME as TAINT_EVICTION
-    from kmodel.fixes import TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD
-    from kmodel.objects import Taint
-
-    from .cluster_helpers import admin
-
     fixes = (TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD,) if fixed else ()
     c = Cluster(ClusterConfig(components=("nodelifecycle",), fixes=fixes))
     tainted = attrs.evolve(ready_node("node-1"), spec=attrs.evolve(
@@ -290,8 +287,6 @@ def test_without_the_fix_taint_eviction_deletes_a_pod_made_again_under_the_evict
 def test_with_the_fix_taint_eviction_spares_a_pod_made_again_under_the_evicted_ones_name(before_verb):
     """tainteviction-evict-only-the-scheduled-pod: a GET answering another pod of the name ends the eviction,
     and a delete carries the evicted pod's uid as a precondition (409 for the pod made again)."""
-    from kmodel.apiserver.wire import Preconditions
-
     c, sent, evicted = _made_again_during_the_eviction(True, before_verb)
     again = c.get("pods", "default", "p")
     assert again is not None and again.metadata.uid != evicted
