@@ -362,3 +362,23 @@ class Leadership:
             self.outside_lease.append((now, elector.identity, f"{owner}: {verb} {resource}"))
         self.last_write[elector.identity] = now
         return ""
+
+
+class StartsWhenLeading:
+    """The start of a component that runs only while its process leads (a kube-controller-manager's controllers
+    and shared informers: upstream starts them in OnStartedLeading). With no election (`leadership` None) or
+    while the process leads, `start` runs the component's `_run` at once; otherwise it sets `awaiting_leader`,
+    and the component's `work` calls `_run` once the process leads (`has_work` says when)."""
+
+    leadership: Optional[Leadership]
+    awaiting_leader: bool
+
+    def start(self, now: int, out: Out) -> None:
+        if self.leadership is not None and not self.leadership.leading:
+            self.awaiting_leader = True
+            return
+        self._run(now, out)
+
+    def _run(self, now: int, out: Out) -> None:
+        """Start for real: clear `awaiting_leader` and start what the component runs."""
+        raise NotImplementedError

@@ -53,6 +53,7 @@ from kmodel.client.indexer import meta_namespace_key
 from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT
 from kmodel.client.shared_informer import SharedInformerFactory
 from kmodel.client.component import ClientComponent
+from kmodel.client.leaderelection import StartsWhenLeading
 from kmodel.component import Out
 from kmodel.network import Message
 
@@ -129,7 +130,7 @@ class Sync:
         self.controller._sync_finished(now, out, self)
 
 
-class Controller(ClientComponent):
+class Controller(StartsWhenLeading, ClientComponent):
     """Base class of the controllers. Subclasses implement `setup` and `sync` (see the module docstring)."""
 
     reconciles = True
@@ -250,12 +251,6 @@ class Controller(ClientComponent):
         return True
 
     # -- the component protocol --------------------------------------------------------------------------
-
-    def start(self, now: int, out: Out) -> None:
-        if self.leadership is not None and not self.leadership.leading:
-            self.awaiting_leader = True
-            return
-        self._run(now, out)
 
     def _run(self, now: int, out: Out) -> None:
         self.awaiting_leader = False

@@ -35,6 +35,7 @@ from typing import Any, Callable, Optional, Sequence
 from kmodel.apiserver.authentication import CONTROLLER_MANAGER_TOKEN
 from kmodel.client import ApiClient, Informer
 from kmodel.client.component import ClientComponent
+from kmodel.client.leaderelection import StartsWhenLeading
 from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT
 from kmodel.client.shared_informer import SharedInformerFactory
 from kmodel.component import Out
@@ -45,7 +46,7 @@ from kmodel.network import Message
 SHARED_INFORMERS = "controller/shared-informers"
 
 
-class SharedInformers(ClientComponent):
+class SharedInformers(StartsWhenLeading, ClientComponent):
     """One kube-controller-manager's shared informer factory (see the module docstring)."""
 
     def __init__(self, name: str, endpoints: Sequence[str]) -> None:
@@ -69,12 +70,6 @@ class SharedInformers(ClientComponent):
         self.informers = list(self.factory.informers.values())
 
     # -- the component protocol --------------------------------------------------------------------------
-
-    def start(self, now: int, out: Out) -> None:
-        if self.leadership is not None and not self.leadership.leading:
-            self.awaiting_leader = True
-            return
-        self._run(now, out)
 
     def _run(self, now: int, out: Out) -> None:
         self.awaiting_leader = False

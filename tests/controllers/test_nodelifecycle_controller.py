@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import pytest
 
+from kmodel.apiserver.wire import Preconditions, Request
 from kmodel.cluster import ClusterConfig
 from kmodel.cluster.cluster import Cluster
 from kmodel.controllers.node_lifecycle_logic import TAINT_NODE_UNREACHABLE
 from kmodel.controllers.nodelifecycle import NAME, compute_zone_state
 from kmodel.controllers.shared_informers import SHARED_INFORMERS
+from kmodel.controllers.tainteviction import NAME as TAINT_EVICTION
+from kmodel.fixes import TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD
 import attrs
 
 from kmodel.objects import (
-    Container, Lease, LeaseSpec, Node, NodeCondition, NodeStatus, ObjectMeta, Pod, PodSpec, Toleration,
+    Container, Lease, LeaseSpec, Node, NodeCondition, NodeStatus, ObjectMeta, Pod, PodSpec, Taint, Toleration,
 )
 
+from .cluster_helpers import admin
 from .status_writer import with_status_writer, write_status
 
 GRACE, PERIOD = 40_000, 5_000
@@ -233,3 +237,63 @@ def test_a_zone_whose_nodes_are_all_relabelled_away_is_dropped_without_harm(clus
     c.submit(Patch("nodes", "", "node-3", {"metadata": {"labels": {zone: None}}}))
     hb.run_until(60_000)  # used to raise KeyError in handleDisruption
     assert ctl.zone_states == {"": "Normal", ":\x00:zone-a": ""}
+
+
+def _made_again_during_the_eviction(fixed: bool, before_verb: str):
+    """Taint eviction evicts p (bound to a node tainted NoExecute, no toleration); just before its `before_verb`
+    request for p goes out, p is force-deleted and made again under its name (unbound, as a StatefulSet's pod is
+    made). Returns the cluster, the taint eviction's requests for p, and the evicted pod's uid."""
+    fixes = (TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD,) if fixed else ()
+    c = Cluster(ClusterConfig(components=("nodelifecycle",), fixes=fixes))
+    tainted = attrs.evolve(ready_node("node-1"), spec=attrs.evolve(
+        ready_node("node-1").spec, taints=(Taint(key="example.com/drain", effect="NoExecute"),)))
+    c.apply([tainted, ready_node("node-2")])
+    c.run(1_000)
+    c.apply([bound_pod("p", "node-1")])
+    controller = c.loop.components[TAINT_EVICTION]
+    send = controller.client.request
+    evicted_uid: list[str] = []
+    sent: list[tuple[str, object]] = []
+
+    def request(now, out, verb, resource, **fields):
+        if resource == "pods" and fields.get("name") == "p" and not fields.get("informer"):
+            if verb == before_verb and not evicted_uid:
+                evicted_uid.append(c.get("pods", "default", "p").metadata.uid)
+                gone = c.replicas[0].pipeline.handle(
+                    Request(-1, "delete", "pods", "default", "p", token="admin-token", grace_period_seconds=0),
+                    now=now, replica="test")
+                assert gone.ok, gone
+                assert admin(c, "create", "pods", body=bound_pod("p", "")).ok
+            sent.append((verb, fields.get("body")))
+        return send(now, out, verb, resource, **fields)
+
+    controller.client.request = request
+    c.run(10_000)
+    assert evicted_uid, "taint eviction never got to p"
+    return c, sent, evicted_uid[0]
+
+
+@pytest.mark.parametrize("before_verb", ["get", "delete"])
+def test_without_the_fix_taint_eviction_deletes_a_pod_made_again_under_the_evicted_ones_name(before_verb):
+    """Upstream's addConditionAndDeletePod GETs and deletes by name: the pod made again under p's name after the
+    eviction was decided is marked DisruptionTarget and deleted in the evicted pod's stead."""
+    c, sent, evicted = _made_again_during_the_eviction(False, before_verb)
+    again = c.get("pods", "default", "p")
+    assert again is None or (again.metadata.uid != evicted and again.metadata.deletion_timestamp is not None)
+    assert ("delete", None) in sent  # by name, no precondition
+
+
+@pytest.mark.parametrize("before_verb", ["get", "delete"])
+def test_with_the_fix_taint_eviction_spares_a_pod_made_again_under_the_evicted_ones_name(before_verb):
+    """tainteviction-evict-only-the-scheduled-pod: a GET answering another pod of the name ends the eviction,
+    and a delete carries the evicted pod's uid as a precondition (409 for the pod made again)."""
+    c, sent, evicted = _made_again_during_the_eviction(True, before_verb)
+    again = c.get("pods", "default", "p")
+    assert again is not None and again.metadata.uid != evicted
+    assert again.metadata.deletion_timestamp is None
+    assert not any(x.type == "DisruptionTarget" for x in again.status.conditions)
+    deletes = [body for verb, body in sent if verb == "delete"]
+    if before_verb == "delete":  # the GET saw the evicted pod: the delete went out, with its uid
+        assert deletes and all(body == Preconditions(evicted, "") for body in deletes)
+    else:  # the GET saw the pod made again: nothing to evict
+        assert deletes == []

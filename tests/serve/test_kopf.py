@@ -10,40 +10,31 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml
 
 pytest.importorskip("kopf")
 kubernetes = pytest.importorskip("kubernetes")
-from kubernetes import client, config  # noqa: E402
+from kubernetes import client  # noqa: E402
 
 from kmodel.cluster.kubectl import Patch  # noqa: E402
+
+from .kube_client import api_client, eventually  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 OPERATOR = Path(__file__).with_name("kopf_operator.py")
 SPEED = 10.0  # the fast_served fixture's (conftest.py)
 
 
-def eventually(check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.2)
-
-
 def test_kopf_converges_and_converges_again_after_a_partition(fast_served: Any) -> None:
     fast = fast_served
-    cfg = client.Configuration()
-    config.load_kube_config(config_file=str(fast.kubeconfig), client_configuration=cfg)
-    api = client.ApiClient(cfg)
+    api = api_client(fast.kubeconfig)
     crd = yaml.safe_load((EXAMPLES / "crd.yaml").read_text())
     client.ApiextensionsV1Api(api).create_custom_resource_definition(crd)
     custom = client.CustomObjectsApi(api)
-    assert eventually(lambda: any(g.name == "example.com" for g in client.ApisApi(api).get_api_versions().groups))
+    assert eventually(lambda: any(g.name == "example.com" for g in client.ApisApi(api).get_api_versions().groups), 30)
     env = {**os.environ, "KUBECONFIG": str(fast.kubeconfig)}
     kopf = subprocess.Popen([sys.executable, "-m", "kopf", "run", "--standalone", "-n", "default", str(OPERATOR)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

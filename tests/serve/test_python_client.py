@@ -4,37 +4,32 @@ answers (codes, reasons, causes, resourceVersions, events)."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any, Callable
 
 import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
-from kubernetes import client, config, watch  # noqa: E402
+from kubernetes import client, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
-
-def api_client(served: Any, user: str = "admin") -> client.ApiClient:
-    cfg = client.Configuration()
-    config.load_kube_config(config_file=str(served.kubeconfig), context=user, client_configuration=cfg)
-    return client.ApiClient(cfg)
+from .kube_client import api_client, eventually  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def core(served: Any) -> client.CoreV1Api:
-    return client.CoreV1Api(api_client(served))
+    return client.CoreV1Api(api_client(served.kubeconfig))
 
 
 @pytest.fixture(scope="module")
 def apps(served: Any) -> client.AppsV1Api:
-    return client.AppsV1Api(api_client(served))
+    return client.AppsV1Api(api_client(served.kubeconfig))
 
 
 def raw(served: Any, method: str, path: str, *, body: Any = None, content_type: str = "application/json",
         user: str = "admin") -> tuple[int, Any]:
     """One request as the client's transport sends it (urllib3 with the kubeconfig's CA and the user's bearer
     token): (status, the body's text)."""
-    api = api_client(served, user)
+    api = api_client(served.kubeconfig, user)
     cfg = api.configuration
     headers = {"Authorization": cfg.api_key["BearerToken"], "Content-Type": content_type,
                "Accept": "application/json"}
@@ -51,15 +46,6 @@ def failure(call: Callable[[], Any]) -> tuple[int, dict]:
     with pytest.raises(ApiException) as info:
         call()
     return info.value.status, json.loads(info.value.body)
-
-
-def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def test_create_get_and_resource_versions(core: client.CoreV1Api) -> None:
@@ -151,7 +137,7 @@ def test_invalid_object_has_causes(core: client.CoreV1Api) -> None:
 
 
 def test_forbidden_without_a_role_binding_and_not_found(served: Any, core: client.CoreV1Api) -> None:
-    bob = client.CoreV1Api(api_client(served, "bob"))
+    bob = client.CoreV1Api(api_client(served.kubeconfig, "bob"))
     status, body = failure(lambda: bob.list_namespaced_pod("default"))
     assert status == 403 and body["reason"] == "Forbidden"
     assert body["message"] == ('pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the '

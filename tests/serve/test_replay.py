@@ -16,7 +16,9 @@ from kmodel.serve.session import ServeSession
 from kmodel.simulate.observe import snapshot
 
 kubernetes = pytest.importorskip("kubernetes")
-from kubernetes import client, config  # noqa: E402
+from kubernetes import client  # noqa: E402
+
+from .kube_client import api_client  # noqa: E402
 
 #: the report's keys that say what the cluster held (the others say how the session was served)
 STATE = ("time", "nodes", "pods", "deployments", "replicasets", "services", "proxy", "events", "leases",
@@ -49,9 +51,7 @@ def session_trace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]
     write_kubeconfig(folder / "kubeconfig", session.url, session.users, session.certificate)
     session.start()
     try:
-        cfg = client.Configuration()
-        config.load_kube_config(config_file=str(folder / "kubeconfig"), context="admin", client_configuration=cfg)
-        api = client.ApiClient(cfg)
+        api = api_client(folder / "kubeconfig")
         apps, core = client.AppsV1Api(api), client.CoreV1Api(api)
         apps.create_namespaced_deployment("default", deployment(3))
         ready(apps, 3)
