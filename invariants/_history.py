@@ -22,6 +22,7 @@ from typing import Any, Iterable, NamedTuple, Optional
 
 from invariants import _paths
 from invariants.registry import SHARED
+from kmodel.store.compact_log import CompactLog
 from kmodel.store.types import (
     DeleteOp,
     DeleteRangeResponse,
@@ -200,8 +201,7 @@ def stored_since(log: Any, start: int, end: Optional[int] = None) -> list:
     the store's history, an API server's etcd watch log, the audit trail) its compact entries are left compact,
     not built into the objects they stand for (which the log would then keep for the rest of the run); the
     reader interprets them itself. Any other sequence: its entries."""
-    entries = getattr(log, "_entries", None)
-    return entries[start:end] if type(entries) is list else list(log[start:end])
+    return log.stored(start, end) if isinstance(log, CompactLog) else list(log[start:end])
 
 
 class SharedChanges:

@@ -33,6 +33,12 @@ class CompactLog(Sequence):
         """The full value of a compact entry; None if `entry` is stored full."""
         raise NotImplementedError
 
+    def stored(self, start: int, end: Optional[int] = None) -> list[Any]:
+        """The entries from `start` (to `end`) as stored: compact ones left compact, nothing built. For readers
+        that interpret the flat layout of a subclass's compact entries themselves (the invariants' history
+        readers), so that reading a log does not make it keep the built objects for the rest of the run."""
+        return self._entries[start:end]
+
     def __len__(self) -> int:
         return len(self._entries)
 
