@@ -23,6 +23,8 @@ from typing import Any, Iterable, NamedTuple, Optional
 from invariants import _paths
 from invariants.registry import SHARED
 from kmodel.store.compact_log import CompactLog
+from kmodel.store.history import TXN_PUT_COMPARE, TXN_PUT_KEY, TXN_PUT_REVISION, TXN_PUT_VALUE
+from kmodel.store.history import is_compact as is_compact_txn_put
 from kmodel.store.types import (
     DeleteOp,
     DeleteRangeResponse,
@@ -81,10 +83,9 @@ class HistoryReader:
         changes: list[Change] = []
         entries = history[start:end] if _paths.REFERENCE else stored_since(history, start, end)
         for i, entry in enumerate(entries, start):
-            if len(entry) != 2:
-                # a compact txn put (kmodel.store.history.record_txn_put): c_key, c_target, c_result, c_value,
-                # c_range_end, key, value, prev_kv wanted, failure, revision, prev_kv
-                self._put(changes, entry[5], entry[6], entry[9], i, None, None, entry[:5])
+            if is_compact_txn_put(entry):  # its fields as stored (kmodel.store.history.record_txn_put)
+                self._put(changes, entry[TXN_PUT_KEY], entry[TXN_PUT_VALUE], entry[TXN_PUT_REVISION], i, None, None,
+                          entry[TXN_PUT_COMPARE])
                 continue
             request, response = entry
             rtype = type(request)
@@ -145,9 +146,10 @@ _WRITE_RESPONSES = (PutResponse, DeleteRangeResponse, TxnResponse)
 
 class WriteReader:
     """The revisions the store's writes created, read incrementally from `store.history`: (revision, index) for
-    each request that made a new revision, in order, `index` its position in the history. No mirror of the keyspace (for an invariant that
-    needs only which revisions exist, not what they changed): the store's revision grows by one per write,
-    so a write is a put, delete or txn response whose header revision is newer than every earlier one."""
+    each request that made a new revision, in order, `index` its position in the history. No mirror of the
+    keyspace (for an invariant that needs only which revisions exist, not what they changed): the store's
+    revision grows by one per write, so a write is a put, delete or txn response whose header revision is newer
+    than every earlier one."""
 
     __slots__ = ("pos", "last")
 
@@ -165,9 +167,9 @@ class WriteReader:
         last = self.last
         entries = history[start:end] if _paths.REFERENCE else stored_since(history, start, end)
         for i, entry in enumerate(entries, start):
-            if len(entry) != 2:
-                if entry[9] > last:  # a compact txn put (see HistoryReader.read): a TxnResponse at its revision
-                    last = entry[9]
+            if is_compact_txn_put(entry):  # a TxnResponse at its revision
+                if entry[TXN_PUT_REVISION] > last:
+                    last = entry[TXN_PUT_REVISION]
                     found.append((last, i))
                 continue
             response = entry[1]

@@ -11,6 +11,8 @@ from invariants import _paths
 from invariants._history import audit_since, change_feed, stored_since
 from invariants.registry import SAFETY, invariant
 from kmodel.apiserver.resources import RESOURCES, object_key
+from kmodel.store.history import TXN_PUT_REVISION
+from kmodel.store.history import is_compact as is_compact_txn_put
 from kmodel.store.types import TxnRequest
 
 
@@ -210,8 +212,7 @@ def resource_version_monotonic(cluster: Any, memo: dict) -> Iterator[str]:
         reader = memo["reader"] = change_feed(memo)
     entries = history[start:] if _paths.REFERENCE else stored_since(history, start)
     for i, entry in enumerate(entries, start):
-        # a compact entry is a txn put answered at its revision (see _history.HistoryReader.read)
-        header = getattr(entry[1], "header_revision", None) if len(entry) == 2 else entry[9]
+        header = entry[TXN_PUT_REVISION] if is_compact_txn_put(entry) else getattr(entry[1], "header_revision", None)
         if header is None or header == 0:
             continue
         if header < last:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 from invariants._history import change_feed, stored_since
 from invariants import _paths
 from invariants.registry import SAFETY, SHARED, invariant
+from kmodel.apiserver import etcd_log
 from kmodel.apiserver.etcd_log import EtcdLog
 
 REGISTRY = "/registry/"
@@ -69,16 +70,14 @@ class _WatchState:
             else:
                 entries = stored_since(log, start)
             for entry in entries:
-                if len(entry) == 2:
+                if etcd_log.is_compact(entry):  # a response of one event, its fields as stored
+                    stream_id, canceled, kvs = entry[etcd_log.STREAM], entry[etcd_log.CANCELED], (entry[etcd_log.KV],)
+                else:
                     stream_id, item = entry
                     if isinstance(item, int):
                         self.streams[(replica.name, stream_id)] = _Stream(item, cluster.store.compact_revision)
                         continue
                     canceled, kvs = item.canceled, [ev.kv for ev in item.events]
-                else:
-                    # a compact EtcdLog entry, a response of one event (kmodel.apiserver.etcd_log):
-                    # stream, watch_id, header_revision, compact_revision, canceled, cancel_reason, type, kv, prev_kv
-                    stream_id, canceled, kvs = entry[0], entry[4], (entry[7],)
                 s = self.streams.get((replica.name, stream_id))
                 if s is not None:
                     self._response(replica.name, stream_id, s, canceled, kvs)

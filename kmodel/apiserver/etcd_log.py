@@ -24,6 +24,14 @@ from kmodel.store.compact_log import CompactLog
 
 _new = tuple.__new__
 _PAIR = 2
+#: where a compact entry (`EtcdLog.record`: a response of one event) keeps the fields its readers take when they
+#: read entries as stored (`CompactLog.stored`): the stream, whether the watch was canceled, the event's KeyValue
+STREAM, CANCELED, KV = 0, 4, 7
+
+
+def is_compact(entry: tuple) -> bool:
+    """Is a stored entry a compact one-event response (not a (stream, item) pair)?"""
+    return len(entry) != _PAIR
 
 
 class EtcdLog(CompactLog):

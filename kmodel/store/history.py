@@ -27,6 +27,16 @@ from .types import Compare, KeyValue, PutOp, PutResponse, TxnRequest, TxnRespons
 
 _new = tuple.__new__
 _PAIR = 2  # a recorded entry is a pair; a compact one is longer (see record_txn_put)
+#: where a compact txn put (`record_txn_put`) keeps its fields, for readers that read entries as stored
+#: (`CompactLog.stored`): its Compare's five fields (key, target, result, value, range_end), then the put's key
+#: and value, and the revision it was answered at
+TXN_PUT_COMPARE = slice(0, 5)
+TXN_PUT_KEY, TXN_PUT_VALUE, TXN_PUT_REVISION = 5, 6, 9
+
+
+def is_compact(entry: tuple) -> bool:
+    """Is a stored entry a compact txn put (not a (request, response) pair)?"""
+    return len(entry) != _PAIR
 
 
 class History(CompactLog):
