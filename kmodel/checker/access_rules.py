@@ -74,26 +74,6 @@ def _listed(cluster: Any, resources: tuple[str, ...]) -> list[tuple[str, str, An
     return out
 
 
-@once_per_step
-def _any_deletable(machine: Any) -> bool:
-    return bool(machine._deletable())
-
-
-@once_per_step
-def _any_unmarked(machine: Any) -> bool:
-    return bool(machine._unmarked())
-
-
-@once_per_step
-def _any_marked(machine: Any) -> bool:
-    return bool(machine._marked())
-
-
-@once_per_step
-def _any_rbac_objects(machine: Any) -> bool:
-    return bool(machine._rbac_objects())
-
-
 class AccessRules:
     """Rules for namespaces, deletion options, finalizers, RBAC and requests as other users (see the module
     docstring). Mixed into KmodelMachine, which provides `cluster` and `_do`."""
@@ -128,7 +108,7 @@ class AccessRules:
     def _deletable(self) -> list:
         return _listed(self.cluster, DELETABLE)
 
-    @precondition(_any_deletable)
+    @precondition(once_per_step(lambda self: bool(self._deletable())))
     @rule(i=INDEX, grace=INDEX, policy=INDEX, who=INDEX)
     def delete_with_options(self, i: int, grace: int, policy: int, who: int) -> None:
         resource, ns, obj = pick(i, self._deletable())
@@ -146,13 +126,13 @@ class AccessRules:
     def _marked(self) -> list:
         return [c for c in _listed(self.cluster, MARKABLE) if HOLD in c[2].metadata.finalizers]
 
-    @precondition(_any_unmarked)
+    @precondition(once_per_step(lambda self: bool(self._unmarked())))
     @rule(i=INDEX, who=INDEX)
     def add_finalizer(self, i: int, who: int) -> None:
         resource, ns, obj = pick(i, self._unmarked())
         self._do("add_finalizer", AddFinalizer(resource, ns, obj.metadata.name, user_of(who)))
 
-    @precondition(_any_marked)
+    @precondition(once_per_step(lambda self: bool(self._marked())))
     @rule(i=INDEX, who=INDEX)
     def remove_finalizer(self, i: int, who: int) -> None:
         resource, ns, obj = pick(i, self._marked())
@@ -176,7 +156,7 @@ class AccessRules:
                 for resource in ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
                 for obj in self.cluster.objects(resource) if obj.metadata.name in names]
 
-    @precondition(_any_rbac_objects)
+    @precondition(once_per_step(lambda self: bool(self._rbac_objects())))
     @rule(i=INDEX, who=INDEX)
     def delete_rbac(self, i: int, who: int) -> None:
         resource, ns, obj = pick(i, self._rbac_objects())

@@ -44,11 +44,6 @@ def shape_of(i: int) -> str:
     return SHAPES[i] if i < len(SHAPES) else SHAPES[0]
 
 
-@once_per_step
-def _no_crd(machine: Any) -> bool:
-    return not machine._crd_stored()
-
-
 class CrdRules:
     """Rules for a CustomResourceDefinition and its objects (see the module docstring). Mixed into KmodelMachine,
     which provides `cluster` and `_do`."""
@@ -61,7 +56,7 @@ class CrdRules:
     def _crd_stored(self) -> bool:
         return self.cluster.get("customresourcedefinitions", "", CRD_NAME) is not None
 
-    @precondition(_no_crd)
+    @precondition(once_per_step(lambda self: not self._crd_stored()))
     @rule()
     def apply_crd(self) -> None:
         self._do("apply_crd", ApplyCRD())

@@ -3,10 +3,10 @@ action; the API clients CrashMidReconcile looks up once are those `writes_outsta
 
 from __future__ import annotations
 
-from kmodel.checker.access_rules import _any_deletable
+from hypothesis.stateful import RULE_MARKER
+
 from kmodel.checker.actions import ApplyDeployment, RunEvents, _clients, _outstanding, reconcilers, writes_outstanding
 from kmodel.checker.crd_actions import ApplyCRD
-from kmodel.checker.crd_rules import _no_crd
 from kmodel.checker.preconditions import once_per_step
 
 from tests.checker.conftest import SmallMachine
@@ -31,14 +31,21 @@ def test_a_precondition_is_worked_out_once_per_step_and_again_after_a_rule_or_an
     machine.teardown()
 
 
+def _precondition(rule_name: str):
+    """The one precondition the machine's rule `rule_name` carries (as Hypothesis asks it)."""
+    (asked,) = getattr(getattr(SmallMachine, rule_name), RULE_MARKER).preconditions
+    return asked
+
+
 def test_the_rules_preconditions_answer_as_their_plain_predicates():
+    no_crd, any_deletable = _precondition("apply_crd"), _precondition("delete_with_options")
     machine = SmallMachine()
     machine.check_invariants()
-    assert _no_crd(machine) is (not machine._crd_stored()) is True
-    assert _any_deletable(machine) is bool(machine._deletable())
+    assert no_crd(machine) is (not machine._crd_stored()) is True
+    assert any_deletable(machine) is bool(machine._deletable())
     machine.session.execute(ApplyCRD())
     machine.session.execute(RunEvents(60))
-    assert _no_crd(machine) is (not machine._crd_stored()) is False
+    assert no_crd(machine) is (not machine._crd_stored()) is False
     machine.teardown()
 
 
