@@ -43,10 +43,9 @@ _IMMUTABLE: set[type] = set()  # NamedTuple classes declared immutable (`immutab
 _CONTENT: dict[type, Encoder] = {}  # the memoised classes' encoders in full (`content`)
 _FANNED: set[type] = set()  # classes declared `fanned_out`
 _CONTENT_OF: dict[type, Encoder] = {}  # `content`'s encoder of each class met: full, memoised if fanned out
-#: `content`'s memo of recent envelopes of the `fanned_out` classes by identity (kept alive beside their encoding,
-#: like `_memo`): the same watch event is delivered to each of its watchers
+#: the size of `content`'s memo of the recent envelopes of a `fanned_out` class by identity (kmodel.objects.memo:
+#: each kept alive beside its encoding, like `_memo`): the same watch event is delivered to each of its watchers
 CONTENT_MEMO_SIZE = 4_096
-_content_memo: dict[int, tuple[Any, bytes]] = {}
 
 
 def fingerprint(value: Any) -> bytes:
@@ -73,23 +72,10 @@ def _content_encoder(cls: type) -> Encoder:
     encode = _ENCODERS.get(cls) or _encoder_for(cls)
     encode = _CONTENT.get(cls, encode)  # an immutable class: in full, not hashed (made with its encoder)
     if cls in _FANNED:
-        encode = _recent(encode)
+        # imported here: kmodel.objects imports this module (its FrozenDict is declared `immutable`)
+        from kmodel.objects.memo import identity_memo
+        encode = identity_memo(encode, CONTENT_MEMO_SIZE)
     _CONTENT_OF[cls] = encode
-    return encode
-
-
-def _recent(encoding: Encoder) -> Encoder:
-    """`encoding`, answered from `_content_memo` for the very object met recently."""
-    def encode(v: Any) -> bytes:
-        key = id(v)
-        entry = _content_memo.get(key)
-        if entry is not None and entry[0] is v:
-            return entry[1]
-        encoded = encoding(v)
-        if len(_content_memo) >= CONTENT_MEMO_SIZE:
-            _content_memo.clear()
-        _content_memo[key] = (v, encoded)
-        return encoded
     return encode
 
 
