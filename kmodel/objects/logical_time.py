@@ -13,6 +13,7 @@ metav1.MicroTime always prints six fractional digits, as Kubernetes does.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import re
 
 EPOCH = _dt.datetime(2024, 1, 1, tzinfo=_dt.timezone.utc)
@@ -32,24 +33,14 @@ class TimeFormatError(ValueError):
     """Text that is not an RFC 3339 timestamp (message shaped like Go's time.Parse error)."""
 
 
-#: the texts of the times formatted and parsed lately (a patch dumps and decodes an object's timestamps, which
-#: repeat from version to version): pure functions of their argument, cleared wholesale when full
+#: how many of the times formatted and parsed lately are kept (a patch dumps and decodes an object's timestamps,
+#: which repeat from version to version): both are pure functions of their argument
 _TEXT_CACHE_SIZE = 4096
-_formatted: dict[int, str] = {}
-_parsed: dict[str, int] = {}
 
 
+@functools.lru_cache(maxsize=_TEXT_CACHE_SIZE)
 def format_time(ms: int) -> str:
     """metav1.Time as JSON text for logical milliseconds ms."""
-    text = _formatted.get(ms)
-    if text is None:
-        if len(_formatted) >= _TEXT_CACHE_SIZE:
-            _formatted.clear()
-        text = _formatted[ms] = _format_time(ms)
-    return text
-
-
-def _format_time(ms: int) -> str:
     t = EPOCH + _dt.timedelta(milliseconds=ms)
     base = t.strftime("%Y-%m-%dT%H:%M:%S")
     frac = ms % 1000
@@ -62,18 +53,9 @@ def format_micro_time(ms: int) -> str:
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond:06d}Z"
 
 
+@functools.lru_cache(maxsize=_TEXT_CACHE_SIZE)  # bad text raises every time (lru_cache keeps no exception)
 def parse_time(text: str) -> int:
     """Logical milliseconds for an RFC 3339 timestamp (fractions below a millisecond are dropped)."""
-    ms = _parsed.get(text)
-    if ms is None:
-        ms = _parse_time(text)  # raises on bad text, which is not kept
-        if len(_parsed) >= _TEXT_CACHE_SIZE:
-            _parsed.clear()
-        _parsed[text] = ms
-    return ms
-
-
-def _parse_time(text: str) -> int:
     m = _RFC3339.match(text)
     if not m:
         raise TimeFormatError(f'parsing time "{text}" as "{GO_RFC3339}": cannot parse "{text}" as "2006"')
