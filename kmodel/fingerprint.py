@@ -8,7 +8,7 @@ is encoded sorted. A function or method is encoded by its qualified name (never 
 
 API objects are frozen and shared (a Pod stored in etcd is the one every watch event and list answer hands
 out; an update shares the parts it did not change), so a frozen attrs instance is encoded once: as ``@`` and
-the 16-byte blake2b of its encoding, memoised by identity like `kmodel.objects.memo` (the memo keeps the object
+the 16-byte blake2b of its encoding, memoised by identity like `kmodel.memo` (the memo keeps the object
 alive beside its answer, so its id cannot be reused, and is cleared wholesale when it grows past MEMO_SIZE).
 The memo never changes an answer, only its cost. A frozen instance is taken to stay as it was built, as every
 model object does (nothing mutates a field's list or dict after construction). A NamedTuple or dict class
@@ -34,6 +34,8 @@ from typing import Any, Callable
 
 import attrs
 
+from kmodel.memo import identity_memo
+
 MEMO_SIZE = 65_536
 _blake2b = hashlib.blake2b
 _memo: dict[int, tuple[Any, bytes]] = {}
@@ -43,7 +45,7 @@ _IMMUTABLE: set[type] = set()  # NamedTuple classes declared immutable (`immutab
 _CONTENT: dict[type, Encoder] = {}  # the memoised classes' encoders in full (`content`)
 _FANNED: set[type] = set()  # classes declared `fanned_out`
 _CONTENT_OF: dict[type, Encoder] = {}  # `content`'s encoder of each class met: full, memoised if fanned out
-#: the size of `content`'s memo of the recent envelopes of a `fanned_out` class by identity (kmodel.objects.memo:
+#: the size of `content`'s memo of the recent envelopes of a `fanned_out` class by identity (kmodel.memo:
 #: each kept alive beside its encoding, like `_memo`): the same watch event is delivered to each of its watchers
 CONTENT_MEMO_SIZE = 4_096
 
@@ -72,8 +74,6 @@ def _content_encoder(cls: type) -> Encoder:
     encode = _ENCODERS.get(cls) or _encoder_for(cls)
     encode = _CONTENT.get(cls, encode)  # an immutable class: in full, not hashed (made with its encoder)
     if cls in _FANNED:
-        # imported here: kmodel.objects imports this module (its FrozenDict is declared `immutable`)
-        from kmodel.objects.memo import identity_memo
         encode = identity_memo(encode, CONTENT_MEMO_SIZE)
     _CONTENT_OF[cls] = encode
     return encode

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional
 
-from kmodel.objects.memo import identity_memo
+from kmodel.memo import identity_memo
 
 __all__ = [
     "SelectorError",

@@ -28,7 +28,7 @@ import attrs
 from kmodel.apiserver.deletion import NAMESPACE_FINALIZER
 from kmodel.apiserver.resources import Resource
 from kmodel.objects.fastevolve import replacer
-from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, identity_memo
+from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
 from kmodel.objects.meta import ObjectMeta
 
 from kmodel.apiserver.fastevolve import evolve as _evolve

@@ -73,7 +73,7 @@ from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.objects import Node, ObjectReference, Pod
 from kmodel.objects.fastevolve import evolve
-from kmodel.objects.memo import identity_memo
+from kmodel.memo import identity_memo
 
 from . import node_lifecycle_logic as nl
 from .base import Controller, Sync

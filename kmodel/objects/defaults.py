@@ -20,7 +20,7 @@ from .core import (
 )
 from .frozendict import FrozenDict
 from .fastevolve import evolve, replacer
-from .memo import POD_SPEC_MEMO_SIZE, identity_memo
+from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
 from .rbac import GROUP as RBAC_GROUP, ClusterRoleBinding, RoleBinding, Subject
 
 

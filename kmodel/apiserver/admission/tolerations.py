@@ -13,7 +13,7 @@ from kmodel.apiserver.admission.attributes import CREATE, AdmissionAttributes
 from kmodel.apiserver.fastevolve import evolve
 from kmodel.objects.fastevolve import replacer
 from kmodel.objects.core import Toleration
-from kmodel.objects.memo import POD_SPEC_MEMO_SIZE, identity_memo
+from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"

@@ -10,7 +10,7 @@ from ..core import (
 from ..field_errors import (
     FieldError, duplicate, forbidden, go_quote, invalid, not_supported, required,
 )
-from ..memo import POD_SPEC_MEMO_SIZE, identity_memo
+from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
 from ..quantity import Quantity
 from .common import (
     NEGATIVE, dns1123_label, nonnegative, port_num_or_name, protocol, validate_labels, validate_object_meta,
