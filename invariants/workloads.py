@@ -17,7 +17,7 @@ from invariants.liveness import _objects
 from invariants.registry import LIVENESS, SAFETY, SHARED, invariant
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.controllers.deployment_logic import MAX_REPLICAS_ANNOTATION
-from kmodel.controllers.garbagecollector import WATCHED as COLLECTED_RESOURCES
+from kmodel.controllers.garbagecollector import WORKLOADS, monitored, owner_resource
 
 PODS = "/registry/pods/"
 REPLICASETS = "/registry/replicasets/"
@@ -26,8 +26,9 @@ REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller
 DEPLOYMENT_CONTROLLER = "system:serviceaccount:kube-system:deployment-controller"
 DEPLOYMENT_COMPONENT = "controller/deployment"
 REPLICASET_COMPONENT = "controller/replicaset"
-#: the kinds the garbage collector collects dependents of, by kind (its WATCHED resources)
-_COLLECTED_KINDS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Pod": "pods"}
+#: the owners judged when the garbage collector monitors only WORKLOADS (ClusterConfig.gc_monitors_every_resource
+#: off: traces recorded before it monitored every resource), by kind
+_WORKLOAD_OWNERS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Pod": "pods"}
 
 
 def _controller_uid(obj: Any) -> str:
@@ -255,17 +256,25 @@ def dependents_collected(cluster: Any, memo: dict) -> Iterator[str]:
     """Once the cluster has settled, no object names an owner that no longer exists (by uid: an owner re-created
     under the same name is not the old owner), unless it is being deleted already.
 
-    Judged over the kinds the model's garbage collector handles (Deployments, ReplicaSets, Pods)."""
+    Judged over every built-in resource the garbage collector monitors (all the API can delete but events), as
+    dependents and as owners. An owner of a kind the API does not serve is never collected (the GC cannot tell
+    it is gone), so it is not judged; nor, yet, are custom resources as owners or dependents."""
+    every = cluster.config.gc_monitors_every_resource
+    resources = monitored(every)
     uids: dict[str, set] = {}
-    for resource in COLLECTED_RESOURCES:
+    for resource in resources:
         uids[resource] = {o.metadata.uid for o in _objects(cluster, memo, resource)}
-    for resource in COLLECTED_RESOURCES:
+    for resource in resources:
         for obj in _objects(cluster, memo, resource):
             meta = obj.metadata
             if meta.deletion_timestamp is not None:
                 continue
             for ref in meta.owner_references:
-                owners = _COLLECTED_KINDS.get(ref.kind)
+                if every:
+                    res = owner_resource(ref.api_version, ref.kind)
+                    owners = res.name if res is not None and res.name in uids else None
+                else:
+                    owners = _WORKLOAD_OWNERS.get(ref.kind)
                 if owners is not None and ref.uid not in uids[owners]:
                     yield (f"{resource} {meta.namespace}/{meta.name} still names {ref.kind} {ref.name} "
                            f"(uid {ref.uid}) as its owner, which is gone")

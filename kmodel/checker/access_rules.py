@@ -36,7 +36,6 @@ from kmodel.checker.access_actions import (
 )
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.preconditions import once_per_step
-from kmodel.controllers.garbagecollector import WATCHED
 
 #: the namespaces the user's objects live in (team first: the one that comes and goes)
 USER_NAMESPACES = (TEAM, "default")
@@ -112,11 +111,8 @@ class AccessRules:
     @rule(i=INDEX, grace=INDEX, policy=INDEX, who=INDEX)
     def delete_with_options(self, i: int, grace: int, policy: int, who: int) -> None:
         resource, ns, obj = pick(i, self._deletable())
-        # the model's garbage collector watches only these kinds: an owner of another kind deleted with Orphan or
-        # Foreground would keep its finalizer for ever (upstream's GC watches every resource)
-        chosen = pick(policy, PROPAGATION) if resource in WATCHED else ""
         self._do("delete_with_options", DeleteWith(resource, ns, obj.metadata.name, pick(grace, GRACE_PERIODS),
-                                                   chosen, user_of(who)))
+                                                   pick(policy, PROPAGATION), user_of(who)))
 
     # -- finalizers -------------------------------------------------------------------------------------------
 

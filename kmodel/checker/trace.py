@@ -56,6 +56,12 @@ class TraceError(ValueError):
     """A trace file that cannot be used (one line: what is wrong)."""
 
 
+#: what the garbage collector monitors (ClusterConfig), each written only when true: a trace without one was
+#: recorded before the model's GC did so (before the model served CRDs; before the GC monitored every resource),
+#: and replays with it off
+GC_FLAGS = ("gc_monitors_custom_resources", "gc_monitors_every_resource")
+
+
 def config_to_json(config: ClusterConfig) -> dict[str, Any]:
     if config.static_pods:
         raise ValueError("traces do not record static pods yet")
@@ -68,8 +74,9 @@ def config_to_json(config: ClusterConfig) -> dict[str, Any]:
     for name in ("controller_managers", "schedulers"):  # a trace without them ran one of each, as traces before
         if out[name] == 1:
             out.pop(name)
-    if not out["gc_monitors_custom_resources"]:
-        out.pop("gc_monitors_custom_resources")  # a trace without it ran a GC that did not (see config_from_json)
+    for flag in GC_FLAGS:
+        if not out[flag]:
+            out.pop(flag)  # a trace without it ran a GC that did not (see config_from_json)
     return out
 
 
@@ -82,8 +89,8 @@ def config_from_json(data: Any) -> ClusterConfig:
         raise TraceError(f"'config' has unknown fields {unknown}")
     _check_config(data)
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
-    # a trace recorded before the model served CRDs ran a garbage collector that watched no CRDs: it replays so
-    kwargs.setdefault("gc_monitors_custom_resources", False)
+    for flag in GC_FLAGS:  # a trace recorded before the flag existed ran a garbage collector without it
+        kwargs.setdefault(flag, False)
     try:
         return ClusterConfig(**kwargs)
     except (TypeError, ValueError) as exc:

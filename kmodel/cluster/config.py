@@ -76,6 +76,9 @@ class ClusterConfig:
     # the garbage collector monitors custom resources as their CRDs are established (upstream's always does);
     # False only for traces recorded before the model served CRDs (kmodel.checker.trace)
     gc_monitors_custom_resources: bool = True
+    # the garbage collector monitors every built-in resource it can delete, but events (upstream's does); False
+    # (deployments, replicasets, statefulsets and pods only) only for traces recorded before it did
+    gc_monitors_every_resource: bool = True
 
     def node_names(self) -> list[str]:
         return [f"node-{i}" for i in range(1, self.nodes + 1)]

@@ -4,9 +4,11 @@ Theory of operation
 -------------------
 Endpoint "controller/garbagecollector", service account generic-garbage-collector. Upstream keeps a graph of every
 object's ownerReferences (GraphBuilder) fed by informers on every resource, and runs attemptToDelete on a
-dependent when one of its owners is gone. The model keeps the same decisions over the kinds the
-workload controllers use: informers on deployments, replicasets, statefulsets and pods (owners and dependents),
-each indexed by owner uid, and `observed`: the uids the caches hold now (upstream's graph nodes).
+dependent when one of its owners is gone. The model keeps the same decisions with the same monitors: an
+informer on every resource the API can list, watch and delete, but events (upstream's DefaultIgnoredResources),
+owners and dependents alike, each indexed by owner uid, and `observed`: the uids the caches hold now (upstream's
+graph nodes). Upstream's monitors are metadata-only informers; the model's share the controller manager's
+informers of full objects, whose metadata is the same.
 
 Triggers (the work queue holds `Item(resource, namespace, name, uid)` of dependents):
 
@@ -56,11 +58,11 @@ Upstream's GarbageCollector.Sync re-reads discovery every 30 s and starts monito
 learns of them at once instead (a periodic timer would add a due time every 30 s to every run). A resource whose
 CRD is gone keeps its informer (its relists fail until the CRD is back), where upstream stops the monitor.
 `custom_resources=False` (ClusterConfig.gc_monitors_custom_resources) runs the GC without any of this, as traces
-recorded before the model served CRDs did.
+recorded before the model served CRDs did; `every_resource=False` (ClusterConfig.gc_monitors_every_resource)
+monitors only deployments, replicasets, statefulsets and pods (`WORKLOADS`), as traces recorded before the GC
+monitored every resource did.
 
-Not modelled: owners of kinds the GC does not watch being deleted (a dependent of such an owner is verified
-only when it is added or updated, and such an owner deleted with Orphan or Foreground keeps its finalizer:
-upstream's GC watches every resource), the delete's UID precondition (the GET just before stands in for it).
+Not modelled: the delete's UID precondition (the GET just before stands in for it).
 """
 
 from __future__ import annotations
@@ -81,8 +83,21 @@ from kmodel.objects import dump_struct
 from .base import Controller, Sync
 
 NAME = "controller/garbagecollector"
-#: what the GC watches from its start: owners and dependents alike (custom resources join at discovery)
-WATCHED = ("deployments", "replicasets", "statefulsets", "pods")
+#: what the GC monitored before it monitored every resource (`monitored(every_resource=False)`)
+WORKLOADS = ("deployments", "replicasets", "statefulsets", "pods")
+#: built-in resources the GC never monitors: upstream's DefaultIgnoredResources (events, which nothing owns and
+#: which are the most written kind), and bindings, which the API can only create (no list, watch or delete)
+UNMONITORED = ("bindings", "events")
+
+
+def monitored(every_resource: bool = True) -> tuple[str, ...]:
+    """The built-in resources the GC monitors from its start, owners and dependents alike, in name order (custom
+    resources join as their CRDs are established): every one the API can list, watch and delete but events,
+    as upstream's GraphBuilder monitors every deletable resource discovery lists; `every_resource=False`, only
+    `WORKLOADS` (ClusterConfig.gc_monitors_every_resource)."""
+    if not every_resource:
+        return WORKLOADS
+    return tuple(sorted(name for name in RESOURCES if name not in UNMONITORED))
 
 
 
@@ -133,9 +148,12 @@ class GarbageCollector(Controller):
 
     service_account = "generic-garbage-collector"
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, custom_resources: bool = True) -> None:
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, custom_resources: bool = True,
+                 every_resource: bool = True) -> None:
         #: watch CRDs and monitor the custom resources they declare (ClusterConfig.gc_monitors_custom_resources)
         self.custom_resources = custom_resources
+        #: the built-in resources monitored from the start (ClusterConfig.gc_monitors_every_resource)
+        self.builtin = monitored(every_resource)
         super().__init__(name, endpoints)
 
     def _init_memory(self) -> None:
@@ -147,7 +165,7 @@ class GarbageCollector(Controller):
         self.caches: dict[str, Any] = {}
         #: custom resources discovered: (apiVersion, kind) -> their Resource-like facts (name, namespaced)
         self.custom: dict[tuple[str, str], Any] = {}
-        for resource in WATCHED:
+        for resource in self.builtin:
             self._monitor(resource)
         if not self.custom_resources:
             return
@@ -181,7 +199,7 @@ class GarbageCollector(Controller):
         resources discovery no longer lists. Its informer can no longer list, and a cache that never syncs would
         keep the GC from working at all (it works only once every cache it uses has synced)."""
         names = crd.status.accepted_names
-        monitor = self.caches.pop(names.plural, None) if names.plural not in WATCHED else None
+        monitor = self.caches.pop(names.plural, None) if names.plural not in self.builtin else None
         if monitor is None:
             return
         self.custom = {key: res for key, res in self.custom.items() if res.name != names.plural}
@@ -501,4 +519,5 @@ class _CustomResource:
 def make(ctx: Any) -> list:
     """The cluster factory: one garbage collector talking to the API servers in order."""
     return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME),
-                             custom_resources=ctx.config.gc_monitors_custom_resources)]
+                             custom_resources=ctx.config.gc_monitors_custom_resources,
+                             every_resource=ctx.config.gc_monitors_every_resource)]

@@ -128,3 +128,16 @@ def test_replay_exit_2_one_line(tmp_path, capsys):
     assert err.count("\n") == 1 and "truncated" in err and "Traceback" not in err
     assert main(["replay", str(tmp_path / "missing.json")]) == 2
     assert main(["replay", "--variant", "nope", str(path)]) == 2
+
+
+@pytest.mark.parametrize("flag", ["gc_monitors_custom_resources", "gc_monitors_every_resource"])
+def test_a_garbage_collector_flag_is_written_when_on_and_a_trace_without_it_replays_with_it_off(flag):
+    """A trace recorded before the model's GC did what the flag says lacks the flag: it replays as it ran."""
+    from kmodel.checker.trace import config_from_json, config_to_json
+
+    data = config_to_json(ClusterConfig())
+    assert data[flag] is True and config_from_json(data) == ClusterConfig()
+    off = ClusterConfig(**{flag: False})
+    assert flag not in config_to_json(off)
+    older = {k: v for k, v in data.items() if k != flag}
+    assert getattr(config_from_json(older), flag) is False

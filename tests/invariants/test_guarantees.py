@@ -15,7 +15,7 @@ from kmodel.cluster.kubectl import Apply, Delete, Scale
 from kmodel.component import Out
 from kmodel.controllers import deployment_logic, replicaset, rolling_update
 from kmodel.controllers.replicaset_logic import ReplicasDiff
-from kmodel.objects import EndpointAddress, ObjectReference
+from kmodel.objects import ConfigMap, EndpointAddress, ObjectMeta, ObjectReference, OwnerReference
 from kmodel.checker.actions import deployment_manifest
 from tests.invariants.test_invariants import call, check, manifest, web_cluster
 
@@ -222,3 +222,25 @@ def test_dependents_collected_holds_once_the_garbage_collector_ran_and_fails_wit
             assert found == []
         else:
             assert found and "names Deployment storefront" in found[0]
+
+
+@pytest.mark.parametrize("every", [True, False])
+def test_dependents_collected_judges_every_kind_the_garbage_collector_monitors(every):
+    """A ConfigMap naming a deleted Service is judged when the GC monitors every resource (and collected by it);
+    under the flag of traces recorded before it did, only workload owners are judged."""
+    components = tuple(c for c in ClusterConfig().components if "garbagecollector" not in c)
+    cluster = Cluster(ClusterConfig(nodes=1, components=components, gc_monitors_every_resource=every))
+    cluster.apply(manifest("web-service.yaml"))
+    cluster.run(20 * S)
+    uid = cluster.get("services", "default", "storefront").metadata.uid
+    ref = OwnerReference(api_version="v1", kind="Service", name="storefront", uid=uid)
+    body = ConfigMap(metadata=ObjectMeta(name="settings", namespace="default", owner_references=(ref,)))
+    assert call(cluster, "create", "configmaps", "default", body=body).ok
+    cluster.submit(Delete("services", "default", "storefront"))
+    cluster.run(cluster.now + 20 * S)
+    found = list(REGISTRY["dependents-collected"].check(cluster, {}))
+    if every:
+        assert found == [f"configmaps default/settings still names Service storefront (uid {uid}) as its owner, "
+                         "which is gone"]
+    else:
+        assert found == []
