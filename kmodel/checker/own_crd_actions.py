@@ -14,7 +14,11 @@ trace replays without the CRD's description:
   unknown field under strict field validation);
 * `WriteCustomStatus`: kubectl patch --subresource=status with a drawn status;
 * `ScaleCustomObject`: kubectl scale (only for a CRD with the scale subresource);
-* `DeleteCustomObject`: kubectl delete with a propagation policy.
+* `DeleteCustomObject`: kubectl delete with a propagation policy;
+* `DeleteOwnCRD`: kubectl delete of the CustomResourceDefinition itself: the API server deletes every object of
+  the kind, then the CRD. Nothing creates it again: the cluster applies a component's boot objects once, when it
+  boots, and an operator does not install its own CRD (kopf's, and most, leave that to whoever deploys them), so
+  the kind stays unserved for the rest of the example.
 """
 
 from __future__ import annotations
@@ -62,6 +66,11 @@ class CustomKind:
     def namespace(self) -> str:
         return NAMESPACE if self.namespaced else ""
 
+    @property
+    def crd_name(self) -> str:
+        """The name of the CustomResourceDefinition that serves the kind (<plural>.<group>)."""
+        return f"{self.plural}.{self.group}"
+
     def part(self, name: str) -> dict:
         """The schema of a top-level property (spec, status), {} when it declares none."""
         return (self.schema.get("properties") or {}).get(name) or {}
@@ -98,7 +107,7 @@ def own_kinds(components: Sequence[str]) -> list[CustomKind]:
                     "apiextensions.k8s.io/"):
                 kind = kind_of_crd(crd, objects)
                 if kind is not None:
-                    found.setdefault(f"{kind.plural}.{kind.group}", kind)
+                    found.setdefault(kind.crd_name, kind)
     return list(found.values())
 
 
@@ -196,8 +205,24 @@ class DeleteCustomObject(Action):
                               propagation_policy=self.propagation_policy))
 
 
+@attrs.frozen
+class DeleteOwnCRD(Action):
+    """kubectl delete of the CustomResourceDefinition of a component's custom kind (`crd`: its name): every object
+    of the kind is deleted, then the CRD goes."""
+
+    kind: ClassVar[str] = "delete-own-crd"
+    crd: str
+
+    @property
+    def name(self) -> str:
+        return f"kubectl delete customresourcedefinition {self.crd}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Delete("customresourcedefinitions", "", self.crd))
+
+
 #: the actions of this family (gathered into the trace registry by kmodel/checker/action_json.py)
 OWN_CRD_ACTIONS: tuple[type[Action], ...] = (ApplyCustomObject, WriteCustomStatus, ScaleCustomObject,
-                                             DeleteCustomObject)
+                                             DeleteCustomObject, DeleteOwnCRD)
 #: the least value of each whole-number field of these actions read from a trace
 OWN_CRD_MINIMUMS: dict[str, dict[str, int]] = {"scale-custom-object": {"replicas": 0}}

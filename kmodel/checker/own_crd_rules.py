@@ -16,10 +16,13 @@ valid value with optional fields left out.
     write_custom_status   the status subresource (kinds that have it)
     scale_custom_object   the scale subresource (kinds that have it), 0..MAX_SCALE replicas
     delete_custom_object  with a drawn propagation policy
+    delete_own_crd        the CRD itself (while stored), and with it every object of its kind: rare (one draw in
+                          DELETE_CRD_ODDS acts), since nothing creates the CRD again (own_crd_actions.py)
 
 Like the Database rules (crd_rules.py), they name an object whether or not it is stored yet: one that is not
-gets 404, as kubectl would. The operator's own invariants (its registration's) and the custom resource
-invariants (invariants/crd.py) check what they drive.
+gets 404, as kubectl would (and once the CRD is deleted, kubectl refuses the kind as unmapped). The operator's
+own invariants (its registration's) and the custom resource invariants (invariants/crd.py: no object of a
+deleted CRD left once settled) check what they drive.
 """
 
 from __future__ import annotations
@@ -32,10 +35,15 @@ from hypothesis.stateful import precondition, rule
 from kmodel.checker.access_rules import PROPAGATION
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.own_crd_actions import (
-    MAX_SCALE, ApplyCustomObject, CustomKind, DeleteCustomObject, ScaleCustomObject, WriteCustomStatus, canonical,
-    own_kinds,
+    MAX_SCALE, ApplyCustomObject, CustomKind, DeleteCustomObject, DeleteOwnCRD, ScaleCustomObject, WriteCustomStatus,
+    canonical, own_kinds,
 )
 from kmodel.checker.schema_draws import breakages, broken, pick_breakage, valid
+
+
+#: delete_own_crd acts on one of this many draws and does nothing on the others: a deleted CRD is not created
+#: again, so the rest of the example drives no object of its kind, and most examples should keep it
+DELETE_CRD_ODDS = 10
 
 
 def _drawn(data: Any, kind: CustomKind, part: str, breakage: int) -> Any:
@@ -48,9 +56,10 @@ def _drawn(data: Any, kind: CustomKind, part: str, breakage: int) -> Any:
 
 class OwnCrdRules:
     """Rules for the objects of the cluster's components' own CRDs (see the module docstring). Mixed into the
-    campaign's machine, which provides `config` and `_do`."""
+    campaign's machine, which provides `config`, `cluster` and `_do`."""
 
     config: Any
+    cluster: Any
     _own_kinds: ClassVar[dict] = {}  # the components of a configuration -> their kinds (read once)
 
     def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
@@ -92,3 +101,15 @@ class OwnCrdRules:
         kind, name = pick(i, self._objects())
         self._do("delete_custom_object", DeleteCustomObject(kind.plural, kind.namespace, name,
                                                             pick(policy, PROPAGATION)))
+
+    def _stored_kinds(self) -> list[CustomKind]:
+        """The kinds whose CRD is stored."""
+        return [kind for kind in self._kinds()
+                if self.cluster.get("customresourcedefinitions", "", kind.crd_name) is not None]
+
+    @precondition(lambda self: bool(self._stored_kinds()))
+    @rule(i=INDEX, chance=st.integers(0, DELETE_CRD_ODDS - 1))
+    def delete_own_crd(self, i: int, chance: int) -> None:
+        if chance != DELETE_CRD_ODDS - 1:  # most draws, and what a draw shrinks toward: nothing (DELETE_CRD_ODDS)
+            return
+        self._do("delete_own_crd", DeleteOwnCRD(pick(i, self._stored_kinds()).crd_name))
