@@ -38,6 +38,7 @@ from kmodel.checker.own_crd_actions import (
     MAX_SCALE, ApplyCustomObject, CustomKind, DeleteCustomObject, DeleteOwnCRD, ScaleCustomObject, WriteCustomStatus,
     canonical, own_kinds,
 )
+from kmodel.checker.preconditions import once_per_step
 from kmodel.checker.schema_draws import breakages, broken, pick_breakage, valid
 
 
@@ -107,7 +108,7 @@ class OwnCrdRules:
         return [kind for kind in self._kinds()
                 if self.cluster.get("customresourcedefinitions", "", kind.crd_name) is not None]
 
-    @precondition(lambda self: bool(self._stored_kinds()))
+    @precondition(once_per_step(lambda self: bool(self._stored_kinds())))
     @rule(i=INDEX, chance=st.integers(0, DELETE_CRD_ODDS - 1))
     def delete_own_crd(self, i: int, chance: int) -> None:
         if chance != DELETE_CRD_ODDS - 1:  # most draws, and what a draw shrinks toward: nothing (DELETE_CRD_ODDS)

@@ -56,7 +56,8 @@ Custom resources: the GC watches CustomResourceDefinitions and, as soon as one i
 (informer) for the resource it declares, so custom objects are owners and dependents like the built-in kinds.
 Upstream's GarbageCollector.Sync re-reads discovery every 30 s and starts monitors for new resources: the model
 learns of them at once instead (a periodic timer would add a due time every 30 s to every run). A resource whose
-CRD is gone keeps its informer (its relists fail until the CRD is back), where upstream stops the monitor.
+CRD is gone is no longer monitored, at once too: its cached objects are taken for deleted and the kind stays
+mapped, so their dependents are collected as upstream's are within its 30 s (`_undiscovered`).
 `custom_resources=False` (ClusterConfig.gc_monitors_custom_resources) runs the GC without any of this, as traces
 recorded before the model served CRDs did; `every_resource=False` (ClusterConfig.gc_monitors_every_resource)
 monitors only deployments, replicasets, statefulsets and pods (`WORKLOADS`), as traces recorded before the GC
@@ -197,12 +198,20 @@ class GarbageCollector(Controller):
     def _undiscovered(self, crd: Any) -> None:
         """A CRD gone: stop monitoring its resource, as the graph builder's syncMonitors removes the monitors of
         resources discovery no longer lists. Its informer can no longer list, and a cache that never syncs would
-        keep the GC from working at all (it works only once every cache it uses has synced)."""
+        keep the GC from working at all (it works only once every cache it uses has synced).
+
+        The API server removes a CRD only once every object of its kind is deleted, and upstream's monitor, which
+        lives until the next discovery sync (up to 30 s), sees those deletes. The model drops the monitor at
+        once, so it first takes every object its cache still holds for deleted (the delete events may still be
+        on their way), queueing their dependents; and it keeps the kind's mapping, so that those dependents'
+        owners are looked up (a GET: 404) and found gone. Upstream's RESTMapper forgets the kind at that next
+        discovery sync, after which a dependent of such an owner is retried until the kind is served again."""
         names = crd.status.accepted_names
         monitor = self.caches.pop(names.plural, None) if names.plural not in self.builtin else None
         if monitor is None:
             return
-        self.custom = {key: res for key, res in self.custom.items() if res.name != names.plural}
+        for obj in monitor.list():
+            self._gone(obj)
         self.informers.remove(monitor)
         monitor.remove_listeners(self.name)
 

@@ -42,7 +42,7 @@ def test_kmodel_check_drives_the_objects_of_the_tenant_crd_and_still_passes(tmp_
     assert main(["check", "--component", TENANT, "--nodes", "1", "--examples", "20", "--seed", "1", "--fix", "all",
                  "--report", str(report)]) == 0
     rules = json.loads((report / "report.json").read_text())["rules"]
-    for rule in ("apply_custom_object", "write_custom_status", "delete_custom_object"):
+    for rule in ("apply_custom_object", "write_custom_status", "delete_custom_object", "delete_own_crd"):
         assert rules.get(rule, 0) > 0, rule
     assert "scale_custom_object" not in rules  # the Tenant CRD has no scale subresource
 

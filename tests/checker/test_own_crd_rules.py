@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.machine import KmodelMachine
 from kmodel.checker.own_crd_actions import (
-    ApplyCustomObject, DeleteCustomObject, ScaleCustomObject, WriteCustomStatus, own_kinds,
+    ApplyCustomObject, DeleteCustomObject, DeleteOwnCRD, ScaleCustomObject, WriteCustomStatus, own_kinds,
 )
-from kmodel.checker.own_crd_rules import OwnCrdRules
+from kmodel.checker.own_crd_rules import DELETE_CRD_ODDS, OwnCrdRules
 from kmodel.checker.run import profile_bases
 from kmodel.checker.schema_draws import REMOVE, UNKNOWN_FIELD, breakages, broken, valid
 from kmodel.cluster import DEFAULT_COMPONENTS, ClusterConfig
@@ -103,11 +103,39 @@ def test_every_rule_does_what_it_draws():
         assert machine.stats.rules[rule] >= 1, rule
 
 
+def test_deleting_the_operators_crd_takes_its_objects_and_what_they_own():
+    """delete_own_crd acts on one draw in DELETE_CRD_ODDS: the API server deletes the Tenants, then the CRD, and
+    the garbage collector the namespace the operator made for each (owned by its Tenant); the rule is not drawn
+    again once the CRD is gone."""
+    machine = TenantRules()
+    cluster = machine.cluster
+    machine.advance_time(5)
+
+    class Fixed:
+        def draw(self, strategy, label=None):
+            return {"owner": "bob"}
+
+    machine.apply_custom_object(1, 0, Fixed())  # alpha
+    machine.advance_time(10)
+    assert cluster.get("namespaces", "", "tenant-alpha") is not None
+    crd = "tenants.ops.example.com"
+    for chance in range(DELETE_CRD_ODDS - 1):  # the draws that do nothing
+        machine.delete_own_crd(0, chance)
+    assert cluster.get("customresourcedefinitions", "", crd) is not None
+    machine.delete_own_crd(0, DELETE_CRD_ODDS - 1)
+    machine.advance_time(30)
+    assert cluster.get("customresourcedefinitions", "", crd) is None
+    namespace = cluster.get("namespaces", "", "tenant-alpha")
+    assert namespace is None or namespace.metadata.deletion_timestamp is not None
+    assert not machine._stored_kinds()
+
+
 OWN_CRD_EXAMPLES = [
     ApplyCustomObject("ops.example.com/v1", "Tenant", "", "alpha", '{"spec":{"owner":"bob"}}'),
     WriteCustomStatus("tenants", "", "alpha", '{"namespace":"tenant-alpha"}'),
     ScaleCustomObject("databases", "default", "orders", 6),
     DeleteCustomObject("backups", "default", "nightly", "Orphan"),
+    DeleteOwnCRD("tenants.ops.example.com"),
 ]
 
 

@@ -116,3 +116,15 @@ def test_a_deleted_crd_is_no_longer_monitored_and_the_gc_goes_on_working():
     assert call(c, "delete", "pods", name="owner-pod", policy="Background").code == 200
     c.run_for(60_000)
     assert "dependent" not in names(c, "pods")
+
+
+def test_dependents_of_custom_objects_deleted_with_their_crd_are_collected():
+    """Deleting the CRD deletes its objects, then the CRD: the GC stops monitoring the kind, takes what its monitor
+    still held for deleted and keeps the kind's mapping, so the pod a Database owned is found dangling (its
+    owner's GET: 404) and collected."""
+    c, gc = cluster_with_databases()
+    assert call(c, "delete", "customresourcedefinitions", namespace="", name="databases.example.com").code == 200
+    c.run_for(30_000)
+    assert c.objects("customresourcedefinitions") == [] and "databases" not in gc.caches
+    assert names(c, "pods") == []
+    assert gc.owner_resource("example.com/v1", "Database").name == "databases"
