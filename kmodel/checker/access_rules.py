@@ -14,8 +14,8 @@ until a binding grants some (their refused requests are 403s, audited with their
                  default), delete_namespace (team: Terminating until the namespace controller has emptied
                  and finalized it; 404 when there is none)
     deletion     delete_with_options: a Deployment, ReplicaSet, pod or Service with a grace period (none, 0
-                 with --force, 5 s, 60 s) and a propagation policy (none, Background, Foreground, Orphan; the
-                 last two only for the kinds the garbage collector watches)
+                 with --force, 5 s, 60 s) and a propagation policy (none, Background, Foreground, Orphan:
+                 the garbage collector monitors every one of these kinds)
     finalizers   add_finalizer (example.com/hold on any object: nodes, namespaces, workloads, services),
                  remove_finalizer
     RBAC         apply_role (app-access in default, team, or a ClusterRole; view or edit), apply_binding (a
