@@ -66,7 +66,7 @@ VARIANTS: tuple[Variant, ...] = (
         "the controller manager's writers take a lock (a Lease without expiry) around each update and release it "
         "after; a writer that finds it taken waits",
         "kmodel/client/api_client.py",
-        ("settles", "converges-replicas", "converges-endpoints", "converges-node-status")),
+        ("settles", "converges-replicas", "converges-statefulsets", "converges-endpoints", "converges-node-status")),
     Variant(
         BYPASS_APISERVER, "the API as the single contract",
         "Only the API server touches etcd: everything else, operators included, goes through its "
