@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from kmodel.apiserver.resources import resource_of
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete
 from kmodel.controllers.garbagecollector import WORKLOADS, GarbageCollector, monitored
@@ -19,9 +20,8 @@ S = 1_000
 
 
 def ref_to(obj, *, controller: bool = True) -> OwnerReference:
-    m = obj.metadata
-    api_version = {"ReplicaSet": "apps/v1"}.get(type(obj).__name__, "v1")
-    return OwnerReference(api_version=api_version, kind=type(obj).__name__, name=m.name, uid=m.uid,
+    res, m = resource_of(obj), obj.metadata
+    return OwnerReference(api_version=res.api_version, kind=res.kind, name=m.name, uid=m.uid,
                           controller=controller, block_owner_deletion=True)
 
 
