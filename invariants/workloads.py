@@ -15,7 +15,9 @@ from typing import Any, Iterator, Optional
 from invariants._history import audit_since, change_feed, condition, name_of, pod_ips
 from invariants.liveness import _objects
 from invariants.registry import LIVENESS, SAFETY, SHARED, invariant
+from kmodel.apiserver.customresources import crds, established, resource_for
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
+from kmodel.apiserver.storeview import current_prefix
 from kmodel.controllers.deployment_logic import MAX_REPLICAS_ANNOTATION
 from kmodel.controllers.garbagecollector import WORKLOADS, monitored, owner_resource
 
@@ -256,25 +258,41 @@ def dependents_collected(cluster: Any, memo: dict) -> Iterator[str]:
     """Once the cluster has settled, no object names an owner that no longer exists (by uid: an owner re-created
     under the same name is not the old owner), unless it is being deleted already.
 
-    Judged over every built-in resource the garbage collector monitors (all the API can delete but events), as
-    dependents and as owners. An owner of a kind the API does not serve is never collected (the GC cannot tell
-    it is gone), so it is not judged; nor, yet, are custom resources as owners or dependents."""
-    every = cluster.config.gc_monitors_every_resource
+    Judged over every built-in resource the garbage collector monitors (all the API can delete but events), and
+    every custom resource an Established CRD not being deleted serves now, as dependents and as owners. An owner
+    of a kind the API does not serve now is not judged: the GC cannot tell such an owner is gone (upstream's
+    retries the dependent for ever once the kind's CRD is deleted, and so does the model's after a restart)."""
+    config = cluster.config
+    every = config.gc_monitors_every_resource
     resources = monitored(every)
-    uids: dict[str, set] = {}
-    for resource in resources:
-        uids[resource] = {o.metadata.uid for o in _objects(cluster, memo, resource)}
-    for resource in resources:
-        for obj in _objects(cluster, memo, resource):
+    custom = _served_custom_resources(cluster) if every and config.gc_monitors_custom_resources else {}
+    objects: dict[str, list] = {resource: _objects(cluster, memo, resource) for resource in resources}
+    for res in custom.values():
+        objects[res.name] = [kv.value for kv in current_prefix(cluster.store, res.prefix + "/")]
+    uids = {resource: {o.metadata.uid for o in found} for resource, found in objects.items()}
+    for resource, found in objects.items():
+        for obj in found:
             meta = obj.metadata
             if meta.deletion_timestamp is not None:
                 continue
             for ref in meta.owner_references:
                 if every:
-                    res = owner_resource(ref.api_version, ref.kind)
+                    res = owner_resource(ref.api_version, ref.kind) or \
+                        custom.get((ref.api_version.rpartition("/")[0], ref.kind))
                     owners = res.name if res is not None and res.name in uids else None
                 else:
                     owners = _WORKLOAD_OWNERS.get(ref.kind)
                 if owners is not None and ref.uid not in uids[owners]:
                     yield (f"{resource} {meta.namespace}/{meta.name} still names {ref.kind} {ref.name} "
                            f"(uid {ref.uid}) as its owner, which is gone")
+
+
+def _served_custom_resources(cluster: Any) -> dict[tuple[str, str], Any]:
+    """The Resource of each custom kind an Established CRD not being deleted serves, by (group, kind): an
+    ownerReference names any served version of the group, and the objects are stored at one."""
+    served = {}
+    for crd in crds(cluster.store):
+        if established(crd) and crd.metadata.deletion_timestamp is None:
+            res = resource_for(crd)
+            served[(res.group, res.kind)] = res
+    return served

@@ -244,3 +244,59 @@ def test_dependents_collected_judges_every_kind_the_garbage_collector_monitors(e
                          "which is gone"]
     else:
         assert found == []
+
+
+@pytest.mark.parametrize("with_gc", [True, False])
+def test_dependents_collected_judges_custom_resources_as_owners_and_dependents(with_gc):
+    """A pod and a Database owned by a deleted Database, and a Database owned by a deleted pod: judged while the
+    Database CRD is served (and collected by the GC); once the CRD is deleted its kind is no longer judged."""
+    from tests.apiserver.crd_fixtures import crd_body, database
+
+    cluster = Cluster(ClusterConfig(nodes=1, components=("garbagecollector",) if with_gc else ()))
+    cluster.run(1 * S)
+    assert call(cluster, "create", "customresourcedefinitions", "", body=crd_body()).ok
+    owner = call(cluster, "create", "databases", "default", body=database("owner")).body
+    pod_owner = call(cluster, "create", "pods", "default", body=_bare_pod("pod-owner")).body
+
+    def ref(obj):
+        m = obj.metadata
+        return {"apiVersion": obj.api_version, "kind": obj.kind, "name": m.name, "uid": m.uid}
+
+    child = database("child")
+    child["metadata"]["ownerReferences"] = [ref(owner)]
+    assert call(cluster, "create", "databases", "default", body=child).ok
+    orphan = database("of-a-pod")
+    orphan["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "pod-owner",
+                                              "uid": pod_owner.metadata.uid}]
+    assert call(cluster, "create", "databases", "default", body=orphan).ok
+    worker = _bare_pod("worker", OwnerReference(api_version=owner.api_version, kind="Database", name="owner",
+                                                uid=owner.metadata.uid))
+    assert call(cluster, "create", "pods", "default", body=worker).ok
+    cluster.run_for(5 * S)
+    assert list(REGISTRY["dependents-collected"].check(cluster, {})) == []
+    assert call(cluster, "delete", "databases", "default", "owner").ok
+    assert call(cluster, "delete", "pods", "default", "pod-owner").ok
+    cluster.run_for(10 * S)
+    found = sorted(REGISTRY["dependents-collected"].check(cluster, {}))
+    if with_gc:
+        assert found == [] and [o.metadata.name for o in cluster.objects("databases")] == []
+    else:
+        assert found == [
+            f"databases default/child still names Database owner (uid {owner.metadata.uid}) as its owner, "
+            "which is gone",
+            f"databases default/of-a-pod still names Pod pod-owner (uid {pod_owner.metadata.uid}) as its owner, "
+            "which is gone",
+            f"pods default/worker still names Database owner (uid {owner.metadata.uid}) as its owner, "
+            "which is gone"]
+        # the CRD deleted (its objects with it): a Database owner is no longer a kind the API serves
+        assert call(cluster, "delete", "customresourcedefinitions", "", "databases.example.com").ok
+        cluster.run_for(30 * S)
+        assert cluster.objects("customresourcedefinitions") == []
+        assert list(REGISTRY["dependents-collected"].check(cluster, {})) == []
+
+
+def _bare_pod(name: str, *owners: OwnerReference):
+    from kmodel.objects import Pod
+    from tests.controllers.cluster_helpers import template
+
+    return Pod(metadata=ObjectMeta(name=name, namespace="default", owner_references=owners), spec=template().spec)
