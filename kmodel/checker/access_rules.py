@@ -11,8 +11,9 @@ until a binding grants some (their refused requests are 403s, audited with their
 
     namespaces   create_namespace (enforcing no Pod Security level, baseline or restricted), apply_in_namespace
                  (the apps' Deployment, Service or a bare pod, with or without a host port, in team or
-                 default), delete_namespace (team: Terminating until the namespace controller has emptied
-                 and finalized it; 404 when there is none)
+                 default), delete_namespace (team, with a propagation policy: Terminating until the namespace
+                 controller has emptied and finalized it and the garbage collector has removed the policy's
+                 finalizer; 404 when there is none)
     deletion     delete_with_options: a Deployment, ReplicaSet, pod or Service with a grace period (none, 0
                  with --force, 5 s, 60 s) and a propagation policy (none, Background, Foreground, Orphan:
                  the garbage collector monitors every one of these kinds)
@@ -95,12 +96,14 @@ class AccessRules:
         self._do("apply_in_namespace", ApplyInNamespace(pick(ns, USER_NAMESPACES), resource, user_of(who),
                                                         host_port))
 
-    @rule(who=INDEX)
-    def delete_namespace(self, who: int) -> None:
-        """No precondition on the namespace being there yet: kubectl runs the user's commands in order, so a
-        delete drawn right after a create (and some content) reaches the namespace they made; without one it
-        gets 404."""
-        self._do("delete_namespace", DeleteWith("namespaces", "", TEAM, user=user_of(who)))
+    @rule(who=INDEX, policy=INDEX)
+    def delete_namespace(self, who: int, policy: int) -> None:
+        """With a drawn propagation policy (shrinking to none): Orphan and Foreground put their finalizer on the
+        namespace, which the garbage collector removes once the namespace controller has emptied it. No
+        precondition on the namespace being there yet: kubectl runs the user's commands in order, so a delete
+        drawn right after a create (and some content) reaches the namespace they made; without one it gets 404."""
+        self._do("delete_namespace", DeleteWith("namespaces", "", TEAM, propagation_policy=pick(policy, PROPAGATION),
+                                                user=user_of(who)))
 
     # -- deletion ---------------------------------------------------------------------------------------------
 

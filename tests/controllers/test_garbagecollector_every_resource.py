@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kmodel.apiserver.resources import resource_of
+from kmodel.apiserver.wire import Request
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete
 from kmodel.controllers.garbagecollector import WORKLOADS, GarbageCollector, monitored
@@ -119,3 +120,32 @@ def test_a_deleted_nodes_lease_is_collected():
 def test_a_gc_built_alone_monitors_the_same_resources():
     assert GarbageCollector(["apiserver-0"]).builtin == monitored()
     assert GarbageCollector(["apiserver-0"], every_resource=False).builtin == WORKLOADS
+
+
+@pytest.mark.parametrize("policy", ["", "Background", "Orphan", "Foreground"])
+@pytest.mark.parametrize("with_gc", [True, False])
+def test_a_namespace_deleted_with_each_policy_is_emptied_then_removed_only_with_the_gc(policy, with_gc):
+    """A namespace's first DELETE puts the policy's finalizer on it (Orphan: `orphan`, Foreground:
+    `foregroundDeletion`) beside `kubernetes` in spec.finalizers: the namespace controller empties it and removes
+    `kubernetes`, the GC removes the other once the namespace's own dependents are handled. Without a GC a
+    namespace deleted with Orphan or Foreground stays Terminating, empty."""
+    components = ("namespace", "garbagecollector") if with_gc else ("namespace",)
+    c = Cluster(ClusterConfig(nodes=1, components=components))
+    c.run(2 * S)
+    assert admin(c, "create", "namespaces", namespace="",
+                 body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}).code == 201
+    held = ConfigMap(metadata=ObjectMeta(name="settings", namespace="team"))
+    assert admin(c, "create", "configmaps", namespace="team", body=held).code == 201
+    c.run_for(5 * S)
+    request = Request(-1, "delete", "namespaces", "", "team", "", None, "admin-token", propagation_policy=policy)
+    answer = c.replicas[0].pipeline.handle(request, now=c.now, replica="test")
+    c.etcd.poke()
+    finalizers = answer.body.metadata.finalizers  # the first DELETE answers with the namespace as it left it
+    assert finalizers == {"Orphan": ("orphan",), "Foreground": ("foregroundDeletion",)}.get(policy, ())
+    c.run_for(30 * S)
+    assert c.objects("configmaps", "team") == []
+    left = c.get("namespaces", "", "team")
+    if with_gc or not finalizers:
+        assert left is None
+    else:
+        assert left is not None and left.metadata.finalizers == finalizers and not left.spec.finalizers
