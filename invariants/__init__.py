@@ -12,7 +12,8 @@
     liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
                    no-ip-leak, no-sandbox-leak, no-cidr-leak, namespaces-terminate, settles
     traffic.py     service-reachability
-    requests.py    refused-request-changes-nothing, api-status-codes, deleted-stays-deleted
+    requests.py    refused-request-changes-nothing, api-status-codes, deleted-stays-deleted,
+                   finalizers-hold-deletion
     workloads.py   replicaset-within-expectations, rollout-within-surge, endpoints-list-real-pods,
                    dependents-collected
     statefulset.py statefulset-one-pod-per-identity, statefulset-ordered-ready, converges-statefulsets

@@ -1,4 +1,5 @@
-"""What a request may change: a refused request changes nothing, and a deleted object stays deleted.
+"""What a request may change: a refused request changes nothing, a deleted object stays deleted, and no DELETE
+removes an object its finalizers still hold.
 
 Both read incrementally: the audit trail (one record per request, with the store revision after it) and the
 store's history (invariants/_history.py).
@@ -10,6 +11,7 @@ from typing import Any, Iterator
 
 from invariants._history import audit_since, change_feed, name_of
 from invariants.registry import SAFETY, invariant
+from kmodel.objects.apiextensions import CLEANUP_FINALIZER
 
 #: the answers that refuse a request: nothing of it may reach the store. A 5xx is left out on purpose: a
 #: timeout (504) is an unknown outcome, where the write may well have happened.
@@ -96,3 +98,56 @@ def deleted_stays_deleted(cluster: Any, memo: dict) -> Iterator[str]:
 def _uid(obj: Any) -> str:
     meta = getattr(obj, "metadata", None)
     return getattr(meta, "uid", "") or ""
+
+
+NAMESPACES = "/registry/namespaces/"
+CRDS = "/registry/apiextensions.k8s.io/customresourcedefinitions/"
+
+
+@invariant("finalizers-hold-deletion", kind=SAFETY, principle="the API as the single contract")
+def finalizers_hold_deletion(cluster: Any, memo: dict) -> Iterator[str]:
+    """No DELETE removes an object that still has finalizers (nor a namespace whose spec.finalizers is not
+    empty): it only marks the object as being deleted, and the object goes with the update that removes its
+    last finalizer.
+
+    Finalizers are how a controller that must clean up first (the garbage collector's orphan and foreground
+    deletion, the namespace controller, a CRD's cleanup, a user's own) holds a deletion; an object removed
+    under them is gone before its owner's controller had its turn. Each removal of a held object is traced to
+    the request that made its revision (the first audit record at or after it: requests are handled one at a
+    time); an update or patch that removed the last finalizer is how the deletion completes. The one removal
+    made inside another request is a terminating CRD's, whose cleanup finalizer the API server's own finalizing
+    controller removes once the CRD's objects are gone (an update upstream)."""
+    bad: list = memo.setdefault("bad", [])
+    feed = memo.get("feed")
+    if feed is None:
+        feed = memo["feed"] = change_feed(memo, ("/registry/",))
+    records = cluster.audit.records
+    start, end = memo.get("pos", 0), len(records)
+    memo["pos"] = end
+    held = [ch for ch in feed.read(cluster.store) if ch.value is None and _held(ch.key, ch.prev)]
+    if not held:
+        yield from bad
+        return
+    audited = audit_since(cluster, memo, start, end)
+    for ch in held:
+        if ch.key.startswith(CRDS) and tuple(ch.prev.metadata.finalizers) == (CLEANUP_FINALIZER,):
+            continue  # the finalizing controller's removal of the cleanup finalizer (see the docstring)
+        by = next((r for r in audited if r.revision >= ch.rev), None)
+        if by is not None and by.verb != "delete":
+            continue  # the update or patch that removed the last finalizer
+        meta = ch.prev.metadata
+        holds = list(meta.finalizers) + (list(ch.prev.spec.finalizers) if ch.key.startswith(NAMESPACES) else [])
+        how = (f"a delete of {by.resource} {'/'.join(p for p in (by.namespace, by.name) if p)} from "
+               f"{by.user or 'an unauthenticated user'}" if by is not None else "no audited request")
+        bad.append(f"revision {ch.rev} removed {name_of(ch.key)} (uid {meta.uid}) while finalizers {holds} still "
+                   f"held it: {how}")
+    yield from bad
+
+
+def _held(key: str, obj: Any) -> bool:
+    meta = getattr(obj, "metadata", None)
+    if meta is None:
+        return False
+    if meta.finalizers:
+        return True
+    return key.startswith(NAMESPACES) and bool(obj.spec.finalizers)

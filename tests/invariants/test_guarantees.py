@@ -300,3 +300,47 @@ def _bare_pod(name: str, *owners: OwnerReference):
     from tests.controllers.cluster_helpers import template
 
     return Pod(metadata=ObjectMeta(name=name, namespace="default", owner_references=owners), spec=template().spec)
+
+
+# -- finalizers-hold-deletion -----------------------------------------------------------------------------------
+
+
+def _held_config_map(cluster: Cluster) -> None:
+    body = ConfigMap(metadata=ObjectMeta(name="held", namespace="default", finalizers=("example.com/hold",)))
+    assert call(cluster, "create", "configmaps", "default", body=body).ok
+
+
+def test_finalizers_hold_deletion_holds_when_the_update_removing_the_last_finalizer_removes_the_object():
+    cluster = web_cluster()
+    memo: dict = {}
+    _held_config_map(cluster)
+    assert call(cluster, "delete", "configmaps", "default", "held").ok
+    assert cluster.get("configmaps", "default", "held").metadata.deletion_timestamp is not None
+    assert check(cluster, "finalizers-hold-deletion", memo) == []
+    held = cluster.get("configmaps", "default", "held")
+    released = attrs.evolve(held, metadata=attrs.evolve(held.metadata, finalizers=()))
+    assert call(cluster, "update", "configmaps", "default", "held", body=released).ok
+    assert cluster.get("configmaps", "default", "held") is None
+    assert check(cluster, "finalizers-hold-deletion", memo) == []
+    # a namespace: its first delete marks it, the namespace controller finalizes it and the API server removes it
+    cluster.submit(Apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}))
+    cluster.run(cluster.now + 5 * S)
+    cluster.submit(Delete("namespaces", "", "team", propagation_policy="Orphan"))
+    cluster.run(cluster.now + 30 * S)
+    assert cluster.get("namespaces", "", "team") is None
+    assert check(cluster, "finalizers-hold-deletion", memo) == []
+
+
+def test_finalizers_hold_deletion_catches_a_delete_that_ignores_the_objects_finalizers(monkeypatch):
+    cluster = web_cluster()
+    memo: dict = {}
+    _held_config_map(cluster)
+    uid = cluster.get("configmaps", "default", "held").metadata.uid
+    from kmodel.apiserver import deletion
+
+    monkeypatch.setattr(deletion, "gc_finalizers", lambda finalizers, policy: ())  # the mistake: finalizers dropped
+    assert call(cluster, "delete", "configmaps", "default", "held").ok
+    assert cluster.get("configmaps", "default", "held") is None
+    found = check(cluster, "finalizers-hold-deletion", memo)
+    assert len(found) == 1 and f"removed default/held (uid {uid}) while finalizers ['example.com/hold'] still " \
+        "held it: a delete of configmaps default/held from admin" in found[0], found
