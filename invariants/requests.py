@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 from invariants._history import audit_since, change_feed, name_of
 from invariants.registry import SAFETY, invariant
+from kmodel.apiserver.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 from kmodel.objects.apiextensions import CLEANUP_FINALIZER
 
 #: the answers that refuse a request: nothing of it may reach the store. A 5xx is left out on purpose: a
@@ -110,13 +111,15 @@ def finalizers_hold_deletion(cluster: Any, memo: dict) -> Iterator[str]:
     empty): it only marks the object as being deleted, and the object goes with the update that removes its
     last finalizer.
 
-    Finalizers are how a controller that must clean up first (the garbage collector's orphan and foreground
-    deletion, the namespace controller, a CRD's cleanup, a user's own) holds a deletion; an object removed
-    under them is gone before its owner's controller had its turn. Each removal of a held object is traced to
-    the request that made its revision (the first audit record at or after it: requests are handled one at a
-    time); an update or patch that removed the last finalizer is how the deletion completes. The one removal
-    made inside another request is a terminating CRD's, whose cleanup finalizer the API server's own finalizing
-    controller removes once the CRD's objects are gone (an update upstream)."""
+    Finalizers are how a controller that must clean up first (the namespace controller, a CRD's cleanup, a
+    user's own) holds a deletion; an object removed under them is gone before that controller had its turn.
+    Each removal of a held object is traced to the request that made its revision (the first audit record at
+    or after it: requests are handled one at a time); an update or patch that removed the last finalizer is how
+    the deletion completes. The garbage collector's `orphan` and `foregroundDeletion` are not judged: a DELETE's
+    propagationPolicy replaces them (upstream's deletionFinalizersForGarbageCollection), so a second DELETE
+    with Background removes an object the first one marked with Orphan, at once. The one removal made inside
+    another request is a terminating CRD's, whose cleanup finalizer the API server's own finalizing controller
+    removes once the CRD's objects are gone (an update upstream)."""
     bad: list = memo.setdefault("bad", [])
     feed = memo.get("feed")
     if feed is None:
@@ -124,19 +127,19 @@ def finalizers_hold_deletion(cluster: Any, memo: dict) -> Iterator[str]:
     records = cluster.audit.records
     start, end = memo.get("pos", 0), len(records)
     memo["pos"] = end
-    held = [ch for ch in feed.read(cluster.store) if ch.value is None and _held(ch.key, ch.prev)]
+    held = [ch for ch in feed.read(cluster.store) if ch.value is None and _holds(ch.key, ch.prev)]
     if not held:
         yield from bad
         return
     audited = audit_since(cluster, memo, start, end)
     for ch in held:
-        if ch.key.startswith(CRDS) and tuple(ch.prev.metadata.finalizers) == (CLEANUP_FINALIZER,):
+        if ch.key.startswith(CRDS) and _holds(ch.key, ch.prev) == [CLEANUP_FINALIZER]:
             continue  # the finalizing controller's removal of the cleanup finalizer (see the docstring)
         by = next((r for r in audited if r.revision >= ch.rev), None)
         if by is not None and by.verb != "delete":
             continue  # the update or patch that removed the last finalizer
         meta = ch.prev.metadata
-        holds = list(meta.finalizers) + (list(ch.prev.spec.finalizers) if ch.key.startswith(NAMESPACES) else [])
+        holds = _holds(ch.key, ch.prev)
         how = (f"a delete of {by.resource} {'/'.join(p for p in (by.namespace, by.name) if p)} from "
                f"{by.user or 'an unauthenticated user'}" if by is not None else "no audited request")
         bad.append(f"revision {ch.rev} removed {name_of(ch.key)} (uid {meta.uid}) while finalizers {holds} still "
@@ -144,10 +147,17 @@ def finalizers_hold_deletion(cluster: Any, memo: dict) -> Iterator[str]:
     yield from bad
 
 
-def _held(key: str, obj: Any) -> bool:
+#: the garbage collector's finalizers, which a DELETE's propagationPolicy sets and clears (see the docstring)
+GC_FINALIZERS = frozenset({ORPHAN_FINALIZER, FOREGROUND_FINALIZER})
+
+
+def _holds(key: str, obj: Any) -> list:
+    """The finalizers that hold `obj` against a DELETE: its own but the garbage collector's, and a namespace's
+    spec.finalizers."""
     meta = getattr(obj, "metadata", None)
     if meta is None:
-        return False
-    if meta.finalizers:
-        return True
-    return key.startswith(NAMESPACES) and bool(obj.spec.finalizers)
+        return []
+    held = [f for f in meta.finalizers if f not in GC_FINALIZERS]
+    if key.startswith(NAMESPACES):
+        held += obj.spec.finalizers
+    return held

@@ -9,7 +9,7 @@ import pytest
 from invariants.registry import REGISTRY
 from kmodel.apiserver import errors
 from kmodel.apiserver.pipeline import Pipeline
-from kmodel.apiserver.wire import Status, WatchEvent
+from kmodel.apiserver.wire import Request, Status, WatchEvent
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Apply, Delete, Scale
 from kmodel.component import Out
@@ -328,6 +328,20 @@ def test_finalizers_hold_deletion_holds_when_the_update_removing_the_last_finali
     cluster.submit(Delete("namespaces", "", "team", propagation_policy="Orphan"))
     cluster.run(cluster.now + 30 * S)
     assert cluster.get("namespaces", "", "team") is None
+    assert check(cluster, "finalizers-hold-deletion", memo) == []
+    # upstream's DELETE replaces the garbage collector's finalizers as its policy says: a second DELETE with
+    # Background removes at once what a first one with Orphan marked (nothing else holds it)
+    orphaned = ConfigMap(metadata=ObjectMeta(name="orphaned", namespace="default"))
+    assert call(cluster, "create", "configmaps", "default", body=orphaned).ok
+    for policy in ("Orphan", "Background"):
+        replica = cluster.replicas[0]
+        request = Request(-7, "delete", "configmaps", "default", "orphaned", "", None, "admin-token",
+                          propagation_policy=policy)
+        assert replica.pipeline.handle(request, now=cluster.now, replica=replica.name).ok
+        cluster.etcd.poke()
+        if policy == "Orphan":
+            assert cluster.get("configmaps", "default", "orphaned").metadata.finalizers == ("orphan",)
+    assert cluster.get("configmaps", "default", "orphaned") is None
     assert check(cluster, "finalizers-hold-deletion", memo) == []
 
 
