@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from invariants._history import condition, is_terminal, node_cidrs, pod_ips
 from invariants.registry import LIVENESS, SHARED, invariant
+from kmodel.apiserver.deletion import GC_FINALIZERS
 from kmodel.controllers.deployment_logic import find_new_replica_set
 from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update
 from kmodel.kubelet.runtime import POD_UID_LABEL
@@ -69,12 +70,8 @@ def _in(cluster: Any, memo: dict, resource: str, namespace: str) -> list:
     return grouped.get(namespace, [])
 
 
-#: the finalizers the garbage collector itself removes; any other is someone else's to remove
-_GC_FINALIZERS = ("orphan", "foregroundDeletion")
-
-
 def _foreign_finalizers(obj: Any) -> bool:
-    return any(f not in _GC_FINALIZERS for f in obj.metadata.finalizers)
+    return any(f not in GC_FINALIZERS for f in obj.metadata.finalizers)  # any but the GC's is someone else's
 
 
 def _stranded(pod: Any, machines: set, nodes: set) -> bool:

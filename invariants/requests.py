@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import audit_since, change_feed, name_of
+from invariants._history import NAMESPACES, audit_since, change_feed, name_of
 from invariants.registry import SAFETY, invariant
-from kmodel.apiserver.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
+from kmodel.apiserver.customresources import CRD_PREFIX
+from kmodel.apiserver.deletion import GC_FINALIZERS
 from kmodel.objects.apiextensions import CLEANUP_FINALIZER
 
 #: the answers that refuse a request: nothing of it may reach the store. A 5xx is left out on purpose: a
@@ -101,10 +102,6 @@ def _uid(obj: Any) -> str:
     return getattr(meta, "uid", "") or ""
 
 
-NAMESPACES = "/registry/namespaces/"
-CRDS = "/registry/apiextensions.k8s.io/customresourcedefinitions/"
-
-
 @invariant("finalizers-hold-deletion", kind=SAFETY, principle="the API as the single contract")
 def finalizers_hold_deletion(cluster: Any, memo: dict) -> Iterator[str]:
     """No DELETE removes an object that still has finalizers (nor a namespace whose spec.finalizers is not
@@ -127,28 +124,24 @@ def finalizers_hold_deletion(cluster: Any, memo: dict) -> Iterator[str]:
     records = cluster.audit.records
     start, end = memo.get("pos", 0), len(records)
     memo["pos"] = end
-    held = [ch for ch in feed.read(cluster.store) if ch.value is None and _holds(ch.key, ch.prev)]
+    removed = [(ch, _holds(ch.key, ch.prev)) for ch in feed.read(cluster.store) if ch.value is None]
+    held = [(ch, holds) for ch, holds in removed if holds]
     if not held:
         yield from bad
         return
     audited = audit_since(cluster, memo, start, end)
-    for ch in held:
-        if ch.key.startswith(CRDS) and _holds(ch.key, ch.prev) == [CLEANUP_FINALIZER]:
+    for ch, holds in held:
+        if ch.key.startswith(CRD_PREFIX) and holds == [CLEANUP_FINALIZER]:
             continue  # the finalizing controller's removal of the cleanup finalizer (see the docstring)
         by = next((r for r in audited if r.revision >= ch.rev), None)
         if by is not None and by.verb != "delete":
             continue  # the update or patch that removed the last finalizer
         meta = ch.prev.metadata
-        holds = _holds(ch.key, ch.prev)
         how = (f"a delete of {by.resource} {'/'.join(p for p in (by.namespace, by.name) if p)} from "
                f"{by.user or 'an unauthenticated user'}" if by is not None else "no audited request")
         bad.append(f"revision {ch.rev} removed {name_of(ch.key)} (uid {meta.uid}) while finalizers {holds} still "
                    f"held it: {how}")
     yield from bad
-
-
-#: the garbage collector's finalizers, which a DELETE's propagationPolicy sets and clears (see the docstring)
-GC_FINALIZERS = frozenset({ORPHAN_FINALIZER, FOREGROUND_FINALIZER})
 
 
 def _holds(key: str, obj: Any) -> list:

@@ -46,6 +46,8 @@ from kmodel.objects.field_errors import not_supported
 #: metav1.FinalizerOrphanDependents and metav1.FinalizerDeleteDependents
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
+#: the garbage collector's two finalizers: a DELETE's propagationPolicy sets and clears them, the GC removes them
+GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 #: v1.FinalizerKubernetes: the namespace controller's token in a namespace's spec.finalizers
 NAMESPACE_FINALIZER = "kubernetes"
 ORPHAN, BACKGROUND, FOREGROUND = "Orphan", "Background", "Foreground"
@@ -111,7 +113,7 @@ def gc_finalizers(finalizers: tuple, propagation_policy: str) -> tuple:
             if f == FOREGROUND_FINALIZER:
                 policy = FOREGROUND
                 break
-    wanted = [f for f in finalizers if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    wanted = [f for f in finalizers if f not in GC_FINALIZERS]
     if policy == ORPHAN:
         wanted.append(ORPHAN_FINALIZER)
     elif policy == FOREGROUND:
