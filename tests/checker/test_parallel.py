@@ -1,12 +1,15 @@
 """Parallel campaigns (`kmodel check --workers N`, `--scheduler ADDRESS`): the shards a budget splits into, the
 merged report's deduplication, the shared example database, usage errors, and two real runs: a local cluster
 twice (the same merged digest under two PYTHONHASHSEEDs) and a `dask scheduler` with two `dask worker`
-processes on 127.0.0.1 (examples summed, the variant's violation reported once, its trace replaying)."""
+processes on 127.0.0.1 (examples summed, the variant's violation reported once, its trace replaying), and the
+example database in a real redis-server shared by two runs in different folders."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -184,3 +187,56 @@ def test_a_shard_told_to_stop_ends_its_campaign_as_the_next_example_starts():
     assert outcome.stopped and outcome.examples == 2 and outcome.failure is None
     assert asked == [1, 2, 3]  # asked as each example starts, the third never ran
     assert not run_shard(options, shard).stopped
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    """A real redis-server on a free port of 127.0.0.1, keeping nothing on disk; its redis:// URL."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("needs redis-server (Debian's redis-server; .ci/run installs it)")
+    redis = pytest.importorskip("redis")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
+                               "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        client = redis.Redis(host="127.0.0.1", port=port)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                assert server.poll() is None, "redis-server exited at start"
+                assert time.monotonic() < deadline, "redis-server did not answer within 30 s"
+                time.sleep(0.1)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.terminate()
+        server.wait(timeout=15)
+
+
+def test_a_failure_kept_in_redis_is_replayed_first_by_the_next_run_on_another_machine(redis_url, tmp_path):
+    import redis
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    campaign = ("--variant", "edge-triggered", "--examples", "60", "--steps", "8", "--database", redis_url)
+    # seed 1 finds a bug the variant's stale count makes on its own; the failing example goes to Redis
+    run, report = _check(here, *campaign, "--seed", "1")
+    assert run.returncode == 1 and len(report["violations"]) == 1
+    found = report["violations"][0]["invariant"]
+    assert found in ("replicaset-within-expectations", "converges-replicas")
+    kept = redis.Redis.from_url(redis_url).keys("hypothesis-example:kmodel:*")
+    assert kept
+    # seed 2 on two workers, from another folder: each worker reads Redis as the run begins and replays what
+    # seed 1 kept before anything else. Without the database (measured) worker 0 needs 25 examples to find and
+    # shrink a violation and worker 1 finds none in its 30.
+    run, report = _check(there, *campaign, "--seed", "2", "--workers", "2", "--no-stop-on-first")
+    assert run.returncode == 1 and not (there / ".hypothesis").exists()
+    assert [w["violation"] is not None and w["examples"] <= 3 for w in report["workers"]] == [True, True]
+    assert [(v["invariant"], v["workers"]) for v in report["violations"]] == [(found, 2)]
+    assert report["parallel"]["database"] == redis_url
