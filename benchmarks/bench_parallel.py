@@ -2,7 +2,8 @@
 first violation of each anti-pattern variant with 1 and 2 workers.
 
 Run: python benchmarks/bench_parallel.py [--profile campaign] [--examples N] [--seed S] [--seeds N]
-                                         [--variants a,b] [--budget N] [--skip-throughput] [--skip-variants]
+                                         [--dev-examples N] [--dev-seeds N] [--variants a,b] [--budget N]
+                                         [--skip-throughput] [--skip-model] [--skip-variants]
 
 Throughput: the same budget of `--examples` examples (profile, every fix on, no example database) explored on
 one worker (in this process), then in the two shards `--workers 2` splits it into, at once on a local Dask
@@ -20,7 +21,8 @@ each run took is printed beside it. Hypothesis may run a few examples more than 
 target-driven optimisation after generation): those count as explored, for every run alike.
 
 Then a dev run on one worker for the model's own figures: model events per second and the share of the
-run's time spent in invariant checks.
+run's time spent in invariant checks; with `--dev-seeds N`, dev runs of N seeds and their medians (the cost
+of an event depends on what a seed's examples do: one seed's figure is that seed's).
 
 Time to first violation: for each anti-pattern variant (kmodel.variants, every one but default) and each of
 `--seeds` seeds, the seconds from the campaign's start to the end of its first violating example (before
@@ -129,14 +131,26 @@ def throughput(options: CheckOptions) -> None:
           f"{(total / wall) / (same / same_seconds):.2f}x")
 
 
-def model_figures(seed: int, examples: int) -> None:
-    options = CheckOptions(seed=seed, examples=examples, profile="dev", fixes=("all",))
-    result = run_campaign(options)
-    stats = result.stats
-    print(f"dev run on one worker ({stats.examples} examples, seed {seed}, --fix all): "
-          f"{stats.events / result.seconds:,.0f} model events/s; invariants "
-          f"{100 * stats.invariant_seconds / result.seconds:.0f}% of {result.seconds:.1f} s"
-          + (f"; found {result.failure.violation.invariant}" if result.failure else ""))
+def model_figures(seed: int, examples: int, seeds: int = 1) -> None:
+    """Dev runs on one worker of `seeds` seeds from `seed` on: each one's model events/s and invariants' share,
+    then their medians. What an event costs on average depends on the seed's examples (how much of the run
+    goes to long settles, which spread a step's fixed costs over many events), so one seed's figure is only
+    that seed's."""
+    rates, shares = [], []
+    for s in range(seed, seed + seeds):
+        options = CheckOptions(seed=s, examples=examples, profile="dev", fixes=("all",))
+        result = run_campaign(options)
+        stats = result.stats
+        rates.append(stats.events / result.seconds)
+        shares.append(100 * stats.invariant_seconds / result.seconds)
+        print(f"dev run on one worker ({stats.examples} examples, seed {s}, --fix all): "
+              f"{stats.events:,} model events in {result.seconds:.1f} s = {rates[-1]:,.0f} model events/s; "
+              f"invariants {shares[-1]:.0f}% of the time"
+              + (f"; found {result.failure.violation.invariant}" if result.failure else ""))
+    if seeds > 1:
+        print(f"  median over seeds {seed}-{seed + seeds - 1}: {statistics.median(rates):,.0f} model events/s "
+              f"(lowest {min(rates):,.0f}, highest {max(rates):,.0f}); invariants {statistics.median(shares):.0f}% "
+              f"of the time")
 
 
 def _until_first_violation(options: CheckOptions, stop: Any = None) -> Optional[float]:
@@ -201,10 +215,13 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=40, help="the throughput runs' budget")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dev-examples", type=int, default=200, help="the dev run's budget (model figures)")
+    parser.add_argument("--dev-seeds", type=int, default=1, help="dev runs of this many seeds from --seed on, "
+                        "with their medians (model figures)")
     parser.add_argument("--seeds", type=int, default=5, help="seeds per variant for the time to first violation")
     parser.add_argument("--variants", default=",".join(n for n in NAMES if n != "default"))
     parser.add_argument("--budget", type=int, default=200, help="examples before a variant's run gives up")
     parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--skip-model", action="store_true", help="no dev runs (model figures)")
     parser.add_argument("--skip-variants", action="store_true")
     args = parser.parse_args()
     print(f"cores: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}; "
@@ -212,7 +229,9 @@ def main() -> None:
     if not args.skip_throughput:
         # every known fix on, so that a violation (which hands the budget to the next campaign) stays rare
         throughput(CheckOptions(seed=args.seed, examples=args.examples, profile=args.profile, fixes=("all",)))
-        model_figures(args.seed, args.dev_examples)
+        print(f"load average: {load()}")
+    if not args.skip_model:
+        model_figures(args.seed, args.dev_examples, args.dev_seeds)
         print(f"load average: {load()}")
     if not args.skip_variants:
         first_violations([v for v in args.variants.split(",") if v], args.seeds, args.budget)
