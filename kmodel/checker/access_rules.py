@@ -14,10 +14,12 @@ until a binding grants some (their refused requests are 403s, audited with their
                  default), delete_namespace (team, with a propagation policy: Terminating until the namespace
                  controller has emptied and finalized it and the garbage collector has removed the policy's
                  finalizer; 404 when there is none)
-    deletion     delete_with_options: a Deployment, ReplicaSet, pod or Service with a grace period (none, 0
-                 with --force, 5 s, 60 s) and a propagation policy (none, Background, Foreground, Orphan:
-                 the garbage collector monitors every one of these kinds)
-    finalizers   add_finalizer (example.com/hold on any object: nodes, namespaces, workloads, services),
+    deletion     delete_with_options: a Deployment, ReplicaSet, StatefulSet, pod or Service with a grace period
+                 (none, 0 with --force, 5 s, 60 s) and a propagation policy (none, Background, Foreground,
+                 Orphan: the garbage collector monitors every one of these kinds; a StatefulSet applied again
+                 adopts the pods an Orphan delete left)
+    finalizers   add_finalizer (example.com/hold on any object: nodes, namespaces, workloads, the StatefulSet,
+                 services),
                  remove_finalizer
     RBAC         apply_role (app-access in default, team, or a ClusterRole; view or edit), apply_binding (a
                  user or the service account to it), delete_rbac
@@ -44,9 +46,9 @@ USER_NAMESPACES = (TEAM, "default")
 #: Security admission refuses in a namespace that enforces baseline)
 NAMESPACED_CHOICES: tuple[tuple[str, bool], ...] = (*((r, False) for r in NAMESPACED_APPS), ("pods", True))
 #: what delete_with_options deletes
-DELETABLE = ("deployments", "replicasets", "pods", "services")
+DELETABLE = ("deployments", "replicasets", "statefulsets", "pods", "services")
 #: what add_finalizer marks: any object the user sees, cluster-scoped ones too
-MARKABLE = ("deployments", "replicasets", "pods", "services", "nodes", "namespaces")
+MARKABLE = ("deployments", "replicasets", "statefulsets", "pods", "services", "nodes", "namespaces")
 #: DeleteOptions.gracePeriodSeconds drawn (None: the object's own; 0: --force)
 GRACE_PERIODS = (None, 0, 5, 60)
 PROPAGATION = ("", "Background", "Foreground", "Orphan")

@@ -225,3 +225,44 @@ def test_the_namespace_rules_draw_a_pod_security_level_and_a_host_port_pod_it_re
     assert applied == ApplyInNamespace("team", "pods", host_port=True)
     assert machine.cluster.get("pods", "team", "probe") is None  # refused by Pod Security admission
     assert any(r.code == 403 and r.resource == "pods" for r in machine.cluster.audit.records)
+
+
+def _statefulset_machine() -> tuple[SmallMachine, int]:
+    """A machine whose StatefulSet db runs two pods; the index delete_with_options draws to name db."""
+    machine = SmallMachine()
+    machine.apply_statefulset(2, True, 0)
+    machine.advance_time(30)
+    deletable = machine._deletable()
+    return machine, next(i for i, (resource, _, _) in enumerate(deletable) if resource == "statefulsets")
+
+
+def _db_pods(cluster: Cluster) -> dict:
+    return {p.metadata.name: p for p in cluster.objects("pods") if p.metadata.name.startswith("db-")}
+
+
+def test_a_statefulset_deleted_with_orphan_leaves_its_pods_for_the_next_one_to_adopt():
+    machine, i = _statefulset_machine()
+    cluster = machine.cluster
+    before = _db_pods(cluster)
+    assert sorted(before) == ["db-0", "db-1"]
+    machine.delete_with_options(i, 0, 3, 0)  # --cascade=orphan
+    machine.advance_time(30)
+    assert cluster.get("statefulsets", "default", "db") is None
+    orphans = _db_pods(cluster)
+    assert {n: p.metadata.uid for n, p in orphans.items()} == {n: p.metadata.uid for n, p in before.items()}
+    assert all(not p.metadata.owner_references for p in orphans.values())
+    machine.apply_statefulset(2, True, 0)
+    machine.advance_time(30)
+    db = cluster.get("statefulsets", "default", "db")
+    adopted = _db_pods(cluster)
+    # the very same pods (not made again), each now controlled by the new set
+    assert {n: p.metadata.uid for n, p in adopted.items()} == {n: p.metadata.uid for n, p in before.items()}
+    assert all([r.uid for r in p.metadata.owner_references] == [db.metadata.uid] for p in adopted.values())
+
+
+@pytest.mark.parametrize("policy", [1, 2])  # Background, Foreground
+def test_a_statefulset_deleted_with_a_cascade_takes_its_pods_with_it(policy):
+    machine, i = _statefulset_machine()
+    machine.delete_with_options(i, 0, policy, 0)
+    machine.advance_time(60)
+    assert machine.cluster.get("statefulsets", "default", "db") is None and not _db_pods(machine.cluster)
