@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kmodel.checker.example_db import DEFAULT_DIRECTORY as DEFAULT_DATABASE
-from kmodel.checker.example_db import check_database_spec
+from kmodel.checker.example_db import check_database_spec, shown as shown_database
 from kmodel.checker.profiles import PROFILES
 from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
@@ -259,7 +259,7 @@ def check(args: argparse.Namespace) -> int:
                                     on_progress=progress.parallel if progress else None)
         result, found = parallel_run.result, parallel_run.found
         extra = {"parallel": {"workers": len(parallel_run.outcomes), "stop_on_first": stop_on_first,
-                              "scheduler": args.scheduler, "database": database,
+                              "scheduler": args.scheduler, "database": shown_database(database),
                               "database_entries_saved": parallel_run.saved},
                  "workers": workers_json(parallel_run.outcomes)}
     else:

@@ -25,11 +25,16 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any, Iterable, Optional
+from urllib.parse import urlsplit, urlunsplit
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
 
 from kmodel.errors import KmodelUsageError
 
+#: the URL schemes of a Redis database (redis-py's Redis.from_url: TCP, TLS, a Unix socket)
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+#: how long `check_database_spec` waits for Redis to accept the connection before it says it does not answer
+REDIS_CONNECT_TIMEOUT_S = 5
 #: where a parallel run keeps its failures unless --database says otherwise (relative to the working folder)
 DEFAULT_DIRECTORY = ".hypothesis/kmodel"
 NONE = "none"
@@ -37,26 +42,48 @@ NONE = "none"
 
 def check_database_spec(spec: str) -> str:
     """`spec` if it can be opened here; a usage error naming what is wrong otherwise (Redis without the
-    `redis` package, a folder that is a file)."""
+    `redis` package or not answering, a folder that is a file)."""
     if spec == NONE:
         return spec
-    if spec.startswith(("redis://", "rediss://", "unix://")):
+    if spec.startswith(REDIS_SCHEMES):
         try:
-            import redis  # noqa: F401
+            import redis
         except ImportError:
-            raise KmodelUsageError(f"--database {spec}: needs the redis package; install it with "
+            raise KmodelUsageError(f"--database {shown(spec)}: needs the redis package; install it with "
                                    f"pip install 'kmodel[redis]'") from None
+        try:
+            redis.Redis.from_url(spec, socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S).ping()
+        except (redis.RedisError, ValueError, OSError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise KmodelUsageError(f"--database {shown(spec)}: Redis does not answer ({reason}); start it, correct "
+                                   f"the URL or name a folder") from None
         return spec
     if Path(spec).exists() and not Path(spec).is_dir():
         raise KmodelUsageError(f"--database {spec}: is a file; name a folder, redis://HOST:PORT/DB or none")
     return spec
 
 
+def shown(spec: str) -> str:
+    """`spec` as reports and messages show it: a Redis URL's password replaced by ``***`` (report.json is
+    kept and shared; the password is not)."""
+    if not spec.startswith(REDIS_SCHEMES):
+        return spec
+    parts = urlsplit(spec)
+    if parts.password is None:
+        return spec
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address, bracketed again as in the URL
+    port = f":{parts.port}" if parts.port is not None else ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
+
+
 def open_database(spec: Optional[str]) -> Optional[ExampleDatabase]:
     """The database `spec` names: None for none, Redis for a redis:// URL, else a folder."""
     if spec is None or spec == NONE:
         return None
-    if spec.startswith(("redis://", "rediss://", "unix://")):
+    if spec.startswith(REDIS_SCHEMES):
         import redis
         from hypothesis.extra.redis import RedisExampleDatabase
 

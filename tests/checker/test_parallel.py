@@ -98,6 +98,31 @@ def test_a_redis_database_without_the_redis_package_is_one_line(capsys, tmp_path
     assert err.count("\n") == 0 and "pip install 'kmodel[redis]'" in err
 
 
+def test_a_redis_database_that_does_not_answer_is_one_line(capsys, tmp_path):
+    pytest.importorskip("redis")
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["check", "--report", str(tmp_path / "r"), "--database", f"redis://:secret@127.0.0.1:{port}/0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Traceback" not in err and "internal error" not in err
+    assert f"--database redis://:***@127.0.0.1:{port}/0: Redis does not answer" in err and "secret" not in err
+    assert not (tmp_path / "r" / "report.json").exists()
+
+
+@pytest.mark.parametrize("spec, seen", [
+    ("redis://:pw@10.0.0.5:6379/0", "redis://:***@10.0.0.5:6379/0"),
+    ("rediss://team:pw@redis.example:6380/2", "rediss://team:***@redis.example:6380/2"),
+    ("redis://[::1]:6379/0", "redis://[::1]:6379/0"),
+    ("redis://:pw@[::1]/0", "redis://:***@[::1]/0"),
+    (".hypothesis/kmodel", ".hypothesis/kmodel"),
+])
+def test_a_redis_password_is_never_shown(spec, seen):
+    from kmodel.checker.example_db import shown
+
+    assert shown(spec) == seen
+
+
 def _check(folder: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
     run = subprocess.run([str(BIN / "kmodel"), "check", "--report", "r", *args], cwd=folder, capture_output=True,
                          text=True, timeout=240, env={**os.environ, **(env or {})})
