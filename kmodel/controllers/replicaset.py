@@ -260,8 +260,9 @@ class ReplicaSetController(Controller):
             def listed(t: int, response: Any, o: Out) -> Optional[bool]:
                 if not response.ok:
                     return None  # fails the sync: tried again with the rate limiter's back-off
-                self._claim_and_manage(key, rs, selector, filter_active_pods(response.body.items), needs_sync,
-                                       sync, t, o)
+                active = filter_active_pods(response.body.items)
+                self._claim_and_manage(key, rs, selector, active, needs_sync, sync, t, o,
+                                       unseen=self._unseen_creations(rs, active))
                 return True
 
             sync.request(now, out, "list", "pods", namespace=namespace, on_done=listed)
@@ -269,9 +270,28 @@ class ReplicaSetController(Controller):
         active = filter_active_pods(self.pod_informer.by_index(NAMESPACE_INDEX, namespace))
         self._claim_and_manage(key, rs, selector, active, needs_sync, sync, now, out)
 
+    def _unseen_creations(self, rs: ReplicaSet, listed: list) -> int:
+        """How many of the set's own pods a consistent LIST found that the pod cache has not seen yet: each one's
+        ADDED event is still to come, and will be counted as a creation observed (expectations count creations,
+        not which pods they were)."""
+        uid = rs.metadata.uid
+        unseen = 0
+        for pod in listed:
+            ref = controller_of(pod)
+            if ref is None or ref.uid != uid:
+                continue
+            cached = self.pod_informer.get(pod.metadata.namespace, pod.metadata.name)
+            if cached is None or cached.metadata.uid != pod.metadata.uid:
+                unseen += 1
+        return unseen
+
     def _claim_and_manage(self, key: Hashable, rs: ReplicaSet, selector: Any, active: list, needs_sync: bool,
-                          sync: Sync, now: int, out: Out) -> None:
-        """Claim the active pods (adopt and release), then manageReplicas when `needs_sync`, then the status."""
+                          sync: Sync, now: int, out: Out, unseen: int = 0) -> None:
+        """Claim the active pods (adopt and release), then manageReplicas when `needs_sync`, then the status.
+        `unseen`: the replicaset-confirm-expired-expectations fix's count of listed pods whose ADDED events are
+        still to come; the expectations this sync sets wait for those too, or each late ADDED would count as one
+        of this sync's creations observed, and a sync before the new pods' own events would trust a cache that
+        lacks them."""
         claims = claim(rs, selector, active)
 
         def claimed(t: int, o: Out, pods: list, error: Optional[str]) -> None:
@@ -285,7 +305,7 @@ class ReplicaSetController(Controller):
                 return
             if needs_sync and rs.metadata.deletion_timestamp is None:
                 self._manage(key, rs, pods, sync, t, o,
-                             lambda t2, o2, err: self._write_status(key, rs, pods, err, sync, t2, o2))
+                             lambda t2, o2, err: self._write_status(key, rs, pods, err, sync, t2, o2), unseen)
             else:
                 self._write_status(key, rs, pods, None, sync, t, o)
 
@@ -300,18 +320,24 @@ class ReplicaSetController(Controller):
 
     # manageReplicas --------------------------------------------------------------------------------------
 
-    def _manage(self, key: str, rs: ReplicaSet, pods: list, sync: Sync, now: int, out: Out, then: Any) -> None:
+    def _manage(self, key: str, rs: ReplicaSet, pods: list, sync: Sync, now: int, out: Out, then: Any,
+                unseen: int = 0) -> None:
+        """manageReplicas; `unseen` ADDED events still to come are expected besides (see `_claim_and_manage`)."""
         d = desired_diff(len(pods), self.counts.get(key, 0), _replicas(rs), edge_triggered=self.edge_triggered,
                          burst_replicas=self.burst_replicas)
         if d.create:
-            self._create(key, rs, d.create, sync, now, out, then)
-        elif d.delete:
-            self._delete(key, rs, pods, d.delete, sync, now, out, then)
+            self._create(key, rs, d.create, sync, now, out, then, unseen)
+            return
+        if unseen:
+            self.expectations = self.expectations.expect_creations(key, unseen, now)
+        if d.delete:
+            self._delete(key, rs, pods, d.delete, sync, now, out, then, unseen)
         else:
             then(now, out, None)
 
-    def _create(self, key: str, rs: ReplicaSet, count: int, sync: Sync, now: int, out: Out, then: Any) -> None:
-        self.expectations = self.expectations.expect_creations(key, count, now)
+    def _create(self, key: str, rs: ReplicaSet, count: int, sync: Sync, now: int, out: Out, then: Any,
+                unseen: int = 0) -> None:
+        self.expectations = self.expectations.expect_creations(key, count + unseen, now)
         state = {"successes": 0, "remaining": count, "error": None}
 
         def run_batch(t: int, o: Out, size: int) -> None:
@@ -379,12 +405,14 @@ class ReplicaSetController(Controller):
         return related
 
     def _delete(self, key: str, rs: ReplicaSet, pods: list, count: int, sync: Sync, now: int, out: Out,
-                then: Any) -> None:
+                then: Any, unseen: int = 0) -> None:
         victims = get_pods_to_delete(pods, self._related_pods(rs), count, now)
         if not victims:  # only an edge-triggered count can ask to delete pods the set does not have
             then(now, out, None)
             return
         self.expectations = self.expectations.expect_deletions(key, [meta_namespace_key(p) for p in victims], now)
+        if unseen:
+            self.expectations = self.expectations.raise_(key, unseen, 0)
         state = {"left": len(victims), "error": None}
         for pod in victims:
             def deleted(t: int, response: Any, o: Out, pod: Pod = pod) -> Optional[bool]:

@@ -213,13 +213,15 @@ FIXES: tuple[Fix, ...] = (
         "held for minutes) lacks the pod the controller created, and the controller creates another",
         "a sync whose expectations are satisfied only because they expired reads the namespace's pods with a "
         "consistent LIST (resourceVersion \"\", from etcd) and claims and manages from that list instead of the "
-        "cache",
+        "cache; the expectations it sets also wait for the ADDED events of the set's listed pods the cache has not "
+        "seen yet (each would otherwise count as one of its own creations observed)",
         "kmodel/controllers/replicaset.py (ReplicaSetController.sync)",
         "none: kubernetes/kubernetes#129795 (open) reports this route (SatisfiedExpectations returns true for "
         "expired expectations without looking at whether they were fulfilled); the timeout itself is deliberate "
         "(pkg/controller/controller_utils.go: it wakes a controller whose watch dropped an event). This is "
         "kmodel's sketch of a fix",
-        ("replicaset-creates-twice-after-its-expectations-expire-behind-a-stalled-watch.json",)),
+        ("replicaset-creates-twice-after-its-expectations-expire-behind-a-stalled-watch.json",
+         "replicaset-creates-twice-when-a-late-added-event-satisfies-the-expectations-a-consistent-list-set.json")),
     Fix(
         TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD, ("eviction-timing",),
         "taint eviction keys its scheduled evictions by the pod's namespace and name, and addConditionAndDeletePod "
