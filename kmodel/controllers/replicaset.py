@@ -327,13 +327,16 @@ class ReplicaSetController(Controller):
                          burst_replicas=self.burst_replicas)
         if d.create:
             self._create(key, rs, d.create, sync, now, out, then, unseen)
-            return
-        if unseen:
-            self.expectations = self.expectations.expect_creations(key, unseen, now)
-        if d.delete:
+        elif d.delete:
             self._delete(key, rs, pods, d.delete, sync, now, out, then, unseen)
         else:
+            self._expect_unseen(key, unseen, now)
             then(now, out, None)
+
+    def _expect_unseen(self, key: str, unseen: int, now: int) -> None:
+        """A sync that creates and deletes nothing still waits for the `unseen` ADDED events to come."""
+        if unseen:
+            self.expectations = self.expectations.expect_creations(key, unseen, now)
 
     def _create(self, key: str, rs: ReplicaSet, count: int, sync: Sync, now: int, out: Out, then: Any,
                 unseen: int = 0) -> None:
@@ -408,6 +411,7 @@ class ReplicaSetController(Controller):
                 then: Any, unseen: int = 0) -> None:
         victims = get_pods_to_delete(pods, self._related_pods(rs), count, now)
         if not victims:  # only an edge-triggered count can ask to delete pods the set does not have
+            self._expect_unseen(key, unseen, now)
             then(now, out, None)
             return
         self.expectations = self.expectations.expect_deletions(key, [meta_namespace_key(p) for p in victims], now)

@@ -98,11 +98,16 @@ def test_a_redis_database_without_the_redis_package_is_one_line(capsys, tmp_path
     assert err.count("\n") == 0 and "pip install 'kmodel[redis]'" in err
 
 
+def _free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listened on a moment ago."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 def test_a_redis_database_that_does_not_answer_is_one_line(capsys, tmp_path):
     pytest.importorskip("redis")
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = _free_port()  # nothing listens on it
     assert main(["check", "--report", str(tmp_path / "r"), "--database", f"redis://:secret@127.0.0.1:{port}/0"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "Traceback" not in err and "internal error" not in err
@@ -221,9 +226,7 @@ def redis_url(tmp_path):
     if binary is None:
         pytest.skip("needs redis-server (Debian's redis-server; .ci/run installs it)")
     redis = pytest.importorskip("redis")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = _free_port()
     server = subprocess.Popen([binary, "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no",
                                "--dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
