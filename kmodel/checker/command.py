@@ -248,6 +248,7 @@ def check(args: argparse.Namespace) -> int:
                                    else DEFAULT_DATABASE if parallel else NO_DATABASE)
     _prepare_report_folder(Path(args.report))
     found, extra, parallel_run = None, None, None
+    database_error, unsaved = None, 0  # a database set aside during the run (example_db.ForgivingDatabase)
     if parallel:
         from kmodel.checker.merge import workers_json
         from kmodel.checker.parallel import run_parallel
@@ -258,14 +259,23 @@ def check(args: argparse.Namespace) -> int:
                                     database=None if database == NO_DATABASE else database,
                                     on_progress=progress.parallel if progress else None)
         result, found = parallel_run.result, parallel_run.found
+        saved = parallel_run.saved
+        read_errors = [o.database_error for o in parallel_run.outcomes if o.database_error is not None]
+        database_error, unsaved = saved.error or next(iter(read_errors), None), saved.unsaved
         extra = {"parallel": {"workers": len(parallel_run.outcomes), "stop_on_first": stop_on_first,
                               "scheduler": args.scheduler, "database": shown_database(database),
-                              "database_entries_saved": parallel_run.saved},
+                              "database_entries_saved": saved.written, "database_entries_unsaved": unsaved,
+                              "database_error": database_error},
                  "workers": workers_json(parallel_run.outcomes)}
     else:
         progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
+        settings, forgiving = _settings_with_database(options, database)
         result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None,
-                              settings=_settings_with_database(options, database))
+                              settings=settings)
+        if forgiving is not None:
+            database_error, unsaved = forgiving.error, forgiving.unsaved
+            extra = {"database": {"where": shown_database(database), "error": database_error,
+                                  "entries_unsaved": unsaved}}
     if progress is not None:
         sys.stderr.write("\n")
     replay_with = f"{invocation()} replay"
@@ -299,6 +309,10 @@ def check(args: argparse.Namespace) -> int:
     for name in unreached:
         print(f"UNREACHED {name}: no example reached it (required by --require-sometimes)")
     print(f"report: {Path(args.report) / 'report.json'}")
+    if database_error is not None:
+        from kmodel.checker.example_db import set_aside_warning
+
+        print(set_aside_warning(database, database_error, unsaved), file=sys.stderr)
     return 1 if report["violations"] or unreached else 0
 
 
@@ -325,14 +339,15 @@ def workers_from(value: str | None, scheduler: str | None = None) -> int | None:
     return count
 
 
-def _settings_with_database(options: Any, database: str) -> Any:
-    """A single run's settings: the options' own, with the example database of --database if one is given."""
+def _settings_with_database(options: Any, database: str) -> tuple[Any, Any]:
+    """A single run's settings: the options' own, with the example database of --database if one is given
+    (None, None without one); and that database's ForgivingDatabase (what failed, what was not saved)."""
     from hypothesis import settings as Settings
 
     from kmodel.checker.example_db import campaign_database
 
-    db = campaign_database(database, options)
-    return None if db is None else Settings(options.settings(), database=db, derandomize=False)
+    db, forgiving = campaign_database(database, options)
+    return (None, None) if db is None else (Settings(options.settings(), database=db, derandomize=False), forgiving)
 
 
 def required_sometimes(values: list[str]) -> tuple[str, ...]:

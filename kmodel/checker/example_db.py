@@ -17,16 +17,23 @@ was when the run began and keeps what Hypothesis saves in memory; the caller wri
 worker is done. So no worker replays what another found during the same run (which would make the merged
 digest depend on timing), and a worker whose machine cannot reach the caller's folder still sends its
 failures home.
+
+A database that fails (Redis going away or timing out, a folder that cannot be written) never ends a run nor
+loses its failure: `ForgivingDatabase` sets it aside at its first error, the run goes on as if it kept none,
+and the command says what failed and how many failing examples were not saved (the report and its traces are
+written as always).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable, Optional
 from urllib.parse import urlsplit, urlunsplit
 
+import attrs
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, InMemoryExampleDatabase
 
 from kmodel.errors import KmodelUsageError
@@ -35,9 +42,15 @@ from kmodel.errors import KmodelUsageError
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 #: how long `check_database_spec` waits for Redis to accept the connection before it says it does not answer
 REDIS_CONNECT_TIMEOUT_S = 5
+#: how long a Redis command may wait for its answer before the database is set aside (`ForgivingDatabase`):
+#: without it a server that stops answering, but keeps the connection open, would hang the run
+REDIS_ANSWER_TIMEOUT_S = 30
 #: where a parallel run keeps its failures unless --database says otherwise (relative to the working folder)
 DEFAULT_DIRECTORY = ".hypothesis/kmodel"
 NONE = "none"
+#: the ends of the keys Hypothesis keeps beside a test's failing examples (the larger ones a shrink went
+#: through, its Pareto front): not failures to replay
+SECONDARY_KEYS = (b".secondary", b".pareto")
 
 
 def check_database_spec(spec: str) -> str:
@@ -60,6 +73,14 @@ def check_database_spec(spec: str) -> str:
         return spec
     if Path(spec).exists() and not Path(spec).is_dir():
         raise KmodelUsageError(f"--database {spec}: is a file; name a folder, redis://HOST:PORT/DB or none")
+    # Hypothesis' folder database drops a save it cannot write without a word: refuse such a folder up front
+    existing = next(p for p in (Path(spec).absolute(), *Path(spec).absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise KmodelUsageError(f"--database {spec}: {existing} is a file, so the folder cannot be made; name a "
+                               f"folder, redis://HOST:PORT/DB or none")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise KmodelUsageError(f"--database {spec}: {existing} is not writable; name a writable folder, "
+                               f"redis://HOST:PORT/DB or none")
     return spec
 
 
@@ -87,8 +108,83 @@ def open_database(spec: Optional[str]) -> Optional[ExampleDatabase]:
         import redis
         from hypothesis.extra.redis import RedisExampleDatabase
 
-        return RedisExampleDatabase(redis.Redis.from_url(spec))
+        return RedisExampleDatabase(redis.Redis.from_url(spec, socket_connect_timeout=REDIS_CONNECT_TIMEOUT_S,
+                                                         socket_timeout=REDIS_ANSWER_TIMEOUT_S))
     return DirectoryBasedExampleDatabase(spec)
+
+
+class ForgivingDatabase(ExampleDatabase):
+    """`inner`, set aside at its first error: the database only saves a run time (the next run replays what it
+    kept first), so a failing one must not end the run, let alone lose the failure the run just found. The
+    first error is kept in `error` (one line); from then on every fetch finds nothing without asking `inner`,
+    and what Hypothesis saves, deletes and moves is only tracked, so that `unsaved` counts the failing examples
+    it would have kept at the end (each shrink saves a smaller one and deletes the one before). redis-py
+    retries a failed command a few times, with backoff, before it raises: a short blip of the server is
+    absorbed there, not here."""
+
+    def __init__(self, inner: ExampleDatabase) -> None:
+        super().__init__()
+        self.inner = inner
+        self.error: Optional[str] = None
+        self._unsaved: set[tuple[bytes, bytes]] = set()
+
+    def __repr__(self) -> str:
+        return f"ForgivingDatabase({self.inner!r})"
+
+    @property
+    def unsaved(self) -> int:
+        """The failing examples not saved (under primary keys, as `found_entries` counts them)."""
+        return sum(1 for key, _ in self._unsaved if not key.endswith(SECONDARY_KEYS))
+
+    def _set_aside(self, exc: Exception) -> None:
+        if self.error is None:
+            self.error = f"{type(exc).__name__}: {' '.join(str(exc).split())}".rstrip(": ")
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        if self.error is not None:
+            return []
+        try:
+            return list(self.inner.fetch(key))  # read now: a lazy fetch would fail later, outside this guard
+        except Exception as exc:  # any failure of the database's own, whatever its kind: see the class docstring
+            self._set_aside(exc)
+            return []
+
+    def save(self, key: bytes, value: bytes) -> None:
+        if self.error is None:
+            try:
+                self.inner.save(key, value)
+                return
+            except Exception as exc:
+                self._set_aside(exc)
+        self._unsaved.add((key, value))
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        if self.error is None:
+            try:
+                self.inner.delete(key, value)
+                return
+            except Exception as exc:
+                self._set_aside(exc)
+        self._unsaved.discard((key, value))
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        if self.error is None:
+            try:
+                self.inner.move(src, dest, value)
+                return
+            except Exception as exc:
+                self._set_aside(exc)
+        self._unsaved.discard((src, value))
+        self._unsaved.add((dest, value))
+
+
+def set_aside_warning(spec: str, error: str, unsaved: int) -> str:
+    """The command's one-line warning for a database set aside during the run (`ForgivingDatabase`)."""
+    lost = ("nothing was left unsaved" if not unsaved else
+            f"{unsaved} failing example{'s were' if unsaved > 1 else ' was'} not saved, so the next run will not "
+            f"replay {'them' if unsaved > 1 else 'it'} first")
+    return (f"warning: --database {shown(spec)} failed during the run and was set aside ({error}); the run went on "
+            f"without it and {lost}; the report and its traces are complete")
 
 
 def campaign_identity(options: Any) -> bytes:
@@ -124,10 +220,15 @@ class CampaignKeys(ExampleDatabase):
         self.inner.move(self.prefix + src, self.prefix + dest, value)
 
 
-def campaign_database(spec: Optional[str], options: Any) -> Optional[ExampleDatabase]:
-    """The shared database of `spec` under this campaign's keys (a single-process run reads and writes it)."""
+def campaign_database(spec: Optional[str],
+                      options: Any) -> tuple[Optional[ExampleDatabase], Optional[ForgivingDatabase]]:
+    """The shared database of `spec` under this campaign's keys (a single-process run reads and writes it), and
+    its `ForgivingDatabase` (what failed, what was not saved); None, None if the run keeps no database."""
     shared = open_database(spec)
-    return None if shared is None else CampaignKeys(shared, campaign_identity(options))
+    if shared is None:
+        return None, None
+    forgiving = ForgivingDatabase(shared)
+    return CampaignKeys(forgiving, campaign_identity(options)), forgiving
 
 
 class ReadSharedKeepSaved(ExampleDatabase):
@@ -159,7 +260,7 @@ def shard_database(spec: Optional[str], options: Any) -> tuple[Optional[ExampleD
     """A worker's database (see `ReadSharedKeepSaved`), under the campaign's keys, and the part that keeps what
     Hypothesis saves (for `found_entries`); None first if the run keeps no database."""
     shared = open_database(spec)
-    view = ReadSharedKeepSaved(shared if shared is not None else InMemoryExampleDatabase())
+    view = ReadSharedKeepSaved(ForgivingDatabase(shared) if shared is not None else InMemoryExampleDatabase())
     if shared is None:
         return None, view
     return CampaignKeys(view, campaign_identity(options)), view
@@ -169,18 +270,41 @@ def found_entries(view: ReadSharedKeepSaved) -> dict[bytes, list[bytes]]:
     """The failing examples a worker's Hypothesis saved under its primary keys (the shrunk ones: it deletes each
     as it finds a smaller), in a stable order, to send to the caller."""
     return {key: sorted(values) for key, values in sorted(view.saved.items())
-            if values and not key.endswith((b".secondary", b".pareto"))}
+            if values and not key.endswith(SECONDARY_KEYS)}
 
 
-def save_found(spec: Optional[str], entries: Iterable[dict[bytes, list[bytes]]]) -> int:
-    """Write every worker's saved entries into the shared database; returns how many were written."""
+def read_error(view: ReadSharedKeepSaved) -> Optional[str]:
+    """The error that set a worker's shared database aside while it read it (None: none)."""
+    shared = view.shared
+    return shared.error if isinstance(shared, ForgivingDatabase) else None
+
+
+@attrs.frozen
+class Saved:
+    """What `save_found` wrote: entries written, entries not written, and the error that stopped it (if any)."""
+
+    written: int = 0
+    unsaved: int = 0
+    error: Optional[str] = None
+
+
+def save_found(spec: Optional[str], entries: Iterable[dict[bytes, list[bytes]]]) -> Saved:
+    """Write every worker's saved entries into the shared database (a failing one is set aside, see
+    `ForgivingDatabase`: what it could not take is counted, never raised)."""
     shared = open_database(spec)
     if shared is None:
-        return 0
-    written = 0
+        return Saved()
+    forgiving = ForgivingDatabase(shared)
+    written = unsaved = 0
     for worker in entries:
         for key, values in worker.items():
             for value in values:
-                shared.save(key, value)
-                written += 1
-    return written
+                forgiving.save(key, value)
+            # read back: Hypothesis' folder database drops a save it cannot write (a full disk) without a word
+            kept = set(forgiving.fetch(key)) if forgiving.error is None else set()
+            written += sum(1 for value in values if value in kept)
+            unsaved += sum(1 for value in values if value not in kept)
+    error = forgiving.error
+    if error is None and unsaved:
+        error = f"it did not keep {unsaved} of the {written + unsaved} entries written"
+    return Saved(written, unsaved, error)

@@ -85,7 +85,7 @@ def workers_json(outcomes: Sequence[ShardOutcome]) -> list[dict[str, Any]]:
              "violation": o.failure["violation"]["invariant"] if o.failure else None,
              "first_violation_seconds": (round(o.first_violation_seconds, 3)
                                          if o.first_violation_seconds is not None else None),
-             "worker": o.worker}
+             "database_error": o.database_error, "worker": o.worker}
             for o in sorted(outcomes, key=lambda o: o.shard.index)]
 
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import attrs
 
+from kmodel.checker.example_db import Saved
 from kmodel.checker.run import CampaignResult, CheckOptions
 from kmodel.checker.shards import Shard, ShardOutcome, plan_shards, run_shard
 from kmodel.errors import KmodelUsageError
@@ -64,7 +65,7 @@ class ParallelRun:
     outcomes: list[ShardOutcome]
     #: one (trace, shrink record, report fields) per distinct violation (kmodel.checker.merge)
     found: list
-    saved: int  # example database entries written
+    saved: Saved  # what the example database took (kmodel.checker.example_db.save_found)
     address: str  # the scheduler's (a LocalCluster's own when the command started one)
 
 

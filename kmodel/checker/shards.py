@@ -74,6 +74,8 @@ class ShardOutcome:
     first_violation_seconds: Optional[float] = None
     #: what Hypothesis saved in the example database (example_db.found_entries)
     saved: dict = attrs.field(factory=dict)
+    #: the error that set the shared example database aside as the shard read it (None: none)
+    database_error: Optional[str] = None
     worker: str = ""  # the Dask worker's address (empty: this process)
 
 
@@ -82,7 +84,7 @@ def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = Non
               on_example: Optional[Callable[[Any], None]] = None, worker: str = "") -> ShardOutcome:
     """Explore one shard (see the module docstring). `stop(stats)` is asked as each example starts, before any
     violation; `on_example(stats)` is told of each example."""
-    from kmodel.checker.example_db import found_entries, shard_database
+    from kmodel.checker.example_db import found_entries, read_error, shard_database
 
     shard_options = attrs.evolve(options, seed=shard.seed, examples=shard.examples)
     db, found = shard_database(database, options)
@@ -111,4 +113,4 @@ def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = Non
         failure=result.failure.to_json() if result.failure is not None else None,
         shrink=result.shrink.to_json() if result.shrink is not None else None,
         first_violation_seconds=first_violation[0] if first_violation else None,
-        saved=found_entries(found), worker=worker)
+        saved=found_entries(found), database_error=read_error(found), worker=worker)

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis.database import InMemoryExampleDatabase
 
-from kmodel.checker.example_db import found_entries, save_found, shard_database
+from kmodel.checker.example_db import ForgivingDatabase, Saved, found_entries, save_found, shard_database
 from kmodel.checker.merge import distinct_violations, merge_outcomes
 from kmodel.checker.run import CheckOptions
 from kmodel.checker.shards import ShardOutcome, plan_shards, shard_seed
@@ -74,7 +75,7 @@ def test_failures_a_worker_saves_reach_the_shared_database_only_through_the_call
     assert list(db.fetch(b"key")) == []  # a worker never reads back what it saved itself
     entries = found_entries(view)
     assert list(entries.values()) == [[b"failing"]]
-    assert save_found(spec, [entries]) == 1
+    assert save_found(spec, [entries]) == Saved(written=1)
     again, _ = shard_database(spec, attrs.evolve(options, seed=2))  # any seed of the same campaign replays it
     assert list(again.fetch(b"key")) == [b"failing"]
     elsewhere, _ = shard_database(spec, CheckOptions(variant="polling"))  # another campaign's never
@@ -126,6 +127,60 @@ def test_a_redis_password_is_never_shown(spec, seen):
     from kmodel.checker.example_db import shown
 
     assert shown(spec) == seen
+
+
+class _FailingAfter(InMemoryExampleDatabase):
+    """A database whose calls fail once `calls` of them have been answered (a fetch fails as it is read)."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__()
+        self.calls, self.asked = calls, 0
+
+    def _ask(self) -> None:
+        self.asked += 1
+        if self.asked > self.calls:
+            raise ConnectionError("Error 111 connecting to 127.0.0.1:6379.\nConnection refused.")
+
+    def fetch(self, key):
+        self._ask()
+        yield from super().fetch(key)
+
+    def save(self, key, value):
+        self._ask()
+        super().save(key, value)
+
+
+def test_a_database_that_fails_is_set_aside_at_its_first_error_and_counts_what_it_did_not_save():
+    inner = _FailingAfter(calls=2)
+    db = ForgivingDatabase(inner)
+    db.save(b"k", b"one")
+    assert list(db.fetch(b"k")) == [b"one"] and db.error is None
+    db.save(b"k", b"two")  # the third call fails: set aside, one line
+    assert db.error == "ConnectionError: Error 111 connecting to 127.0.0.1:6379. Connection refused."
+    assert db.unsaved == 1
+    db.save(b"k", b"three")  # a shrink keeps the smaller failing example and deletes the one before
+    db.delete(b"k", b"two")
+    assert db.unsaved == 1
+    db.move(b"k", b"k.secondary", b"three")  # a larger one Hypothesis keeps aside: not a failure to replay
+    assert db.unsaved == 0
+    db.save(b"k", b"four")
+    assert list(db.fetch(b"k")) == [] and db.unsaved == 1 and inner.asked == 3  # never asked again
+    lazy = ForgivingDatabase(_FailingAfter(calls=0))  # a fetch that fails only as it is read is caught too
+    assert list(lazy.fetch(b"k")) == [] and lazy.error is not None
+
+
+def test_the_caller_counts_what_an_unreachable_redis_did_not_take(tmp_path):
+    pytest.importorskip("redis")
+    saved = save_found(f"redis://127.0.0.1:{_free_port()}/0", [{b"k": [b"one", b"two"]}, {b"j": [b"three"]}])
+    assert saved.written == 0 and saved.unsaved == 3 and saved.error.startswith("ConnectionError: ")
+    assert save_found(str(tmp_path / "db"), [{b"k": [b"one", b"two"]}]) == Saved(written=2)
+
+
+def test_a_database_folder_that_cannot_be_made_is_one_line(capsys, tmp_path):
+    (tmp_path / "file").write_text("")
+    assert main(["check", "--report", str(tmp_path / "r"), "--database", str(tmp_path / "file" / "db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is a file, so the folder cannot be made" in err
 
 
 def _check(folder: Path, *args: str, env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict]:
@@ -220,8 +275,8 @@ def test_a_shard_told_to_stop_ends_its_campaign_as_the_next_example_starts():
 
 
 @pytest.fixture
-def redis_url(tmp_path):
-    """A real redis-server on a free port of 127.0.0.1, keeping nothing on disk; its redis:// URL."""
+def redis_server(tmp_path):
+    """A real redis-server on a free port of 127.0.0.1, keeping nothing on disk: its redis:// URL and process."""
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.skip("needs redis-server (Debian's redis-server; .ci/run installs it)")
@@ -240,10 +295,16 @@ def redis_url(tmp_path):
                 assert server.poll() is None, "redis-server exited at start"
                 assert time.monotonic() < deadline, "redis-server did not answer within 30 s"
                 time.sleep(0.1)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield f"redis://127.0.0.1:{port}/0", server
     finally:
         server.terminate()
         server.wait(timeout=15)
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    """The redis:// URL of a real redis-server (`redis_server`)."""
+    return redis_server[0]
 
 
 def test_a_failure_kept_in_redis_is_replayed_first_by_the_next_run_on_another_machine(redis_url, tmp_path):
@@ -268,3 +329,30 @@ def test_a_failure_kept_in_redis_is_replayed_first_by_the_next_run_on_another_ma
     assert [w["violation"] is not None and w["examples"] <= 3 for w in report["workers"]] == [True, True]
     assert [(v["invariant"], v["workers"]) for v in report["violations"]] == [(found, 2)]
     assert report["parallel"]["database"] == redis_url
+
+
+def test_a_redis_that_goes_away_during_a_run_loses_no_failure(redis_server, tmp_path, capsys, monkeypatch):
+    import kmodel.checker.run as run_module
+
+    url, server = redis_server
+    original = run_module.run_campaign
+
+    def server_gone_then_run(*args, **kwargs):  # after the command's check that Redis answers, before the run
+        server.terminate()
+        server.wait(timeout=15)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(run_module, "run_campaign", server_gone_then_run)
+    report_dir = tmp_path / "r"
+    code = main(["check", "--report", str(report_dir), "--variant", "edge-triggered", "--seed", "1",
+                 "--examples", "60", "--steps", "8", "--database", url])
+    out, err = capsys.readouterr()
+    assert code == 1  # the run's own verdict: the variant's violation, found, shrunk and reported
+    report = json.loads((report_dir / "report.json").read_text())
+    assert len(report["violations"]) == 1 and (report_dir / report["violations"][0]["trace"]).exists()
+    database = report["database"]
+    assert database["where"] == url and database["error"].startswith("ConnectionError: ")
+    assert database["entries_unsaved"] >= 1  # the shrunk failure Hypothesis would have kept
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"warning: --database {url} failed during the run and was set aside" in err
+    assert "not saved, so the next run will not replay" in err and "the report and its traces are complete" in err
