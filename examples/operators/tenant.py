@@ -7,7 +7,10 @@ break its guarantee:
 * the status is written from what the operator sees (the namespace in its cache, owned by this Tenant's uid),
   never from a create's answer, so a crash between the two writes is repaired by the next sync;
 * a namespace left by an earlier Tenant of the same name (another uid, being garbage collected) is waited for,
-  not adopted.
+  not adopted;
+* the Tenant is read live before its namespace is made, so a Tenant the cache keeps after it is gone (its CRD
+  deleted, the informer's list failing) does not get a namespace that the garbage collector takes and the
+  operator makes again, for ever.
 
 Its guarantees: each Tenant has at most one namespace (safety), and once the cluster has settled, every Tenant
 has its namespace and its status names it (liveness).
@@ -104,8 +107,24 @@ class TenantOperator(Controller):
                                    uid=tenant.metadata.uid, controller=True, block_owner_deletion=True)
             wanted = Namespace(metadata=ObjectMeta(name=name, labels=frozen_map({TENANT_LABEL: key}),
                                                    owner_references=(owner,)))
-            # 409: it exists already (made before a crash, or not yet in the cache): its event brings the key back
-            sync.create(now, out, "namespaces", wanted, on_done=lambda t, response, o: response.code == 409 or None)
+
+            def confirmed(t: int, response: Any, o: Any) -> Optional[bool]:
+                if response.code == 404:
+                    return True  # the Tenant is gone (or its CRD is): nothing to make
+                if not response.ok:
+                    return None  # the sync fails and is retried
+                m = response.body.metadata
+                if m.uid == tenant.metadata.uid and m.deletion_timestamp is None:
+                    # 409: it exists already (made before a crash, or not yet in the cache): its event brings the
+                    # key back
+                    sync.create(t, o, "namespaces", wanted, on_done=lambda t, response, o: response.code == 409 or None)
+                return True
+
+            # The cache may keep a Tenant that is gone: after its CRD is deleted the informer's list fails and
+            # its store keeps what it had. A namespace made for it would be collected by the garbage collector
+            # (its owner is gone), and made again at the next event, for ever. So the Tenant is read live first,
+            # as ClaimPods reads the owner again before it adopts.
+            sync.request(now, out, "get", "tenants", name=key, on_done=confirmed)
             return
         if _owner_uid(namespace) != tenant.metadata.uid:
             sync.requeue_after(WAIT_FOR_OLD_NAMESPACE_MS)  # an earlier Tenant's, on its way out
