@@ -1,10 +1,15 @@
-"""The StatefulSet rules: a user applying and scaling the StatefulSet `db` (a mixin of `KmodelMachine`).
+"""The StatefulSet rules: a user applying, scaling and deleting the StatefulSet `db` (a mixin of `KmodelMachine`).
 
     apply_statefulset   kubectl apply db: 0-3 replicas, OrderedReady or Parallel, one of two images
     scale_statefulset   kubectl scale statefulset db: 0-3 replicas
+    delete_statefulset  kubectl delete statefulset db, with a cascade: none (the server's default), background,
+                        foreground or orphan
 
-Every draw shrinks toward the simplest: no replicas, OrderedReady, the first image. Both rules always send their
-command (a scale before the set exists is kubectl's 404, recorded as its result).
+Every draw shrinks toward the simplest: no replicas, OrderedReady, the first image, no cascade. Every rule
+always sends its command (a scale or delete before the set exists is kubectl's 404, recorded as its result).
+`delete_with_options` (kmodel.checker.access_rules) deletes `db` too, but picks it among every object the user
+sees, so rarely; this rule makes the set's deletion, and an Orphan delete's pods adopted by the set applied
+next, as common as a Deployment's.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import rule
 
-from kmodel.checker.statefulset_actions import IMAGES, ApplyStatefulSet, ScaleStatefulSet
+from kmodel.checker.access_actions import DeleteWith
+from kmodel.checker.access_rules import PROPAGATION
+from kmodel.checker.statefulset_actions import IMAGES, STATEFULSET, ApplyStatefulSet, ScaleStatefulSet
 
 #: the sizes drawn: up to three pods, enough for an order to show
 REPLICAS = st.integers(0, 3)
@@ -33,3 +40,7 @@ class StatefulSetRules:
     @rule(replicas=REPLICAS)
     def scale_statefulset(self, replicas: int) -> None:
         self._do("scale_statefulset", ScaleStatefulSet(replicas))
+
+    @rule(cascade=st.sampled_from(PROPAGATION))
+    def delete_statefulset(self, cascade: str) -> None:
+        self._do("delete_statefulset", DeleteWith("statefulsets", "default", STATEFULSET, propagation_policy=cascade))

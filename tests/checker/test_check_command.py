@@ -87,10 +87,11 @@ def test_a_required_situation_never_reached_fails_the_run_and_is_reported(tmp_pa
 
     folder = tmp_path / "r"
     assert main(["check", "--seed", "1", "--examples", "3", "--fix", "all", "--report", str(folder),
-                 "--require-sometimes", "pod-evicted"]) == 1
-    assert "UNREACHED pod-evicted: no example reached it (required by --require-sometimes)" in capsys.readouterr().out
+                 "--require-sometimes", "liveness-restart"]) == 1
+    out = capsys.readouterr().out
+    assert "UNREACHED liveness-restart: no example reached it (required by --require-sometimes)" in out
     report = json.loads((folder / "report.json").read_text())
-    assert report["required_sometimes"] == {"names": ["pod-evicted"], "unreached": ["pod-evicted"]}
+    assert report["required_sometimes"] == {"names": ["liveness-restart"], "unreached": ["liveness-restart"]}
     assert report["violations"] == []
     reached = [e["name"] for e in report["sometimes"] if e["examples"]]
     assert reached, "the example reached no situation at all"

@@ -29,6 +29,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "Deployment strategy, pause and resume, rollback": ("set_strategy", "pause_deployment", "rollout_undo"),
     "invalid manifests": ("apply_invalid",),
     "StatefulSets applied and scaled": ("apply_statefulset", "scale_statefulset"),
+    "StatefulSets deleted, with a cascade": ("delete_statefulset",),
     "per-request faults": ("fail_request_429", "fail_request_500", "fail_request_503", "fail_request_504"),
     "compaction at a chosen revision": ("compact", "compact_delete"),
     "API server and component restarts": ("crash", "restart"),

@@ -52,10 +52,12 @@ def test_apply_scale_and_a_new_image_run_the_set_as_kubectl_would():
 def test_every_statefulset_rule_fires_on_a_machine():
     machine = SmallMachine()
     for name, fire in {"apply_statefulset": lambda: machine.apply_statefulset(2, False, 0),
-                       "scale_statefulset": lambda: machine.scale_statefulset(1)}.items():
+                       "scale_statefulset": lambda: machine.scale_statefulset(1),
+                       "delete_statefulset": lambda: machine.delete_statefulset("Orphan")}.items():
         before = machine.stats.rules.get(name, 0)
         fire()
         assert machine.stats.rules[name] == before + 1, name
     kinds = [a.kind for a in machine.session.actions]
     assert "apply-statefulset" in kinds and "scale-statefulset" in kinds
+    assert machine.session.actions[-1].name == "kubectl delete statefulset db --cascade=orphan"
     machine.teardown()
