@@ -257,6 +257,18 @@ def test_a_campaign_on_a_dask_cluster_merges_its_workers_reports(dask_cluster, t
     assert replayed.returncode == 1 and "occ-no-lost-update" in replayed.stdout
 
 
+def test_a_shard_whose_database_does_not_answer_explores_without_it_and_says_so():
+    from kmodel.checker.shards import run_shard
+
+    pytest.importorskip("redis")
+    options = CheckOptions(examples=2, steps=3, seed=1)
+    shard = plan_shards(options, 1)[0]
+    without = run_shard(options, shard)
+    outcome = run_shard(options, shard, database=f"redis://127.0.0.1:{_free_port()}/0")
+    assert outcome.database_error.startswith("ConnectionError: ") and without.database_error is None
+    assert outcome.examples == without.examples == 2 and outcome.failure is None
+
+
 def test_a_shard_told_to_stop_ends_its_campaign_as_the_next_example_starts():
     from kmodel.checker.shards import run_shard
 
