@@ -136,7 +136,8 @@ FIXES: tuple[Fix, ...] = (
         "[1, 2)) to come back to it. This is kmodel's sketch of a fix",
         ("deployment-dropped-after-max-retries-while-etcd-was-down.json",
          "deployment-retries-a-quarter-of-an-hour-apart-after-a-long-etcd-outage.json",
-         "deployment-dropped-after-max-retries-while-its-leader-renews.json")),
+         "deployment-dropped-after-max-retries-while-its-leader-renews.json",
+         "deployment-dropped-after-max-retries-while-its-controller-is-cut-off.json")),
     Fix(
         ENDPOINTS_RETRY_PAST_MAX_RETRIES, ("converges-endpoints",),
         "a Service whose Endpoints write fails 16 times in a row (about 4.5 minutes of back-off and etcd "
