@@ -149,33 +149,29 @@ class ForgivingDatabase(ExampleDatabase):
             self._set_aside(exc)
             return []
 
-    def save(self, key: bytes, value: bytes) -> None:
+    def _tried(self, call: Any, *args: bytes) -> bool:
+        """`call(*args)` on `inner` unless it is set aside: True if it went through, False if it is set aside (or
+        is now, by this call's error)."""
         if self.error is None:
             try:
-                self.inner.save(key, value)
-                return
-            except Exception as exc:
+                call(*args)
+                return True
+            except Exception as exc:  # see fetch
                 self._set_aside(exc)
-        self._unsaved.add((key, value))
+        return False
+
+    def save(self, key: bytes, value: bytes) -> None:
+        if not self._tried(self.inner.save, key, value):
+            self._unsaved.add((key, value))
 
     def delete(self, key: bytes, value: bytes) -> None:
-        if self.error is None:
-            try:
-                self.inner.delete(key, value)
-                return
-            except Exception as exc:
-                self._set_aside(exc)
-        self._unsaved.discard((key, value))
+        if not self._tried(self.inner.delete, key, value):
+            self._unsaved.discard((key, value))
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
-        if self.error is None:
-            try:
-                self.inner.move(src, dest, value)
-                return
-            except Exception as exc:
-                self._set_aside(exc)
-        self._unsaved.discard((src, value))
-        self._unsaved.add((dest, value))
+        if not self._tried(self.inner.move, src, dest, value):
+            self._unsaved.discard((src, value))
+            self._unsaved.add((dest, value))
 
 
 def set_aside_warning(spec: str, error: str, unsaved: int) -> str:
