@@ -73,6 +73,13 @@ class Expectations:
         exp = self.entries.get(key)
         return exp is not None and not exp.fulfilled() and exp.is_expired(now_ms, self.timeout_ms)
 
+    def expires_in(self, key: str, now_ms: int) -> int:
+        """The ms from `now_ms` until `key`'s record counts as expired (at least 1; 1 for a key without one)."""
+        exp = self.entries.get(key)
+        if exp is None:
+            return 1
+        return max(1, exp.timestamp + self.timeout_ms + 1 - now_ms)
+
     def set_expectations(self, key: str, add: int, dele: int, now_ms: int) -> "Expectations":
         return evolve(self, entries=self.entries.set(key, ControlleeExpectations(add, dele, now_ms)))
 

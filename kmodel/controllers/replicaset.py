@@ -100,8 +100,11 @@ class ReplicaSetController(Controller):
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS,
                  variant: str = DEFAULT, manage_only_current: bool = False,
-                 confirm_expired_expectations: bool = False) -> None:
+                 confirm_expired_expectations: bool = False, expect_timed_out_creations: bool = False) -> None:
         self.burst_replicas = burst_replicas
+        #: the replicaset-expect-timed-out-creations fix: a create answered 504 (stored or not, nobody knows)
+        #: stays expected, and the set's syncs come back once the expectations would expire (see `_create`)
+        self.expect_timed_out_creations = expect_timed_out_creations
         #: the replicaset-confirm-expired-expectations fix: a sync whose expectations are satisfied only because
         #: they expired counts the set's pods from a consistent LIST, not from its cache (see `sync`)
         self.confirm_expired_expectations = confirm_expired_expectations
@@ -118,6 +121,9 @@ class ReplicaSetController(Controller):
 
     def _init_memory(self) -> None:
         self.expectations = Expectations()
+        #: the replicaset-expect-timed-out-creations fix: the set keys whose expectations count a create answered
+        #: 504 (a dict for its stable order; the values are unused)
+        self.timed_out_creations: dict[str, bool] = {}
         #: the edge-triggered variant's running count of active pods per set key (empty otherwise)
         self.counts: dict[str, int] = {}
         super()._init_memory()
@@ -249,6 +255,12 @@ class ReplicaSetController(Controller):
             self.expectations = self.expectations.delete(key)
             return
         needs_sync = self.expectations.satisfied(key, now)
+        if self.expect_timed_out_creations and key in self.timed_out_creations:
+            if needs_sync:
+                del self.timed_out_creations[key]  # observed (it was stored) or expired (then this sync makes it)
+            else:
+                # nothing may ever observe a create that was not stored: come back when the expectations expire
+                sync.requeue_after(self.expectations.expires_in(key, now))
         try:
             selector = label_selector_from_object(rs.spec.selector)
         except SelectorError:
@@ -341,7 +353,7 @@ class ReplicaSetController(Controller):
     def _create(self, key: str, rs: ReplicaSet, count: int, sync: Sync, now: int, out: Out, then: Any,
                 unseen: int = 0) -> None:
         self.expectations = self.expectations.expect_creations(key, count + unseen, now)
-        state = {"successes": 0, "remaining": count, "error": None}
+        state = {"successes": 0, "remaining": count, "error": None, "timed_out": 0}
 
         def run_batch(t: int, o: Out, size: int) -> None:
             batch = {"left": size, "errors": 0}
@@ -357,6 +369,8 @@ class ReplicaSetController(Controller):
                     if not (response.code == 403 and NAMESPACE_TERMINATING in msg):
                         self.event(t2, o2, rs, "Warning", "FailedCreate", f"Error creating: {msg}")
                         batch["errors"] += 1
+                        if response.code == 504:
+                            state["timed_out"] += 1
                         if state["error"] is None:
                             state["error"] = msg
                         handled = None  # fails the sync: manageReplicas returns the error
@@ -379,6 +393,11 @@ class ReplicaSetController(Controller):
                 run_batch(t, o, nxt)
                 return
             skipped = count - state["successes"]
+            if self.expect_timed_out_creations and state["timed_out"]:
+                # upstream un-expects every create that returned an error, a timed-out one too, though its pod
+                # may have been stored and its ADDED is still to come: a retry before it would create twice
+                skipped -= state["timed_out"]
+                self.timed_out_creations[key] = True
             if skipped > 0:
                 self.expectations = self.expectations.lower(key, skipped, 0)
             then(t, o, state["error"])
@@ -486,9 +505,11 @@ class ReplicaSetController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
-    from kmodel.fixes import REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS, REPLICASET_MANAGE_ONLY_CURRENT
+    from kmodel.fixes import (REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS, REPLICASET_EXPECT_TIMED_OUT_CREATIONS,
+                              REPLICASET_MANAGE_ONLY_CURRENT)
 
     fixes = ctx.config.fixes
     return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), variant=ctx.config.variant,
                                  manage_only_current=REPLICASET_MANAGE_ONLY_CURRENT in fixes,
-                                 confirm_expired_expectations=REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS in fixes)]
+                                 confirm_expired_expectations=REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS in fixes,
+                                 expect_timed_out_creations=REPLICASET_EXPECT_TIMED_OUT_CREATIONS in fixes)]

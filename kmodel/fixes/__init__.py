@@ -35,6 +35,7 @@ NODEIPAM_RELEASE_ONLY_ON_DELETE = "nodeipam-release-only-on-delete"
 REPLICASET_MANAGE_ONLY_CURRENT = "replicaset-manage-only-current"
 REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS = "replicaset-confirm-expired-expectations"
 TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD = "tainteviction-evict-only-the-scheduled-pod"
+REPLICASET_EXPECT_TIMED_OUT_CREATIONS = "replicaset-expect-timed-out-creations"
 
 
 @attrs.frozen
@@ -237,6 +238,19 @@ FIXES: tuple[Fix, ...] = (
         "kubernetes-sigs/karpenter#998 (merged) added a UID precondition to its evictions for StatefulSet pods "
         "made again under their names. This is kmodel's sketch of a fix",
         ("taint-eviction-deletes-a-statefulset-pod-made-again-under-the-evicted-ones-name.json",)),
+    Fix(
+        REPLICASET_EXPECT_TIMED_OUT_CREATIONS, ("replicaset-within-expectations",),
+        "a pod create answered 504 Timeout may have been stored (the outcome is unknown), but manageReplicas counts "
+        "it as skipped and lowers the ReplicaSet's expectations by one; the retry finds them satisfied and a cache "
+        "without the stored pod, whose ADDED event is still to come, and creates a second one",
+        "a create answered 504 stays expected (its ADDED, if it was stored, observes it), and while the set waits "
+        "on such a creation its syncs come back to it just after the expectations would expire, so a create that "
+        "was never stored is made then (the sync still fails on the timeout, as upstream's)",
+        "kmodel/controllers/replicaset.py (ReplicaSetController._create and sync)",
+        "none: kubernetes/kubernetes#86140 made a timeout fail manageReplicas like any error, because #49915, "
+        "which kept the expectation of a timed-out create, never came back to the key when the pod had not been "
+        "made (#67662). This is kmodel's sketch of a fix, which keeps both",
+        ("replicaset-creates-twice-after-a-create-answered-504-that-was-stored.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

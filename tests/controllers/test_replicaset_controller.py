@@ -6,9 +6,9 @@ import attrs
 
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Scale
-from kmodel.controllers.expectations import Expectations
+from kmodel.controllers.expectations import EXPECTATIONS_TIMEOUT_MS, Expectations
 from kmodel.controllers.replicaset import ReplicaSetController, pod_from_template
-from kmodel.loop.events import BreakStream, DelayHead
+from kmodel.loop.events import BreakStream, DelayHead, FailRequest
 from kmodel.objects import ObjectMeta, Pod, frozen_map
 
 from .cluster_helpers import admin, live_pods, mark_ready, replicaset, template
@@ -146,3 +146,40 @@ def test_pod_from_template():
     p = pod_from_template(rs)
     assert p.metadata.generate_name == "web-" and p.metadata.owner_references[0].uid == "u1"
     assert p.spec == rs.spec.template.spec
+
+
+def _first_create_times_out(stored: bool, fix: bool):
+    """A ReplicaSet of one replica whose controller's first create is answered 504, the pod `stored` or not, while
+    the pod informer's replica is a minute behind etcd (as in `_stale_pod_cache_run`); with the
+    replicaset-expect-timed-out-creations fix on or off."""
+    ctrl = ReplicaSetController(["apiserver-0", "apiserver-1"], expect_timed_out_creations=fix)
+    c = Cluster(ClusterConfig(nodes=1, apiservers=2, components=()), extra=[ctrl])
+    c.run(1_000)
+    c.loop.step(BreakStream(ctrl.rs_informer.watch_stream))  # the client fails over to apiserver-1
+    c.run_for(2_000)
+    assert ctrl.client.endpoint == "apiserver-1"
+    c.loop.step(FailRequest(ctrl.name, "apiserver-1", 504, applied=stored))
+    c.apply([replicaset(1)])
+    while not c.network.has_in_flight("etcd", "apiserver-0"):
+        assert c.loop.run_fair(c.now + 1_000, max_events=1)
+    c.loop.step(DelayHead("etcd", "apiserver-0", 60_000))
+    c.run_for(20_000)
+    return c, ctrl
+
+
+def test_a_create_answered_504_that_was_stored_is_made_again_upstream_but_not_with_the_fix():
+    c, ctrl = _first_create_times_out(stored=True, fix=False)
+    assert len(ctrl.create_views) == 2  # un-expected at once, so the retry trusts a cache without the pod
+    c, ctrl = _first_create_times_out(stored=True, fix=True)
+    assert len(ctrl.create_views) == 1 and len(live_pods(c)) == 1  # its ADDED observed the creation
+    c.run_for(EXPECTATIONS_TIMEOUT_MS)
+    assert len(ctrl.create_views) == 1 and len(live_pods(c)) == 1
+
+
+def test_with_the_fix_a_create_answered_504_that_was_not_stored_is_made_once_the_expectations_expire():
+    c, ctrl = _first_create_times_out(stored=False, fix=True)
+    assert len(ctrl.create_views) == 1 and live_pods(c) == []  # still expected: it may have been stored
+    c.run_for(EXPECTATIONS_TIMEOUT_MS)
+    assert len(ctrl.create_views) == 2 and len(live_pods(c)) == 1  # the sync that came back made it
+    c, ctrl = _first_create_times_out(stored=False, fix=False)
+    assert len(ctrl.create_views) == 2 and len(live_pods(c)) == 1  # upstream makes it again at once
