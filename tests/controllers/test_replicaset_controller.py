@@ -108,15 +108,17 @@ class _Forgetful(ReplicaSetController):
         self.expectations = _NoExpectations()
 
 
-def _stale_pod_cache_run(ctrl_cls):
-    """The RS informer watches a fresh replica, the pod informer a replica whose etcd feed is held back."""
-    ctrl = ctrl_cls(["apiserver-0", "apiserver-1"])
+def _stale_pod_cache_run(ctrl, replicas: int = 3, before_apply=None):
+    """The RS informer watches a fresh replica, the pod informer a replica whose etcd feed is held back (a minute
+    from the set's apply on); `before_apply(cluster)` runs just before the apply."""
     c = Cluster(ClusterConfig(nodes=1, apiservers=2, components=()), extra=[ctrl])
     c.run(1_000)
     c.loop.step(BreakStream(ctrl.rs_informer.watch_stream))  # the client fails over to apiserver-1
     c.run_for(2_000)
     assert ctrl.client.endpoint == "apiserver-1"
-    c.apply([replicaset(3)])
+    if before_apply is not None:
+        before_apply(c)
+    c.apply([replicaset(replicas)])
     while not c.network.has_in_flight("etcd", "apiserver-0"):
         assert c.loop.run_fair(c.now + 1_000, max_events=1)
     c.loop.step(DelayHead("etcd", "apiserver-0", 60_000))
@@ -125,7 +127,7 @@ def _stale_pod_cache_run(ctrl_cls):
 
 
 def test_expectations_prevent_double_creation_from_a_stale_pod_cache():
-    c, ctrl = _stale_pod_cache_run(ReplicaSetController)
+    c, ctrl = _stale_pod_cache_run(ReplicaSetController(["apiserver-0", "apiserver-1"]))
     assert len(ctrl.pod_informer.list()) == 0  # the controller still sees no pods ...
     assert c.get("replicasets", "default", "web").status.observed_generation == 1  # ... and has synced again
     assert len(live_pods(c)) == 3
@@ -137,7 +139,7 @@ def test_expectations_prevent_double_creation_from_a_stale_pod_cache():
 
 
 def test_without_expectations_the_stale_cache_creates_twice():
-    c, _ = _stale_pod_cache_run(_Forgetful)
+    c, _ = _stale_pod_cache_run(_Forgetful(["apiserver-0", "apiserver-1"]))
     assert len(live_pods(c)) > 3
 
 
@@ -150,21 +152,11 @@ def test_pod_from_template():
 
 def _first_create_times_out(stored: bool, fix: bool):
     """A ReplicaSet of one replica whose controller's first create is answered 504, the pod `stored` or not, while
-    the pod informer's replica is a minute behind etcd (as in `_stale_pod_cache_run`); with the
+    the pod informer's replica lags a minute (`_stale_pod_cache_run`); with the
     replicaset-expect-timed-out-creations fix on or off."""
     ctrl = ReplicaSetController(["apiserver-0", "apiserver-1"], expect_timed_out_creations=fix)
-    c = Cluster(ClusterConfig(nodes=1, apiservers=2, components=()), extra=[ctrl])
-    c.run(1_000)
-    c.loop.step(BreakStream(ctrl.rs_informer.watch_stream))  # the client fails over to apiserver-1
-    c.run_for(2_000)
-    assert ctrl.client.endpoint == "apiserver-1"
-    c.loop.step(FailRequest(ctrl.name, "apiserver-1", 504, applied=stored))
-    c.apply([replicaset(1)])
-    while not c.network.has_in_flight("etcd", "apiserver-0"):
-        assert c.loop.run_fair(c.now + 1_000, max_events=1)
-    c.loop.step(DelayHead("etcd", "apiserver-0", 60_000))
-    c.run_for(20_000)
-    return c, ctrl
+    return _stale_pod_cache_run(ctrl, replicas=1, before_apply=lambda c: c.loop.step(
+        FailRequest(ctrl.name, "apiserver-1", 504, applied=stored)))
 
 
 def test_a_create_answered_504_that_was_stored_is_made_again_upstream_but_not_with_the_fix():
