@@ -261,7 +261,7 @@ def check(args: argparse.Namespace) -> int:
         result, found = parallel_run.result, parallel_run.found
         saved = parallel_run.saved
         read_errors = [o.database_error for o in parallel_run.outcomes if o.database_error is not None]
-        database_error, unsaved = saved.error or next(iter(read_errors), None), saved.unsaved
+        database_error, unsaved = saved.error or (read_errors[0] if read_errors else None), saved.unsaved
         extra = {"parallel": {"workers": len(parallel_run.outcomes), "stop_on_first": stop_on_first,
                               "scheduler": args.scheduler, "database": shown_database(database),
                               "database_entries_saved": saved.written, "database_entries_unsaved": unsaved,

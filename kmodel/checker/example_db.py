@@ -297,9 +297,9 @@ def save_found(spec: Optional[str], entries: Iterable[dict[bytes, list[bytes]]])
             for value in values:
                 forgiving.save(key, value)
             # read back: Hypothesis' folder database drops a save it cannot write (a full disk) without a word
-            kept = set(forgiving.fetch(key)) if forgiving.error is None else set()
-            written += sum(1 for value in values if value in kept)
-            unsaved += sum(1 for value in values if value not in kept)
+            kept = sum(1 for value in set(forgiving.fetch(key)) if value in values)
+            written += kept
+            unsaved += len(values) - kept
     error = forgiving.error
     if error is None and unsaved:
         error = f"it did not keep {unsaved} of the {written + unsaved} entries written"

@@ -37,6 +37,9 @@ class ControlleeExpectations:
     add: int
     dele: int
     timestamp: int
+    #: whether a create these expect was answered 504, stored or not (the replicaset-expect-timed-out-creations
+    #: fix keeps expecting it; a new record starts without)
+    timed_out: bool = False
 
     def fulfilled(self) -> bool:
         return self.add <= 0 and self.dele <= 0
@@ -96,7 +99,7 @@ class Expectations:
         exp = self.entries.get(key)
         if exp is None:
             return self
-        new = ControlleeExpectations(exp.add + add, exp.dele + dele, exp.timestamp)
+        new = ControlleeExpectations(exp.add + add, exp.dele + dele, exp.timestamp, exp.timed_out)
         return evolve(self, entries=self.entries.set(key, new))
 
     def lower(self, key: str, add: int, dele: int) -> "Expectations":
@@ -106,6 +109,18 @@ class Expectations:
     def raise_(self, key: str, add: int, dele: int) -> "Expectations":
         """RaiseExpectations (no-op for an unknown key)."""
         return self._add(key, add, dele)
+
+    def mark_timed_out(self, key: str) -> "Expectations":
+        """Record that a create `key` expects was answered 504 (no-op for an unknown key)."""
+        exp = self.entries.get(key)
+        if exp is None or exp.timed_out:
+            return self
+        return evolve(self, entries=self.entries.set(key, evolve(exp, timed_out=True)))
+
+    def waits_on_timed_out(self, key: str, now_ms: int) -> bool:
+        """Whether `key` is not satisfied yet and expects a create that was answered 504."""
+        exp = self.entries.get(key)
+        return exp is not None and exp.timed_out and not self.satisfied(key, now_ms)
 
     def creation_observed(self, key: str) -> "Expectations":
         return self.lower(key, 1, 0)

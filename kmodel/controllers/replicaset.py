@@ -121,9 +121,6 @@ class ReplicaSetController(Controller):
 
     def _init_memory(self) -> None:
         self.expectations = Expectations()
-        #: the replicaset-expect-timed-out-creations fix: the set keys whose expectations count a create answered
-        #: 504 (a dict for its stable order; the values are unused)
-        self.timed_out_creations: dict[str, bool] = {}
         #: the edge-triggered variant's running count of active pods per set key (empty otherwise)
         self.counts: dict[str, int] = {}
         super()._init_memory()
@@ -255,12 +252,9 @@ class ReplicaSetController(Controller):
             self.expectations = self.expectations.delete(key)
             return
         needs_sync = self.expectations.satisfied(key, now)
-        if self.expect_timed_out_creations and key in self.timed_out_creations:
-            if needs_sync:
-                del self.timed_out_creations[key]  # observed (it was stored) or expired (then this sync makes it)
-            else:
-                # nothing may ever observe a create that was not stored: come back when the expectations expire
-                sync.requeue_after(self.expectations.expires_in(key, now))
+        if self.expect_timed_out_creations and self.expectations.waits_on_timed_out(key, now):
+            # nothing may ever observe a create that was not stored: come back when the expectations expire
+            sync.requeue_after(self.expectations.expires_in(key, now))
         try:
             selector = label_selector_from_object(rs.spec.selector)
         except SelectorError:
@@ -397,7 +391,7 @@ class ReplicaSetController(Controller):
                 # upstream un-expects every create that returned an error, a timed-out one too, though its pod
                 # may have been stored and its ADDED is still to come: a retry before it would create twice
                 skipped -= state["timed_out"]
-                self.timed_out_creations[key] = True
+                self.expectations = self.expectations.mark_timed_out(key)
             if skipped > 0:
                 self.expectations = self.expectations.lower(key, skipped, 0)
             then(t, o, state["error"])

@@ -176,6 +176,19 @@ def test_the_caller_counts_what_an_unreachable_redis_did_not_take(tmp_path):
     assert save_found(str(tmp_path / "db"), [{b"k": [b"one", b"two"]}]) == Saved(written=2)
 
 
+def test_the_caller_counts_a_save_the_database_dropped_without_a_word(monkeypatch):
+    import kmodel.checker.example_db as example_db
+
+    class DropsTwo(InMemoryExampleDatabase):  # as Hypothesis' folder database does with a write it cannot make
+        def save(self, key, value):
+            if value != b"two":
+                super().save(key, value)
+
+    monkeypatch.setattr(example_db, "open_database", lambda spec: DropsTwo())
+    assert save_found("db", [{b"k": [b"one", b"two"]}]) == Saved(
+        written=1, unsaved=1, error="it did not keep 1 of the 2 entries written")
+
+
 def test_a_database_folder_that_cannot_be_made_is_one_line(capsys, tmp_path):
     (tmp_path / "file").write_text("")
     assert main(["check", "--report", str(tmp_path / "r"), "--database", str(tmp_path / "file" / "db")]) == 2

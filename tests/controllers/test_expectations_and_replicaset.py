@@ -192,3 +192,13 @@ def test_calculate_status_failure_condition():
     rs2 = attrs.evolve(rs, status=st)
     assert calculate_status(rs2, [pod("a")], "again", now_ms=9).conditions == st.conditions
     assert calculate_status(rs2, [pod("a")], None, now_ms=9).conditions == ()
+
+
+def test_a_timed_out_create_is_marked_on_its_record_and_goes_with_it():
+    e = Expectations().expect_creations("ns/rs", 1, 0).mark_timed_out("ns/rs")
+    assert e.waits_on_timed_out("ns/rs", 1_000) and e.expires_in("ns/rs", 1_000) == 299_001
+    assert not e.waits_on_timed_out("ns/rs", 300_001)  # expired: satisfied
+    assert not e.creation_observed("ns/rs").waits_on_timed_out("ns/rs", 1_000)  # observed: satisfied
+    assert not e.delete("ns/rs").waits_on_timed_out("ns/rs", 1_000)  # the set deleted: the mark with it
+    assert not e.expect_creations("ns/rs", 1, 2_000).waits_on_timed_out("ns/rs", 2_000)  # a new record
+    assert Expectations().mark_timed_out("ns/rs") == Expectations()
