@@ -19,8 +19,8 @@ from pathlib import Path
 
 import attrs
 
-import invariants  # noqa: F401  (registers them)
-from invariants.registry import LIVENESS, SAFETY, registered
+import kmodel.invariants  # noqa: F401  (registers them)
+from kmodel.invariants.registry import LIVENESS, SAFETY, registered
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Scale
 from kmodel.objects import load_yaml

@@ -22,7 +22,7 @@ never whether one is, and shrinking a violation can take minutes.
 
 How the runs are kept apart: the repository is copied once per job to a temporary folder; a mutant is written
 into its copy, run, and the original written back. Every run imports kmodel from that copy (PYTHONPATH, and a
-check at start that `kmodel` and `invariants` resolve there, not to the editable install). The mutated file's
+check at start that `kmodel` and `kmodel.invariants` resolve there, not to the editable install). The mutated file's
 cached bytecode is removed before and after, since a mutant of the same size written within the same second
 would otherwise pass for the original.
 
@@ -323,14 +323,17 @@ class Workspace:
         self.dir = Path(tempfile.mkdtemp(prefix="kmodel-mutation-"))
         self.python = python
         shutil.copytree(root, self.dir, ignore=COPY_IGNORE, dirs_exist_ok=True)
+        # kmodel.invariants is the folder invariants/ (pyproject.toml's package-dir), which an editable install
+        # maps to the original's folder: a link lays it out in the copy as an installed package is laid out
+        (self.dir / "kmodel" / "invariants").symlink_to(Path("..") / "invariants", target_is_directory=True)
         (self.dir / DRIVER_NAME).write_text(CHECK_DRIVER, encoding="utf-8")
         self.env = {**os.environ, "PYTHONPATH": str(self.dir), "PYTHONHASHSEED": "0"}
         self.env.pop("KMODEL_TRACEBACK", None)
         self._verify_imports()
 
     def _verify_imports(self) -> None:
-        out = self.run([self.python, "-c", "import kmodel, invariants; print(kmodel.__file__); "
-                                           "print(invariants.__file__)"], 120)
+        out = self.run([self.python, "-c", "import kmodel, kmodel.invariants as i; print(kmodel.__file__); "
+                                           "print(i.__file__)"], 120)
         where = out.stdout.split()
         if out.returncode != 0 or len(where) != 2 or not all(Path(w).is_relative_to(self.dir) for w in where):
             raise UsageError(f"the copy in {self.dir} does not import its own kmodel ({out.stdout.strip()} "

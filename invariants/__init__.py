@@ -22,10 +22,10 @@
 See registry.py for the contract every invariant follows.
 """
 
-from invariants import (  # noqa: F401
+from kmodel.invariants import (  # noqa: F401
     contract, crd, leader, lifecycle, liveness, network, requests, scheduling, statefulset, storage, traffic, watch,
     workloads,
 )
-from invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
+from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
 
 __all__ = ["LIVENESS", "REGISTRY", "SAFETY", "Invariant", "invariant", "registered", "violations"]

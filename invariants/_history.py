@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, NamedTuple, Optional
 
-from invariants import _paths
-from invariants.registry import SHARED
+from kmodel.invariants import _paths
+from kmodel.invariants.registry import SHARED
 from kmodel.store.compact_log import CompactLog
 from kmodel.store.history import TXN_PUT_COMPARE, TXN_PUT_KEY, TXN_PUT_REVISION, TXN_PUT_VALUE
 from kmodel.store.history import is_compact as is_compact_txn_put

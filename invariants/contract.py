@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 from typing import Any, Iterator, Optional
 
-from invariants._history import NAMESPACES, audit_since, change_feed, name_of
-from invariants.registry import SAFETY, invariant
+from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
+from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
 from kmodel.apiserver.authorization import (
     NODE_LEASE_NAMESPACE,

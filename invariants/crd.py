@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants.registry import LIVENESS, SAFETY, invariant
+from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 from kmodel.apiserver.customresources import CRD_PREFIX, crds, established, resource_for, validation_errors
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.apiserver.storeview import current_prefix

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants.registry import SAFETY, invariant
+from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.client.leaderelection import (
     JITTER_FACTOR, LEASE_DURATION_MS, LEASE_NAMESPACE, RETRY_PERIOD_MS, SLOW_REQUEST_MS,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from typing import Any, Iterator, Optional
 
-from invariants._history import NODES, PODS, audit_since, change_feed, condition, is_terminal, name_of, node_key
-from invariants.registry import SAFETY, invariant
+from kmodel.invariants._history import NODES, PODS, audit_since, change_feed, condition, is_terminal, name_of, node_key
+from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import service_account_name
 
 NODE_LIFECYCLE = "controller/nodelifecycle"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import condition, is_terminal, node_cidrs, pod_ips
-from invariants.registry import LIVENESS, SHARED, invariant
+from kmodel.invariants._history import condition, is_terminal, node_cidrs, pod_ips
+from kmodel.invariants.registry import LIVENESS, SHARED, invariant
 from kmodel.apiserver.deletion import GC_FINALIZERS
 from kmodel.controllers.deployment_logic import find_new_replica_set
 from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update

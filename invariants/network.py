@@ -10,10 +10,10 @@ import functools
 import ipaddress
 from typing import Any, Iterator
 
-from invariants._history import (
+from kmodel.invariants._history import (
     NODES, PODS, WriteReader, change_feed, describe_write, is_terminal, name_of, node_cidrs, node_key, pod_ips,
 )
-from invariants.registry import SAFETY, invariant
+from kmodel.invariants.registry import SAFETY, invariant
 
 ETCD = "etcd"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import NAMESPACES, audit_since, change_feed, name_of
-from invariants.registry import SAFETY, invariant
+from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
+from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.customresources import CRD_PREFIX
 from kmodel.apiserver.deletion import GC_FINALIZERS
 from kmodel.objects.apiextensions import CLEANUP_FINALIZER

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from invariants._history import PODS, change_feed, name_of
-from invariants.registry import SAFETY, invariant
+from kmodel.invariants._history import PODS, change_feed, name_of
+from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.kubelet.node_status import resources as node_resources
 from kmodel.scheduler.framework import Resource
 

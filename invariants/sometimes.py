@@ -11,7 +11,7 @@ that makes the situation likelier).
 
 A property is a function of the cluster and a memo of its own (kept for one example, as an invariant's), true
 once the situation has been reached in this example. Like invariants they only read, and incrementally: the
-audit trail and the store's history from where they last looked (`invariants._history.change_feed`), so a
+audit trail and the store's history from where they last looked (`kmodel.invariants._history.change_feed`), so a
 check costs what the step did. The checker stops asking one in an example once it was reached there.
 """
 
@@ -21,9 +21,9 @@ from typing import Any, Callable, Iterator
 
 import attrs
 
-from invariants._history import NODES, PODS, audit_since, change_feed
-from invariants import _paths
-from invariants.registry import CHECK, SHARED, _first_sentence
+from kmodel.invariants._history import NODES, PODS, audit_since, change_feed
+from kmodel.invariants import _paths
+from kmodel.invariants.registry import CHECK, SHARED, _first_sentence
 from kmodel.client.informer import Informer
 
 Reached = Callable[[Any, dict], bool]
@@ -260,8 +260,8 @@ def informer_relisted(cluster: Any, memo: dict) -> bool:
 
 
 # the workload edits' properties live beside these, and register on import
-import invariants.sometimes_workloads  # noqa: E402,F401
-from invariants import sometimes_access  # noqa: E402,F401  (registers the access family's properties)
+import kmodel.invariants.sometimes_workloads  # noqa: E402,F401
+from kmodel.invariants import sometimes_access  # noqa: E402,F401  (registers the access family's properties)
 # the fault family's properties register themselves here (they use the helpers above)
-from invariants import sometimes_faults  # noqa: E402,F401
-from invariants import sometimes_leader  # noqa: E402,F401  (leader election and the pause fault)
+from kmodel.invariants import sometimes_faults  # noqa: E402,F401
+from kmodel.invariants import sometimes_leader  # noqa: E402,F401  (leader election and the pause fault)

@@ -2,15 +2,15 @@
 registry; see its docstring for what a sometimes property is).
 
 Each reads incrementally, as the others do: the audit trail from where it last looked, or the store's changes
-(`invariants._history.change_feed`) in revision order.
+(`kmodel.invariants._history.change_feed`) in revision order.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from invariants._history import NAMESPACES, change_feed
-from invariants.sometimes import _audited, sometimes
+from kmodel.invariants._history import NAMESPACES, change_feed
+from kmodel.invariants.sometimes import _audited, sometimes
 from kmodel.apiserver.audit import FORBID
 from kmodel.apiserver.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 

@@ -4,15 +4,15 @@
 Each reads what the model's observers record (an API client's `retried_after`, a replica's `faults_answered`,
 an informer's `expired_watches` and `tombstones`), the network's open streams, or the store's history of pods
 and endpoints, never the trace, so any way of reaching a situation counts. They register in
-invariants.sometimes' registry, which loads this module.
+kmodel.invariants.sometimes' registry, which loads this module.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import PODS
-from invariants.sometimes import ENDPOINTS, _changes, _informers, sometimes
+from kmodel.invariants._history import PODS
+from kmodel.invariants.sometimes import ENDPOINTS, _changes, _informers, sometimes
 
 #: the exit code of a container the kubelet killed (SIGKILL: 128 + 9), as it kills one that failed liveness
 KILLED = 137

@@ -1,6 +1,6 @@
 """Sometimes properties of leader election (kmodel.client.leaderelection) and the pause fault
 (kmodel.checker.leader_rules): the situations they exist to reach. They read the electors' and the processes'
-observers' records and the Leases in the store; they register in invariants.sometimes' registry, which loads
+observers' records and the Leases in the store; they register in kmodel.invariants.sometimes' registry, which loads
 this module. With one kube-controller-manager and one kube-scheduler nothing elects: a run of that cluster neither
 counts nor lists them (elections_only).
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from invariants.leader import leaderships
-from invariants.sometimes import sometimes
+from kmodel.invariants.leader import leaderships
+from kmodel.invariants.sometimes import sometimes
 from kmodel.client.leaderelection import LEASE_DURATION_MS, LEASE_NAMESPACE
 
 

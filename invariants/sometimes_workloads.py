@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from invariants._history import PODS
-from invariants.sometimes import REPLICASETS, SCHEDULER, _audited, _changes, _new_audit, sometimes
+from kmodel.invariants._history import PODS
+from kmodel.invariants.sometimes import REPLICASETS, SCHEDULER, _audited, _changes, _new_audit, sometimes
 
 #: the user kubectl acts as (the admin token's user)
 KUBECTL_USER = "admin"
@@ -80,7 +80,7 @@ def cordoned_node_skipped(cluster: Any, memo: dict) -> bool:
 def pod_evicted_by_user_taint(cluster: Any, memo: dict) -> bool:
     """Taint eviction deleted a pod from a node a user had tainted NoExecute (kubectl taint), not the node
     lifecycle controller: the same eviction, for a taint no controller put there."""
-    from invariants.sometimes import NODE_CONTROLLER
+    from kmodel.invariants.sometimes import NODE_CONTROLLER
 
     node_of: dict[str, str] = memo.setdefault("node_of", {})  # namespace/name -> the node it was bound to
     for change in _changes(cluster, memo, PODS):

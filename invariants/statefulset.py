@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import PODS, change_feed, name_of
-from invariants.liveness import _foreign_finalizers, _machines, _stranded
-from invariants.registry import LIVENESS, SAFETY, invariant
-from invariants.scheduling import _node_runtimes
+from kmodel.invariants._history import PODS, change_feed, name_of
+from kmodel.invariants.liveness import _foreign_finalizers, _machines, _stranded
+from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
+from kmodel.invariants.scheduling import _node_runtimes
 from kmodel.controllers.statefulset_logic import is_healthy, parent_and_ordinal, replicas_of
 from kmodel.kubelet.runtime import POD_UID_LABEL
 

@@ -7,9 +7,9 @@ from typing import Any, Iterator, Optional
 
 import attrs
 
-from invariants import _paths
-from invariants._history import audit_since, change_feed, stored_since
-from invariants.registry import SAFETY, invariant
+from kmodel.invariants import _paths
+from kmodel.invariants._history import audit_since, change_feed, stored_since
+from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.resources import RESOURCES, object_key
 from kmodel.store.history import TXN_PUT_REVISION
 from kmodel.store.history import is_compact as is_compact_txn_put

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants._history import condition, is_terminal
-from invariants.registry import LIVENESS, invariant
+from kmodel.invariants._history import condition, is_terminal
+from kmodel.invariants.registry import LIVENESS, invariant
 from kmodel.traffic.client import SERVICE_PORT
 
 

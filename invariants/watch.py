@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from invariants._history import change_feed, stored_since
-from invariants import _paths
-from invariants.registry import SAFETY, SHARED, invariant
+from kmodel.invariants._history import change_feed, stored_since
+from kmodel.invariants import _paths
+from kmodel.invariants.registry import SAFETY, SHARED, invariant
 from kmodel.apiserver import etcd_log
 from kmodel.apiserver.etcd_log import EtcdLog
 

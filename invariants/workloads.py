@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from invariants._history import audit_since, change_feed, condition, name_of, pod_ips
-from invariants.liveness import _objects
-from invariants.registry import LIVENESS, SAFETY, SHARED, invariant
+from kmodel.invariants._history import audit_since, change_feed, condition, name_of, pod_ips
+from kmodel.invariants.liveness import _objects
+from kmodel.invariants.registry import LIVENESS, SAFETY, SHARED, invariant
 from kmodel.apiserver.customresources import crds, established, resource_for
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.apiserver.storeview import current_prefix

@@ -3,7 +3,7 @@
 Installed through the ``pytest11`` entry point (``kmodel = "kmodel.pytest_plugin"``). In a test module:
 
     from kmodel.pytest_plugin import KmodelMachine, kmodel_test
-    from invariants.registry import Invariant, SAFETY
+    from kmodel.invariants.registry import Invariant, SAFETY
 
     def at_most_five_pods(cluster, memo):
         n = len(cluster.objects("pods"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
-from invariants.registry import LIVENESS, SAFETY, Invariant
+from kmodel.invariants.registry import LIVENESS, SAFETY, Invariant
 from kmodel.apiserver.bootstrap_policy import READ, rule
 from kmodel.component.registry import controller
 from kmodel.controllers.base import Controller

@@ -353,7 +353,7 @@ def _settings_with_database(options: Any, database: str) -> tuple[Any, Any]:
 def required_sometimes(values: list[str]) -> tuple[str, ...]:
     """The --require-sometimes names (comma-separated or repeated), each once, in the order given; a usage error
     for a name no sometimes property has."""
-    from invariants.sometimes import registered_sometimes
+    from kmodel.invariants.sometimes import registered_sometimes
 
     known = [p.name for p in registered_sometimes()]
     names = list(dict.fromkeys(part.strip() for value in values for part in value.split(",") if part.strip()))
@@ -456,7 +456,7 @@ def print_changes(change: Any, action: str) -> None:
 def invariants_command(args: argparse.Namespace) -> int:
     from kmodel.checker.session import all_invariants
 
-    from invariants.sometimes import registered_sometimes
+    from kmodel.invariants.sometimes import registered_sometimes
 
     if getattr(args, "markdown", False):
         sys.stdout.write(invariants_markdown())
@@ -511,7 +511,7 @@ def invariants_markdown() -> str:
     registries: what `kmodel invariants --markdown` prints and docs/invariants.md holds."""
     from kmodel.checker.session import all_invariants
 
-    from invariants.sometimes import registered_sometimes
+    from kmodel.invariants.sometimes import registered_sometimes
 
     lines = [INVARIANTS_PAGE_HEAD.strip(), "", "## Invariants", "",
              "| invariant | kind | principle | guarantee |", "|---|---|---|---|"]

@@ -99,8 +99,8 @@ from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, SlowLink
-from invariants.registry import Invariant
-from invariants.sometimes import Sometimes, registered_sometimes
+from kmodel.invariants.registry import Invariant
+from kmodel.invariants.sometimes import Sometimes, registered_sometimes
 
 DELAYS_MS = (1_000, 5_000, 30_000)  # delay_link
 LAGS_MS = (2_000, 10_000, 60_000)  # lag_watch_cache

@@ -48,7 +48,7 @@ from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.simpler import describe_change
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.trace import Trace, Violation
-from invariants.registry import Invariant
+from kmodel.invariants.registry import Invariant
 
 #: replays one minimization may spend: at least MAX_REPLAYS, and REPLAYS_PER_ACTION for each action it may cut
 #: (ddmin needs about that many to reach single actions; a campaign's 100-step example left at 44 actions by

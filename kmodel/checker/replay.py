@@ -29,7 +29,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.changes import ChangeRecorder
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.trace import Trace, fitted
-from invariants.registry import Invariant
+from kmodel.invariants.registry import Invariant
 
 
 @attrs.frozen

@@ -43,8 +43,8 @@ from kmodel.checker.stats import Stats
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import LoopEvent, EventNotEnabled
 from kmodel.variants import NAMES
-from invariants.registry import CHECK, LIVENESS, SAFETY, SHARED, Invariant
-from invariants.sometimes import Sometimes
+from kmodel.invariants.registry import CHECK, LIVENESS, SAFETY, SHARED, Invariant
+from kmodel.invariants.sometimes import Sometimes
 
 MODEL_ERROR = "model-error"
 VARIANTS: tuple[str, ...] = NAMES
@@ -55,12 +55,12 @@ def all_invariants() -> list[Invariant]:
     import importlib
     import pkgutil
 
-    import invariants
-    from invariants.registry import registered
+    from kmodel import invariants
+    from kmodel.invariants.registry import registered
 
     for module in sorted(m.name for m in pkgutil.iter_modules(invariants.__path__)):
         if not module.startswith("_"):
-            importlib.import_module(f"invariants.{module}")
+            importlib.import_module(f"kmodel.invariants.{module}")
     return registered()
 
 

@@ -25,8 +25,8 @@ class LiveChecker:
     """See the module docstring."""
 
     def __init__(self, cluster: Any) -> None:
-        import invariants  # noqa: F401  (registers them)
-        from invariants.registry import SAFETY, SHARED, registered
+        import kmodel.invariants  # noqa: F401  (registers them)
+        from kmodel.invariants.registry import SAFETY, SHARED, registered
 
         self.cluster = cluster
         self.invariants = registered(SAFETY)

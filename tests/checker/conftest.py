@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants.registry import LIVENESS, SAFETY, Invariant
+from kmodel.invariants.registry import LIVENESS, SAFETY, Invariant
 from kmodel.checker.machine import KmodelMachine
 from kmodel.cluster import ClusterConfig
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from invariants.sometimes import SOMETIMES
+from kmodel.invariants.sometimes import SOMETIMES
 from kmodel.checker.actions import ApplyDeployment, ApplyService, DeleteObject, Fault, RunFair
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.fault_actions import PROBED_APP, FailLiveness, FlapReadiness, StallWatch

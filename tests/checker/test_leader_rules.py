@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from invariants.leader import ELECTION_BOUND_MS, leader_acts_within_lease, leader_elected_after_loss
-from invariants.sometimes_leader import leader_handover, pause_outlived_lease, two_leaders_acting
+from kmodel.invariants.leader import ELECTION_BOUND_MS, leader_acts_within_lease, leader_elected_after_loss
+from kmodel.invariants.sometimes_leader import leader_handover, pause_outlived_lease, two_leaders_acting
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.actions import CrashProcess
 from kmodel.checker.leader_actions import PauseProcess, pausable

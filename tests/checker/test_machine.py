@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from invariants.registry import REGISTRY
+from kmodel.invariants.registry import REGISTRY
 from kmodel.checker.actions import ApplyDeployment, Fault, RunFair, Settle
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.replay import replay

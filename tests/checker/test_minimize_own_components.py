@@ -10,7 +10,7 @@ from kmodel.checker.session import InvariantViolation, Session
 from kmodel.cluster import ClusterConfig
 from kmodel.controllers.base import Controller
 from kmodel.objects import PolicyRule
-from invariants.registry import SAFETY, Invariant
+from kmodel.invariants.registry import SAFETY, Invariant
 
 CONFIG = ClusterConfig(nodes=1, apiservers=1)
 

@@ -24,7 +24,7 @@ EXPLAINED = Path(__file__).parents[1] / "report" / "traces" / "seed-14-no-cidr-l
 
 #: a machine of its own: an empty two-node cluster checking only its own invariants, and a short settle
 MACHINE = textwrap.dedent('''
-    from invariants.registry import LIVENESS, SAFETY, Invariant
+    from kmodel.invariants.registry import LIVENESS, SAFETY, Invariant
     from kmodel.cluster import ClusterConfig
     from kmodel.pytest_plugin import KmodelMachine, kmodel_test
 
@@ -162,7 +162,7 @@ def test_a_fix_that_takes_the_violation_out_is_named_with_how_to_turn_it_on(tmp_
 
 
 def test_which_machines_replay_alone_with_kmodel_replay():
-    from invariants.registry import SAFETY, Invariant
+    from kmodel.invariants.registry import SAFETY, Invariant
 
     class Sized(KmodelMachine):
         settle_bound_ms = 60_000
@@ -191,7 +191,7 @@ def _labeled_pod(cluster, memo):
 def test_a_machine_with_its_own_components_is_minimized_and_reported_from_replays_that_run_them(tmp_path):
     """Its violation needs its own controller (a labeler): the minimizer's replays and the report's replay
     reproduce it only with it, and they run it."""
-    from invariants.registry import SAFETY, Invariant
+    from kmodel.invariants.registry import SAFETY, Invariant
     from tests.checker.conftest import SmallMachine
     from tests.controllers.test_own_controller import PodLabeler
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from invariants.registry import SAFETY, Invariant
-from invariants.sometimes import Sometimes
+from kmodel.invariants.registry import SAFETY, Invariant
+from kmodel.invariants.sometimes import Sometimes
 from kmodel.component.registry import component, controller
 from kmodel.controllers.base import Controller
 from kmodel.objects import Namespace, ObjectMeta, PolicyRule

@@ -83,7 +83,7 @@ def _every_running_pod_labeled(cluster, memo):
 def test_the_checker_explores_a_cluster_with_an_own_controller():
     """The documented plugin path: a machine whose extra component is an own controller, with an invariant of its
     own, explored under faults (its role is installed at boot, in the warmed-up snapshot the examples start from)."""
-    from invariants.registry import LIVENESS, Invariant
+    from kmodel.invariants.registry import LIVENESS, Invariant
     from kmodel.pytest_plugin import KmodelMachine, _options, kmodel_test
 
     class Labeled(KmodelMachine):

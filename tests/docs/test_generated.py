@@ -30,7 +30,7 @@ def test_commands_page_names_every_option() -> None:
 def test_invariants_page_names_every_invariant_and_sometimes_property() -> None:
     from kmodel.checker.session import all_invariants
 
-    from invariants.sometimes import registered_sometimes
+    from kmodel.invariants.sometimes import registered_sometimes
 
     page = (DOCS / "invariants.md").read_text()
     for name in [inv.name for inv in all_invariants()] + [p.name for p in registered_sometimes()]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import attrs
 
-from invariants.registry import REGISTRY
+from kmodel.invariants.registry import REGISTRY
 from kmodel.checker.crd_actions import DATABASE_CRD, database_manifest
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete, Patch

@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from invariants.registry import REGISTRY
+from kmodel.invariants.registry import REGISTRY
 from kmodel.apiserver import errors
 from kmodel.apiserver.pipeline import Pipeline
 from kmodel.apiserver.wire import Request, Status, WatchEvent
@@ -71,7 +71,7 @@ def test_watch_delivers_after_start_catches_an_event_delivered_twice():
 
 
 def _informers(component):
-    from invariants.watch import informers_of
+    from kmodel.invariants.watch import informers_of
     return informers_of(component)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from invariants._history import NODES, PODS, HistoryReader, change_feed
-from invariants.registry import SHARED
+from kmodel.invariants._history import NODES, PODS, HistoryReader, change_feed
+from kmodel.invariants.registry import SHARED
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete, Scale
 from kmodel.objects import load_yaml

@@ -8,9 +8,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-import invariants
-from invariants._history import change_feed, condition
-from invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
+from kmodel import invariants
+from kmodel.invariants._history import change_feed, condition
+from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
 from kmodel.apiserver.authentication import service_account_token
 from kmodel.apiserver.wire import Request, Response, WatchEvent
 from kmodel.cluster import Cluster, ClusterConfig
@@ -973,7 +973,7 @@ def test_settles_fails_while_work_is_in_flight():
 def test_eviction_timing_counts_from_when_taint_eviction_saw_the_taint_without_a_break():
     """Upstream counts a toleration from when taint eviction first saw the pod on a tainted node, by its informer;
     a removal in the store it never saw does not restart the count (campaign seed 8, the first with lose_node)."""
-    from invariants.lifecycle import _tainted_since_in_view
+    from kmodel.invariants.lifecycle import _tainted_since_in_view
 
     taint = ("unreachable",)
     heard = [(80, taint), (91, taint), (97, taint), (150, ()), (160, taint)]

@@ -12,9 +12,9 @@ from typing import Any
 import attrs
 import pytest
 
-from invariants import _paths
-from invariants.registry import REGISTRY, SAFETY, SHARED, Invariant
-from invariants.sometimes import Sometimes, _informers, registered_sometimes
+from kmodel.invariants import _paths
+from kmodel.invariants.registry import REGISTRY, SAFETY, SHARED, Invariant
+from kmodel.invariants.sometimes import Sometimes, _informers, registered_sometimes
 from kmodel.checker.actions import (
     AddNode, ApplyDeployment, ApplyService, Compact, CrashProcess, DeleteObject, Fault, RestartProcess, RunFair,
     ScaleDeployment,

@@ -9,8 +9,8 @@ import json
 import attrs
 import pytest
 
-from invariants.registry import SHARED
-from invariants.sometimes import SOMETIMES, registered_sometimes
+from kmodel.invariants.registry import SHARED
+from kmodel.invariants.sometimes import SOMETIMES, registered_sometimes
 from kmodel.cli import main
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete

@@ -74,7 +74,7 @@ def test_foreground_and_orphan_deletes():
 
 
 def test_namespaces_terminate_fails_while_a_namespace_is_terminating_and_holds_once_it_is_gone():
-    from invariants.liveness import namespaces_terminate
+    from kmodel.invariants.liveness import namespaces_terminate
 
     cluster = web_cluster()
     CreateNamespace().apply(cluster)
@@ -89,7 +89,7 @@ def test_namespaces_terminate_fails_while_a_namespace_is_terminating_and_holds_o
 
 
 def test_namespaces_terminate_lets_a_finalizer_keep_one():
-    from invariants.liveness import namespaces_terminate
+    from kmodel.invariants.liveness import namespaces_terminate
 
     cluster = web_cluster()
     CreateNamespace().apply(cluster)
@@ -101,6 +101,6 @@ def test_namespaces_terminate_lets_a_finalizer_keep_one():
 
 
 def _team_objects(cluster):
-    from invariants.liveness import _NAMESPACED
+    from kmodel.invariants.liveness import _NAMESPACED
 
     return [o for r in _NAMESPACED for o in cluster.objects(r, "team")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
+from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.config import DEFAULT_COMPONENTS
 from kmodel.cluster.kubectl import Delete, Scale

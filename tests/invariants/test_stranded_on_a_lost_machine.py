@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from invariants.registry import REGISTRY
+from kmodel.invariants.registry import REGISTRY
 from kmodel.checker.replay import replay
 from kmodel.checker.trace import read_trace
 

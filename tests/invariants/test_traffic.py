@@ -6,7 +6,7 @@ from __future__ import annotations
 from kmodel.checker.actions import deployment_manifest, service_manifest
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Apply, Delete, Scale
-from invariants.registry import LIVENESS, REGISTRY
+from kmodel.invariants.registry import LIVENESS, REGISTRY
 
 S = 1000
 

@@ -43,3 +43,7 @@ def test_a_regular_install_carries_mermaid(tmp_path):
     assets = built / "kmodel" / "report" / "assets"
     assert (assets / MERMAID_JS).read_bytes() == (ROOT / "kmodel/report/assets" / MERMAID_JS).read_bytes()
     assert (assets / MERMAID_LICENSE).is_file()
+    # the top-level folder invariants/ installs as kmodel.invariants (pyproject.toml's package-dir), never as a
+    # top-level package `invariants` that a user's own invariants.py would clash with
+    assert (built / "kmodel" / "invariants" / "registry.py").is_file()
+    assert not (built / "invariants").exists()

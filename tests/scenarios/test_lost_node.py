@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from invariants.liveness import converges_endpoints, converges_node_status, converges_replicas
+from kmodel.invariants.liveness import converges_endpoints, converges_node_status, converges_replicas
 from kmodel.checker.actions import LoseNode, Settle
 from kmodel.checker.action_json import action_from_json
 from kmodel.cluster import Cluster, ClusterConfig

@@ -14,7 +14,7 @@ import pytest
 from kmodel.serve.live import LiveChecker
 from kmodel.serve.session import ServeSession
 from kmodel.simulate.inputs import parse_fault
-from invariants.registry import SAFETY, Invariant
+from kmodel.invariants.registry import SAFETY, Invariant
 
 urllib3 = pytest.importorskip("urllib3")
 

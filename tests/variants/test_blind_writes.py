@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import attrs
 
-from invariants.storage import occ_no_lost_update
+from kmodel.invariants.storage import occ_no_lost_update
 from kmodel.checker.actions import ApplyDeployment, RunFair, ScaleDeployment
 from kmodel.checker.session import Session
 from kmodel.client.api_client import UpdateRecord

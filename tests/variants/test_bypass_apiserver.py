@@ -9,7 +9,7 @@ from kmodel.network import Message, Network
 from kmodel.store import Store
 from kmodel.variants import BYPASS_APISERVER, variant
 from kmodel.variants.etcdctl import PERIOD_MS, POD_NAME, TICK_TIMER, Etcdctl, hand_written_pod, pod_key
-from invariants.registry import REGISTRY
+from kmodel.invariants.registry import REGISTRY
 
 S = 1000
 

@@ -7,7 +7,7 @@ from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Apply
 from kmodel.kubelet.pod_worker import POD_NAME_LABEL
 from kmodel.variants import DIRECT_CALLS, variant
-from invariants.registry import REGISTRY
+from kmodel.invariants.registry import REGISTRY
 
 S = 1000
 

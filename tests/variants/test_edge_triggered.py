@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from invariants.liveness import converges_replicas
+from kmodel.invariants.liveness import converges_replicas
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.controllers.replicaset import ReplicaSetController
 from kmodel.controllers.replicaset_logic import ReplicasDiff, count_delta, desired_diff

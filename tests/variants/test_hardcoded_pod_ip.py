@@ -8,7 +8,7 @@ from kmodel.cluster.kubectl import Apply
 from kmodel.traffic.client import VIA_POD_IP, VIA_SERVICE, TrafficClient
 from kmodel.traffic.dataplane import Reached
 from kmodel.variants import HARDCODED_POD_IP, variant
-from invariants.registry import REGISTRY
+from kmodel.invariants.registry import REGISTRY
 
 S = 1000
 

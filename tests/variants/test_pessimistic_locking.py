@@ -3,7 +3,7 @@ expiry) around each update; a holder that crashes or is cut off leaves it locked
 
 from __future__ import annotations
 
-from invariants.liveness import converges_replicas
+from kmodel.invariants.liveness import converges_replicas
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.controllers.replicaset import ReplicaSetController
 from kmodel.objects import Lease, LeaseSpec, ObjectMeta

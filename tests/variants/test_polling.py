@@ -221,7 +221,7 @@ def test_the_table_shows_polling_against_watch():
 
 def cidrs_leaked_after_a_quick_removal(variant_name: str) -> list[str]:
     """A node joins, gets its podCIDR, and is removed at once; what no-cidr-leak says 30 s later."""
-    from invariants.liveness import no_cidr_leak
+    from kmodel.invariants.liveness import no_cidr_leak
 
     c = FullCluster(ClusterConfig(nodes=1, components=("nodeipam", "kubelet"), variant=variant_name))
     c.run(15_000)
