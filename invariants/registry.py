@@ -50,7 +50,7 @@ class Invariant:
 REGISTRY: dict[str, Invariant] = {}
 
 
-def _first_sentence(doc: str | None) -> str:
+def first_sentence(doc: str | None) -> str:
     text = " ".join((doc or "").split())
     head, dot, _ = text.partition(". ")
     return head + "." if dot else text
@@ -64,7 +64,7 @@ def invariant(name: str, *, kind: str, principle: str) -> Callable[[Check], Chec
     def register(fn: Check) -> Check:
         if name in REGISTRY:
             raise ValueError(f"invariant {name!r} is registered twice")
-        guarantee = _first_sentence(fn.__doc__)
+        guarantee = first_sentence(fn.__doc__)
         if not guarantee:
             raise ValueError(f"invariant {name!r} needs a docstring whose first sentence is its guarantee")
         REGISTRY[name] = Invariant(name, kind, principle, guarantee, fn)
@@ -80,3 +80,43 @@ def registered(kind: str | None = None) -> list[Invariant]:
 
 def violations(inv: Invariant, cluster: Any, memo: dict) -> Iterator[str]:
     yield from inv.check(cluster, memo)
+
+
+# -- sometimes properties (kmodel.invariants.sometimes says what they are) ---------------------------------
+
+Reached = Callable[[Any, dict], bool]
+
+
+@attrs.frozen
+class Sometimes:
+    name: str
+    principle: str
+    situation: str  # one sentence: what was reached
+    reached: Reached = attrs.field(eq=False, repr=False)
+    #: reachable only where controller managers or schedulers elect a leader (more than one of either): a run of
+    #: one of each neither counts nor lists it
+    elections_only: bool = False
+
+
+SOMETIMES: dict[str, Sometimes] = {}
+
+
+def sometimes(name: str, *, principle: str, elections_only: bool = False) -> Callable[[Reached], Reached]:
+    """Register the decorated function as the sometimes property `name` (its docstring's first sentence says
+    what situation it is); `elections_only` for a situation only a cluster that elects leaders can reach."""
+
+    def register(fn: Reached) -> Reached:
+        if name in SOMETIMES:
+            raise ValueError(f"sometimes property {name!r} is registered twice")
+        situation = first_sentence(fn.__doc__)
+        if not situation:
+            raise ValueError(f"sometimes property {name!r} needs a docstring saying what situation it is")
+        SOMETIMES[name] = Sometimes(name, principle, situation, fn, elections_only)
+        return fn
+
+    return register
+
+
+def registered_sometimes() -> list[Sometimes]:
+    """The registered sometimes properties, by name."""
+    return [SOMETIMES[name] for name in sorted(SOMETIMES)]

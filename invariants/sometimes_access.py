@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from kmodel.invariants._history import NAMESPACES, change_feed
-from kmodel.invariants.sometimes import _audited, sometimes
+from kmodel.invariants.readers import audited
+from kmodel.invariants.registry import sometimes
 from kmodel.apiserver.audit import FORBID
 from kmodel.apiserver.deletion import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 
@@ -41,7 +42,7 @@ def _meta(value: Any) -> Any:
 def refused_by_rbac(cluster: Any, memo: dict) -> bool:
     """Authorization refused a request with 403 (RBAC found no rule granting it to its user): a user or
     service account asked for what no binding gave it."""
-    return _audited(cluster, memo, lambda r: r.code == 403 and r.decision == FORBID)
+    return audited(cluster, memo, lambda r: r.code == 403 and r.decision == FORBID)
 
 
 @sometimes("namespace-terminated-with-content", principle="level-driven reconciliation")

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kmodel.invariants._history import PODS
-from kmodel.invariants.sometimes import ENDPOINTS, _changes, _informers, sometimes
+from kmodel.invariants.readers import ENDPOINTS, changes, informers
+from kmodel.invariants.registry import sometimes
 
 #: the exit code of a container the kubelet killed (SIGKILL: 128 + 9), as it kills one that failed liveness
 KILLED = 137
@@ -49,7 +50,7 @@ def timeout_write_applied(cluster: Any, memo: dict) -> bool:
 def watch_expired_relist(cluster: Any, memo: dict) -> bool:
     """An informer's resumed watch met 410 Expired (it resumed from a resourceVersion the API server's window
     no longer held, after a long stall or a compaction) and the informer listed again."""
-    for inf in _informers(cluster, memo):  # a loop, not any() over a generator: asked after every step
+    for inf in informers(cluster, memo):  # a loop, not any() over a generator: asked after every step
         if inf.expired_watches and inf.lists >= 2:
             return True
     return False
@@ -59,7 +60,7 @@ def watch_expired_relist(cluster: Any, memo: dict) -> bool:
 def informer_tombstone(cluster: Any, memo: dict) -> bool:
     """An informer's relist found an object gone whose deletion it never saw, and passed it to its handler as
     DeletedFinalStateUnknown (a tombstone)."""
-    for inf in _informers(cluster, memo):  # a loop, not any() over a generator: asked after every step
+    for inf in informers(cluster, memo):  # a loop, not any() over a generator: asked after every step
         if inf.tombstones:
             return True
     return False
@@ -96,7 +97,7 @@ def apiserver_restarted_under_watches(cluster: Any, memo: dict) -> bool:
 def liveness_restart(cluster: Any, memo: dict) -> bool:
     """A kubelet killed a container that failed its liveness probe and started it again: the pod's status counts
     a restart whose last state ended with exit code 137."""
-    for change in _changes(cluster, memo, PODS):
+    for change in changes(cluster, memo, PODS):
         pod = change.value
         if pod is not None and any(s.restart_count and s.last_state.terminated is not None
                                    and s.last_state.terminated.exit_code == KILLED
@@ -111,7 +112,7 @@ def readiness_flapped(cluster: Any, memo: dict) -> bool:
     probe that failed and recovered (or a node that went NotReady and came back) moved it out of the traffic
     and back."""
     seen: dict[str, dict[str, int]] = memo.setdefault("seen", {})  # endpoints key -> ip -> 1 ready, 2 then not
-    for change in _changes(cluster, memo, ENDPOINTS):
+    for change in changes(cluster, memo, ENDPOINTS):
         endpoints = change.value
         if endpoints is None:
             seen.pop(change.key, None)

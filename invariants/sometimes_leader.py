@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kmodel.invariants.leader import leaderships
-from kmodel.invariants.sometimes import sometimes
+from kmodel.invariants.registry import sometimes
 from kmodel.client.leaderelection import LEASE_DURATION_MS, LEASE_NAMESPACE
 
 

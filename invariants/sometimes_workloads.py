@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from kmodel.invariants._history import PODS
-from kmodel.invariants.sometimes import REPLICASETS, SCHEDULER, _audited, _changes, _new_audit, sometimes
+from kmodel.invariants.readers import NODE_CONTROLLER, REPLICASETS, SCHEDULER, audited, changes, new_audit
+from kmodel.invariants.registry import sometimes
 
 #: the user kubectl acts as (the admin token's user)
 KUBECTL_USER = "admin"
@@ -18,7 +19,7 @@ REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 def manifest_refused(cluster: Any, memo: dict) -> bool:
     """An API server refused a user's write with 422 Invalid: validation stopped a manifest sent by mistake
     before it reached the store."""
-    return _audited(cluster, memo, lambda r: r.code == 422 and r.user == KUBECTL_USER
+    return audited(cluster, memo, lambda r: r.code == 422 and r.user == KUBECTL_USER
                     and r.verb in ("create", "update", "patch"))
 
 
@@ -31,7 +32,7 @@ def pod_released_and_adopted(cluster: Any, memo: dict) -> bool:
     """A pod its ReplicaSet released (its labels edited out of the selector) was adopted again once its labels
     matched: ownership follows the labels both ways (ClaimPods)."""
     released: dict[str, None] = memo.setdefault("released", {})  # pod uids that lost their controller
-    for change in _changes(cluster, memo, PODS):
+    for change in changes(cluster, memo, PODS):
         before, after = change.prev, change.value
         if before is None or after is None:
             continue
@@ -47,7 +48,7 @@ def pod_released_and_adopted(cluster: Any, memo: dict) -> bool:
 def old_replicaset_revived(cluster: Any, memo: dict) -> bool:
     """A Deployment went back to an earlier template (kubectl rollout undo, or the old manifest applied again):
     the ReplicaSet of that template became its newest again, its revision annotation moving up."""
-    for change in _changes(cluster, memo, REPLICASETS):
+    for change in changes(cluster, memo, REPLICASETS):
         before, after = change.prev, change.value
         if before is None or after is None:
             continue
@@ -62,7 +63,7 @@ def old_replicaset_revived(cluster: Any, memo: dict) -> bool:
 def cordoned_node_skipped(cluster: Any, memo: dict) -> bool:
     """The scheduler bound a pod to another node while a node was cordoned (spec.unschedulable): a cordoned node
     takes no new pods."""
-    bound = [r for r in _new_audit(cluster, memo) if r.user == SCHEDULER and r.subresource == "binding"
+    bound = [r for r in new_audit(cluster, memo) if r.user == SCHEDULER and r.subresource == "binding"
              and r.code < 300]
     if not bound:
         return False
@@ -80,14 +81,13 @@ def cordoned_node_skipped(cluster: Any, memo: dict) -> bool:
 def pod_evicted_by_user_taint(cluster: Any, memo: dict) -> bool:
     """Taint eviction deleted a pod from a node a user had tainted NoExecute (kubectl taint), not the node
     lifecycle controller: the same eviction, for a taint no controller put there."""
-    from kmodel.invariants.sometimes import NODE_CONTROLLER
 
     node_of: dict[str, str] = memo.setdefault("node_of", {})  # namespace/name -> the node it was bound to
-    for change in _changes(cluster, memo, PODS):
+    for change in changes(cluster, memo, PODS):
         pod = change.value if change.value is not None else change.prev
         if pod is not None and pod.spec.node_name:
             node_of[f"{pod.metadata.namespace}/{pod.metadata.name}"] = pod.spec.node_name
-    evicted = [r for r in _new_audit(cluster, memo) if r.user == NODE_CONTROLLER and r.verb == "delete"
+    evicted = [r for r in new_audit(cluster, memo) if r.user == NODE_CONTROLLER and r.verb == "delete"
                and r.resource == "pods" and r.code == 200]
     if not evicted:
         return False

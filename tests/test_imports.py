@@ -22,16 +22,23 @@ import networkx as nx
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "kmodel"
+#: Subpackages kept in a folder of their own (pyproject.toml's package-dir): `kmodel.invariants` is invariants/.
+PACKAGE_DIRS = {"kmodel.invariants": "invariants"}
 
 
 def module_files(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Path]:
-    """module name -> its file, for every .py file under the package (a package is its __init__.py)."""
+    """module name -> its file, for every .py file under the package (a package is its __init__.py), its
+    subpackages kept in folders of their own included."""
+    folders = [(package, root / package)]
+    folders += [(name, root / folder) for name, folder in PACKAGE_DIRS.items()
+                if name.startswith(package + ".") and (root / folder).is_dir()]
     found = {}
-    for path in sorted((root / package).rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        found[".".join(parts)] = path
+    for name, folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            parts = [*name.split("."), *path.relative_to(folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
     return found
 
 
@@ -129,7 +136,8 @@ def test_the_walk_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
 #: The layers, bottom up: a module may import its own layer and the layers below it. A module belongs to
 #: the layer of the longest prefix listed that names it (so `kmodel.fixes` is the switches' table, low, and
 #: `kmodel.fixes.command`, the command line of it, is at the top). The order is the design's (store,
-#: network, clock, loop, objects, apiserver, client, components, cluster, checker, command line), with the
+#: network, clock, loop, objects, apiserver, client, components, cluster, invariants (the folder invariants/,
+#: which reads a whole cluster), checker, command line), with the
 #: modules it does not name placed where their imports put them:
 #: * the root package (`__version__`), the command's error type, GC tuning, the tables of fixes and variants
 #:   (names and descriptions, read by every layer that has a switch) and the report renderer (it renders
@@ -152,6 +160,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kmodel.controllers", "kmodel.scheduler", "kmodel.kubelet", "kmodel.proxy", "kmodel.traffic",
      "kmodel.variants.etcdctl"),
     ("kmodel.cluster",),
+    ("kmodel.invariants",),
     ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs", "kmodel.serve"),
     ("kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
      "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles", "kmodel.serve.command",

@@ -14,7 +14,8 @@ import pytest
 
 from kmodel.invariants import _paths
 from kmodel.invariants.registry import REGISTRY, SAFETY, SHARED, Invariant
-from kmodel.invariants.sometimes import Sometimes, _informers, registered_sometimes
+from kmodel.invariants import readers
+from kmodel.invariants.sometimes import Sometimes, registered_sometimes
 from kmodel.checker.actions import (
     AddNode, ApplyDeployment, ApplyService, Compact, CrashProcess, DeleteObject, Fault, RestartProcess, RunFair,
     ScaleDeployment,
@@ -73,7 +74,7 @@ def _progress(session: Session) -> tuple:
     streams = [] if state is None else sorted(
         (key, s.next_rev, s.last, s.ended, sorted(s.seen), sorted(s.revisions)) for key, s in state.streams.items())
     informers = [(inf.resource, inf.lists, len(inf.exposed), inf.tombstones)
-                 for inf in _informers(session.cluster, {SHARED: session._shared})]
+                 for inf in readers.informers(session.cluster, {SHARED: session._shared})]
     restarts = sorted((name, identity, state[0], state[1], [(life[0], life[1], life[2]) for life in state[2]])
                       for name, entry in session.memos["restart-no-time-travel"].get("clients", {}).items()
                       for identity, state in entry[1].items())
