@@ -62,15 +62,22 @@ def invariant(name: str, *, kind: str, principle: str) -> Callable[[Check], Chec
         raise ValueError(f"invariant {name}: kind must be {SAFETY!r} or {LIVENESS!r}, not {kind!r}")
 
     def register(fn: Check) -> Check:
-        if name in REGISTRY:
-            raise ValueError(f"invariant {name!r} is registered twice")
-        guarantee = first_sentence(fn.__doc__)
-        if not guarantee:
-            raise ValueError(f"invariant {name!r} needs a docstring whose first sentence is its guarantee")
+        guarantee = _documented(REGISTRY, "invariant", name, fn, "whose first sentence is its guarantee")
         REGISTRY[name] = Invariant(name, kind, principle, guarantee, fn)
         return fn
 
     return register
+
+
+def _documented(table: dict, what: str, name: str, fn: Callable, needs: str) -> str:
+    """The first sentence of `fn`'s docstring, `name` being new in `table`: ValueError for a name registered twice
+    or a function that does not say what it is."""
+    if name in table:
+        raise ValueError(f"{what} {name!r} is registered twice")
+    sentence = first_sentence(fn.__doc__)
+    if not sentence:
+        raise ValueError(f"{what} {name!r} needs a docstring {needs}")
+    return sentence
 
 
 def registered(kind: str | None = None) -> list[Invariant]:
@@ -106,11 +113,7 @@ def sometimes(name: str, *, principle: str, elections_only: bool = False) -> Cal
     what situation it is); `elections_only` for a situation only a cluster that elects leaders can reach."""
 
     def register(fn: Reached) -> Reached:
-        if name in SOMETIMES:
-            raise ValueError(f"sometimes property {name!r} is registered twice")
-        situation = first_sentence(fn.__doc__)
-        if not situation:
-            raise ValueError(f"sometimes property {name!r} needs a docstring saying what situation it is")
+        situation = _documented(SOMETIMES, "sometimes property", name, fn, "saying what situation it is")
         SOMETIMES[name] = Sometimes(name, principle, situation, fn, elections_only)
         return fn
 
