@@ -265,16 +265,21 @@ def fix(name: str) -> Fix:
 
 #: the name that stands for every fix (`--fix all`, `ClusterConfig(fixes="all")`)
 ALL = "all"
+#: before a name, leaves that fix out whatever else names it (`--no-fix NAME`): "all" and "!NAME" is every fix
+#: but one, the model on which that fix's bug is looked for
+EXCEPT = "!"
 
 
 def check_fixes(names: str | Iterable[str]) -> tuple[str, ...]:
     """The fixes named, each once, in the registry's order; ValueError (one line) for an unknown name.
 
-    `names` is a name, a comma-separated list of names, or an iterable of either; "all" is every fix."""
+    `names` is a name, a comma-separated list of names, or an iterable of either; "all" is every fix, and a
+    name after "!" is left out."""
     given = [names] if isinstance(names, str) else list(names)
-    wanted = [part.strip() for name in given for part in name.split(",") if part.strip()]
-    if ALL in wanted:
-        return NAMES
-    for name in wanted:
-        fix(name)
-    return tuple(n for n in NAMES if n in wanted)
+    parts = [part.strip() for name in given for part in name.split(",") if part.strip()]
+    wanted = [p for p in parts if not p.startswith(EXCEPT)]
+    left_out = [p[len(EXCEPT):].strip() for p in parts if p.startswith(EXCEPT)]
+    for name in wanted + left_out:
+        if name != ALL:
+            fix(name)
+    return tuple(n for n in NAMES if (ALL in wanted or n in wanted) and n not in left_out)

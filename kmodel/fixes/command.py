@@ -7,7 +7,7 @@ import textwrap
 from typing import Any, Iterable, Optional
 
 from kmodel.errors import KmodelUsageError
-from kmodel.fixes import FIXES, check_fixes
+from kmodel.fixes import EXCEPT, FIXES, check_fixes
 
 HELP = "list the fixes: opt-in changes that take out an upstream bug the default model reproduces"
 
@@ -22,6 +22,14 @@ def add_fix_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--fix", action="append", default=[], metavar="NAME",
                         help=f"{what} with this fix of an upstream bug on (repeatable or comma-separated; 'all' "
                              f"for every one; `kmodel fixes` lists them)")
+    # kept in the same list as --fix, marked: check_fixes leaves them out whatever else names them
+    parser.add_argument("--no-fix", action="append", dest="fix", metavar="NAME", type=_left_out,
+                        help="leave this fix out (repeatable or comma-separated): `--fix all --no-fix NAME` is "
+                             "every fix but one, the model on which that fix's bug is looked for")
+
+
+def _left_out(value: str) -> str:
+    return ",".join(EXCEPT + part.strip() for part in value.split(",") if part.strip())
 
 
 def fixes_from(values: Optional[Iterable[str]]) -> tuple[str, ...]:

@@ -111,6 +111,21 @@ def test_fix_option_takes_names_lists_and_all():
     assert fixes_from(None) == ()
 
 
+def test_no_fix_leaves_one_out_of_all_in_any_order():
+    import argparse
+
+    from kmodel.errors import KmodelUsageError
+    from kmodel.fixes.command import add_fix_option, fixes_from
+
+    parser = argparse.ArgumentParser()
+    add_fix_option(parser, "explore")
+    args = parser.parse_args(["--no-fix", f"{NAMES[1]},{NAMES[2]}", "--fix", "all", "--no-fix", NAMES[-1]])
+    assert fixes_from(args.fix) == tuple(n for n in NAMES if n not in (NAMES[1], NAMES[2], NAMES[-1]))
+    assert fixes_from(parser.parse_args(["--no-fix", NAMES[0]]).fix) == ()  # nothing named: nothing on
+    with pytest.raises(KmodelUsageError, match="unknown fix 'bogus'"):
+        fixes_from(parser.parse_args(["--fix", "all", "--no-fix", "bogus"]).fix)
+
+
 def test_fixes_command_lists_every_fix(capsys):
     assert main(["fixes"]) == 0
     out = capsys.readouterr().out
