@@ -22,6 +22,12 @@ the subresource's), and ``deletecollection`` is a list followed by one delete pe
 delete). Impersonation (``Impersonate-User``, kubectl --as) sends the request with the impersonated user's token
 when the requester is in system:masters. ``POST /kmodel/control`` acts on the model (kmodel.serve.control). Server-side apply
 (``application/apply-patch+yaml``) and dry runs are refused with 415 and 400.
+
+No request can break a connection or the server: every request's body is read (or the connection closed, saying
+so) before it is answered (kmodel.serve.body); bodies the server does not decode (protobuf) are 415; every refusal,
+the standard library's own (a malformed request line) included, is a metav1.Status; an unexpected error is a 500
+Status, never a traceback. Each connection's socket times out after `CONNECTION_TIMEOUT_S` without progress, and
+only its own thread waits on it: the model's thread never waits for a client.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status
+from kmodel.serve import body as request_body
 from kmodel.serve import discovery, rest, tables
 from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
@@ -56,6 +63,17 @@ PATCH_TYPES = {
     "application/json-patch+json": "json",
     "application/strategic-merge-patch+json": "strategic",
 }
+#: the media types of the bodies of creates, updates and deletes the server decodes; protobuf is not one (the
+#: Python side has no generated.proto types), so a protobuf body is answered 415 as a server without it answers
+DECODED_TYPES = ("application/json", "application/yaml")
+#: see Handler.timeout
+CONNECTION_TIMEOUT_S = 90.0
+
+
+def unsupported_media_type(accepted: tuple[str, ...]) -> Status:
+    """upstream's errUnsupportedMediaType (k8s.io/apiserver/pkg/endpoints/handlers/negotiation/errors.go)."""
+    return Status(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media "
+                                               f"types include: {', '.join(accepted)}")
 
 
 class ModelClient:
@@ -169,8 +187,14 @@ class Handler(BaseHTTPRequestHandler):
     #: TCP_NODELAY: the headers and the body go out as two writes, which Nagle's algorithm would hold back until
     #: the client's delayed ACK (tens of milliseconds a request)
     disable_nagle_algorithm = True
+    #: the socket's timeout for each read and write once the TLS handshake is done: a connection whose client
+    #: sends (or reads) nothing for this long is closed, so a slow or vanished client holds only its own thread
+    #: (kube-apiserver's idle timeout, k8s.io/apiserver/pkg/server/secure_serving.go: IdleTimeout 90 s)
+    timeout = CONNECTION_TIMEOUT_S
     client: ModelClient  # set on the subclass `make_server` builds
     address: str
+    #: the request's body, read first by `_serve` whatever the answer (kmodel.serve.body)
+    _raw: bytes = b""
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the report keeps what happened
         pass
@@ -190,6 +214,17 @@ class Handler(BaseHTTPRequestHandler):
         except (OSError, ssl.SSLError):
             self.close_connection = True
 
+    def send_error(self, code: int, message: Optional[str] = None, explain: Optional[str] = None) -> None:
+        """What the standard library answers itself (a malformed request line or header, an unknown method), as a
+        metav1.Status; the connection is closed, since the request's body (if any) was not read."""
+        reason = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 408: "Timeout",
+                  414: "RequestURITooLong", 431: "RequestHeaderFieldsTooLarge", 501: "NotImplemented"}.get(code, "")
+        self.close_connection = True
+        # a request line too broken to name a version still gets an HTTP/1.1 answer with a status line, as Go's
+        # server gives (the standard library would write an HTTP/0.9 answer: the body alone)
+        self.request_version = self.protocol_version
+        self._send_json(code, rest.status_json(Status(code, reason, message or "")))
+
     def do_GET(self) -> None:
         self._serve("GET")
 
@@ -208,38 +243,46 @@ class Handler(BaseHTTPRequestHandler):
     # -- plumbing ------------------------------------------------------------------------------------------
 
     def _send_json(self, code: int, body: Any) -> None:
-        data = json.dumps(body, separators=(",", ":")).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._send(code, "application/json", json.dumps(body, separators=(",", ":")).encode())
 
     def _send_text(self, code: int, text: str) -> None:
-        data = text.encode()
+        self._send(code, "text/plain; charset=utf-8", text.encode())
+
+    def _send(self, code: int, content_type: str, data: bytes) -> None:
         self.send_response(code)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
 
-    def _body(self) -> Any:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+    def _read_body(self) -> None:
+        """Read the request's body (kmodel.serve.body) before anything is answered; _Answer for one refused."""
+        try:
+            self._raw = request_body.read_body(self.headers.get("Transfer-Encoding", ""),
+                                               self.headers.get_all("Content-Length") or [], self.rfile)
+        except request_body.BodyError as e:
+            self.close_connection = self.close_connection or e.close
+            self._raw = b""
+            raise _status_answer(e.status) from None
+
+    def _media_type(self) -> str:
+        return self.headers.get("Content-Type", "").split(";")[0].strip().lower()
+
+    def _body(self, media_types: tuple[str, ...] = DECODED_TYPES) -> Any:
+        """The body, decoded; 415 for a media type outside `media_types` (an empty one is JSON, as upstream's
+        NegotiateInputSerializer takes it), 400 for one that does not decode."""
+        raw = self._raw
         if not raw:
             return None
+        media_type = self._media_type()
+        if media_type and media_type not in media_types:
+            raise _status_answer(unsupported_media_type(media_types))
         try:
-            return json.loads(raw)
-        except ValueError:
-            ctype = self.headers.get("Content-Type", "")
-            if "yaml" in ctype:
-                import yaml
-
-                try:
-                    return yaml.safe_load(raw)
-                except yaml.YAMLError:
-                    pass
-            raise _status_answer(Status(400, "BadRequest", "the body of the request could not be decoded as JSON"))
+            return request_body.decode(raw, media_type)
+        except request_body.BodyError as e:
+            raise _status_answer(e.status) from None
 
     def _token(self) -> str:
         """The bearer token the request is sent with: the Authorization header's, or with Impersonate-User (kubectl
@@ -255,33 +298,41 @@ class Handler(BaseHTTPRequestHandler):
             raise _status_answer(e.status) from None
 
     def _serve(self, method: str) -> None:
+        """Answer one request. Its body is read first, whatever the answer; the answer is always written (an
+        unexpected error is a 500 Status, as kube-apiserver answers a panic), unless the client went away."""
+        try:
+            try:
+                self._read_body()
+                self._route(method)
+            except RestError as e:
+                raise _status_answer(e.status) from None
+            except (_Answer, OSError):
+                raise
+            except Exception as e:  # a bug of the server's: answered, never printed as a traceback
+                raise _status_answer(Status(500, "InternalError", f"Internal error occurred: "
+                                                                  f"{type(e).__name__}: {e}")) from None
+        except _Answer as a:
+            try:
+                self._send_json(a.code, a.body)
+            except OSError:
+                self.close_connection = True
+        except OSError:  # the client went away, or sent nothing for CONNECTION_TIMEOUT_S
+            self.close_connection = True
+
+    def _route(self, method: str) -> None:
         url = urlsplit(self.path)
         if method == "POST" and url.path == CONTROL_PATH:
             control = getattr(self.server, "control", None)
             if control is None:
-                self._send_json(404, rest.status_json(rest.not_found().status))
-                return
-            try:
-                body = self._body()
-            except _Answer as a:
-                self._send_json(a.code, a.body)
-                return
-            self._send_json(*control(self._token(), body))
+                raise rest.not_found()
+            self._send_json(*control(self._token(), self._body()))
             return
         query = rest.query_of(url.query)
         path = url.path.rstrip("/") or "/"
-        try:
-            try:
-                if method == "GET" and self._non_resource(path):
-                    return
-                r = rest.route(method, path, query, self.client.custom_resource)
-                self._resource(method, r)
-            except RestError as e:
-                raise _status_answer(e.status) from None
-        except _Answer as a:
-            self._send_json(a.code, a.body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        if method == "GET" and self._non_resource(path):
+            return
+        r = rest.route(method, path, query, self.client.custom_resource)
+        self._resource(method, r)
 
     def _non_resource(self, path: str) -> bool:
         if path == "/version":
@@ -383,18 +434,16 @@ class Handler(BaseHTTPRequestHandler):
                 body["kind"] = body["kind"] or r.resource.kind
             fields["body"] = body
         elif r.verb == "patch":
-            ctype = self.headers.get("Content-Type", "").split(";")[0].strip()
+            ctype = self._media_type()
             if ctype == "application/apply-patch+yaml":
                 raise _status_answer(Status(415, "UnsupportedMediaType",
                                             "server-side apply (application/apply-patch+yaml) is not served by "
                                             "kmodel serve"))
             if ctype not in PATCH_TYPES:
-                raise _status_answer(Status(415, "UnsupportedMediaType",
-                                            f"the body of the request was in an unknown format - accepted media "
-                                            f"types include: {', '.join(PATCH_TYPES)}"))
+                raise _status_answer(unsupported_media_type(tuple(PATCH_TYPES)))
             kind = PATCH_TYPES[ctype]
-            body = self._body()
-            fields["body"] = body if kind == "merge" else PatchBody(kind, body)
+            patch = self._body(tuple(PATCH_TYPES))
+            fields["body"] = patch if kind == "merge" else PatchBody(kind, patch)
         self._answer(self._ask(self._request(r, **fields)), r)
 
     def _delete(self, r: ResourceRoute, options: Any) -> None:
@@ -445,7 +494,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "GET":
             response = self._ask(self._request(parent, verb="get", subresource=""))
         elif method in ("PUT", "PATCH"):
-            body = self._body() or {}
+            body = self._body(DECODED_TYPES + tuple(PATCH_TYPES)) or {}
             if not isinstance(body, dict):
                 raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
             replicas = (body.get("spec") or {}).get("replicas")
@@ -469,7 +518,7 @@ class Handler(BaseHTTPRequestHandler):
         written back by an update on the resourceVersion read (the patch handler's read-modify-write)."""
         from kmodel.apiserver.patch import merge_patch
 
-        patch = self._body()
+        patch = self._body(DECODED_TYPES + tuple(PATCH_TYPES))
         if not isinstance(patch, dict):
             raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
         got = self._ask(self._request(r, verb="get"))
