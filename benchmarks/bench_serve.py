@@ -46,16 +46,16 @@ def start_server(folder: Path, plain_http: bool) -> tuple[subprocess.Popen, str,
 
 
 class Conn:
-    """One keep-alive connection with the admin's token."""
+    """One keep-alive connection with the admin's token (the kubeconfig's, drawn for this run)."""
 
-    def __init__(self, url: str, tls: ssl.SSLContext | None) -> None:
+    def __init__(self, url: str, tls: ssl.SSLContext | None, token: str) -> None:
         parts = urlsplit(url)
         if tls is not None:
             self.conn: http.client.HTTPConnection = http.client.HTTPSConnection(parts.hostname, parts.port,
                                                                                  context=tls)
         else:
             self.conn = http.client.HTTPConnection(parts.hostname, parts.port)
-        self.headers = {"Authorization": "Bearer admin-token", "Content-Type": "application/json",
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
                         "Accept": "application/json"}
 
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
@@ -81,17 +81,18 @@ def main() -> int:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     proc, url, config = start_server(folder, args.http)
+    token = next(u["user"]["token"] for u in config["users"] if u["name"] == "admin")
     tls = None
     if not args.http:
         tls = ssl.create_default_context(cafile=str(folder / "server.crt"))
     base = "/api/v1/namespaces/default/configmaps"
     try:
-        Conn(url, tls).request("POST", base, {"metadata": {"name": "target"}, "data": {"k": "v"}})
+        Conn(url, tls, token).request("POST", base, {"metadata": {"name": "target"}, "data": {"k": "v"}})
         counts = [0] * args.clients
         deadline = time.monotonic() + args.seconds
 
         def gets(i: int) -> None:
-            conn = Conn(url, tls)
+            conn = Conn(url, tls, token)
             while time.monotonic() < deadline:
                 status, _ = conn.request("GET", f"{base}/target")
                 assert status == 200
@@ -101,13 +102,13 @@ def main() -> int:
         run_clients(args.clients, gets)
         get_rate = sum(counts) / (time.monotonic() - t0)
 
-        _, listed = Conn(url, tls).request("GET", base)
+        _, listed = Conn(url, tls, token).request("GET", base)
         seen: list[tuple[str, int]] = []
         watch_done = threading.Event()
         first_event: list[float] = []
 
         def watch() -> None:
-            conn = Conn(url, tls)
+            conn = Conn(url, tls, token)
             path = f"{base}?watch=true&resourceVersion={listed['metadata']['resourceVersion']}&timeoutSeconds=600"
             conn.conn.request("GET", path, headers=conn.headers)
             response = conn.conn.getresponse()
@@ -134,7 +135,7 @@ def main() -> int:
         created: list[str] = []
 
         def creates(i: int) -> None:
-            conn = Conn(url, tls)
+            conn = Conn(url, tls, token)
             for n in range(per_client):
                 name = f"c-{i}-{n}"
                 status, body = conn.request("POST", base, {"metadata": {"name": name}, "data": {"n": str(n)}})

@@ -27,7 +27,8 @@ No request can break a connection or the server: every request's body is read (o
 so) before it is answered (kmodel.serve.body); bodies the server does not decode (protobuf) are 415; every refusal,
 the standard library's own (a malformed request line) included, is a metav1.Status; an unexpected error is a 500
 Status, never a traceback. Each connection's socket times out after `CONNECTION_TIMEOUT_S` without progress, and
-only its own thread waits on it: the model's thread never waits for a client.
+only its own thread waits on it: the model's thread never waits for a client. The bearer token a client sends is
+exchanged for the model's (kmodel.serve.credentials).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from urllib.parse import urlsplit
 from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status
 from kmodel.serve import body as request_body
 from kmodel.serve import discovery, rest, tables
+from kmodel.serve.credentials import Credentials
 from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
 
@@ -192,6 +194,7 @@ class Handler(BaseHTTPRequestHandler):
     #: (kube-apiserver's idle timeout, k8s.io/apiserver/pkg/server/secure_serving.go: IdleTimeout 90 s)
     timeout = CONNECTION_TIMEOUT_S
     client: ModelClient  # set on the subclass `make_server` builds
+    credentials: Credentials
     address: str
     #: the request's body, read first by `_serve` whatever the answer (kmodel.serve.body)
     _raw: bytes = b""
@@ -285,10 +288,11 @@ class Handler(BaseHTTPRequestHandler):
             raise _status_answer(e.status) from None
 
     def _token(self) -> str:
-        """The bearer token the request is sent with: the Authorization header's, or with Impersonate-User (kubectl
-        --as) the impersonated user's, once the requester may impersonate (`ModelClient.impersonate`)."""
+        """The model's bearer token for the request: the one the Authorization header's token stands for in this
+        run (kmodel.serve.credentials), or with Impersonate-User (kubectl --as) the impersonated user's, once the
+        requester may impersonate (`ModelClient.impersonate`)."""
         auth = self.headers.get("Authorization", "")
-        token = auth[7:].strip() if auth.startswith("Bearer ") else ""
+        token = self.credentials.model_token(auth[7:].strip() if auth.startswith("Bearer ") else "")
         target = self.headers.get("Impersonate-User", "")
         if not target:
             return token
@@ -598,12 +602,12 @@ class APIHTTPServer(ThreadingHTTPServer):
         pass  # a client that went away mid-handshake or mid-request: nothing to report
 
 
-def make_server(model: Any, gateway: Gateway, host: str = "127.0.0.1", port: int = 0,
+def make_server(model: Any, gateway: Gateway, credentials: Credentials, host: str = "127.0.0.1", port: int = 0,
                 tls: Optional[ssl.SSLContext] = None) -> APIHTTPServer:
     """An HTTP server for `model` (a ModelThread) on host:port (0: a free port), HTTPS with `tls`, not yet
-    serving."""
+    serving; clients authenticate with the tokens of `credentials`."""
     client = ModelClient(model, gateway)
-    handler = type("BoundHandler", (Handler,), {"client": client, "address": ""})
+    handler = type("BoundHandler", (Handler,), {"client": client, "credentials": credentials, "address": ""})
     server = APIHTTPServer((host, port), handler, model)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)

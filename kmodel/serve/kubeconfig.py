@@ -1,10 +1,11 @@
-"""The kubeconfig `kmodel serve` writes: one cluster (the server's URL), one user per bearer token the model knows
-for people (admin, alice, bob, and the users the manifests' RBAC names), and one context per user, the admin's
-current."""
+"""The kubeconfig `kmodel serve` writes: one cluster (the server's URL), one user per person with the bearer token
+drawn for this run (admin, alice, bob, and the users the manifests' RBAC names; kmodel.serve.credentials), and one
+context per user, the admin's current."""
 
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -31,6 +32,11 @@ def kubeconfig(server: str, users: Sequence[tuple[str, str]], certificate: Optio
 
 def write_kubeconfig(path: Path, server: str, users: Sequence[tuple[str, str]],
                      certificate: Optional[Path] = None) -> None:
+    """Write the kubeconfig readable and writable by its owner only (0600) from its first byte on: it holds the
+    run's tokens."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(kubeconfig(server, users, certificate), sort_keys=False), encoding="utf-8")
-    path.chmod(0o600)
+    text = yaml.safe_dump(kubeconfig(server, users, certificate), sort_keys=False)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(f.fileno(), 0o600)  # a kubeconfig that was there before keeps its mode through O_CREAT
+        f.write(text)

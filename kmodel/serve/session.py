@@ -19,6 +19,7 @@ from kmodel.simulate.run import BUILT_IN_USERS
 from kmodel.cluster.cluster import Cluster, ClusterError, user_token
 from kmodel.cluster.config import ClusterConfig
 from kmodel.serve.control import ACTIONS, ControlError, act, authorize
+from kmodel.serve.credentials import Credentials
 from kmodel.serve.gateway import Gateway
 from kmodel.serve.http import APIHTTPServer, make_server, serve_in_thread
 from kmodel.serve.live import LiveChecker
@@ -26,6 +27,7 @@ from kmodel.serve.recording import Recorder
 from kmodel.serve.runner import ModelThread
 from kmodel.serve.tls import make_certificate, server_context
 
+#: the admin: its name and the model's token for it
 ADMIN = ("admin", "admin-token")
 
 
@@ -73,9 +75,12 @@ class ServeSession:
         if tls_dir is not None:
             self.certificate, key = make_certificate(tls_dir)
             context = server_context(self.certificate, key)
-        self.server: APIHTTPServer = make_server(self.model, self.gateway, host, port, context)
+        #: the people's tokens of this run (kmodel.serve.credentials): what the kubeconfig holds
+        self.credentials = Credentials([ADMIN] + [(u, user_token(u)) for u in ("alice", "bob", *users)])
+        self.server: APIHTTPServer = make_server(self.model, self.gateway, self.credentials, host, port, context)
         self.server.control = self.control
-        self.users = [ADMIN] + [(u, user_token(u)) for u in ("alice", "bob", *users)]
+        #: (name, client token) of each person, the admin first: the kubeconfig's users
+        self.users = self.credentials.users
         self._started = False
 
     @property
@@ -103,7 +108,8 @@ class ServeSession:
             self.echo(violation.line())
 
     def control(self, token: str, body: Any) -> tuple[int, dict]:
-        """The control endpoint (from an HTTP thread): (code, JSON answer)."""
+        """The control endpoint (from an HTTP thread) for the holder of the model's `token`: (code, JSON
+        answer)."""
         if not isinstance(body, dict) or not isinstance(body.get("action"), str) \
                 or not isinstance(body.get("target"), str):
             return 400, {"error": 'the body must be {"action": ..., "target": ...}'}

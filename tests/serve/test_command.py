@@ -47,6 +47,40 @@ def test_serve_starts_prints_one_line_and_writes_its_report_on_sigint(tmp_path: 
     assert f"digest {report['digest']} (the same as recorded)" in replayed.stdout
 
 
+def test_two_runs_write_different_tokens_and_refuse_the_old_one(tmp_path: Path) -> None:
+    import ssl
+    import stat
+    from urllib.error import HTTPError
+    from urllib.request import Request, urlopen
+
+    tokens = []
+    for run in ("one", "two"):
+        kubeconfig = tmp_path / run / "kubeconfig"
+        proc = subprocess.Popen([sys.executable, "-m", "kmodel", "serve", "--port", "0", "--nodes", "1",
+                                 "--kubeconfig", str(kubeconfig)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            assert "listening on" in proc.stdout.readline()  # type: ignore[union-attr]
+            assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o600
+            config = yaml.safe_load(kubeconfig.read_text())
+            tokens.append({u["name"]: u["user"]["token"] for u in config["users"]})
+            context = ssl.create_default_context(cafile=str(kubeconfig.parent / "server.crt"))
+            url = config["clusters"][0]["cluster"]["server"] + "/api/v1/namespaces/default/configmaps"
+            for token, code in ((tokens[-1]["admin"], 200), ("admin-token", 401)):
+                try:
+                    with urlopen(Request(url, headers={"Authorization": f"Bearer {token}"}), context=context,
+                                 timeout=30) as response:
+                        got = response.status
+                except HTTPError as e:
+                    got = e.code
+                assert got == code, token
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=30)
+    assert tokens[0].keys() == tokens[1].keys() == {"admin", "alice", "bob"}
+    assert all(tokens[0][name] != tokens[1][name] for name in tokens[0])
+
+
 def test_bad_options_exit_2_with_one_line(tmp_path: Path, capsys) -> None:
     assert main(["serve", "--nodes", "0", "--kubeconfig", str(tmp_path / "k")]) == 2
     assert main(["serve", "--speed", "0", "--kubeconfig", str(tmp_path / "k")]) == 2

@@ -30,7 +30,8 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeSession]:
     s.stop()
 
 
-def call(session: ServeSession, method: str, path: str, body: Any = None, token: str = "admin-token") -> tuple[int, dict]:
+def call(session: ServeSession, method: str, path: str, body: Any = None, user: str = "admin") -> tuple[int, dict]:
+    token = dict(session.users)[user]
     http = urllib3.PoolManager()
     response = http.request(method, session.url + path, body=None if body is None else json.dumps(body),
                             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
@@ -52,7 +53,7 @@ def test_a_crashed_api_server_answers_503_until_it_restarts(session: ServeSessio
 
 
 def test_only_the_admin_may_act_and_bad_actions_are_refused(session: ServeSession) -> None:
-    code, answer = call(session, "POST", "/kmodel/control", {"action": "crash", "target": "etcd"}, token="bob-token")
+    code, answer = call(session, "POST", "/kmodel/control", {"action": "crash", "target": "etcd"}, user="bob")
     assert code == 403 and "only system:masters" in answer["error"]
     code, answer = call(session, "POST", "/kmodel/control", {"action": "crash", "target": "nowhere"})
     assert code == 400 and answer["error"].startswith("unknown target 'nowhere'")
@@ -92,7 +93,7 @@ def test_a_watch_whose_client_went_away_is_ended_in_the_model(session: ServeSess
     parts = urlsplit(session.url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port)
     conn.request("GET", "/api/v1/namespaces/default/configmaps?watch=true",
-                 headers={"Authorization": "Bearer admin-token"})
+                 headers={"Authorization": f"Bearer {dict(session.users)['admin']}"})
     response = conn.getresponse()
     assert response.status == 200
     assert session.model.call(lambda: len(session.gateway.watches)) == 1
