@@ -127,8 +127,10 @@ def openapi_v3_root() -> dict:
 def openapi_v3_group_version(path: str) -> Optional[dict]:
     """/openapi/v3/api/v1, /openapi/v3/apis/GROUP/VERSION: one PATCH operation per resource, carrying its
     x-kubernetes-group-version-kind and the fieldValidation query parameter, which is what kubectl's
-    QueryParamVerifierV3 looks for before it asks for server-side field validation. No schemas: kubectl then
-    computes apply's strategic merge patches from its own built-in types, as with a server without OpenAPI."""
+    QueryParamVerifierV3 looks for before it asks for server-side field validation. No schemas (an empty
+    components.schemas): kubectl then computes apply's strategic merge patches from its own built-in types, as with
+    a server without OpenAPI, and `kubectl explain` says in one line that the kind is not in the OpenAPI schema
+    (without components at all it fails on a Go template error)."""
     paths = {}
     for name in sorted(RESOURCES):
         res = RESOURCES[name]
@@ -143,4 +145,4 @@ def openapi_v3_group_version(path: str) -> Optional[dict]:
     if not paths:
         return None
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes (kmodel serve)", "version": "v1.32.0"},
-            "paths": paths}
+            "paths": paths, "components": {"schemas": {}}}

@@ -28,7 +28,8 @@ so) before it is answered (kmodel.serve.body); bodies the server does not decode
 the standard library's own (a malformed request line) included, is a metav1.Status; an unexpected error is a 500
 Status, never a traceback. Each connection's socket times out after `CONNECTION_TIMEOUT_S` without progress, and
 only its own thread waits on it: the model's thread never waits for a client. The bearer token a client sends is
-exchanged for the model's (kmodel.serve.credentials).
+exchanged for the model's (kmodel.serve.credentials). A pod's log, exec, attach and portforward are answered as an
+API server whose nodes run no kubelet answers them (kmodel.serve.containers).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from urllib.parse import urlsplit
 
 from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status
 from kmodel.serve import body as request_body
-from kmodel.serve import discovery, rest, tables
+from kmodel.serve import containers, discovery, rest, tables
 from kmodel.serve.credentials import Credentials
 from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
@@ -418,6 +419,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.headers.get("Impersonate-Group") or self.headers.get("Impersonate-Uid"):
             raise rest.bad_request("impersonating groups or uids (kubectl --as-group, --as-uid) is not served by "
                                    "kmodel serve: use the user's own context in the kubeconfig")
+        if r.resource.name == "pods" and r.subresource in containers.SUBRESOURCES:
+            return self._container_stream(r)
         if r.subresource == "scale" and r.resource.crd is None:
             return self._scale(method, r)
         if r.subresource == "scale" and method == "PATCH":
@@ -490,6 +493,19 @@ class Handler(BaseHTTPRequestHandler):
                     deleted.append(rest.body_json(obj))
         raise _Answer(200, {"kind": f"{r.resource.kind}List", "apiVersion": r.resource.api_version,
                             "metadata": {"resourceVersion": listed.body.resource_version}, "items": deleted})
+
+    def _container_stream(self, r: ResourceRoute) -> None:
+        """log, exec, attach and portforward of a pod (kmodel.serve.containers): the pod is read through the model
+        (so a missing pod is 404 and a requester who may not read it is refused), then the answer a kubelet-less
+        API server gives."""
+        got = self._ask(self._request(r, verb="get", subresource=""))
+        if got.code >= 400:
+            self._answer(got, r)
+        status = containers.no_containers(r.subresource, got.body, r.query)
+        if status is None:
+            self._send_text(200, "")
+            return
+        raise _status_answer(status)
 
     def _scale(self, method: str, r: ResourceRoute) -> None:
         if r.resource.name not in discovery.SCALABLE:
