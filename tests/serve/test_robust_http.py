@@ -208,3 +208,28 @@ def test_a_slow_client_holds_only_its_own_connection(session: ServeSession, monk
         assert slow.closed_by_server()  # after the read timeout, without an answer (no whole request came)
     finally:
         slow.close()
+
+
+def test_a_vanished_client_leaves_nothing_behind(session: ServeSession, capfd: pytest.CaptureFixture) -> None:
+    # one goes away in the middle of its body, one right after its request (before the model answers)
+    half = Connection(session)
+    half.sock.sendall(f"POST {CONFIGMAPS} HTTP/1.1\r\nHost: kmodel\r\n{JSON}Content-Length: 100\r\n\r\n{{\"a\""
+                      .encode())
+    half.close()
+    gone = Connection(session)
+    gone.request("POST", CONFIGMAPS, json.dumps({"metadata": {"name": "orphan"}}).encode(), JSON)
+    gone.close()
+    conn = Connection(session)
+    try:
+        deadline = time.monotonic() + 10
+        while True:  # the create the vanished client sent is still done by the model
+            conn.request("GET", CONFIGMAPS + "/orphan")
+            code, _, _ = conn.answer()
+            if code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert code == 200
+    finally:
+        conn.close()
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err
