@@ -45,8 +45,11 @@ rule (a settle runs the cluster to quiescence and asks every liveness invariant)
 
 A violation is an `InvariantViolation` (AssertionError): Hypothesis shrinks the example, and the machine
 reports each failing session to the campaign's `sink` (the last one reported is the shrunk one, which
-Hypothesis runs last). Subclass to check more: set `config`, add components in `extra_components()` and
-invariants in `extra_invariants` (see kmodel.pytest_plugin).
+Hypothesis runs last). With `keep_going` (`kmodel check --keep-going`) a violation ends its example, not
+the campaign: the machine hands the failing session to `sink` and does not raise, and the example's remaining
+steps do nothing, so Hypothesis sees a passing example, neither shrinks nor saves it, and runs its whole
+budget (run.py minimizes each distinct violation by replay instead). Subclass to check more: set `config`,
+add components in `extra_components()` and invariants in `extra_invariants` (see kmodel.pytest_plugin).
 """
 
 from __future__ import annotations
@@ -168,6 +171,8 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
     stats: ClassVar[Optional[Stats]] = None
     #: called with each session that failed (the campaign keeps the last: the shrunk one)
     sink: ClassVar[Optional[Callable[[Session], None]]] = None
+    #: a violation ends its example and is handed to `sink`, never raised to Hypothesis (see the module docstring)
+    keep_going: ClassVar[bool] = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -178,6 +183,7 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
         self.stats.example_started()
         self._finished = False
         self._broken = False
+        self._ended = False  # keep_going: a violation ended this example; its remaining steps do nothing
         self._rules_run = -1  # Hypothesis checks once before the first rule
         self.session = self._start()
         self.cluster = self.session.cluster
@@ -213,7 +219,8 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
             self._do("workload", action)
         self._do("warmup", RunFair(cls.warmup_ms))
         self.session.look_for(situations)  # what the rules reach, not the warm-up every example shares
-        if use and cls.__dict__.get("_no_snapshot") is None:
+        # (never a session a violation ended, under keep_going: every example would start ended)
+        if use and cls.__dict__.get("_no_snapshot") is None and not self._ended:
             try:
                 snapshot = Snapshot(self.session, shared=(self.stats, *invariants, *situations))
             except SnapshotError:
@@ -281,15 +288,23 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
             self._guard(lambda: self.session.execute(action), rule_name)
 
     def _guard(self, run: Callable[[], Any], rule_name: str) -> None:
+        if self._ended:
+            return
         before = len(self.session.actions)
         try:
             run()
         except InvariantViolation:
-            self.stats.failed()
+            if self.keep_going:
+                self.stats.example_violated()
+            else:
+                self.stats.failed()
             self._finish()
             sink = type(self).sink
             if sink is not None:
                 sink(self.session)
+            if self.keep_going:
+                self._ended = True
+                return
             raise
         except BaseException:
             self._broken = True
@@ -324,7 +339,9 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
         target(score, label="rare situations reached")
 
     def teardown(self) -> None:
-        if not self._broken:
+        # keep_going: an example a violation ended is not a target to climb from (its violation is found
+        # already; hill-climbing from it finds it again and again)
+        if not self._broken and not self._ended:
             self._aim()
         if self.session.violation is None and not self._broken:
             started, events = time.perf_counter(), self.session.events_applied
@@ -334,8 +351,10 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRu
                 self.stats.closing_settle_seconds += time.perf_counter() - started
                 self.stats.closing_settle_events += self.session.events_applied - events
         self._finish()
-        if self.session.violation is None and not self._broken and self.dispose_sessions:
-            self.session.dispose()  # a passing example is done with: free it now (Session.dispose)
+        if self._ended or (self.session.violation is None and not self._broken and self.dispose_sessions):
+            # a passing example is done with, and so is one a violation ended under keep_going (the sink took
+            # what it keeps of it): free it now (Session.dispose)
+            self.session.dispose()
 
     def _settle(self) -> Settle:
         """The checker's settle: heal and release everything, finish node removals, within its time bound and

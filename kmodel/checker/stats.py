@@ -39,6 +39,8 @@ class Stats:
         #: whether the shrink stopped because its budget of events ran out
         self.shrink_started_at_events: Optional[int] = None
         self.shrink_budget_reached = False
+        #: with --keep-going: examples that ended on a violation (Hypothesis never hears of them, nor shrinks)
+        self.violating_examples = 0
         #: called with this Stats after each example starts (the progress bar)
         self.on_example: Optional[Callable[["Stats"], None]] = None
 
@@ -58,6 +60,10 @@ class Stats:
     def failed(self) -> None:
         if self.first_failure_at is None:
             self.first_failure_at = self.examples
+
+    def example_violated(self) -> None:
+        """With --keep-going: the example running now ended on a violation, and the campaign goes on."""
+        self.violating_examples += 1
 
     def shrinking_examples(self) -> int:
         """Examples started since the first violation (0 before one)."""
