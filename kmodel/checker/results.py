@@ -8,6 +8,9 @@
    (invariants/sometimes.py), and the violations (invariant, message, trace path,
    number of actions, how it was shrunk: `run.ShrinkRecord`, and what each known fix of the invariant does to
    the trace: kmodel.checker.fix_verdicts), plus figures (examples and steps run, model events, seconds);
+   a keep-going run's violations are its distinct findings, each with the known fix that takes it out
+   (`known_fix`, null for a new finding) and the examples that ended on it, and report.json's `keep_going`
+   sets the known upstream bugs apart from the new findings (kmodel.checker.findings);
 3. report.md and report.html through `kmodel.report.write_reports`, given one `ViolationStory` per
    violation: the trace replayed once more without Hypothesis, with the messages delivered and what changed
    in the cluster at each step (kmodel.checker.changes), what the violation names (kmodel.report.focus) and
@@ -108,6 +111,8 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
     (kmodel.checker.merge); `extra`: keys added to report.json (a parallel run's workers)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    if found is None and result.findings:  # a keep-going run's distinct violations (kmodel.checker.findings)
+        found = [(f.trace, f.shrink, f.report_fields()) for f in result.findings]
     if found is None:
         found = [(result.failure, result.shrink, {})] if result.failure is not None else []
     violations: list[dict[str, Any]] = []
@@ -141,6 +146,10 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
         })
         stories.append(story)
     report = {**report_json(result, violations, required_sometimes), **(extra or {})}
+    if result.options.keep_going:
+        from kmodel.checker.findings import keep_going_json
+
+        report["keep_going"] = keep_going_json(result.stats.violating_examples, violations)
     atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
     _write_human_reports(report, stories, folder)
     return report

@@ -7,7 +7,9 @@ options explore the same examples in the same order, in any process), and runs i
 profile's budget. Hypothesis shrinks a failure and runs the shrunk example last, so the last `Session` the
 sink received is the minimal one; it becomes a `Trace` expecting that invariant to fail, which
 `kmodel.checker.minimize` then cuts further (whole actions out, by replay) and simplifies the arguments of the
-actions it keeps.
+actions it keeps. With `keep_going` (`kmodel check --keep-going`) Hypothesis never hears of a violation: the
+machine hands each violating example to the sink and the campaign runs its whole budget; then each distinct
+violation is minimized by replay (kmodel.checker.findings) and the result lists them all in `findings`.
 
 The pytest plugin (kmodel.pytest_plugin) runs a user's machine through the same function, with the machine's
 own cluster configuration and the settings pytest chose; a machine that adds components of its own is
@@ -53,6 +55,9 @@ class CheckOptions:
     fixes: tuple[str, ...] = attrs.field(default=(), converter=check_fixes)
     #: components the cluster runs besides the default ones (kmodel.component.registry: import paths of yours)
     components: tuple[str, ...] = ()
+    #: a violation ends its example, not the campaign: the whole budget is explored and every distinct violation
+    #: reported (kmodel.checker.findings)
+    keep_going: bool = False
 
     def __attrs_post_init__(self) -> None:
         profile(self.profile)  # ValueError for an unknown one
@@ -128,6 +133,8 @@ class CampaignResult:
     config: Optional[ClusterConfig] = None
     #: its `stop` ended it before its budget (another worker of a parallel run found a violation)
     stopped: bool = False
+    #: with keep_going: the distinct violations (kmodel.checker.findings.Finding), the first also in `failure`
+    findings: tuple = ()
 
     def invariant_list(self) -> list:
         """The invariants the campaign checked: its machine's, and those of the components its cluster ran."""
@@ -335,15 +342,26 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                 earlier.dispose()
         failed[:] = [session]
 
+    seen: list = []  # keep_going: every example that ended on a violation, as a findings.Seen
+
+    def keep_each(session: Session) -> None:
+        from kmodel.checker.findings import Seen
+
+        seen.append(Seen(stats.examples, trace_of(session)))  # the machine disposes of the session
+
     config = options.config() if config is None else config
     elects = config.controller_managers > 1 or config.schedulers > 1
     own_crds = bool(own_kinds(config.components))
-    bound = type("CheckMachine", profile_bases(machine, options.profile, elects=elects, own_crds=own_crds), {
-        "config": config, "variant": options.variant, "stats": stats,
-        "sink": staticmethod(keep_last),
-    })
+    fields = {"config": config, "variant": options.variant, "stats": stats,
+              "sink": staticmethod(keep_each if options.keep_going else keep_last)}
+    if options.keep_going:
+        fields["keep_going"] = True
+    bound = type("CheckMachine", profile_bases(machine, options.profile, elects=elects, own_crds=own_crds), fields)
     if options.seed is not None:
         bound = hypothesis_seed(options.seed)(bound)
+    # a machine's own components are rebuilt, fresh, for each replay of minimization (those its configuration
+    # names are rebuilt from the trace's configuration anyway)
+    own = machine.replay_components if machine.has_own_components() else None
     started = time.perf_counter()
     result = CampaignResult(options, stats, 0.0, sometimes=tuple(bound.sometimes_list()), machine=machine,
                             settings=settings, config=config)
@@ -362,14 +380,18 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
         shrunk = trace_of(failed[-1])
         found_in, examples = stats.first_failure_at or 0, stats.shrinking_examples()
         events = stats.shrinking_events()
-        # a machine's own components are rebuilt, fresh, for each replay (those its configuration names are
-        # rebuilt from the trace's configuration anyway)
-        own = machine.replay_components if machine.has_own_components() else None
         minimized = minimize_trace(shrunk, keep_prefix=len(machine.initial_actions) + 1,
                                    invariants=result.invariant_list(), on_replay=on_replay, components=own)
         result.failure = minimized.trace
         result.shrink = ShrinkRecord(found_in, examples, events, MAX_SHRINK_EVENTS, stats.shrink_budget_reached,
                                      len(shrunk.actions), minimized.replays, minimized.replays_budget,
                                      len(result.failure.actions), minimized.simplified)
+    if seen:
+        from kmodel.checker.findings import minimize_findings
+
+        result.findings = minimize_findings(seen, keep_prefix=len(machine.initial_actions) + 1,
+                                            invariants=result.invariant_list(), components=own,
+                                            on_replay=on_replay)
+        result.failure, result.shrink = result.findings[0].trace, result.findings[0].shrink
     result.seconds = time.perf_counter() - started
     return result
