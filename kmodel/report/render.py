@@ -24,6 +24,7 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
+from kmodel.report.findings import FindingsView, findings_view, html_findings, markdown_findings
 from kmodel.report.focus import touches
 from kmodel.report.mermaid import sequence_diagram
 from kmodel.report.offline import MERMAID_JS
@@ -138,6 +139,7 @@ class ReportView:
     violations: tuple[ViolationView, ...]
     sometimes: tuple[SometimesRow, ...] = ()
     sometimes_note: str = ""
+    findings: Optional[FindingsView] = None  # a keep-going run's (kmodel.report.findings)
 
 
 def _count(value: Any) -> str:
@@ -174,9 +176,13 @@ def shrink_note(shrink: Any) -> str:
         return ""
     n = {key: _as_int(shrink.get(key)) for key in ("found_in", "examples", "events", "events_budget",
                                                     "shrunk_actions", "replays", "replays_budget", "actions")}
-    text = (f"Found in example {n['found_in']:,}. Hypothesis shrank it in {_plural(n['examples'], 'more example')}"
-            f" ({n['events']:,} of at most {n['events_budget']:,} model events) to "
-            f"{_plural(n['shrunk_actions'], 'action')}")
+    if not n["events_budget"]:  # a keep-going run's finding: Hypothesis never heard of it (kmodel.checker.findings)
+        text = (f"Found in example {n['found_in']:,} of a run that kept going (Hypothesis did not shrink it), "
+                f"with {_plural(n['shrunk_actions'], 'action')}")
+    else:
+        text = (f"Found in example {n['found_in']:,}. Hypothesis shrank it in "
+                f"{_plural(n['examples'], 'more example')} ({n['events']:,} of at most {n['events_budget']:,} model "
+                f"events) to {_plural(n['shrunk_actions'], 'action')}")
     if shrink.get("budget_reached") is True:
         text += ", stopping when those events ran out (a longer shrink might find a shorter trace)"
     simplified = [str(s) for s in shrink.get("simplified") or () if isinstance(s, str)]
@@ -321,7 +327,7 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
         invariants_note=invariants_note, has_principle=any(r.principle for r in rows),
         has_guarantee=any(r.guarantee for r in rows), rules=tuple(rules), rules_note=rules_note,
         sometimes=tuple(situations), sometimes_note=sometimes_note if situations else "",
-        violations=tuple(views))
+        violations=tuple(views), findings=findings_view(report))
 
 
 def _change_cell(items: Sequence[str], named: set[str], *, count_events: bool = False,
@@ -493,6 +499,7 @@ def render_markdown(view: ReportView) -> str:
                 f"{_cell(md_inline(r.principle))} | {_cell(md_inline(r.situation))} |")
         add("")
 
+    out.extend(markdown_findings(view.findings))
     add("## Violations")
     add("")
     if not view.violations:
@@ -812,6 +819,7 @@ def render_html(view: ReportView) -> str:
         add("</table>")
         add("</section>")
 
+    out.extend(html_findings(view.findings))
     add('<section id="violations">')
     add("<h2>Violations</h2>")
     if not view.violations:
