@@ -3,8 +3,10 @@
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--controller-managers N]
                  [--schedulers N] [--variant NAME]
                  [--fix NAME]… [--component SPEC]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
-                 [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--database WHERE]
+                 [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--keep-going]
+                 [--database WHERE]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
+        --keep-going explores the whole budget and reports every distinct violation (kmodel.checker.findings);
         --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); with several workers or a
         scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel)
     kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
@@ -80,6 +82,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--stop-on-first", action=argparse.BooleanOptionalAction, default=None,
                    help="with several workers, stop the others when one finds a violation (default: on in the dev "
                         "profile, off in ci and campaign, where every worker runs its whole share)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="a violation ends its example, not the run: explore the whole budget, minimize each distinct "
+                        "violation (its invariant and the known fix that takes it out, if any) and report them all, "
+                        "known upstream bugs apart from new findings (one process: not with --workers or "
+                        "--scheduler)")
     p.add_argument("--database", default=None, metavar="WHERE",
                    help="keep failures in this Hypothesis example database, so the next run replays them first: a "
                         "folder, redis://HOST:PORT/DB (needs kmodel[redis]) or none "
@@ -156,7 +163,7 @@ class _Progress:
         from kmodel.checker.run import MAX_SHRINK_EVENTS
 
         if stats.first_failure_at is None:
-            self.explored(stats.examples, stats.steps, 0)
+            self.explored(stats.examples, stats.steps, stats.violating_examples)
         else:
             events = min(stats.shrinking_events(), MAX_SHRINK_EVENTS)
             self._draw(events, MAX_SHRINK_EVENTS,
@@ -237,13 +244,16 @@ def check(args: argparse.Namespace) -> int:
         options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
                                apiservers=args.apiservers, variant=args.variant, profile=args.profile,
                                fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
-                               schedulers=args.schedulers, components=components_from(args.components, ()))
+                               schedulers=args.schedulers, components=components_from(args.components, ()),
+                               keep_going=args.keep_going)
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None
     required = required_sometimes(args.require_sometimes)
     junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None
     workers = workers_from(args.workers, args.scheduler)
     parallel = workers != 1 or args.scheduler is not None
+    if args.keep_going:
+        check_keep_going(parallel, args.stop_on_first)
     database = check_database_spec(args.database if args.database is not None
                                    else DEFAULT_DATABASE if parallel else NO_DATABASE)
     _prepare_report_folder(Path(args.report))
@@ -303,6 +313,8 @@ def check(args: argparse.Namespace) -> int:
         missed = [entry["name"] for entry in situations if not entry["examples"]]
         print(f"situations reached: {len(situations) - len(missed)}/{len(situations)} sometimes properties"
               + (f" (never: {', '.join(missed)})" if missed else ""))
+    if options.keep_going:
+        print_findings(report, replay_with)
     for v in report["violations"]:
         print("\n".join(violation_lines(v, replay_with)))
     unreached = report["required_sometimes"]["unreached"]
@@ -317,6 +329,31 @@ def check(args: argparse.Namespace) -> int:
 
 
 NO_DATABASE = "none"
+
+
+def check_keep_going(parallel: bool, stop_on_first: bool | None) -> None:
+    """A usage error for what --keep-going cannot be combined with: several workers (each shard reports one
+    violation, so a merged run could not list every finding) and --stop-on-first (the opposite wish)."""
+    if parallel:
+        raise KmodelUsageError("--keep-going runs in one process: drop --workers and --scheduler, or drop "
+                               "--keep-going to stop at the first violation")
+    if stop_on_first:
+        raise KmodelUsageError("--keep-going explores the whole budget and --stop-on-first stops at the first "
+                               "violation: choose one")
+
+
+def print_findings(report: dict, replay_with: str) -> None:
+    """A keep-going run's summary, before its violations: how many examples ended on a violation, and which
+    distinct violations are known upstream bugs (with the fix that takes each out) and which are new."""
+    found = report["keep_going"]
+    print(f"keep going: {found['examples_violated']} of {report['figures']['examples_run']} examples ended on a "
+          f"violation; {found['distinct']} distinct: {len(found['known_upstream_bugs'])} known upstream "
+          f"{'bug' if len(found['known_upstream_bugs']) == 1 else 'bugs'}, {len(found['new_findings'])} new "
+          f"{'finding' if len(found['new_findings']) == 1 else 'findings'}")
+    for bug in found["known_upstream_bugs"]:
+        print(f"  KNOWN UPSTREAM BUG {bug['invariant']}: taken out by --fix {bug['fix']}")
+    for new in found["new_findings"]:
+        print(f"  NEW FINDING {new['invariant']}: no known fix takes it out")
 
 
 def workers_from(value: str | None, scheduler: str | None = None) -> int | None:

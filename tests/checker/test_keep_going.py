@@ -1,0 +1,192 @@
+"""`kmodel check --keep-going`: a violation ends its example, not the run. The run explores its whole budget,
+each distinct violation (its invariant and the known fix that takes it out) is minimized by replay and
+reported with a trace of its own, known upstream bugs apart from new findings; exit 1 if any was found. Without
+the flag nothing changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import attrs
+import pytest
+
+from kmodel.checker.findings import Seen, keep_going_json, known_fix, minimize_findings
+from kmodel.checker.replay import replay
+from kmodel.checker.results import write_results
+from kmodel.checker.run import CheckOptions, run_campaign
+from kmodel.checker.trace import read_trace
+from kmodel.cli import main
+from kmodel.invariants.registry import SAFETY, Invariant
+
+from .conftest import NO_WEB, SmallMachine
+
+REGRESSIONS = Path(__file__).parents[1] / "regressions"
+#: a known upstream bug's trace: node IPAM's Pod CIDR of a node deleted between its two lists (no-cidr-leak),
+#: which the fix nodeipam-release-by-owner takes out
+NODEIPAM_BUG = REGRESSIONS / "nodeipam-node-deleted-between-its-two-lists.json"
+
+
+def _no_debug_pod(cluster: Any, memo: dict) -> Iterator[str]:
+    if cluster.get("pods", "default", "debug-1") is not None:
+        yield "a pod named debug-1 exists"
+
+
+NO_DEBUG = Invariant("no-debug-pod", SAFETY, "test", "No pod named debug-1.", _no_debug_pod)
+
+
+class TwoMistakes(SmallMachine):
+    """Two planted mistakes, each a safety invariant the rules break in a step of their own: a Deployment named
+    web, a pod named debug-1."""
+
+    extra_invariants = (NO_WEB, NO_DEBUG)
+
+
+OPTIONS = CheckOptions(seed=4, examples=20, steps=8, keep_going=True)
+
+
+@pytest.fixture(scope="module")
+def kept_going():
+    return run_campaign(OPTIONS, machine=TwoMistakes)
+
+
+def test_a_run_that_keeps_going_reports_two_distinct_violations_each_minimized(kept_going, tmp_path):
+    result = kept_going
+    assert result.stats.examples >= OPTIONS.examples  # the whole budget, violations or not
+    assert 2 <= result.stats.violating_examples < result.stats.examples
+    found = {f.trace.violation.invariant: f for f in result.findings}
+    assert sorted(found) == ["no-debug-pod", "no-web-deployment"]
+    for finding in result.findings:
+        assert finding.known_fix is None  # no known fix answers a planted invariant: new findings
+        assert sum(len(f.examples) for f in result.findings) == result.stats.violating_examples
+        # minimized by replay: the warm-up, the user's request and the step that delivered it
+        assert finding.shrink.replays > 0 and finding.shrink.examples == 0  # Hypothesis never shrank it
+        assert len(finding.trace.actions) == 3 < finding.shrink.shrunk_actions, finding.trace.actions
+        again = replay(finding.trace, invariants=result.invariant_list())
+        assert again.violation is not None and again.violation.invariant == finding.trace.violation.invariant
+    assert result.failure is result.findings[0].trace
+
+    report = write_results(result, tmp_path)
+    assert [v["invariant"] for v in report["violations"]] == [f.trace.violation.invariant for f in result.findings]
+    for v in report["violations"]:
+        assert Path(v["trace"]).is_file() and v["reproduced"] and v["known_fix"] is None
+        assert read_trace(Path(v["trace"])).violation.invariant == v["invariant"]
+    section = report["keep_going"]
+    assert section["examples_violated"] == result.stats.violating_examples and section["distinct"] == 2
+    assert section["known_upstream_bugs"] == [] and len(section["new_findings"]) == 2
+    md = (tmp_path / "report.md").read_text()
+    assert "## Findings" in md and "### New findings" in md and "did not shrink it" in md
+    assert 'id="findings"' in (tmp_path / "report.html").read_text()
+
+
+def test_without_keep_going_the_run_stops_at_its_first_violation():
+    result = run_campaign(attrs.evolve(OPTIONS, keep_going=False), machine=TwoMistakes)
+    assert result.findings == () and result.stats.violating_examples == 0
+    assert result.failure is not None and result.stats.first_failure_at < OPTIONS.examples
+    assert result.shrink.events_budget > 0  # Hypothesis shrank it
+
+
+def test_a_run_with_no_violation_explores_the_same_examples_with_or_without_the_flag():
+    # the flag only acts on a violation: up to the first one, the same examples run and the digest is the same
+    class Passing(SmallMachine):
+        pass
+
+    options = CheckOptions(seed=2, examples=6, steps=5)
+    plain = run_campaign(options, machine=Passing)
+    kept = run_campaign(CheckOptions(seed=2, examples=6, steps=5, keep_going=True), machine=Passing)
+    assert plain.failure is None and kept.failure is None and kept.findings == ()
+    assert kept.stats.trace_digest() == plain.stats.trace_digest()
+    assert kept.stats.examples == plain.stats.examples
+
+
+def test_a_known_upstream_bug_is_classified_by_the_fix_that_takes_it_out():
+    bug = read_trace(NODEIPAM_BUG)
+    assert known_fix(bug) == "nodeipam-release-by-owner"
+    # a planted invariant's violation: no known fix names it, so none takes it out
+    planted = run_campaign(CheckOptions(seed=5, examples=3, steps=8, keep_going=True), machine=TwoMistakes)
+    assert planted.findings and known_fix(planted.findings[0].trace, invariants=planted.invariant_list()) is None
+
+    findings = minimize_findings([Seen(4, bug), Seen(9, bug)], keep_prefix=3)
+    assert len(findings) == 1  # one key: (no-cidr-leak, nodeipam-release-by-owner)
+    finding = findings[0]
+    assert finding.known_fix == "nodeipam-release-by-owner" and finding.examples == (4, 9)
+    assert finding.shrink.found_in == 4 and len(finding.trace.actions) <= len(bug.actions)
+    assert known_fix(finding.trace) == "nodeipam-release-by-owner"  # its trace agrees with its class
+    violations = [{"invariant": "no-cidr-leak", "known_fix": finding.known_fix, "trace": "a.json"},
+                  {"invariant": "no-debug-pod", "known_fix": None, "trace": "b.json"}]
+    assert keep_going_json(7, violations) == {
+        "examples_violated": 7, "distinct": 2,
+        "known_upstream_bugs": [{"violation": 0, "invariant": "no-cidr-leak", "fix": "nodeipam-release-by-owner",
+                                 "trace": "a.json"}],
+        "new_findings": [{"violation": 1, "invariant": "no-debug-pod", "trace": "b.json"}]}
+
+
+def test_the_command_exits_1_on_findings_and_lists_them(tmp_path, capsys):
+    # blind-writes (an anti-pattern variant) loses an update in every example: each run's examples all end on it
+    folder = tmp_path / "r"
+    code = main(["check", "--keep-going", "--variant", "blind-writes", "--examples", "3", "--steps", "3",
+                 "--report", str(folder)])
+    out = capsys.readouterr().out
+    assert code == 1
+    report = json.loads((folder / "report.json").read_text())
+    ran = report["figures"]["examples_run"]
+    assert ran >= 3 and report["keep_going"]["examples_violated"] == ran
+    assert f"keep going: {ran} of {ran} examples ended on a violation; 1 distinct: 0 known upstream bugs, " \
+           "1 new finding" in out
+    assert "  NEW FINDING occ-no-lost-update: no known fix takes it out" in out
+    assert "VIOLATION occ-no-lost-update" in out
+
+
+def test_the_command_exits_0_when_a_run_that_keeps_going_finds_nothing(tmp_path, capsys):
+    folder = tmp_path / "r"
+    assert main(["check", "--keep-going", "--examples", "2", "--steps", "2", "--report", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "keep going: 0 of " in out and "0 known upstream bugs, 0 new findings" in out
+    report = json.loads((folder / "report.json").read_text())
+    assert report["violations"] == [] and report["keep_going"]["distinct"] == 0
+
+
+def test_without_the_flag_the_output_and_report_are_unchanged(tmp_path, capsys):
+    folder = tmp_path / "r"
+    assert main(["check", "--variant", "blind-writes", "--examples", "3", "--steps", "3",
+                 "--report", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "keep going" not in out and "NEW FINDING" not in out
+    report = json.loads((folder / "report.json").read_text())
+    assert "keep_going" not in report and "known_fix" not in report["violations"][0]
+    assert "## Findings" not in (folder / "report.md").read_text()
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--workers", "2"], "--keep-going runs in one process"),
+    (["--scheduler", "tcp://127.0.0.1:1"], "--keep-going runs in one process"),
+    (["--stop-on-first"], "--stop-on-first stops at the first violation: choose one"),
+])
+def test_keep_going_with_what_it_cannot_combine_with_is_a_usage_error(argv, words, tmp_path, capsys):
+    assert main(["check", "--keep-going", "--examples", "1", "--report", str(tmp_path / "r"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and words in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()  # refused before anything was written
+
+
+def test_the_same_seed_gives_the_same_findings_under_any_hash_seed(tmp_path):
+    # the findings, their traces and the digest are a function of the seed, not of Python's string hashing
+    def run(hash_seed: str) -> dict:
+        folder = tmp_path / hash_seed
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run([sys.executable, "-m", "kmodel", "check", "--keep-going", "--variant", "hardcoded-pod-ip",
+                               "--seed", "1", "--examples", "12", "--steps", "12", "--report", str(folder)],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1, done.stdout + done.stderr
+        report = json.loads((folder / "report.json").read_text())
+        traces = [Path(v["trace"]).read_text() for v in report["violations"]]
+        return {"digest": report["trace_digest"], "keep_going": {**report["keep_going"], "known_upstream_bugs": None,
+                                                                 "new_findings": None},
+                "violations": [(v["invariant"], v["known_fix"], v["examples"], v["first_example"], v["steps"])
+                               for v in report["violations"]], "traces": traces}
+
+    assert run("0") == run("12345")
