@@ -81,12 +81,13 @@ def register(subparsers: Any) -> None:
                         "of a local one; its workers need kmodel installed, the traces and reports come back here")
     p.add_argument("--stop-on-first", action=argparse.BooleanOptionalAction, default=None,
                    help="with several workers, stop the others when one finds a violation (default: on in the dev "
-                        "profile, off in ci and campaign, where every worker runs its whole share)")
+                        "profile, off in ci and campaign and with --keep-going, where every worker runs its whole "
+                        "share)")
     p.add_argument("--keep-going", action="store_true",
                    help="a violation ends its example, not the run: explore the whole budget, minimize each distinct "
                         "violation (its invariant and the known fix that takes it out, if any) and report them all, "
-                        "known upstream bugs apart from new findings (one process: not with --workers or "
-                        "--scheduler)")
+                        "known upstream bugs apart from new findings (with --workers, each worker keeps going and "
+                        "the report unions their findings; not with --stop-on-first)")
     p.add_argument("--database", default=None, metavar="WHERE",
                    help="keep failures in this Hypothesis example database, so the next run replays them first: a "
                         "folder, redis://HOST:PORT/DB (needs kmodel[redis]) or none "
@@ -252,8 +253,9 @@ def check(args: argparse.Namespace) -> int:
     junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None
     workers = workers_from(args.workers, args.scheduler)
     parallel = workers != 1 or args.scheduler is not None
-    if args.keep_going:
-        check_keep_going(parallel, args.stop_on_first)
+    if args.keep_going and args.stop_on_first:
+        raise KmodelUsageError("--keep-going explores the whole budget and --stop-on-first stops at the first "
+                               "violation: choose one")
     database = check_database_spec(args.database if args.database is not None
                                    else DEFAULT_DATABASE if parallel else NO_DATABASE)
     _prepare_report_folder(Path(args.report))
@@ -263,7 +265,9 @@ def check(args: argparse.Namespace) -> int:
         from kmodel.checker.merge import workers_json
         from kmodel.checker.parallel import run_parallel
 
-        stop_on_first = args.stop_on_first if args.stop_on_first is not None else options.profile == "dev"
+        # (a keep-going run's workers each explore their whole share)
+        stop_on_first = (args.stop_on_first if args.stop_on_first is not None
+                         else options.profile == "dev" and not options.keep_going)
         progress = _Progress(options.settings().max_examples, workers=workers or 0) if sys.stderr.isatty() else None
         parallel_run = run_parallel(options, workers, scheduler=args.scheduler, stop_on_first=stop_on_first,
                                     database=None if database == NO_DATABASE else database,
@@ -329,17 +333,6 @@ def check(args: argparse.Namespace) -> int:
 
 
 NO_DATABASE = "none"
-
-
-def check_keep_going(parallel: bool, stop_on_first: bool | None) -> None:
-    """A usage error for what --keep-going cannot be combined with: several workers (each shard reports one
-    violation, so a merged run could not list every finding) and --stop-on-first (the opposite wish)."""
-    if parallel:
-        raise KmodelUsageError("--keep-going runs in one process: drop --workers and --scheduler, or drop "
-                               "--keep-going to stop at the first violation")
-    if stop_on_first:
-        raise KmodelUsageError("--keep-going explores the whole budget and --stop-on-first stops at the first "
-                               "violation: choose one")
 
 
 def print_findings(report: dict, replay_with: str) -> None:

@@ -50,6 +50,11 @@ class Finding:
         """What report.json's entry of this violation adds (kmodel.checker.results)."""
         return {"known_fix": self.known_fix, "examples": len(self.examples), "first_example": self.examples[0]}
 
+    def to_json(self) -> dict[str, Any]:
+        """Plain data, as a parallel run's shard sends it back (kmodel.checker.shards)."""
+        return {"trace": self.trace.to_json(), "shrink": self.shrink.to_json(), "known_fix": self.known_fix,
+                "examples": list(self.examples)}
+
 
 def known_fix(trace: Trace, *, invariants: Optional[list] = None,
               components: Optional[Callable[[], Iterable[Any]]] = None) -> Optional[str]:

@@ -10,12 +10,16 @@ worker's own examples.
 Violations are deduplicated (`distinct_violations`): two shards whose shrunk and minimized traces violate the
 same invariant through the same sequence of action kinds (the trace's shape: `trace_shape`) found one bug,
 reported once, from the lowest shard that found it, with the number of workers that did (`workers`) and
-which (`found_by`). `workers_json` is report.json's `workers` section: each shard's seed, budget and figures.
+which (`found_by`). A keep-going run's shards each report their distinct violations (kmodel.checker.findings),
+and the merge unions them by the same key, the invariant and the known fix that takes it out
+(`distinct_findings`): the trace of the lowest shard that found it, the examples of every shard that ended
+on it (`examples`; `first_example` counts in that lowest shard's own examples) and the workers that did.
+`workers_json` is report.json's `workers` section: each shard's seed, budget and figures.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from kmodel.checker.machine import KmodelMachine
 from kmodel.checker.run import CampaignResult, CheckOptions, ShrinkRecord
@@ -47,6 +51,7 @@ def merged_stats(outcomes: Sequence[ShardOutcome]) -> MergedStats:
         stats.rule_steps += o.rule_steps
         stats.events += o.events
         stats.invariant_seconds += o.invariant_seconds
+        stats.violating_examples += o.violating_examples
         _add(stats.checks, o.checks)
         _add(stats.violations, o.violations)
         _add(stats.rules, o.rules)
@@ -62,9 +67,31 @@ def trace_shape(trace: Trace) -> tuple[str, ...]:
     return (trace.violation.invariant, *(action.kind for action in trace.actions))
 
 
+def _shrink_record(shrink: Optional[dict]) -> Optional[ShrinkRecord]:
+    return ShrinkRecord(**{**shrink, "simplified": tuple(shrink["simplified"])}) if shrink else None
+
+
+def distinct_findings(outcomes: Sequence[ShardOutcome]) -> list[tuple[Trace, ShrinkRecord, dict[str, Any]]]:
+    """A keep-going run's distinct violations, the union of its shards' (see the module docstring)."""
+    found: dict[tuple[str, Optional[str]], list] = {}
+    for o in sorted(outcomes, key=lambda o: o.shard.index):
+        for f in o.findings:
+            trace = trace_from_json(f["trace"])
+            assert trace.violation is not None
+            entry = found.setdefault((trace.violation.invariant, f["known_fix"]),
+                                     [trace, f["shrink"], f["known_fix"], 0, f["examples"][0], []])
+            entry[3] += len(f["examples"])
+            entry[5].append(o.shard.index)
+    return [(trace, _shrink_record(shrink), {"known_fix": fix, "examples": examples, "first_example": first,
+                                             "workers": len(by), "found_by": by})
+            for trace, shrink, fix, examples, first, by in found.values()]
+
+
 def distinct_violations(outcomes: Sequence[ShardOutcome]) -> list[tuple[Trace, ShrinkRecord, dict[str, Any]]]:
     """One (trace, shrink record, extra report fields) per distinct violation, in shard order (see the module
     docstring)."""
+    if any(o.findings for o in outcomes):
+        return distinct_findings(outcomes)
     found: dict[tuple[str, ...], list] = {}
     for o in sorted(outcomes, key=lambda o: o.shard.index):
         if o.failure is None:
@@ -72,8 +99,7 @@ def distinct_violations(outcomes: Sequence[ShardOutcome]) -> list[tuple[Trace, S
         trace = trace_from_json(o.failure)
         entry = found.setdefault(trace_shape(trace), [trace, o.shrink, []])
         entry[2].append(o.shard.index)
-    return [(trace, ShrinkRecord(**{**shrink, "simplified": tuple(shrink["simplified"])}) if shrink else None,
-             {"workers": len(by), "found_by": by})
+    return [(trace, _shrink_record(shrink), {"workers": len(by), "found_by": by})
             for trace, shrink, by in found.values()]
 
 

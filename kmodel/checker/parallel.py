@@ -83,7 +83,7 @@ def shard_task(options: CheckOptions, shard: Shard, database: Optional[str], run
     last = {"published": 0.0, "asked": 0.0, "signalled": False}
 
     def on_example(stats: Any) -> None:
-        failing = stats.first_failure_at is not None
+        failing = stats.first_failure_at is not None or stats.violating_examples > 0  # (keep-going: the latter)
         if failing and stop_on_first and not last["signalled"]:
             client.set_metadata(stop_key, True)
             last["signalled"] = True

@@ -7,7 +7,8 @@ any machine and under any PYTHONHASHSEED. A single shard is the campaign itself 
 
 `run_shard` is what a worker runs: `kmodel.checker.run.run_campaign` on its seed and share of the budget, with
 the run's example database read-only (kmodel.checker.example_db), and `stop` asked as each example starts.
-It returns a `ShardOutcome`: plain data (counts, the shrunk and minimized trace as JSON, what Hypothesis saved)
+It returns a `ShardOutcome`: plain data (counts, the shrunk and minimized trace as JSON, a keep-going shard's
+distinct violations, what Hypothesis saved)
 that pickles on any Dask cluster; the caller merges the outcomes (kmodel.checker.merge) and writes the reports.
 """
 
@@ -77,6 +78,10 @@ class ShardOutcome:
     #: the error that set the shared example database aside as the shard read it (None: none)
     database_error: Optional[str] = None
     worker: str = ""  # the Dask worker's address (empty: this process)
+    #: with keep_going: the shard's distinct violations (findings.Finding.to_json), and its examples that ended
+    #: on a violation
+    findings: tuple = ()
+    violating_examples: int = 0
 
 
 def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = None,
@@ -113,4 +118,5 @@ def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = Non
         failure=result.failure.to_json() if result.failure is not None else None,
         shrink=result.shrink.to_json() if result.shrink is not None else None,
         first_violation_seconds=first_violation[0] if first_violation else None,
-        saved=found_entries(found), database_error=read_error(found), worker=worker)
+        saved=found_entries(found), database_error=read_error(found), worker=worker,
+        findings=tuple(f.to_json() for f in result.findings), violating_examples=stats.violating_examples)

@@ -1,7 +1,7 @@
 """`kmodel check --keep-going`: a violation ends its example, not the run. The run explores its whole budget,
 each distinct violation (its invariant and the known fix that takes it out) is minimized by replay and
-reported with a trace of its own, known upstream bugs apart from new findings; exit 1 if any was found. Without
-the flag nothing changes."""
+reported with a trace of its own, known upstream bugs apart from new findings; exit 1 if any was found. With
+several workers each keeps going and the merge unions their findings. Without the flag nothing changes."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ import attrs
 import pytest
 
 from kmodel.checker.findings import Seen, keep_going_json, known_fix, minimize_findings
+from kmodel.checker.merge import distinct_violations, merged_stats
 from kmodel.checker.replay import replay
 from kmodel.checker.results import write_results
 from kmodel.checker.run import CheckOptions, run_campaign
+from kmodel.checker.shards import ShardOutcome, plan_shards, run_shard
 from kmodel.checker.trace import read_trace
 from kmodel.cli import main
 from kmodel.invariants.registry import SAFETY, Invariant
@@ -161,16 +163,48 @@ def test_without_the_flag_the_output_and_report_are_unchanged(tmp_path, capsys):
     assert "## Findings" not in (folder / "report.md").read_text()
 
 
-@pytest.mark.parametrize("argv, words", [
-    (["--workers", "2"], "--keep-going runs in one process"),
-    (["--scheduler", "tcp://127.0.0.1:1"], "--keep-going runs in one process"),
-    (["--stop-on-first"], "--stop-on-first stops at the first violation: choose one"),
-])
-def test_keep_going_with_what_it_cannot_combine_with_is_a_usage_error(argv, words, tmp_path, capsys):
+@pytest.mark.parametrize("argv", [["--stop-on-first"], ["--stop-on-first", "--workers", "2"]])
+def test_keep_going_with_stop_on_first_is_a_usage_error(argv, tmp_path, capsys):
     assert main(["check", "--keep-going", "--examples", "1", "--report", str(tmp_path / "r"), *argv]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and words in err and "Traceback" not in err
+    assert err.count("\n") == 0 and "Traceback" not in err
+    assert "--keep-going explores the whole budget and --stop-on-first stops at the first violation" in err
     assert not (tmp_path / "r").exists()  # refused before anything was written
+
+
+def _with_findings(outcome: ShardOutcome, **changes: Any) -> ShardOutcome:
+    """`outcome` with the fields of its first finding changed."""
+    return attrs.evolve(outcome, findings=({**outcome.findings[0], **changes},))
+
+
+def test_the_shards_of_a_parallel_run_each_keep_going_and_the_merge_unions_their_findings():
+    options = CheckOptions(seed=1, examples=4, steps=3, variant="blind-writes", keep_going=True)
+    outcomes = [run_shard(options, shard) for shard in plan_shards(options, 2)]  # in this process, no Dask
+    assert all(o.violating_examples == o.examples and len(o.findings) == 1 for o in outcomes)
+    [(trace, shrink, fields)] = distinct_violations(outcomes)  # the same finding in both shards: one
+    assert trace.violation.invariant == "occ-no-lost-update" and shrink.events_budget == 0
+    assert fields == {"known_fix": None, "examples": sum(o.examples for o in outcomes),
+                      "first_example": outcomes[0].findings[0]["examples"][0], "workers": 2, "found_by": [0, 1]}
+    assert merged_stats(outcomes).violating_examples == sum(o.examples for o in outcomes)
+    # another key in a third shard (the same invariant, as if a known fix took it out there): reported apart
+    other = attrs.evolve(_with_findings(outcomes[1], known_fix="some-fix"),
+                         shard=plan_shards(attrs.evolve(options, examples=6), 3)[2])
+    found = distinct_violations([*outcomes, other])
+    assert [(f["known_fix"], f["found_by"]) for _, _, f in found] == [(None, [0, 1]), ("some-fix", [2])]
+
+
+def test_a_parallel_run_that_keeps_going_reports_every_worker_s_findings(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "kmodel", "check", "--keep-going", "--workers", "2", "--variant",
+                          "blind-writes", "--examples", "4", "--steps", "3", "--report", str(tmp_path / "r")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["parallel"]["stop_on_first"] is False  # every worker explores its whole share
+    ran = report["figures"]["examples_run"]
+    assert ran >= 4 and report["keep_going"]["examples_violated"] == ran
+    [violation] = report["violations"]
+    assert violation["found_by"] == [0, 1] and violation["examples"] == ran and violation["known_fix"] is None
+    assert "1 distinct: 0 known upstream bugs, 1 new finding" in run.stdout
 
 
 def test_the_same_seed_gives_the_same_findings_under_any_hash_seed(tmp_path):
