@@ -7,20 +7,24 @@
     crd-objects-removed      (liveness) once settled, no custom object is stored without an Established CRD
                              that is not being deleted, and no CRD is left terminating
 
-Custom objects are found by their etcd keys: `/registry/<group>/<plural>/...` for a stored CRD
-(`customresources.resource_for`). The safety checks look only at keys written since their last check (the
-store's revision), so each step costs what it wrote. An object written before its CRD's last write may
-legitimately fail a schema made stricter since (upstream keeps it, and validates only its next update).
+Custom objects are found by their etcd keys: `/registry/<group>/<plural>/...` for a stored CRD. The safety
+checks look only at keys written since their last check, so each step costs what it wrote. An object written
+before its CRD's last write may legitimately fail a schema made stricter since (upstream keeps it, and
+validates only what its next update changes: validation ratcheting).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
+from kmodel.invariants._crd_schema import validator_for
+from kmodel.invariants._history import change_feed
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
-from kmodel.apiserver.customresources import CRD_PREFIX, crds, established, resource_for, validation_errors
+from kmodel.apiserver.customresources import CRD_PREFIX, crds, established, resource_for
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.apiserver.storeview import current_prefix
+from kmodel.objects.frozendict import thaw
 from kmodel.objects.unstructured import CustomObject
 
 
@@ -43,18 +47,89 @@ def _custom_kvs(cluster: Any, memo: dict) -> Iterator[tuple[Any, Any, Any]]:
 def custom_objects_valid(cluster: Any, memo: dict) -> Iterator[str]:
     """Every custom object written after its CRD's last change is valid against that CRD's storage schema and
     stored at the storage version. The API server validates every create and update of a custom object (and its
-    status writes) against the CRD's structural schema before it writes, so nothing it stores can break it."""
-    for crd_kv, res, kv in _custom_kvs(cluster, memo):
-        obj = kv.value
-        if kv.mod_revision < crd_kv.mod_revision:
-            continue  # written under an earlier version of the CRD
-        if not isinstance(obj, CustomObject) or obj.api_version != res.api_version or obj.kind != res.kind:
-            yield (f"{kv.key}: stored as {getattr(obj, 'api_version', type(obj).__name__)} "
-                   f"{getattr(obj, 'kind', '')}, not at the storage version {res.api_version} {res.kind}")
+    status writes) against the CRD's structural schema before it writes, so nothing it stores can break it.
+
+    Judged by a reference of its own, never the API server's validator: each write of a custom object, read
+    from the store's history in revision order, against the CRD stored at that revision, with the `jsonschema`
+    library (_crd_schema.py: the schema as JSON Schema, pruning included) and a DNS-subdomain name check. An
+    update is judged as upstream's validation ratcheting does (CRDValidationRatcheting, on by default since
+    1.30): an error at a value the update left as it was is not one, so an object written under an earlier
+    version of the CRD may keep a value a stricter schema refuses, and be written again (its status, a
+    finalizer) without it counting."""
+    feed = memo.get("feed")
+    if feed is None:
+        feed = memo["feed"] = change_feed(memo, ("/registry/",))
+        memo["crds"] = {}  # CRD key -> _Served: each CRD as stored now
+    served: dict[str, _Served] = memo["crds"]
+    for ch in feed.read(cluster.store):
+        if ch.key.startswith(CRD_PREFIX):
+            if ch.value is None:
+                served.pop(ch.key, None)
+            else:
+                served[ch.key] = _Served(ch.value)
             continue
-        found = validation_errors(res, obj)
-        if found:
-            yield f"{kv.key} (revision {kv.mod_revision}) breaks its CRD's schema: {found[0]}"
+        if ch.value is None or not served:
+            continue
+        for crd in served.values():
+            if ch.key.startswith(crd.prefix):
+                yield from crd.judge(ch)
+                break
+
+
+class _Served:
+    """A stored CRD as custom-objects-valid reads it: where its objects live, the apiVersion and kind of its
+    storage version, and a validator of that version's schema (built once per CRD value)."""
+
+    __slots__ = ("prefix", "api_version", "kind", "validator")
+
+    def __init__(self, crd: Any) -> None:
+        spec = crd.spec
+        storage = next((v for v in spec.versions if v.storage), None)
+        self.prefix = f"/registry/{spec.group}/{spec.names.plural}/"
+        self.api_version = f"{spec.group}/{storage.name}" if storage is not None else ""
+        self.kind = spec.names.kind
+        self.validator = validator_for((storage.schema or {}).get("openAPIV3Schema") if storage else None)
+
+    def judge(self, ch: Any) -> Iterator[str]:
+        obj = ch.value
+        if not isinstance(obj, CustomObject) or obj.api_version != self.api_version or obj.kind != self.kind:
+            yield (f"{ch.key}: stored as {getattr(obj, 'api_version', type(obj).__name__)} "
+                   f"{getattr(obj, 'kind', '')}, not at the storage version {self.api_version} {self.kind}")
+            return
+        name = obj.metadata.name
+        if ch.prev is None and (len(name) > 253 or not _DNS_SUBDOMAIN.match(name)):
+            yield f"{ch.key} (revision {ch.rev}): metadata.name {name!r} is not a DNS subdomain"
+        if self.validator is None:
+            return
+        content = thaw(obj.content)
+        errors = sorted(self.validator.iter_errors(content), key=lambda e: list(map(str, e.absolute_path)))
+        if not errors:
+            return
+        old = thaw(ch.prev.content) if isinstance(ch.prev, CustomObject) else None
+        for error in errors:
+            path = tuple(error.absolute_path)
+            if old is not None and _at(old, path) == _at(content, path) != _ABSENT:
+                continue  # ratcheted: the update left this value as it was
+            where = ".".join(str(p) for p in path) or "."
+            yield f"{ch.key} (revision {ch.rev}) breaks its CRD's schema: {where}: {error.message}"
+            return
+
+
+#: metadata.name of a custom object: a DNS subdomain (RFC 1123), at most 253 characters
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_ABSENT = object()
+
+
+def _at(value: Any, path: tuple) -> Any:
+    """The value at a JSON path of keys and indices, or _ABSENT."""
+    for step in path:
+        if isinstance(value, dict) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+            value = value[step]
+        else:
+            return _ABSENT
+    return value
 
 
 @invariant("custom-objects-scoped", kind=SAFETY, principle="the API as the single contract")

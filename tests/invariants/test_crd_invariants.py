@@ -6,6 +6,7 @@ from __future__ import annotations
 import attrs
 
 from kmodel.invariants.registry import REGISTRY
+from kmodel.apiserver import openapi_schema
 from kmodel.checker.crd_actions import DATABASE_CRD, database_manifest
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Delete, Patch
@@ -51,7 +52,8 @@ def test_an_invalid_stored_object_breaks_custom_objects_valid():
     spec = dict(stored.content["spec"], replicas=-4)
     c.store.put(key, attrs.evolve(stored, content=stored.content.set("spec", freeze(spec))))
     found = check(c, "custom-objects-valid")
-    assert len(found) == 1 and "spec.replicas in body should be greater than or equal to 0" in found[0]
+    assert found == [f"{key} (revision {c.store.revision}) breaks its CRD's schema: spec.replicas: -4 is less than the "
+                     f"minimum of 0"]
 
 
 def test_an_object_at_another_version_breaks_custom_objects_valid():
@@ -91,3 +93,62 @@ def test_a_crd_left_terminating_breaks_crd_objects_removed():
     c.run(8_000)
     found = check(c, "crd-objects-removed")
     assert found and "CRD databases.example.com is still terminating" in found[0]
+
+
+# -- the oracle is the invariant's own: a mistake planted in the API server's validation is caught ---------------
+
+def _forgets_the_minimum(schema: dict, value: float, path: str, where: str, errors: list) -> None:
+    """The API server's number check with a planted mistake: it checks maximum and never minimum."""
+    maximum = schema.get("maximum")
+    if maximum is not None and value > maximum:
+        errors.append(openapi_schema.invalid(path, value, f"{where} in body should be less than or equal to {maximum}"))
+
+
+def test_custom_objects_valid_catches_a_validator_that_lets_a_negative_replicas_through(monkeypatch):
+    monkeypatch.setattr(openapi_schema, "_validate_number", _forgets_the_minimum)
+    c = database_cluster()
+    assert [r.response.code for r in c.kubectl.results][-3:] == [201, 201, 200]  # users (replicas -1) stored
+    found = check(c, "custom-objects-valid")
+    assert found == [f"/registry/example.com/databases/default/users (revision {c.store.peek(USERS)[0].mod_revision}) "
+                     f"breaks its CRD's schema: spec.replicas: -1 is less than the minimum of 0"]
+
+
+def test_custom_objects_valid_catches_a_decoder_that_stores_an_unknown_field(monkeypatch):
+    monkeypatch.setattr(openapi_schema, "prune", lambda schema, value, root=True: (value, []))  # prunes nothing
+    c = database_cluster()
+    c.apply([database_manifest("sized", 1, "unknown-field")])
+    c.run(c.now + 2_000)
+    assert c.get("databases", "default", "sized").spec["size"] == "large"
+    [message] = check(c, "custom-objects-valid")
+    assert "databases/default/sized" in message and "'size' was unexpected" in message
+
+
+def test_custom_objects_valid_ratchets_values_an_update_left_as_they_were():
+    """A schema made stricter after an object was stored: a later write that leaves the now-invalid value as it
+    was is no violation (upstream's validation ratcheting), one that changes it to another invalid value is."""
+    c = database_cluster()
+    key = "/registry/example.com/databases/default/orders"
+    crd = c.get("customresourcedefinitions", "", "databases.example.com")
+    c.apply([{**DATABASE_CRD, "spec": {**DATABASE_CRD["spec"], "versions": [_with_maximum(1)]}}])
+    c.run(c.now + 2_000)
+    assert c.get("customresourcedefinitions", "", "databases.example.com").metadata.generation > crd.metadata.generation
+    memo: dict = {}
+    assert check(c, "custom-objects-valid", memo) == []
+    stored = c.store.peek(key)[0].value  # spec.replicas 2, above the new maximum
+    c.store.put(key, attrs.evolve(stored, content=stored.content.set("status", freeze({"replicas": 1}))))
+    assert check(c, "custom-objects-valid", memo) == []
+    c.store.put(key, attrs.evolve(stored, content=stored.content.set("spec", freeze(dict(stored.spec, replicas=3)))))
+    [message] = check(c, "custom-objects-valid", memo)
+    assert message.endswith("breaks its CRD's schema: spec.replicas: 3 is greater than the maximum of 1")
+
+
+USERS = "/registry/example.com/databases/default/users"
+
+
+def _with_maximum(maximum: int) -> dict:
+    version = DATABASE_CRD["spec"]["versions"][0]
+    schema = version["schema"]["openAPIV3Schema"]
+    spec = schema["properties"]["spec"]
+    replicas = {**spec["properties"]["replicas"], "maximum": maximum}
+    spec = {**spec, "properties": {**spec["properties"], "replicas": replicas}}
+    return {**version, "schema": {"openAPIV3Schema": {**schema, "properties": {**schema["properties"], "spec": spec}}}}
