@@ -1,9 +1,9 @@
 """Leader election's guarantees (kmodel.client.leaderelection), for a cluster of several kube-controller-managers or
 kube-schedulers; with one of each nothing elects and both hold trivially.
 
-Each reads the observers' records the model keeps beside each process's election (`Leadership`: the writes its
-components sent while it did not hold an unexpired lease by its own clock, the last write of each identity) and
-the electors' state, never the trace.
+Each reads the observers' records the model keeps beside each process's election (`Leadership`: every write its
+components sent, the last write of each identity; the elector's history and observations of the Lease) and the
+electors' state, never the trace.
 """
 
 from __future__ import annotations
@@ -40,15 +40,51 @@ def leaderships(cluster: Any, memo: dict) -> list[tuple[str, Any]]:
 def leader_acts_within_lease(cluster: Any, memo: dict) -> Iterator[str]:
     """A kube-controller-manager or kube-scheduler that elects writes only while it holds an unexpired lease by its
     own clock (it leads, the Lease it last observed names it, and that observation is less than leaseDuration
-    old)."""
+    old).
+
+    Judged from the observers' records alone, never by asking the elector (`holds_valid_lease`): each write its
+    process's components sent (`Leadership.writes`), placed among the elector's `history` (acquired, stopped)
+    and its `observations` (when it took which Lease record as observed), replayed by `_LeaseReplay`."""
     for lease, leadership in leaderships(cluster, memo):
-        key = ("outside", id(leadership))
-        seen = memo.get(key, 0)
-        new = leadership.outside_lease[seen:]
-        memo[key] = len(leadership.outside_lease)
-        for t, identity, what in new:
+        replay = memo.get(("replay", id(leadership)))
+        if replay is None:
+            replay = memo[("replay", id(leadership))] = _LeaseReplay()
+        for t, identity, what in replay.outside(leadership):
             yield (f"{identity} wrote at {t / 1000:g} s without an unexpired lease {LEASE_NAMESPACE}/{lease} by its "
                    f"own clock ({what})")
+
+
+class _LeaseReplay:
+    """The invariant's own account of one elector: which identities lead (an "acquired" not yet followed by a
+    "stopped"), and each identity's last observation (time, holder, leaseDurationSeconds), advanced to where each
+    write was sent. A write is inside the lease when its identity leads, its last observation names it, and
+    that observation's time + leaseDurationSeconds is after the write's time (client-go's isLeaseValid)."""
+
+    __slots__ = ("writes", "history", "observations", "leading", "last_seen")
+
+    def __init__(self) -> None:
+        self.writes = self.history = self.observations = 0  # how far each record has been read
+        self.leading: set[str] = set()
+        self.last_seen: dict[str, tuple[int, str, int]] = {}
+
+    def outside(self, leadership: Any) -> Iterator[tuple[int, str, str]]:
+        """(time, identity, what) of each write sent since the last call without an unexpired lease."""
+        elector = leadership.elector
+        new = leadership.writes[self.writes:]
+        self.writes += len(new)
+        for t, identity, what, history_at, observations_at in new:
+            for _, who, event in elector.history[self.history:history_at]:
+                if event == "acquired":
+                    self.leading.add(who)
+                elif event == "stopped":
+                    self.leading.discard(who)
+            self.history = max(self.history, history_at)
+            for seen_at, who, holder, seconds in elector.observations[self.observations:observations_at]:
+                self.last_seen[who] = (seen_at, holder, seconds)
+            self.observations = max(self.observations, observations_at)
+            seen = self.last_seen.get(identity)
+            if identity not in self.leading or seen is None or seen[1] != identity or seen[0] + seen[2] * 1000 <= t:
+                yield t, identity, what
 
 
 @invariant("leader-elected-after-loss", kind=SAFETY, principle="level-driven reconciliation")

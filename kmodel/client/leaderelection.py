@@ -116,6 +116,10 @@ class LeaderElector:
         #: (time, identity, what): "acquired", "stopped", "woke-expired" (it ran on, leading, with its lease
         #: expired by its own clock: it woke from a pause) (an observer's record, survives reset)
         self.history: list[tuple[int, str, str]] = []
+        #: (time, identity, holderIdentity, leaseDurationSeconds) of every record it took as observed
+        #: (setObservedRecord), by its own clock: an observer's record for `leader-acts-within-lease`, which
+        #: judges the lease from these facts instead of asking `lease_valid` (survives reset)
+        self.observations: list[tuple[int, str, str, int]] = []
         self.reset()
 
     def reset(self) -> None:
@@ -149,7 +153,7 @@ class LeaderElector:
         return self.observed_time + (self.observed.lease_duration_seconds or 0) * 1000 > now
 
     def holds_valid_lease(self, now: int) -> bool:
-        """Leading, and its lease unexpired by its own clock (what `leader-acts-within-lease` asks of a write)."""
+        """Leading, and its lease unexpired by its own clock (what the fence asks of a write)."""
         return self.leading and self.is_leader() and self.lease_valid(now)
 
     # -- the loops ----------------------------------------------------------------------------------------------
@@ -245,6 +249,8 @@ class LeaderElector:
         """setObservedRecord: the record, and this candidate's clock now."""
         self.observed = record
         self.observed_time = now
+        self.observations.append((now, self.identity, record.holder_identity or "",
+                                  record.lease_duration_seconds or 0))
 
     def _request(self, now: int, out: Out, verb: str, body: Any, then: Callable[[int, Response, Out], None]) -> None:
         c = self.config
@@ -331,10 +337,11 @@ class Leadership:
     a controller starts its informers only once its process leads).
 
     `guard` is every member's ApiClient `write_guard`. It keeps an observer's record (never read by the model,
-    it survives crashes): the last write of each identity (`last_write`), and the writes sent while the process
-    did not hold an unexpired lease by its own clock (`outside_lease`: time, identity, what), which the
-    `leader-acts-within-lease` invariant reads. With the leaderelection-fence-writes fix (`fence`) it refuses
-    those writes instead: kmodel's sketch of a fix, since client-go's leader election does not fence (a leader
+    it survives crashes): the last write of each identity (`last_write`), and every write it lets through
+    (`writes`: time, identity, what, and how many entries the elector's `history` and `observations` had then,
+    which places the write among them), which the `leader-acts-within-lease` invariant judges. With the
+    leaderelection-fence-writes fix (`fence`) it refuses the writes of a process that does not hold an unexpired
+    lease by its own clock: kmodel's sketch of a fix, since client-go's leader election does not fence (a leader
     acts on its belief until its next renewal fails)."""
 
     members: tuple[str, ...] = ()
@@ -343,7 +350,7 @@ class Leadership:
     elector: Optional[LeaderElector] = None
     fence: bool = False
     last_write: dict[str, int] = attrs.field(factory=dict)
-    outside_lease: list[tuple[int, str, str]] = attrs.field(factory=list)
+    writes: list[tuple[int, str, str, int, int]] = attrs.field(factory=list)
 
     def started(self) -> None:
         self.leading = True
@@ -356,10 +363,10 @@ class Leadership:
         elector = self.elector
         if elector is None:
             return ""
-        if not elector.holds_valid_lease(now):
-            if self.fence:
-                return f"{elector.identity} does not hold an unexpired lease {elector.config.name}"
-            self.outside_lease.append((now, elector.identity, f"{owner}: {verb} {resource}"))
+        if self.fence and not elector.holds_valid_lease(now):
+            return f"{elector.identity} does not hold an unexpired lease {elector.config.name}"
+        self.writes.append((now, elector.identity, f"{owner}: {verb} {resource}", len(elector.history),
+                            len(elector.observations)))
         self.last_write[elector.identity] = now
         return ""
 
