@@ -20,14 +20,38 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from kmodel.invariants._history import PODS, change_feed, name_of
+from kmodel.invariants._history import PODS, change_feed, condition, name_of
 from kmodel.invariants.liveness import _foreign_finalizers, _machines, _stranded
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 from kmodel.invariants.scheduling import _node_runtimes
-from kmodel.controllers.statefulset_logic import is_healthy, parent_and_ordinal, replicas_of
 from kmodel.kubelet.runtime import POD_UID_LABEL
 
 STATEFULSETS = "/registry/statefulsets/"
+
+
+# The invariants' own reading of a StatefulSet and its pods, never the controller's helpers
+# (kmodel.controllers.statefulset_logic), so a mistake there cannot move the oracle with it.
+
+def _ordinal(pod: Any, set_name: str) -> int:
+    """The ordinal of `<set>-<ordinal>` (the pod's identity in the set), or -1 for any other name."""
+    name = pod.metadata.name
+    suffix = name[len(set_name) + 1:]
+    if not name.startswith(set_name + "-") or not suffix.isdigit() or not suffix.isascii():
+        return -1
+    return int(suffix)
+
+
+def _healthy(pod: Any) -> bool:
+    """Running, Ready (its Ready condition True) and not being deleted: what OrderedReady waits for."""
+    if pod is None or pod.status.phase != "Running" or pod.metadata.deletion_timestamp is not None:
+        return False
+    ready = condition(pod, "Ready")
+    return ready is not None and ready.status == "True"
+
+
+def _replicas(sts: Any) -> int:
+    """spec.replicas, 1 when unset (the API's default)."""
+    return 1 if sts.spec.replicas is None else sts.spec.replicas
 
 
 def _set_ref(pod: Any) -> Any:
@@ -60,7 +84,7 @@ class _Ledger:
             ref = _set_ref(pod) if pod is not None else None
             if ref is None:
                 continue
-            ordinal = parent_and_ordinal(pod.metadata.name)[1]
+            ordinal = _ordinal(pod, ref.name)
             if ordinal < 0:
                 continue
             mine = self.pods.setdefault(ref.uid, {})
@@ -78,7 +102,7 @@ class _Ledger:
         mine = self.pods.get(set_uid, {})
         marks = self.prefix.setdefault(set_uid, {})
         k = 0
-        while is_healthy(mine.get(k)):
+        while _healthy(mine.get(k)):
             k += 1
             marks[k] = rev
 
@@ -90,7 +114,7 @@ class _Ledger:
             return
         if ordinal not in self.prefix.get(ref.uid, {}):
             mine = self.pods.get(ref.uid, {})
-            waiting = [f"{ref.name}-{i}" for i in range(ordinal) if not is_healthy(mine.get(i))]
+            waiting = [f"{ref.name}-{i}" for i in range(ordinal) if not _healthy(mine.get(i))]
             self.bad_order.append(
                 f"revision {rev}: the StatefulSet controller created {pod.metadata.namespace}/{pod.metadata.name} "
                 f"of OrderedReady set {ref.name} although ordinals 0..{ordinal - 1} had never all been Running and "
@@ -149,10 +173,6 @@ def statefulset_ordered_ready(cluster: Any, memo: dict) -> Iterator[str]:
     yield from _ledger(cluster, memo).bad_order
 
 
-def _ready_pod(pod: Any) -> bool:
-    return pod is not None and pod.metadata.deletion_timestamp is None and is_healthy(pod)
-
-
 @invariant("converges-statefulsets", kind=LIVENESS, principle="level-driven reconciliation")
 def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
     """Each StatefulSet not being deleted has exactly spec.replicas pods, `<set>-0` .. `<set>-<replicas-1>`, all
@@ -174,7 +194,7 @@ def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
         if sts.metadata.deletion_timestamp is not None:
             continue
         ns, name = sts.metadata.namespace, sts.metadata.name
-        n = replicas_of(sts)
+        n = _replicas(sts)
         in_ns = cluster.objects("pods", ns)
         pods = {p.metadata.name: p for p in in_ns if (ref := _set_ref(p)) is not None and ref.uid == sts.metadata.uid}
         wanted = [f"{name}-{i}" for i in range(n)]
@@ -193,7 +213,7 @@ def converges_statefulsets(cluster: Any, memo: dict) -> Iterator[str]:
                 if ordered:
                     break  # the later ordinals wait for this one, which has no room or is stranded
                 continue
-            if not _ready_pod(pod):
+            if not _healthy(pod):
                 state = "missing" if pod is None else f"{pod.status.phase or 'not created'}, not ready"
                 yield f"StatefulSet {ns}/{name}: pod {w} is {state}"
                 break

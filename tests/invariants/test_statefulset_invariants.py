@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.config import DEFAULT_COMPONENTS
 from kmodel.cluster.kubectl import Delete, Scale
+from kmodel.controllers import statefulset_logic
 from kmodel.controllers.statefulset_logic import new_pod
 from kmodel.objects import load_yaml
 
@@ -118,3 +121,46 @@ def test_converges_statefulsets_leaves_an_identity_whose_pod_is_stranded_on_a_lo
     cluster, _ = _evicted_from_its_node("partition")  # its machine is still in the cluster: judged
     [message] = check(cluster, "converges-statefulsets", {})
     assert message.startswith("StatefulSet default/web: pod web-1 is ")
+
+
+# -- the oracles are the invariants' own: a mistake planted in the controller's helpers is caught -------------
+
+def test_ordered_ready_catches_a_controller_that_takes_every_pod_for_ready(monkeypatch):
+    """The controller's readiness checks with a planted mistake: they take every pod for Ready, so web-1 is
+    created while web-0 runs but its readiness probe has not passed. The invariant reads the Ready condition
+    itself: it catches the create."""
+    monkeypatch.setattr(statefulset_logic, "is_pod_ready", lambda pod: True)
+    monkeypatch.setattr(statefulset_logic, "is_pod_available", lambda pod, min_ready_seconds, now: True)
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.apply(example())
+    found = stepped(cluster, 40 * S, {})
+    ordered = [m for name, m in found if name == "statefulset-ordered-ready"]
+    assert ordered and "created default/web-1 of OrderedReady set web" in ordered[0]
+
+
+def test_converges_statefulsets_catches_a_controller_that_reads_zero_replicas_as_unset(monkeypatch):
+    """statefulset_logic.replicas_of with a planted mistake (`or 1`: a set scaled to 0 keeps one pod). The
+    invariant reads spec.replicas itself: web-0 is one pod too many."""
+    monkeypatch.setattr(statefulset_logic, "replicas_of", lambda sts: sts.spec.replicas or 1)
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.apply(example())
+    cluster.run(40 * S)
+    cluster.submit(Scale("statefulsets", "default", "web", 0))
+    cluster.run(cluster.now + 60 * S)
+    assert [p.metadata.name for p in cluster.objects("pods", "default")] == ["web-0"]
+    found = check(cluster, "converges-statefulsets", {})
+    assert found[0] == "StatefulSet default/web wants 0 pods but also has web-0"
+
+
+def test_ordered_ready_reads_the_identity_from_the_sets_own_name():
+    """A pod the set controls whose name is not `<set>-<ordinal>` is no identity of the set (upstream's
+    isMemberOf): its create is not judged as an ordinal."""
+    cluster = Cluster(ClusterConfig(nodes=1, components=tuple(c for c in DEFAULT_COMPONENTS if c != "statefulset")))
+    cluster.apply(example())
+    cluster.run(5 * S)
+    memo: dict = {}
+    sts = cluster.get("statefulsets", "default", "web")
+    stray = new_pod(sts, 3)
+    stray = attrs.evolve(stray, metadata=attrs.evolve(stray.metadata, name="web-x-3"))
+    assert call(cluster, "create", "pods", "default", body=stray).code == 201
+    assert check(cluster, "statefulset-ordered-ready", memo) == []
