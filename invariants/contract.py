@@ -10,6 +10,7 @@ import functools
 from typing import Any, Iterator, Optional
 
 from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
+from kmodel.invariants._rbac import rules_allow, subject_applies
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
 from kmodel.apiserver.authorization import (
@@ -17,8 +18,6 @@ from kmodel.apiserver.authorization import (
     NODE_RULES,
     RBAC_PREFIXES,
     attributes_for,
-    rules_allow,
-    subject_applies,
 )
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.store import prefix_end
@@ -126,7 +125,7 @@ class _RbacView:
         return False
 
     def _binding_allows(self, binding: Any, who: UserInfo, a: Any, namespace: str) -> bool:
-        if not any(subject_applies(s, who, namespace) for s in binding.subjects):
+        if not any(subject_applies(s, who.name, who.groups, namespace) for s in binding.subjects):
             return False
         ref = binding.role_ref
         if ref.kind == "ClusterRole":
@@ -135,7 +134,7 @@ class _RbacView:
             role = self.by_key.get(f"/registry/roles/{namespace}/{ref.name}")
         else:
             role = None
-        return role is not None and rules_allow(a, role.rules)
+        return role is not None and rules_allow(role.rules, a)
 
 
 #: a request's authorization attributes, built once per distinct request shape: attributes_for is a function of
@@ -149,7 +148,7 @@ def _node_allows(who: UserInfo, a: Any) -> bool:
     if a.resource == "leases" and a.api_group == "coordination.k8s.io":
         return (a.verb in ("get", "create", "update", "patch", "delete") and a.namespace == NODE_LEASE_NAMESPACE
                 and (a.verb == "create" or a.name == node))
-    return rules_allow(a, NODE_RULES)
+    return rules_allow(NODE_RULES, a)
 
 
 def _tokens(cluster: Any) -> dict:
