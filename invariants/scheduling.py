@@ -13,8 +13,7 @@ from typing import Any, Callable, Iterator
 
 from kmodel.invariants._history import PODS, change_feed, name_of
 from kmodel.invariants.registry import SAFETY, invariant
-from kmodel.kubelet.node_status import resources as node_resources
-from kmodel.scheduler.framework import Resource
+from kmodel.objects.quantity import parse_quantity
 
 KUBELET_PREFIX = "kubelet/"
 
@@ -50,18 +49,57 @@ def _pod_name(sandbox: Any) -> str:
     return f"{sandbox.metadata.namespace}/{sandbox.metadata.name}"
 
 
-def _overcommit(node: str, kubelet: Any) -> list[str]:
-    alloc = Resource.from_list(node_resources(kubelet.config))
+# no-overcommit's own arithmetic, never the scheduler's (framework.Resource, pod_requests) nor the kubelet's
+# (node_status.resources), which its admission and the sandboxes' recorded requests come from: a mistake there
+# cannot move the oracle with it.
+
+def _allocatable(config: Any) -> tuple[int, int, int]:
+    """(milli cpu, memory bytes, pods) a node offers: the machine's configured cpu, memory and max pods (the
+    model's kubelet reserves nothing, so allocatable is capacity)."""
+    return parse_quantity(config.cpu).milli_value(), parse_quantity(config.memory).value(), config.max_pods
+
+
+def _requests(pod: Any) -> tuple[int, int]:
+    """(milli cpu, memory bytes) a pod requests (computePodResourceRequest): the sum over its containers, or
+    the largest init container's if that is more, per resource."""
+    def of(containers: Any) -> list[tuple[int, int]]:
+        out = []
+        for c in containers:
+            cpu, memory = c.resources.requests.get("cpu"), c.resources.requests.get("memory")
+            out.append((cpu.milli_value() if cpu is not None else 0, memory.value() if memory is not None else 0))
+        return out
+    running, init = of(pod.spec.containers), of(pod.spec.init_containers)
+    cpu, memory = sum(r[0] for r in running), sum(r[1] for r in running)
+    return max([cpu, *(r[0] for r in init)]), max([memory, *(r[1] for r in init)])
+
+
+def _pod_requests(cluster: Any, memo: dict) -> dict[str, tuple[int, int]]:
+    """pod uid -> its requests, for every pod the store ever held (a sandbox may outlive its pod object)."""
+    feed = memo.get("pods")
+    if feed is None:
+        feed = memo["pods"] = change_feed(memo, (PODS,))
+        memo["requests"] = {}
+    requests: dict[str, tuple[int, int]] = memo["requests"]
+    for ch in feed.read(cluster.store):
+        if ch.value is not None and ch.prev is None:
+            requests[ch.value.metadata.uid] = _requests(ch.value)
+    return requests
+
+
+def _overcommit(node: str, kubelet: Any, requests: dict[str, tuple[int, int]]) -> list[str]:
+    cpu_alloc, memory_alloc, pods_alloc = _allocatable(kubelet.config)
     running = kubelet.runtime.ready_sandboxes()
-    cpu = sum(sb.resources.milli_cpu for sb in running)
-    memory = sum(sb.resources.memory for sb in running)
+    # a sandbox of a pod the store never held (a static pod's own uid) counts what the kubelet recorded for it
+    asked = [requests.get(sb.metadata.uid, (sb.resources.milli_cpu, sb.resources.memory)) for sb in running]
+    cpu = sum(a[0] for a in asked)
+    memory = sum(a[1] for a in asked)
     problems = []
-    if len(running) > alloc.allowed_pod_number:
-        problems.append(f"{len(running)} pods > {alloc.allowed_pod_number} allowed")
-    if cpu > alloc.milli_cpu:
-        problems.append(f"cpu requests {cpu}m > allocatable {alloc.milli_cpu}m")
-    if memory > alloc.memory:
-        problems.append(f"memory requests {memory} > allocatable {alloc.memory}")
+    if len(running) > pods_alloc:
+        problems.append(f"{len(running)} pods > {pods_alloc} allowed")
+    if cpu > cpu_alloc:
+        problems.append(f"cpu requests {cpu}m > allocatable {cpu_alloc}m")
+    if memory > memory_alloc:
+        problems.append(f"memory requests {memory} > allocatable {memory_alloc}")
     if not problems:
         return []
     pods = ", ".join(_pod_name(sb) for sb in running)
@@ -73,7 +111,8 @@ def no_overcommit(cluster: Any, memo: dict) -> Iterator[str]:
     """The pods a node runs (its ready sandboxes) fit it: their cpu and memory requests within its allocatable
     and no more pods than it allows. The scheduler aims for this from its cache; the kubelet's admission is
     what guarantees it when that cache was stale."""
-    yield from _per_node(cluster, memo, _overcommit)
+    requests = _pod_requests(cluster, memo)
+    yield from _per_node(cluster, memo, lambda node, kubelet: _overcommit(node, kubelet, requests))
 
 
 def _port_conflict(a: tuple[str, str, int], b: tuple[str, str, int]) -> bool:
