@@ -6,27 +6,44 @@ Endpoint "controller/garbagecollector", service account generic-garbage-collecto
 object's ownerReferences (GraphBuilder) fed by informers on every resource, and runs attemptToDelete on a
 dependent when one of its owners is gone. The model keeps the same decisions with the same monitors: an
 informer on every resource the API can list, watch and delete, but events (upstream's DefaultIgnoredResources),
-owners and dependents alike, each indexed by owner uid, and `observed`: the uids the caches hold now (upstream's
-graph nodes). Upstream's monitors are metadata-only informers; the model's share the controller manager's
-informers of full objects, whose metadata is the same.
+owners and dependents alike, each indexed by owner uid, and `observed`: the identity (apiVersion, kind,
+namespace, name, uid: kmodel.controllers.gc_identity) of every object seen and not seen deleted, by uid
+(upstream's observed graph nodes). Upstream's monitors are metadata-only informers; the model's share the
+controller manager's informers of full objects, whose metadata is the same.
+
+An owner is who its dependent's ownerReference says: the object of the reference's apiVersion and kind, in the
+dependent's namespace (or cluster-scoped, for a cluster-scoped kind), of the reference's name, and with its
+uid. A reference that names a uid at other coordinates is dangling, and its dependent is collected.
 
 Triggers (the work queue holds `Item(resource, namespace, name, uid)` of dependents):
 
-* an object is deleted (or vanishes in a relist) → each cached dependent that names its uid as an owner;
-* an object is added or updated with an owner whose uid the caches do not hold (upstream: a "virtual"
-  owner node, which it verifies) → that object.
+* an object seen deleted (or vanished in a relist) → each cached dependent that names its uid as an owner (and
+  the identity it was seen by is known absent);
+* an object added (or updated with an ownerReference it did not have) that names an owner not seen yet
+  (upstream: a "virtual" owner node, which it verifies), or an owner seen at other coordinates → that object;
+  an owner seen in another namespace (a namespaced one) also records the warning event OwnerRefInvalidNamespace
+  on it (addDependentToOwners);
+* an owner seen for the first time, after dependents that name it at other coordinates → those dependents, with
+  the same event for those of another namespace (upstream's virtual node replaced by the observed one).
+
+An object re-created under its name while a watch was down is seen after the relist as one update of a new uid:
+the old uid stays `observed`, as upstream's graph keeps its node, so the old object's dependents are not queued
+and stay until something else queues them or the GC restarts (upstream's behaviour: no delete event comes for
+the old uid).
 
 `sync(item)` is attemptToDeleteItem:
 
 1. the dependent gone from the cache (or a different uid) → nothing; being deleted → nothing, unless it is
    deleting its dependents (deletionTimestamp and the `foregroundDeletion` finalizer: step 5);
-2. if every owner is in the caches and none of them is deleting its dependents, the owners exist as far as
-   the GC knows: nothing (a later deletion event will bring the dependent back);
-3. otherwise a live GET of the dependent (gone or re-created with another uid → nothing), then a live GET
-   of every owner the `absent` cache does not already know to be gone (upstream's isDangling with its
-   absentOwnerCache): 404 or another uid → dangling; found being deleted with `foregroundDeletion` →
-   waiting for its dependents; found otherwise → solid. The GC never deletes on the word of its own cache:
-   an owner the cache has not seen yet is found by the GET, and the dependent stays;
+2. if every owner is observed where its reference names it and none of them is deleting its dependents, the
+   owners exist as far as the GC knows: nothing (a later deletion event will bring the dependent back);
+3. otherwise a live GET of the dependent (gone or re-created with another uid → nothing), then classify its
+   references (upstream's classifyReferences and isDangling, `_classify`): known absent → dangling; a kind
+   the API does not serve at the reference's apiVersion → the sync fails, retried for ever; a namespaced
+   owner of a cluster-scoped dependent → nothing, for good; else a live GET of the owner where the reference
+   names it: 404 or another uid → dangling; found being deleted with `foregroundDeletion` → waiting for its
+   dependents; found otherwise → solid. The GC never deletes on the word of its own cache: an owner the
+   cache has not seen yet is found by the GET, and the dependent stays;
 4. some owners solid → a merge patch keeping only the solid ones (with the dependent's resourceVersion as
    precondition) when others are dangling or waiting; none solid and some waiting, with dependents of its
    own → DELETE it with propagationPolicy Foreground (its blocking dependents go first; first unblocking its
@@ -82,8 +99,11 @@ from kmodel.component import Out
 from kmodel.objects import dump_struct
 
 from .base import Controller, Sync
+from .gc_identity import INVALID_NAMESPACE_REASON, Identity, invalid_namespace_message
 
 NAME = "controller/garbagecollector"
+#: the source of the events it records (NewDependencyGraphBuilder's recorder)
+EVENT_SOURCE = "garbage-collector-controller"
 #: what the GC monitored before it monitored every resource (`monitored(every_resource=False)`)
 WORKLOADS = ("deployments", "replicasets", "statefulsets", "pods")
 #: built-in resources the GC never monitors: upstream's DefaultIgnoredResources (events, which nothing owns and
@@ -148,6 +168,7 @@ class GarbageCollector(Controller):
     """See the module docstring."""
 
     service_account = "generic-garbage-collector"
+    event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, custom_resources: bool = True,
                  every_resource: bool = True) -> None:
@@ -158,23 +179,32 @@ class GarbageCollector(Controller):
         super().__init__(name, endpoints)
 
     def _init_memory(self) -> None:
-        self.observed: dict[str, str] = {}   # uid -> resource, for every object the caches hold
-        self.absent: set[str] = set()         # owner uids verified gone (absentOwnerCache); only tested
+        #: uid -> identity of every object its monitors have seen and not seen deleted (upstream's observed graph
+        #: nodes): an object re-created under its name and seen as an update after a relist leaves the old one
+        self.observed: dict[str, Identity] = {}
+        #: uid -> identity an owner not seen yet is known by (upstream's virtual node: the first dependent's
+        #: reference and namespace), until it is seen or found gone
+        self.virtual: dict[str, Identity] = {}
+        #: identities of owners verified gone (upstream's absentOwnerCache, without its 500-entry LRU bound)
+        self.absent: set[Identity] = set()
         super()._init_memory()
 
     def setup(self) -> None:
         self.caches: dict[str, Any] = {}
-        #: custom resources discovered: (apiVersion, kind) -> their Resource-like facts (name, namespaced)
+        #: what each monitored resource's objects are known by: resource -> (apiVersion, kind) of its monitor
+        self.monitored_as: dict[str, tuple[str, str]] = {}
+        #: custom resources discovered: (apiVersion, kind) of each served version -> their Resource-like facts
         self.custom: dict[tuple[str, str], Any] = {}
         for resource in self.builtin:
-            self._monitor(resource)
+            self._monitor(resource, RESOURCES[resource].api_version, RESOURCES[resource].kind)
         if not self.custom_resources:
             return
         self.informer("customresourcedefinitions", on_add=lambda now, crd, out: self._discovered(now, crd, out),
                       on_update=lambda now, old, crd, out: self._discovered(now, crd, out),
                       on_delete=lambda now, crd, out: self._undiscovered(getattr(crd, "obj", crd)))
 
-    def _monitor(self, resource: str) -> Any:
+    def _monitor(self, resource: str, api_version: str, kind: str) -> Any:
+        self.monitored_as[resource] = (api_version, kind)
         inf = self.caches[resource] = self.informer(
             resource, indexers={OWNER_UID_INDEX: index_by_owner_uid},
             on_add=self._on_add(resource), on_update=self._on_update(resource),
@@ -188,9 +218,10 @@ class GarbageCollector(Controller):
         if not crd.status.is_true("Established"):
             return
         res = _CustomResource.of(crd)
-        self.custom[(res.api_version, res.kind)] = res
+        for api_version in res.served:
+            self.custom[(api_version, res.kind)] = res
         if res.name not in self.caches:
-            monitor = self._monitor(res.name)
+            monitor = self._monitor(res.name, res.api_version, res.kind)
             if self.informer_factory.client.owner == self.name:  # its own factory (built outside a cluster)
                 monitor.start(now, out)  # its CRD informer has started: so has the GC
             # else the process's shared informers start it once this handler returns (kmodel.client.shared_informer)
@@ -216,14 +247,9 @@ class GarbageCollector(Controller):
         monitor.remove_listeners(self.name)
 
     def owner_resource(self, api_version: str, kind: str) -> Any:
-        """The resource an ownerReference names: a built-in one, or a custom one discovered (None: unknown)."""
-        res = owner_resource(api_version, kind)
-        if res is None:
-            group = api_version.rpartition("/")[0]
-            for (av, k), custom in self.custom.items():
-                if k == kind and av.rpartition("/")[0] == group:
-                    return custom  # any version of the group: objects are stored at one version
-        return res
+        """The resource an ownerReference names, as upstream's RESTMapper maps its kind at its exact version: a
+        built-in one, or a served version of a custom one discovered (None: the API serves no such kind)."""
+        return owner_resource(api_version, kind) or self.custom.get((api_version, kind))
 
     # -- the graph builder's part ----------------------------------------------------------------------
 
@@ -231,29 +257,80 @@ class GarbageCollector(Controller):
         m = obj.metadata
         return Item(resource, m.namespace, m.name, m.uid)
 
-    def _check_owners(self, resource: str, obj: Any) -> None:
-        for ref in obj.metadata.owner_references:
-            if ref.uid not in self.observed:
-                self.queue.add(self._item(resource, obj))
-                return
+    def _identity(self, resource: str, obj: Any) -> Identity:
+        """identityFromEvent: the object as its monitor sees it."""
+        api_version, kind = self.monitored_as[resource]
+        m = obj.metadata
+        return Identity(api_version, kind, m.namespace, m.name, m.uid)
+
+    def _add_dependent_to_owners(self, resource: str, obj: Any, refs: Sequence[Any], now: int, out: Out) -> None:
+        """addDependentToOwners: an owner not seen yet gets a virtual node; an owner seen in another namespace
+        (a namespaced one: a cluster-scoped owner may be named from anywhere) gets the OwnerRefInvalidNamespace
+        warning on the dependent; an owner seen at other coordinates (name, kind, apiVersion) makes the reference
+        suspect. Upstream checks no owner after the first suspect one. A dependent with a suspect reference is
+        queued, and attemptToDelete looks its owners up where its references say.
+
+        Upstream queues the virtual node itself (a GET of the owner where the reference says: found, nothing; gone,
+        a virtual delete event that queues its dependents). The model queues the dependent instead, whose sync
+        makes the same GET."""
+        suspect = unseen = False
+        m = obj.metadata
+        for ref in refs:
+            owner = self.observed.get(ref.uid)
+            if owner is None:
+                self.virtual.setdefault(ref.uid, Identity.of_reference(ref, m.namespace))
+                unseen = True
+            elif not suspect:
+                if owner.namespace and owner.namespace != m.namespace:
+                    self.event(now, out, obj, "Warning", INVALID_NAMESPACE_REASON,
+                               invalid_namespace_message(ref, m.namespace))
+                    suspect = True
+                elif not owner.matches(ref):
+                    suspect = True
+        if suspect or unseen:
+            self.queue.add(self._item(resource, obj))
+
+    def _observe(self, resource: str, obj: Any, now: int, out: Out) -> None:
+        """An object seen with a uid the graph has no observed node for: the node its dependents gave it (a
+        virtual one) takes the identity seen, and each cached dependent whose reference does not match it is
+        queued, with the OwnerRefInvalidNamespace warning when it lives in another namespace than a namespaced
+        owner (processGraphChanges, "replacing virtual item with observed item")."""
+        seen = self.observed[obj.metadata.uid] = self._identity(resource, obj)
+        virtual = self.virtual.pop(seen.uid, None)
+        if virtual is None or virtual == seen:
+            return
+        for dep_resource, dep in self._dependents(seen.uid):
+            dm = dep.metadata
+            if seen.namespace and dm.namespace != seen.namespace:
+                ref = next(r for r in dm.owner_references if r.uid == seen.uid)
+                self.event(now, out, dep, "Warning", INVALID_NAMESPACE_REASON,
+                           invalid_namespace_message(ref, dm.namespace))
+            elif all(seen.matches(r) for r in dm.owner_references if r.uid == seen.uid):
+                continue
+            self.queue.add(self._item(dep_resource, dep))
 
     def _on_add(self, resource: str) -> Any:
         def handler(now: int, obj: Any, out: Out) -> None:
-            self.observed[obj.metadata.uid] = resource
-            self._check_owners(resource, obj)
+            if obj.metadata.uid not in self.observed:
+                self._observe(resource, obj, now, out)
+            self._add_dependent_to_owners(resource, obj, obj.metadata.owner_references, now, out)
             self._transitions(resource, None, obj)
         return handler
 
     def _on_update(self, resource: str) -> Any:
         def handler(now: int, old: Any, cur: Any, out: Out) -> None:
-            if old.metadata.uid != cur.metadata.uid:
-                self._gone(old)
-                old = None
-            self.observed[cur.metadata.uid] = resource
-            if old is None or cur.metadata.owner_references != old.metadata.owner_references:
-                self._check_owners(resource, cur)
-                if old is not None:
-                    self._unblocked_owners(old, cur)
+            refs = cur.metadata.owner_references
+            if cur.metadata.uid not in self.observed:
+                # a uid the graph has no node for: a new node, as for an add. An update whose old object has
+                # another uid (re-created under its name while the watch was down, seen as one update after the
+                # relist) leaves the old uid's node in the graph: its dependents are not queued, and stay until
+                # some other event queues them or the GC restarts (upstream's behaviour)
+                self._observe(resource, cur, now, out)
+                self._add_dependent_to_owners(resource, cur, refs, now, out)
+            elif refs != old.metadata.owner_references:
+                before = {r.uid for r in old.metadata.owner_references}
+                self._add_dependent_to_owners(resource, cur, [r for r in refs if r.uid not in before], now, out)
+                self._unblocked_owners(old, cur)
             self._transitions(resource, old, cur)
         return handler
 
@@ -266,9 +343,14 @@ class GarbageCollector(Controller):
         return handler
 
     def _gone(self, obj: Any) -> None:
+        """An object seen deleted: its node goes, the identity it was seen by is known absent if it had
+        dependents, and they are queued."""
         uid = obj.metadata.uid
-        self.observed.pop(uid, None)
-        for resource, dep in self._dependents(uid):
+        seen = self.observed.pop(uid, None)
+        dependents = self._dependents(uid)
+        if seen is not None and dependents:
+            self.absent.add(seen)
+        for resource, dep in dependents:
             self.queue.add(self._item(resource, dep))
 
     def _dependents(self, uid: str) -> list[tuple[str, Any]]:
@@ -325,7 +407,7 @@ class GarbageCollector(Controller):
             if deleting_dependents(cached):
                 self._deleting_dependents(item, sync, now, out)
             return
-        if all(ref.uid in self.observed and not self._waits_for_dependents(item.namespace, ref)
+        if all(self._seen_where_named(item.namespace, ref) and not self._waits_for_dependents(item.namespace, ref)
                for ref in cached.metadata.owner_references):
             return
 
@@ -344,24 +426,58 @@ class GarbageCollector(Controller):
 
         sync.request(now, out, "get", item.resource, namespace=item.namespace, name=item.name, on_done=got_item)
 
+    def _seen_where_named(self, namespace: str, ref: Any) -> bool:
+        """The graph has an observed node for the reference's uid, at its coordinates, in the dependent's
+        `namespace` or cluster-scoped: an owner that exists as far as the GC knows (its deletion will queue the
+        dependent again). Anything else is looked up where the reference says."""
+        owner = self.observed.get(ref.uid)
+        return owner is not None and owner.matches(ref) and owner.namespace in ("", namespace)
+
+    def _known_absent(self, namespace: str, ref: Any) -> bool:
+        """isDangling's absentOwnerCache look-up: the reference's coordinates verified gone cluster-wide, or in the
+        dependent's `namespace`."""
+        return (Identity.of_reference(ref, "") in self.absent
+                or Identity.of_reference(ref, namespace) in self.absent)
+
     def _waits_for_dependents(self, namespace: str, ref: Any) -> bool:
         owner = self._cached_owner(namespace, ref)
         return owner is not None and deleting_dependents(owner)
 
     def _classify(self, item: Item, latest: Any, sync: Sync, now: int, out: Out) -> None:
+        """classifyReferences with isDangling, then attemptToDeleteItem's decision (see the module docstring).
+
+        Each reference in order: known absent → dangling; its kind not mapped at its apiVersion (a kind the API
+        does not serve) → the sync fails and is retried with the rate limiter, for ever (upstream's
+        restMappingError: it cannot tell an unknown kind from one discovery will list later); a namespaced owner
+        of a cluster-scoped dependent → nothing, and the item is forgotten (namespacedOwnerOfClusterScopedObjectErr:
+        such a reference never resolves, so the dependent is never collected); else a GET of the owner in the
+        dependent's namespace (or cluster-wide for a cluster-scoped kind) by the reference's name: 404 or another
+        uid → dangling, known absent from now on. Upstream classifies the references one after another and stops
+        at the first error; the model GETs the owners before that one at once, and decides when all have
+        answered."""
         refs = latest.metadata.owner_references
-        verdict: dict[str, str] = {}  # uid -> "solid" | "dangling" | "waiting"
-        to_check = []
+        verdict: dict[str, Optional[str]] = {}  # uid -> "solid" | "dangling" | "waiting" | None (a failed GET)
+        to_check: list[tuple[Any, Any]] = []
+        stop = ""  # "retry" | "forget": a reference that ends the classification
         for ref in refs:
-            if ref.uid in self.absent:
+            if self._known_absent(item.namespace, ref):
                 verdict[ref.uid] = "dangling"
-            else:
-                to_check.append(ref)
+                continue
+            res = self.owner_resource(ref.api_version, ref.kind)
+            if res is None:
+                stop = "retry"
+                break
+            if res.namespaced and not item.namespace:
+                stop = "forget"
+                break
+            to_check.append((ref, res))
         pending = [len(to_check)]
 
         def decided(t: int, o: Out) -> None:
-            if any(v is None for v in verdict.values()):
+            if stop == "retry" or any(v is None for v in verdict.values()):
                 sync.fail()
+                return
+            if stop == "forget":
                 return
             solid = [r for r in refs if verdict[r.uid] == "solid"]
             if solid:
@@ -386,31 +502,24 @@ class GarbageCollector(Controller):
         if not to_check:
             decided(now, out)
             return
-        for ref in to_check:
-            res = self.owner_resource(ref.api_version, ref.kind)
-            if res is None:
-                verdict[ref.uid] = "solid"  # a kind the API does not know: never collect on a guess
-                pending[0] -= 1
-                if pending[0] == 0:
-                    decided(now, out)
-                continue
+        for ref, res in to_check:
+            namespace = item.namespace if res.namespaced else ""
 
-            def got_owner(t: int, response: Any, o: Out, ref: Any = ref) -> bool:
+            def got_owner(t: int, response: Any, o: Out, ref: Any = ref, namespace: str = namespace) -> bool:
                 if response.code == 404 or (response.ok and response.body.metadata.uid != ref.uid):
                     verdict[ref.uid] = "dangling"
-                    self.absent.add(ref.uid)
+                    self.absent.add(Identity.of_reference(ref, namespace))
+                    self.virtual.pop(ref.uid, None)  # upstream's virtual delete event removes the virtual node
                 elif response.ok:
                     verdict[ref.uid] = "waiting" if deleting_dependents(response.body) else "solid"
                 else:
-                    verdict[ref.uid] = None  # type: ignore[assignment]
+                    verdict[ref.uid] = None
                 pending[0] -= 1
                 if pending[0] == 0:
                     decided(t, o)
                 return True
 
-            sync.request(now, out, "get", res.name, namespace=item.namespace if res.namespaced else "",
-                         name=ref.name, on_done=got_owner)
-
+            sync.request(now, out, "get", res.name, namespace=namespace, name=ref.name, on_done=got_owner)
 
     def _delete(self, item: Item, policy: str, sync: Sync, now: int, out: Out) -> None:
         sync.request(now, out, "delete", item.resource, namespace=item.namespace, name=item.name,
@@ -507,19 +616,22 @@ class GarbageCollector(Controller):
 
 @attrs.frozen
 class _CustomResource:
-    """What the GC needs of a discovered custom resource: its plural, apiVersion, kind and scope."""
+    """What the GC needs of a discovered custom resource: its plural, apiVersion (the storage version's), kind,
+    scope, and the apiVersions of its served versions (what the RESTMapper maps the kind at)."""
 
     name: str
     api_version: str
     kind: str
     namespaced: bool
+    served: tuple[str, ...]
 
     @classmethod
     def of(cls, crd: Any) -> "_CustomResource":
         storage = crd.storage_version()
         names = crd.status.accepted_names
-        return cls(names.plural, f"{crd.spec.group}/{storage.name if storage else ''}", names.kind,
-                   crd.spec.scope == "Namespaced")
+        group = crd.spec.group
+        return cls(names.plural, f"{group}/{storage.name if storage else ''}", names.kind,
+                   crd.spec.scope == "Namespaced", tuple(f"{group}/{v.name}" for v in crd.spec.versions if v.served))
 
 
 @controller("garbagecollector", service_account="generic-garbage-collector", default=True, rbac_rules=(
