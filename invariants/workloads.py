@@ -16,10 +16,10 @@ from kmodel.invariants._history import audit_since, change_feed, condition, name
 from kmodel.invariants.liveness import _objects
 from kmodel.invariants.registry import LIVENESS, SAFETY, SHARED, invariant
 from kmodel.apiserver.customresources import crds, established, resource_for
+from kmodel.apiserver.resources import RESOURCES
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.apiserver.storeview import current_prefix
 from kmodel.controllers.deployment_logic import MAX_REPLICAS_ANNOTATION
-from kmodel.controllers.garbagecollector import WORKLOADS, monitored, owner_resource
 
 PODS = "/registry/pods/"
 REPLICASETS = "/registry/replicasets/"
@@ -28,9 +28,12 @@ REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller
 DEPLOYMENT_CONTROLLER = "system:serviceaccount:kube-system:deployment-controller"
 DEPLOYMENT_COMPONENT = "controller/deployment"
 REPLICASET_COMPONENT = "controller/replicaset"
-#: the owners judged when the garbage collector monitors only WORKLOADS (ClusterConfig.gc_monitors_every_resource
-#: off: traces recorded before it monitored every resource), by kind
+#: the resources judged when the garbage collector monitors only the workloads (ClusterConfig.
+#: gc_monitors_every_resource off: traces recorded before it monitored every resource), and their owners, by kind
+_WORKLOADS = ("deployments", "replicasets", "statefulsets", "pods")
 _WORKLOAD_OWNERS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Pod": "pods"}
+#: built-in resources no garbage collector judges: upstream's ignored events, and bindings, which are never stored
+_NOT_COLLECTED = ("bindings", "events")
 
 
 def _controller_uid(obj: Any) -> str:
@@ -255,21 +258,30 @@ def endpoints_list_real_pods(cluster: Any, memo: dict) -> Iterator[str]:
 
 @invariant("dependents-collected", kind=LIVENESS, principle="level-driven reconciliation")
 def dependents_collected(cluster: Any, memo: dict) -> Iterator[str]:
-    """Once the cluster has settled, no object names an owner that no longer exists (by uid: an owner re-created
-    under the same name is not the old owner), unless it is being deleted already.
+    """Once the cluster has settled, every ownerReference of an object not being deleted names an owner that
+    exists where the reference says: an object of the reference's kind (at that apiVersion), in the dependent's
+    namespace (or cluster-scoped, for a cluster-scoped kind), of the reference's name, and with its uid. An
+    owner re-created under the same name is not the old owner, and an owner of that uid in another namespace,
+    or under another name or kind, is no owner (upstream's garbage collector collects such dependents).
 
-    Judged over every built-in resource the garbage collector monitors (all the API can delete but events), and
-    every custom resource an Established CRD not being deleted serves now, as dependents and as owners. An owner
-    of a kind the API does not serve now is not judged: the GC cannot tell such an owner is gone (upstream's
-    retries the dependent for ever once the kind's CRD is deleted, and so does the model's after a restart)."""
+    Judged over every built-in resource the API can delete but events, and every custom resource an Established
+    CRD not being deleted serves now (at any served version), as dependents and as owners. Not judged: an owner
+    of a kind the API does not serve now (the GC cannot tell such an owner is gone: upstream's retries the
+    dependent for ever), and a namespaced owner of a cluster-scoped dependent (upstream's never collects it: such
+    a reference never resolves)."""
     config = cluster.config
     every = config.gc_monitors_every_resource
-    resources = monitored(every)
+    resources = tuple(n for n in RESOURCES if n not in _NOT_COLLECTED) if every else _WORKLOADS
     custom = _served_custom_resources(cluster) if every and config.gc_monitors_custom_resources else {}
     objects: dict[str, list] = {resource: _objects(cluster, memo, resource) for resource in resources}
-    for res in custom.values():
+    for res in {res.name: res for res in custom.values()}.values():
         objects[res.name] = [kv.value for kv in current_prefix(cluster.store, res.prefix + "/")]
-    uids = {resource: {o.metadata.uid for o in found} for resource, found in objects.items()}
+    # resource -> (namespace, name) -> uid: where each owner is; and uid -> where it is, to say so
+    located = {resource: {(o.metadata.namespace, o.metadata.name): o.metadata.uid for o in found}
+               for resource, found in objects.items()}
+    where_uid = {o.metadata.uid: f"{resource} {_path(o)}" for resource, found in objects.items() for o in found}
+    mapped = {(res.api_version, res.kind): res for res in RESOURCES.values()} if every else {}
+    mapped.update(custom)
     for resource, found in objects.items():
         for obj in found:
             meta = obj.metadata
@@ -277,22 +289,40 @@ def dependents_collected(cluster: Any, memo: dict) -> Iterator[str]:
                 continue
             for ref in meta.owner_references:
                 if every:
-                    res = owner_resource(ref.api_version, ref.kind) or \
-                        custom.get((ref.api_version.rpartition("/")[0], ref.kind))
-                    owners = res.name if res is not None and res.name in uids else None
+                    res = mapped.get((ref.api_version, ref.kind))
+                    if res is None or res.name not in located:
+                        continue
+                    if res.namespaced and not meta.namespace:
+                        continue
+                    owners, namespace = res.name, meta.namespace if res.namespaced else ""
                 else:
-                    owners = _WORKLOAD_OWNERS.get(ref.kind)
-                if owners is not None and ref.uid not in uids[owners]:
-                    yield (f"{resource} {meta.namespace}/{meta.name} still names {ref.kind} {ref.name} "
-                           f"(uid {ref.uid}) as its owner, which is gone")
+                    owners, namespace = _WORKLOAD_OWNERS.get(ref.kind), meta.namespace
+                    if owners is None:
+                        continue
+                if located[owners].get((namespace, ref.name)) == ref.uid:
+                    continue
+                said = (f"{resource} {_path(obj)} still names {ref.kind} {ref.name} (uid {ref.uid}) as its owner, "
+                        "which is gone")
+                elsewhere = where_uid.get(ref.uid)
+                yield said if elsewhere is None else (
+                    f"{said} from {namespace or 'the cluster'} (that uid is {elsewhere}: an owner is looked up where "
+                    "its reference names it)")
+
+
+def _path(obj: Any) -> str:
+    m = obj.metadata
+    return f"{m.namespace}/{m.name}" if m.namespace else m.name
 
 
 def _served_custom_resources(cluster: Any) -> dict[tuple[str, str], Any]:
-    """The Resource of each custom kind an Established CRD not being deleted serves, by (group, kind): an
-    ownerReference names any served version of the group, and the objects are stored at one."""
+    """The Resource of each custom kind an Established CRD not being deleted serves, by (apiVersion, kind) of
+    each served version: an ownerReference names its owner's kind at one of them (the objects are stored at
+    one)."""
     served = {}
     for crd in crds(cluster.store):
         if established(crd) and crd.metadata.deletion_timestamp is None:
             res = resource_for(crd)
-            served[(res.group, res.kind)] = res
+            for version in crd.spec.versions:
+                if version.served:
+                    served[(f"{res.group}/{version.name}", res.kind)] = res
     return served
