@@ -1,9 +1,10 @@
 """The `kmodel` command.
 
 Each subcommand is a small function taking parsed arguments and returning an exit code. Usage errors exit 2
-with one line on stderr (argparse's own behaviour, kept for every subcommand); a `KmodelUsageError` raised by a
-subcommand is reported the same way, never as a traceback. Anything else is a bug in kmodel: one line, exit 3,
-and the traceback only when KMODEL_TRACEBACK is set.
+with one line on stderr naming the subcommand and its `--help` (`OneLineParser`: argparse's own refusals
+print the whole usage first, which buries the error), never a traceback; a `KmodelUsageError` raised by a
+subcommand is reported the same way. `kmodel` alone is a usage error too: one usage line, exit 2. Anything
+else is a bug in kmodel: one line, exit 3, and the traceback only when KMODEL_TRACEBACK is set.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from kmodel import __version__
 from kmodel.checker import command as checker_command
@@ -23,11 +24,19 @@ from kmodel.serve import ctl as ctl_command
 from kmodel.simulate import command as simulate_command
 from kmodel.variants import command as variants_command
 
-__all__ = ["KmodelUsageError", "build_parser", "console_main", "main"]
+__all__ = ["KmodelUsageError", "OneLineParser", "build_parser", "console_main", "main"]
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose refusals are one line on stderr, exit 2: what is wrong, then where the usage is.
+    The subcommands' parsers are of this class too (argparse makes them of their parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="kmodel",
         description="A property-based model checker for the Kubernetes control plane.",
     )
@@ -45,10 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 0
+        if unknown:
+            parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+        # no command: one line, as any usage error (`kmodel --help` lists the commands)
+        print(f"{' '.join(parser.format_usage().split())} (see `kmodel --help`)", file=sys.stderr)
+        return 2
+    if unknown:  # refused by the subcommand's parser, so that the error names it rather than `kmodel`
+        _subcommand_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
     handler = getattr(args, "handler", None)
     if handler is None:  # pragma: no cover - every subcommand sets one
         parser.error(f"unknown command {args.command!r}")
@@ -70,6 +84,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kmodel {args.command}: internal error: {type(exc).__name__}: {exc} "
               "(a bug in kmodel: set KMODEL_TRACEBACK=1 to see where, and please report it)", file=sys.stderr)
         return 3
+
+
+def _subcommand_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    return parser  # pragma: no cover - build_parser always adds the subcommands
 
 
 #: 128 + SIGPIPE, what a shell reports for a command whose reader went away
