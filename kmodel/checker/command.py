@@ -497,11 +497,11 @@ def invariants_command(args: argparse.Namespace) -> int:
     head = ("NAME", "KIND", "PRINCIPLE", "GUARANTEE")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
     # the guarantee wraps within the terminal's width (100 columns when not a terminal, as `kmodel fixes`),
-    # its continuation lines under its column
+    # its continuation lines under its column, broken only between words (a label or a name stays whole)
     indent = sum(widths) + 2 * 3
     room = max(shutil.get_terminal_size((100, 24)).columns - indent, 24)
     for row in [head, *rows]:
-        lines = textwrap.wrap(row[3], room, break_on_hyphens=False) or [""]
+        lines = textwrap.wrap(row[3], room, break_on_hyphens=False, break_long_words=False) or [""]
         print("  ".join(row[i].ljust(widths[i]) for i in range(3)) + "  " + lines[0])
         for line in lines[1:]:
             print(" " * indent + line)

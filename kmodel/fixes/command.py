@@ -48,7 +48,9 @@ def fixes_command(args: argparse.Namespace) -> int:
         print(f"{f.name.ljust(width)}  fixes {', '.join(f.invariants)}")
         for label, text in (("bug:     ", f.bug), ("changes: ", f.changes), ("where:   ", f.where),
                             ("upstream:", f.upstream), ("traces:  ", ", ".join(f"tests/regressions/{t}" for t in f.traces))):
-            lines = textwrap.wrap(text, 100 - len(indent) - len(label) - 1, break_on_hyphens=False) or [""]
+            # broken only between words: a trace's file name or a path stays whole, to copy
+            lines = textwrap.wrap(text, 100 - len(indent) - len(label) - 1, break_on_hyphens=False,
+                                  break_long_words=False) or [""]
             print(f"{indent}{label} {lines[0]}")
             for line in lines[1:]:
                 print(f"{indent}{' ' * len(label)} {line}")

@@ -97,3 +97,26 @@ def test_a_required_situation_never_reached_fails_the_run_and_is_reported(tmp_pa
     assert reached, "the example reached no situation at all"
     assert main(["check", "--seed", "1", "--examples", "3", "--fix", "all", "--report", str(folder),
                  "--require-sometimes", ",".join(reached)]) == 0
+
+
+@pytest.mark.parametrize("command, room", [("invariants", 24), ("fixes", 45)])
+def test_piped_tables_break_lines_only_between_words(command, room):
+    # stdout is not a terminal: 100 columns, and a long word (a label, a trace's file name) is never cut in two
+    import os
+    import subprocess
+    import sys
+
+    from kmodel.checker.session import all_invariants
+    from kmodel.fixes import FIXES
+
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    out = subprocess.run([sys.executable, "-m", "kmodel", command], capture_output=True, text=True, env=env,
+                         check=True, timeout=120).stdout
+    tokens = set(out.split())
+    if command == "invariants":
+        texts = [inv.guarantee for inv in all_invariants()]
+    else:
+        texts = [f"tests/regressions/{t}" for f in FIXES for t in f.traces] + [f.bug for f in FIXES]
+    words = {word.rstrip(",") for text in texts for word in text.split()}
+    assert {w for w in words if w not in tokens and w + "," not in tokens} == set()
+    assert any(len(word) > room for word in words)  # a word longer than its column's room, kept whole
