@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kmodel.checker.example_db import DEFAULT_DIRECTORY as DEFAULT_DATABASE
-from kmodel.checker.example_db import check_database_spec, shown as shown_database
+from kmodel.checker.example_db import check_database_spec, saved_failures, shown as shown_database
 from kmodel.checker.profiles import PROFILES
 from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
@@ -51,7 +51,10 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("check", help=CHECK_HELP, description=CHECK_HELP,
                               epilog="exit codes: 0 nothing violated (and every --require-sometimes situation "
                                      "reached); 1 a violation, or a required situation never reached; 2 bad usage")
-    p.add_argument("--examples", type=int, default=None, metavar="N", help="examples to run (default: the profile's; dev: 200)")
+    p.add_argument("--examples", type=int, default=None, metavar="N",
+                   help="examples to run (default: the profile's; dev: 200). A run may report more: an example "
+                        "that draws more choices than Hypothesis allows one is abandoned, uncounted, and another "
+                        "runs in its place; saved failures replayed first and a violation's shrink add theirs")
     p.add_argument("--steps", type=int, default=None, metavar="N", help="rules per example (default: the profile's, 30)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="Hypothesis seed (default 0)")
     p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes (default 3)")
@@ -259,6 +262,10 @@ def check(args: argparse.Namespace) -> int:
     database = check_database_spec(args.database if args.database is not None
                                    else DEFAULT_DATABASE if parallel else NO_DATABASE)
     _prepare_report_folder(Path(args.report))
+    replaying = saved_failures(None if database == NO_DATABASE else database, options)
+    if replaying:  # said first: what such a run explores is not its seed's alone
+        print(f"replaying {replaying} saved failing example{'s' if replaying > 1 else ''} from the example "
+              f"database {shown_database(database)} first (--database none explores the seed alone)")
     found, extra, parallel_run = None, None, None
     database_error, unsaved = None, 0  # a database set aside during the run (example_db.ForgivingDatabase)
     if parallel:
@@ -301,7 +308,7 @@ def check(args: argparse.Namespace) -> int:
         write_junit_xml(junit, report, seconds=result.seconds, replay_command=replay_with)
     checked = sum(1 for inv in report["invariants"] if inv["checks"])
     if options.fixes:
-        print(f"fixes on: {', '.join(options.fixes)}")
+        print("\n".join(wrapped(f"fixes on: {', '.join(options.fixes)}", indent=" " * len("fixes on: "))))
     print(f"kmodel check: seed {options.seed}, {result.stats.examples} examples, {result.stats.steps} steps, "
           f"{result.stats.events} model events in {result.seconds:.1f} s; {checked}/{len(report['invariants'])} "
           f"invariants checked; trace digest {report['trace_digest']}")
@@ -324,7 +331,7 @@ def check(args: argparse.Namespace) -> int:
     unreached = report["required_sometimes"]["unreached"]
     for name in unreached:
         print(f"UNREACHED {name}: no example reached it (required by --require-sometimes)")
-    print(f"report: {Path(args.report) / 'report.json'}")
+    print(f"report: {', '.join(str(Path(args.report) / name) for name in REPORT_FILES)}")
     if database_error is not None:
         from kmodel.checker.example_db import set_aside_warning
 
@@ -333,6 +340,16 @@ def check(args: argparse.Namespace) -> int:
 
 
 NO_DATABASE = "none"
+#: the report files a check writes, as the last line of its output names them (the page to open, first)
+REPORT_FILES = ("report.html", "report.md", "report.json")
+
+
+def wrapped(text: str, indent: str = "") -> list[str]:
+    """`text` as lines within the terminal's width (100 columns when stdout is not a terminal), broken only
+    between words (a name with hyphens or a path stays whole), the lines after the first indented by `indent`."""
+    width = max(shutil.get_terminal_size((100, 24)).columns, 40)
+    return textwrap.wrap(text, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [""]
 
 
 def print_findings(report: dict, replay_with: str) -> None:

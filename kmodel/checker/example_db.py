@@ -304,3 +304,24 @@ def save_found(spec: Optional[str], entries: Iterable[dict[bytes, list[bytes]]])
     if error is None and unsaved:
         error = f"it did not keep {unsaved} of the {written + unsaved} entries written"
     return Saved(written, unsaved, error)
+
+
+def saved_failures(spec: Optional[str], options: Any) -> int:
+    """How many failing examples of this campaign (`campaign_identity`) the database holds: what a run replays
+    before it explores, so the command can say so first (a run that replays them explores something else than
+    its seed alone gives). Counted from the keys the database lists: a folder's own index of its keys
+    (Hypothesis' metakeys entry), or a Redis SCAN; 0 when there is no database or it cannot be read (the run
+    itself then sets it aside, see `ForgivingDatabase`)."""
+    db = open_database(spec)
+    if db is None:
+        return 0
+    prefix = campaign_identity(options)
+    try:
+        if isinstance(db, DirectoryBasedExampleDatabase):
+            keys = [key for key in db.fetch(db._metakeys_name) if key.startswith(prefix)]
+        else:  # RedisExampleDatabase: its keys are its own prefix + ours
+            own = db._prefix + prefix
+            keys = [key[len(db._prefix):] for key in db.redis.scan_iter(match=own + b"*")]
+        return sum(len(list(db.fetch(key))) for key in keys if not key.endswith(SECONDARY_KEYS))
+    except Exception:  # noqa: BLE001 - a database that cannot be read here is reported by the run itself
+        return 0

@@ -99,6 +99,43 @@ def test_a_required_situation_never_reached_fails_the_run_and_is_reported(tmp_pa
                  "--require-sometimes", ",".join(reached)]) == 0
 
 
+def test_the_last_line_names_the_report_to_open_and_the_two_beside_it(tmp_path, capsys):
+    folder = tmp_path / "r"
+    assert main(["check", "--examples", "1", "--steps", "2", "--report", str(folder)]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    named = [folder / name for name in ("report.html", "report.md", "report.json")]
+    assert last == "report: " + ", ".join(str(path) for path in named)
+    assert all(path.is_file() for path in named)
+
+
+def test_the_fixes_banner_wraps_between_names_within_the_width(tmp_path, capsys, monkeypatch):
+    from kmodel.fixes import FIXES
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["check", "--examples", "1", "--steps", "2", "--fix", "all", "--report", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    banner = out[:next(i for i, line in enumerate(out) if line.startswith("kmodel check:"))]
+    assert len(banner) > 1 and banner[0].startswith("fixes on: ")
+    assert all(len(line) <= 80 for line in banner)
+    assert all(line.startswith(" " * len("fixes on: ")) for line in banner[1:])  # under the first name
+    names = " ".join(banner)[len("fixes on: "):].replace(",", " ").split()
+    assert names == [f.name for f in FIXES]  # every name whole, in order
+
+
+def test_a_run_that_replays_saved_failures_from_the_database_says_so_first(tmp_path, capsys):
+    # an anti-pattern variant that fails within a few examples, so that the first run saves its failure
+    campaign = ["check", "--variant", "edge-triggered", "--examples", "60", "--steps", "8", "--seed", "1",
+                "--database", str(tmp_path / "db"), "--report", str(tmp_path / "r")]
+    assert main(campaign) == 1
+    first = capsys.readouterr().out.splitlines()
+    assert first[0].startswith("kmodel check: ")  # an empty database: nothing to say
+    assert main(campaign) == 1
+    again = capsys.readouterr().out.splitlines()
+    assert again[0] == (f"replaying 1 saved failing example from the example database {tmp_path / 'db'} first "
+                        "(--database none explores the seed alone)")
+    assert again[1].startswith("kmodel check: ")
+
+
 @pytest.mark.parametrize("command, room", [("invariants", 24), ("fixes", 45)])
 def test_piped_tables_break_lines_only_between_words(command, room):
     # stdout is not a terminal: 100 columns, and a long word (a label, a trace's file name) is never cut in two

@@ -351,6 +351,7 @@ def test_a_failure_kept_in_redis_is_replayed_first_by_the_next_run_on_another_ma
     # shrink a violation and worker 1 finds none in its 30.
     run, report = _check(there, *campaign, "--seed", "2", "--workers", "2", "--no-stop-on-first")
     assert run.returncode == 1 and not (there / ".hypothesis").exists()
+    assert run.stdout.startswith(f"replaying 1 saved failing example from the example database {redis_url} first")
     assert [w["violation"] is not None and w["examples"] <= 3 for w in report["workers"]] == [True, True]
     assert [(v["invariant"], v["workers"]) for v in report["violations"]] == [(found, 2)]
     assert report["parallel"]["database"] == redis_url
