@@ -29,9 +29,7 @@ Every file is written to a temporary name and renamed, so a reader never sees ha
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import tempfile
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -42,19 +40,12 @@ from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CampaignResult
 from kmodel.checker.trace import write_trace
+from kmodel.report import atomic_write_texts
 
 
 def atomic_write_text(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write `path` atomically, with a new file's mode (kmodel.report.atomic_write_texts)."""
+    return atomic_write_texts(path.parent, {path.name: text})[0]
 
 
 def report_json(result: CampaignResult, violations: list[dict[str, Any]],

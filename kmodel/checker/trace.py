@@ -28,8 +28,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -40,6 +38,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.action_json import action_from_json
 from kmodel.loop.events import check_json_fields
 from kmodel.cluster import ClusterConfig
+from kmodel.report import atomic_write_texts
 
 FORMAT = "kmodel-trace/2"
 FORMAT_V1 = "kmodel-trace/1"
@@ -175,19 +174,10 @@ def fitted(trace: Trace, boot_revision: int) -> Trace:
 
 
 def write_trace(trace: Trace, path: Path) -> Path:
-    """Write atomically (temporary file in the same folder, then rename)."""
+    """Write atomically (temporary file in the same folder, then rename), with a new file's mode."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(trace.to_json(), indent=1, sort_keys=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write_texts(path.parent, {path.name: text})[0]
 
 
 def upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ numbered steps, a Mermaid sequence diagram (kmodel.report.mermaid) and the comma
 whose report has a diagram also gets mermaid.min.js and its license (kmodel.report.offline), which report.html
 loads by a relative path, so the folder renders offline.
 
-Never a half-written report: every file is written to a temporary file in the report folder, flushed to disk,
+Every file is written with the mode any new file gets (0644 under the usual umask), never a temporary
+file's 0600. Never a half-written report: every file is written to a temporary file in the report folder, flushed to disk,
 then moved over the old one with `os.replace`, which is atomic on one filesystem. Both files are rendered
 before either is written, and both temporary files are complete before either replaces its old file, so an
 error while rendering or writing leaves the previous reports as they were and no temporary file behind.
@@ -36,9 +37,18 @@ def render_reports(report: dict, violations: Sequence[ViolationStory], *, max_ar
     return {"report.md": render_markdown(view), "report.html": render_html(view)}
 
 
+def new_file_mode() -> int:
+    """The mode open() gives a new file: 0o666 less the process's umask (0o644 under the usual 022). mkstemp
+    makes its files 0o600, which would hide a report from the others who share its folder."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _write_temp(folder: Path, name: str, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()

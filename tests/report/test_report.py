@@ -423,3 +423,24 @@ def test_a_report_without_shrink_records_says_nothing_of_shrinking(tmp_path):
     stories = [story()]
     write_reports(report_dict(stories), stories, tmp_path)
     assert "Hypothesis shrank" not in (tmp_path / "report.md").read_text()
+
+
+def test_report_files_and_traces_get_a_new_files_mode_not_a_temporary_ones(tmp_path):
+    # mkstemp makes 0600 files: a report in a shared folder would be unreadable by the rest of the team
+    from kmodel.checker.results import atomic_write_text
+    from kmodel.checker.trace import read_trace, write_trace
+
+    trace = read_trace(Path(__file__).parents[1] / "regressions" / "nodeipam-node-deleted-between-its-two-lists.json")
+    old = os.umask(0o022)
+    try:
+        stories = two_stories()
+        paths = write_reports(report_dict(stories), stories, tmp_path)
+        paths += [write_json(report_dict(stories), tmp_path), atomic_write_text(tmp_path / "a.json", "{}\n"),
+                  write_trace(trace, tmp_path / "traces" / "t.json"), tmp_path / "mermaid.min.js"]
+        os.umask(0o027)  # a stricter umask is kept too
+        paths.append(write_trace(trace, tmp_path / "traces" / "private.json"))
+    finally:
+        os.umask(old)
+    modes = {path.name: path.stat().st_mode & 0o777 for path in paths}
+    assert modes == {"report.md": 0o644, "report.html": 0o644, "report.json": 0o644, "a.json": 0o644,
+                     "t.json": 0o644, "mermaid.min.js": 0o644, "private.json": 0o640}
