@@ -1,7 +1,8 @@
 """report.md and report.html from one view of a check's results.
 
 Both files are rendered from the same `ReportView`, so they show the same things in the same order: the
-summary, the invariants table, the rules table, then each violation: its invariant and message; the known fix
+summary, whose verdict links to the violations, then each violation (a failing report opens on what failed),
+then the tables of what was checked: invariants, rules, situations reached. Each violation shows: its invariant and message; the known fix
 that takes it out (and the fixes of that invariant that do not); the steps, as a table of what each changed in
 the cluster when the story recorded it (else as a numbered list), numbered from 1 as `kmodel replay` numbers
 them; the Mermaid sequence diagram, drawing only the messages that touch what the violation names
@@ -374,6 +375,10 @@ def change_row(change: StepChanges, action: str, messages: int, named: set[str],
         partitions=Cell(tuple((side, any(e in named for e in side.split(", "))) for side in change.partitions)))
 
 
+# VIOLATIONS_FIRST: both files put the violations right after the summary and the tables of what was checked
+# (every invariant, rule and situation: thousands of pixels) after them, so that a failing report opens on what
+# failed. The renderers write the tables where they always did, then move them after the violations.
+
 #: what the changes table shows, said above it
 CHANGES_NOTE = ("What each step changed in the cluster, as the difference between the state before and after it: "
                 "objects by resource/namespace/name (the ones the violation names in bold; Events only counted), "
@@ -442,9 +447,10 @@ def render_markdown(view: ReportView) -> str:
     for label, value, code in view.summary:
         shown = md_code(value) if code else md_inline(value)
         if label == "Verdict":
-            shown = f"**{shown}**"
+            shown = f"**[{shown}](#violations)**" if view.failed else f"**{shown}**"
         add(f"| {label} | {_cell(shown)} |")
     add("")
+    tables_at = len(out)  # the tables of what was checked go after the violations (VIOLATIONS_FIRST)
 
     add("## Invariants")
     add("")
@@ -499,6 +505,8 @@ def render_markdown(view: ReportView) -> str:
                 f"{_cell(md_inline(r.principle))} | {_cell(md_inline(r.situation))} |")
         add("")
 
+    tables = out[tables_at:]
+    del out[tables_at:]
     out.extend(markdown_findings(view.findings))
     add("## Violations")
     add("")
@@ -573,6 +581,7 @@ def render_markdown(view: ReportView) -> str:
             add("")
             out.extend(md_fence(v.replay_command, "sh"))
             add("")
+    out.extend(tables)
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"
@@ -654,7 +663,7 @@ td.status.ok { color: var(--ok); }
 pre { background: var(--bg-soft); border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px;
   overflow-x: auto; white-space: pre; margin: 6px 0; }
 pre.message { background: var(--bad-bg); border-color: #f3c4bf; white-space: pre-wrap; }
-pre.mermaid { background: #fff; font-size: 12px; line-height: 1.35; }
+pre.mermaid { background: #fff; font-size: 12px; line-height: 1.35; max-height: 85vh; overflow: auto; }
 ol.steps { margin: 4px 0; padding-left: 3.2em; }
 ol.steps li { padding: 1px 0; }
 ol.steps .count { color: var(--muted); font-size: 13px; }
@@ -681,7 +690,8 @@ _MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in pre.mermaid bl
 <script src="{MERMAID_JS}"></script>
 <script>
 if (window.mermaid) {{
-  // the diagram at its own size, scrolling sideways inside its block, rather than shrunk to the page's width
+  // the diagram at its own size, scrolling inside its block (at most 85% of the window's height, so both
+  // scroll bars are in sight), rather than shrunk to the page's width
   mermaid.initialize({{ startOnLoad: false, securityLevel: "strict", sequence: {{ wrap: true, useMaxWidth: false }} }});
   mermaid.run({{ querySelector: "pre.mermaid" }}).then(
     () => document.body.setAttribute("data-diagrams", "drawn"),
@@ -749,10 +759,12 @@ def render_html(view: ReportView) -> str:
     for label, value, code in view.summary:
         shown = f"<code>{_e(value)}</code>" if code else _e(value)
         if label == "Verdict":
-            shown = f"<strong>{shown}</strong>"
+            target = "violation-1" if len(view.violations) == 1 else "violations"
+            shown = f'<strong><a href="#{target}">{shown}</a></strong>' if view.failed else f"<strong>{shown}</strong>"
         add(f"<tr><th>{_e(label)}</th><td>{shown}</td></tr>")
     add("</table>")
     add("</section>")
+    tables_at = len(out)  # the tables of what was checked go after the violations (VIOLATIONS_FIRST)
 
     add('<section id="invariants">')
     add("<h2>Invariants</h2>")
@@ -819,6 +831,8 @@ def render_html(view: ReportView) -> str:
         add("</table>")
         add("</section>")
 
+    tables = out[tables_at:]
+    del out[tables_at:]
     out.extend(html_findings(view.findings))
     add('<section id="violations">')
     add("<h2>Violations</h2>")
@@ -892,6 +906,7 @@ def render_html(view: ReportView) -> str:
             add(f'<pre class="cmd"><code>{_e(v.replay_command)}</code></pre>')
         add("</article>")
     add("</section>")
+    out.extend(tables)
     add("</main>")
     if any(v.diagram for v in view.violations):
         add(_MERMAID_SCRIPT)

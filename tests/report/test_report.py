@@ -444,3 +444,16 @@ def test_report_files_and_traces_get_a_new_files_mode_not_a_temporary_ones(tmp_p
     modes = {path.name: path.stat().st_mode & 0o777 for path in paths}
     assert modes == {"report.md": 0o644, "report.html": 0o644, "report.json": 0o644, "a.json": 0o644,
                      "t.json": 0o644, "mermaid.min.js": 0o644, "private.json": 0o640}
+
+
+def test_a_failing_report_opens_on_its_violations_and_its_verdict_links_to_them(tmp_path):
+    # the tables of every invariant, rule and situation come after the violations, not before them
+    for stories, target in (([story()], "#violation-1"), (two_stories(), "#violations")):
+        md, page = (render_reports(report_dict(stories), stories)[name] for name in ("report.md", "report.html"))
+        assert md.index("## Summary") < md.index("## Violations") < md.index("## Invariants") < md.index("## Rules")
+        assert page.index('id="summary"') < page.index('id="violations"') < page.index('id="invariants"') \
+            < page.index('id="rules"') < page.index("</main>")
+        assert f'<strong><a href="{target}">FAIL: ' in page and target[1:] in page
+        assert "| Verdict | **[FAIL: " in md and "](#violations)** |" in md
+    passing = render_reports(report_dict(), [])
+    assert "href" not in passing["report.html"] and "](#" not in passing["report.md"]

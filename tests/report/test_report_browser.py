@@ -59,3 +59,37 @@ def test_a_screenshot_is_taken(report, tmp_path):
     png = shots.screenshot(CHROMIUM, page, tmp_path / "report.png", height=1200)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+#: written into the page under test: once Mermaid has drawn, where the violation and the diagram's box are
+MEASURE = """<script>
+function measure() {
+  if (!document.body.dataset.diagrams) { setTimeout(measure, 50); return; }
+  const box = document.querySelector("pre.mermaid").getBoundingClientRect();
+  const violation = document.getElementById("violation-1").getBoundingClientRect();
+  document.body.dataset.measured = JSON.stringify({
+    violation_top: violation.top + window.scrollY, window_height: window.innerHeight,
+    window_width: document.documentElement.clientWidth, box_right: box.right, box_height: box.height,
+    svg_width: document.querySelector("pre.mermaid svg").getBoundingClientRect().width});
+}
+measure();
+</script>
+</body>"""
+
+
+def test_at_1400_pixels_the_page_opens_on_the_violation_and_the_diagram_scrolls_in_its_box(report, tmp_path):
+    import html
+    import json
+    import subprocess
+
+    page, _ = report
+    measured = page.with_name("measured.html")
+    measured.write_text(page.read_text().replace("</body>", MEASURE, 1))
+    run = subprocess.run([CHROMIUM, *shots.OFFLINE, "--window-size=1400,900", "--dump-dom", measured.as_uri()],
+                         capture_output=True, text=True, timeout=180)
+    found = re.search(r'data-measured="([^"]*)"', run.stdout)
+    assert found, run.stdout[-2000:]
+    m = json.loads(html.unescape(found.group(1)))
+    assert m["violation_top"] < m["window_height"]  # the violation starts on the first screen, after the summary
+    assert m["box_right"] <= m["window_width"] and m["box_height"] <= 0.85 * m["window_height"] + 1
+    assert m["svg_width"] > m["box_right"] - 100  # a diagram wider than its box: it scrolls inside it
