@@ -27,7 +27,7 @@ raises `TraceDiverged` instead: the trace does not fit this model.
 `dispose()` frees a finished session at once: see its docstring.
 
 Optionally (`record_messages=True`, replays only) a tap on the loop records each delivered message as
-(step index, src, dst, short label) for the report's sequence diagram; off, the loop's hot path is untouched.
+(step index, src, dst, short label: kmodel.checker.labels) for the report's sequence diagram; off, the loop's hot path is untouched.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 import attrs
 
 from kmodel.checker.actions import Action, Fire, NotSettled, Settle
+from kmodel.checker.labels import MessageLabels
 from kmodel.checker.stats import Stats
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import LoopEvent, EventNotEnabled
@@ -88,27 +89,6 @@ class TraceDiverged(Exception):
     """A replayed action could not be applied: the model no longer makes the moves the trace recorded."""
 
 
-def message_label(payload: Any) -> str:
-    """A short label for a delivered message: 'create pods', '200', 'WatchEvent ADDED pods/web-x'."""
-    t = type(payload).__name__
-    if t == "Request":
-        sub = f"/{payload.subresource}" if payload.subresource else ""
-        name = f" {payload.name}" if payload.name else ""
-        return f"{payload.verb} {payload.resource}{sub}{name}"
-    if t == "Response":
-        reason = getattr(payload.body, "reason", "") if payload.code >= 400 else ""
-        return f"{payload.code} {reason}".strip()
-    if t == "WatchEvent":
-        obj = payload.object
-        meta = getattr(obj, "metadata", None)
-        if meta is None or payload.type in ("BOOKMARK", "ERROR"):
-            return f"WatchEvent {payload.type}"
-        return f"WatchEvent {payload.type} {type(obj).__name__.lower()}s/{meta.name}"
-    if t == "WatchResponse":
-        return f"etcd watch: {len(payload.events)} events"
-    return t
-
-
 class Session:
     """See the module docstring."""
 
@@ -149,11 +129,12 @@ class Session:
         self.violation: Optional[InvariantViolation] = None
         self._hash = hashlib.blake2b(digest_size=16)
         self.messages: list[tuple[int, str, str, str]] = []
+        self._labels = MessageLabels()
         if record_messages:
             self.cluster.loop.set_delivery_tap(self._tap)
 
     def _tap(self, msg: Any) -> None:
-        self.messages.append((len(self.actions) - 1, msg.src, msg.dst, message_label(msg.payload)))
+        self.messages.append((len(self.actions) - 1, msg.src, msg.dst, self._labels(msg)))
 
     # -- executing ---------------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from typing import Iterable, Mapping
 _WORD = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._:/-]*[A-Za-z0-9])?")
 _ALNUM = re.compile(r"[^a-z0-9]")
 _PLAIN = re.compile(r"[a-z]+")
-#: the label of a watch bookmark (kmodel.checker.session.message_label)
+#: the label of a watch bookmark (kmodel.checker.labels)
 BOOKMARK = "WatchEvent BOOKMARK"
 #: an endpoint's short name must have this many letters and digits to be found run together in a message
 MIN_RUN = 5
@@ -107,13 +107,13 @@ def focus_of(message: str, endpoints: Iterable[str],
 
 
 def label_names(label: str, ref: str) -> bool:
-    """Whether a message label ("update nodes node-2", "WatchEvent DELETED nodes/node-2") names the object."""
+    """Whether a message label ("update nodes node-2", "WatchEvent DELETED nodes/node-2") names the object: its
+    name and its resource, both written as the API writes them (kmodel.checker.labels)."""
     resource, _, name = _parts(ref)
-    tokens = re.split(r"[\s/]+", label)
+    tokens = re.split(r"[\s/()]+", label)  # a reply names its request in brackets: "200 (get nodes node-2)"
     if name not in tokens:
         return False
-    kind = _singular(resource)
-    return any(_singular(token.lower()) == kind or _singular(_singular(token.lower())) == kind for token in tokens)
+    return resource in tokens
 
 
 def touches(src: str, dst: str, label: str, endpoints: Iterable[str], objects: Iterable[str]) -> bool:

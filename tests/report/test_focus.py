@@ -44,7 +44,9 @@ def test_a_message_touches_the_focus_by_its_ends_or_by_the_object_its_label_name
     assert label_names("WatchEvent DELETED nodes/node-2", "nodes/node-2")
     assert not label_names("update leases node-2", "nodes/node-2")
     assert not label_names("WatchEvent ADDED nodes/node-20", "nodes/node-2")
-    assert label_names("WatchEvent MODIFIED endpointss/web", "endpoints/default/web")  # the label's plural
+    assert label_names("WatchEvent MODIFIED endpoints/web", "endpoints/default/web")  # the API's plural
+    assert label_names("200 (get nodes node-2)", "nodes/node-2")  # a reply names the request it answers
+    assert not label_names("WatchEvent MODIFIED endpoints/web", "services/default/web")
     assert touches("controller/nodeipam", "apiserver-0", "list nodes", ["controller/nodeipam"], objects)
     assert touches("kubectl", "apiserver-0", "delete nodes node-2", [], objects)
     assert not touches("kubectl", "apiserver-0", "delete nodes node-1", [], objects)
