@@ -11,7 +11,7 @@ from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
 from kmodel.simulate.inputs import FAULT_ACTIONS, FAULT_HELP, InputError, parse_apply, parse_fault, read_manifests
-from kmodel.simulate.render import render
+from kmodel.simulate.render import rejections, render
 from kmodel.simulate.run import simulate
 from kmodel.variants import variant as known_variant
 
@@ -90,4 +90,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render(report))
+    if report["rejected"]:  # on stderr too, as kubectl writes them, where a script or a terminal sees them
+        sys.stdout.flush()
+        print("\n".join(rejections(report)), file=sys.stderr)
     return 1 if report["rejected"] else 0

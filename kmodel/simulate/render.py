@@ -96,8 +96,12 @@ def render(report: dict) -> str:
         [[f"{e['time']:g}s" if e["time"] is not None else "", e["type"], e["reason"], e["object"], e["message"]]
          for e in report["events"]]))
     if report["rejected"]:
-        sections.append("REJECTED\n" + "\n".join(
-            f"error: {r['message']}\nensure CRDs are installed first" if r["reason"] == "NoKindMatch" else
-            f"Error from server ({r['reason'] or r['code']}): {r['message']} [{r['object']}]"
-            for r in report["rejected"]))
+        sections.append("REJECTED\n" + "\n".join(rejections(report)))
     return "\n\n".join(sections) + "\n"
+
+
+def rejections(report: dict) -> list[str]:
+    """What kubectl prints on stderr for each rejected request of the run, in its words."""
+    return [f"error: {r['message']}\nensure CRDs are installed first" if r["reason"] == "NoKindMatch" else
+            f"Error from server ({r['reason'] or r['code']}): {r['message']} [{r['object']}]"
+            for r in report["rejected"]]

@@ -190,3 +190,17 @@ def test_a_configmap_a_statefulset_and_an_unknown_kind_apply_what_can_be_applied
     assert [(p["name"], p["phase"]) for p in report["pods"]] == [("web-0", "Running"), ("web-1", "Running"),
                                                                   ("web-2", "Running")]
     assert [s["name"] for s in report["services"] if s["name"] == "web"] == ["web"]
+
+
+def test_a_rejected_manifest_is_told_on_stderr_as_kubectl_tells_it(capsys):
+    for fmt in ([], ["--json"]):
+        code = main(["simulate", "-f", str(EXAMPLES / "refused" / "restricted-namespace.yaml"), "--nodes", "1",
+                     "--until", "5", *fmt])
+        assert code == 1
+        out, err = capsys.readouterr()
+        [line] = err.splitlines()
+        assert line.startswith("Error from server (Forbidden): ") and line.endswith(" [pod/ledger-hostnet]")
+        if not fmt:
+            assert out.rstrip().endswith("REJECTED\n" + line)  # and under REJECTED, as before
+    main(["simulate", "-f", str(EXAMPLES / "web-service.yaml"), "--nodes", "1", "--until", "5"])
+    assert capsys.readouterr().err == ""
