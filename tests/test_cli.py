@@ -43,3 +43,11 @@ def test_help_is_not_an_error(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["check", "--help"])
     assert exc.value.code == 0 and capsys.readouterr().out.startswith("usage: kmodel check")
+
+
+def test_serve_says_it_serves_https_in_its_help(capsys):
+    # it serves HTTPS unless --http: a user who points a client at http:// gets nothing
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    description = capsys.readouterr().out.split("\n\n")[1]
+    assert "HTTPS" in description and "--http: plain HTTP" in description

@@ -16,7 +16,7 @@ from kmodel.serve.tls import TLSError
 from kmodel.serve.control import ControlError
 from kmodel.simulate.inputs import InputError, parse_fault, read_manifests
 
-HELP = "serve a model cluster over HTTP as kube-apiserver does, for kubectl and client libraries"
+HELP = "serve a model cluster over HTTPS (--http: plain HTTP) as kube-apiserver does, for kubectl and client libraries"
 EPILOG = """The model runs in real time (logical milliseconds follow the wall clock, times --speed). Every request
 goes through the model's API server and its whole pipeline (bearer-token authentication, RBAC, admission,
 validation). The kubeconfig names the admin user (current context) and alice, bob and the users the manifests'
