@@ -42,3 +42,27 @@ def test_ci_builds_the_site_strictly() -> None:
     script = CI_RUN.read_text()
     assert "'.[docs]' -c constraints.txt" in script
     assert "mkdocs build --strict" in script
+
+
+def _shell_lines(page: Path) -> list[str]:
+    """The lines of a page's ```sh blocks, in order."""
+    blocks = re.findall(r"^```sh\n(.*?)^```", page.read_text(), re.S | re.M)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def _installs_pytest(line: str) -> bool:
+    words = line.split("#", 1)[0].replace("&&", " ").split()
+    return "install" in words and any(w.strip("'\"") in ("pytest", ".[test]") for w in words)
+
+
+def test_a_page_that_runs_pytest_installs_it_first() -> None:
+    # the Quick start's first line installs kmodel alone (no pytest): a page that then runs pytest says how to
+    # install it, before it runs it
+    main_job, _ = quick_start()
+    assert not _installs_pytest(main_job)
+    for page in (README, ROOT / "docs" / "pytest.md"):
+        lines = _shell_lines(page)
+        if page == README:
+            lines = lines[2:]  # after the Quick start, whose second line installs the test extra for the suite
+        first_run = next(i for i, line in enumerate(lines) if "-m pytest test_mine.py" in line)
+        assert any(_installs_pytest(line) for line in lines[:first_run]), page.name
