@@ -85,12 +85,32 @@ def _yaml(value: Any) -> str:
     return yaml.safe_dump(shape, sort_keys=False, default_flow_style=False, width=100).rstrip("\n")
 
 
+def _command_ref(response: Any) -> str:
+    """The object a kubectl command's successful answer carries, as a reference ("" when it carries none, or one
+    of a custom resource, whose plural only its etcd key tells)."""
+    body = response.body
+    if not response.ok or getattr(body, "metadata", None) is None or isinstance(body, CustomObject):
+        return ""
+    try:
+        return object_ref(body)
+    except KeyError:  # not a stored kind
+        return ""
+
+
 class ChangeRecorder:
-    """Looks at a cluster before the first step (`__init__`) and after each one (`after_step`)."""
+    """Looks at a cluster before the first step (`__init__`) and after each one (`after_step`).
+
+    It also follows kubectl's commands, which kubectl runs one at a time in the order they were submitted: the
+    step that submitted each one (by its place in that order), and when its answer came back, the object it
+    changed, so that a step's `landed` can name what an earlier step's command changed in it."""
 
     def __init__(self, cluster: Any) -> None:
         self.cluster = cluster
         self._last = look(cluster)
+        kubectl = cluster.kubectl
+        #: the step that submitted each kubectl command, in kubectl's order (-1: before the first step)
+        self._sent_in: list[int] = [-1] * (len(kubectl.results) + len(kubectl.unanswered()))
+        self._answered = len(kubectl.results)
         self.changes: list[StepChanges] = []
         self.last_seen: dict[str, Any] = dict(self._last.objects)   # ref -> the last KeyValue seen
         self.deleted_in: dict[str, int] = {}                        # ref -> the step that deleted it (0-based)
@@ -99,6 +119,9 @@ class ChangeRecorder:
     def after_step(self, step: int) -> StepChanges:
         now = look(self.cluster)
         change = difference(step, self._last, now)
+        landed = self._landed(step, {*change.created, *change.updated, *change.deleted})
+        if landed:
+            change = attrs.evolve(change, landed=landed)
         for ref in change.deleted:
             self.deleted_in[ref] = step
         for ref in change.created:
@@ -108,6 +131,19 @@ class ChangeRecorder:
         self._last = now
         self.changes.append(change)
         return change
+
+    def _landed(self, step: int, changed: set[str]) -> list[tuple[str, int]]:
+        """The objects of `changed` that kubectl commands of earlier steps, answered in this one, changed."""
+        kubectl = self.cluster.kubectl
+        submitted = len(kubectl.results) + len(kubectl.unanswered())
+        self._sent_in.extend([step] * (submitted - len(self._sent_in)))
+        landed = []
+        for index in range(self._answered, len(kubectl.results)):
+            ref = _command_ref(kubectl.results[index].response)
+            if 0 <= self._sent_in[index] < step and ref in changed:
+                landed.append((ref, self._sent_in[index]))
+        self._answered = len(kubectl.results)
+        return landed
 
     @property
     def endpoints(self) -> list[str]:

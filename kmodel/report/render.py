@@ -231,7 +231,7 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
             replay_command=story.replay_command, shrink_note=notes.get(story.trace_path, ""),
             changes=tuple(change_row(c, story.steps[c.step], per_step[c.step],
                                      set(story.focus_objects) | set(story.focus_endpoints))
-                          for c in story.changes if 0 <= c.step < n),
+                          for c in on_the_steps_that_asked(story.changes) if 0 <= c.step < n),
             focus=focus, focused=focused, final_states=story.final_states,
             final_components=tuple((e, "down" if e in down_at_end else "up") for e in story.focus_endpoints
                                    if story.changes),
@@ -331,12 +331,31 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
         violations=tuple(views), findings=findings_view(report))
 
 
+#: how an object moved to the row of the kubectl step that asked for it says when it landed
+LANDED = "(landed in step {step})"
+
+
+def on_the_steps_that_asked(changes: Sequence[StepChanges]) -> list[StepChanges]:
+    """The steps' changes, each object a kubectl command of an earlier step changed (`StepChanges.landed`) moved
+    to that step's row and marked with the step it landed in: an apply step shows what it created, rather than
+    the step during which the model's kubectl got its request through."""
+    columns = {c.step: {"created": list(c.created), "updated": list(c.updated), "deleted": list(c.deleted)}
+               for c in changes}
+    for c in changes:
+        for ref, sent in c.landed:
+            for name, items in columns[c.step].items():
+                if ref in items and sent in columns:
+                    items.remove(ref)
+                    columns[sent][name].append(f"{ref} {LANDED.format(step=c.step + 1)}")
+    return [attrs.evolve(c, **columns[c.step]) for c in changes]
+
+
 def _change_cell(items: Sequence[str], named: set[str], *, count_events: bool = False,
                  most: Optional[int] = MAX_CELL_ITEMS) -> Cell:
     events = [i for i in items if count_events and i.startswith("events/")]
     rest = [i for i in items if i not in set(events)]
-    first = [i for i in rest if i in named]
-    others = [i for i in rest if i not in named]
+    first = [i for i in rest if i.split(" ", 1)[0] in named]  # a ref, or a ref and when it landed
+    others = [i for i in rest if i.split(" ", 1)[0] not in named]
     room = len(others) if most is None else max(most - len(first), 0)
     shown = [(i, True) for i in first] + [(i, False) for i in others[:room]]
     return Cell(tuple(shown), len(others) - min(room, len(others)), len(events))
@@ -383,7 +402,8 @@ def change_row(change: StepChanges, action: str, messages: int, named: set[str],
 CHANGES_NOTE = ("What each step changed in the cluster, as the difference between the state before and after it: "
                 "objects by resource/namespace/name (the ones the violation names in bold; Events only counted), "
                 "then the components down and the endpoints cut off by a partition after the step. An object "
-                "created and deleted within one step is not shown.")
+                "created and deleted within one step is not shown. An object a kubectl step asked for is shown "
+                "on that step's row, with the step its request landed in when that came later.")
 
 
 def _diagram_note(v: ViolationView) -> str:

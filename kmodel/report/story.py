@@ -38,6 +38,10 @@ def _strings(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(str(item) for item in value)
 
 
+def _landed(value: Iterable[Iterable]) -> tuple[tuple[str, int], ...]:
+    return tuple((str(ref), int(step)) for ref, step in value)
+
+
 @attrs.frozen
 class StepChanges:
     """What one step changed, seen as the difference between the cluster before and after it (as TLC prints the
@@ -54,6 +58,10 @@ class StepChanges:
     partitions: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     #: the logical time after the step, in ms
     time_ms: int = 0
+    #: the objects of `created`, `updated` and `deleted` that a kubectl command of an earlier step changed, each
+    #: with that step's index: the model's kubectl sends a command's request when the loop lets it, so an apply
+    #: step's object often lands in a later step (the report shows it on the apply's row)
+    landed: tuple[tuple[str, int], ...] = attrs.field(default=(), converter=_landed)
 
     @property
     def empty(self) -> bool:

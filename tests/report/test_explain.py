@@ -127,3 +127,19 @@ def test_a_violation_no_known_fix_answers_says_so(story):
     assert "No known fix that is not already on answers no-cidr-leak" in files["report.md"]
     assert "No known fix that is not already on answers no-cidr-leak" in files["report.html"]
     assert "takes this violation out" not in files["report.md"]
+
+
+def test_what_a_kubectl_step_asked_for_is_on_its_row_with_the_step_it_landed_in(story):
+    # the model's kubectl sends its request when the loop lets it: the apply of step 1 lands during step 3
+    by_step = {c.step + 1: c for c in story.changes}
+    assert by_step[3].landed == (("deployments/default/web", 0), ("services/default/web", 1))
+    assert by_step[12].landed == (("nodes/node-2", 4),)  # step 5's kubectl delete node, answered in the settle
+    assert all(not c.landed for c in story.changes if c.step + 1 not in (3, 12))
+    md = render_reports({"violations": [{"invariant": story.invariant, "trace": story.trace_path}]},
+                        [story])["report.md"]
+    rows = {int(m.group(1)): m.group(0) for m in re.finditer(r"^\| (\d+) \| .*$", md, re.M)}
+    assert "`deployments/default/web (landed in step 3)`" in rows[1]
+    assert "`services/default/web (landed in step 3)`" in rows[2]
+    assert "deployments/default/web" not in rows[3] and "services/default/web" not in rows[3]
+    assert "**`nodes/node-2 (landed in step 12)`**" in rows[5]  # still in bold: the violation names it
+    assert "nodes/node-2" not in rows[12]
