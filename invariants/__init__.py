@@ -18,13 +18,14 @@
                    dependents-collected
     statefulset.py statefulset-one-pod-per-identity, statefulset-ordered-ready, converges-statefulsets
     crd.py         custom-objects-valid, custom-objects-scoped, crd-objects-removed
+    namespaces.py  namespace-content-removed
 
 See registry.py for the contract every invariant follows.
 """
 
 from kmodel.invariants import (  # noqa: F401
-    contract, crd, leader, lifecycle, liveness, network, requests, scheduling, statefulset, storage, traffic, watch,
-    workloads,
+    contract, crd, leader, lifecycle, liveness, namespaces, network, requests, scheduling, statefulset, storage,
+    traffic, watch, workloads,
 )
 from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
 

@@ -44,6 +44,7 @@ EXPECTED = {
     "endpoints-list-real-pods": SAFETY, "dependents-collected": LIVENESS,
     "statefulset-one-pod-per-identity": SAFETY, "statefulset-ordered-ready": SAFETY, "converges-statefulsets": LIVENESS,
     "custom-objects-valid": SAFETY, "custom-objects-scoped": SAFETY, "crd-objects-removed": LIVENESS,
+    "namespace-content-removed": SAFETY,
 }
 
 
