@@ -1,7 +1,8 @@
 """Events as components write them through the API (client-go's record.EventRecorder), and their printing.
 
 `make_event(involved, reason, message, ...)` builds a core/v1 Event the way the recorder does
-(tools/record/event.go makeEvent): name `<object name>.<hex nanoseconds>`, namespace of the object
+(tools/record/event.go makeEvent): name `<object name>.<hex nanoseconds>` (see "Event names" below), namespace of
+the object
 ("default" for cluster-scoped ones), involvedObject from the object's kind, name, namespace, uid, apiVersion
 and resourceVersion, count 1, firstTimestamp = lastTimestamp = now, source {component, host},
 reportingComponent/reportingInstance. `bump_event(event, now)` is the correlator's repeat: count + 1 and a
@@ -10,10 +11,31 @@ new lastTimestamp (sent as an update or patch of the same Event).
 `format_events(events, now)` prints them as `kubectl get events` does: LAST SEEN (kubectl's HumanDuration of
 now - lastTimestamp, with "(xN over D)" for repeated events), TYPE, REASON, OBJECT (kind/name, kind lower
 case), MESSAGE, in the order given.
+
+Event names
+-----------
+Upstream names an event `fmt.Sprintf("%v.%x", ref.Name, t.UnixNano())`: the involved object's name and the
+recorder's wall clock in nanoseconds. Two recorders (two controllers, each with a recorder of its own) that
+record about two objects of one name in one namespace (a Deployment and a StatefulSet both called `web`) get
+different names because their clocks are read at different nanoseconds; a collision would lose the second
+event (the create answers 409 AlreadyExists, which the recorder drops without retrying). The model's clock has
+only milliseconds, so the nanoseconds are built from what upstream's clock adds within one:
+
+    nanoseconds = epoch + now_ms * 10^6 + slot * 1000 + seq mod 1000
+
+`slot` (0-999, the microsecond) is fixed per recorder: a hash (sha256, stable under any PYTHONHASHSEED) of the
+recorder's `instance`, the name of the component it belongs to (`controller/statefulset`, `scheduler-2`,
+`kubelet/node-1`, `kube-controller-manager/leaderelection`), which is unique in a cluster; `seq` counts the
+recorder's own events, so that one recorder's events in one millisecond differ too. The recorders of a cluster
+of three kube-controller-managers, three schedulers and ten nodes all have different slots
+(tests/apiserver/test_event_names.py), so their events never share a name; beyond that two recorders may share
+a slot, and then collide only when both record about objects of one name in one namespace in the same
+millisecond with the same sequence number modulo 1000.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Iterable, Optional
 
 import attrs
@@ -32,15 +54,24 @@ def object_reference(obj: Any) -> ObjectReference:
                            api_version=info.api_version, resource_version=m.resource_version)
 
 
-def make_event(involved: Any, reason: str, message: str, *, type: str = "Normal", component: str = "",
-               host: str = "", now: int = 0, seq: int = 0) -> Event:
-    """An Event about `involved` (an API object or an ObjectReference) at logical time `now` (ms).
+def event_slot(instance: str) -> int:
+    """The microsecond (0-999) within each millisecond at which the recorder `instance` names its events (see
+    "Event names" in the module docstring)."""
+    return int.from_bytes(hashlib.sha256(instance.encode()).digest()[:8], "big") % 1000
 
-    The name's nanoseconds are `now` plus `seq` ns: logical time has only milliseconds, and two events about
-    one object in one millisecond must not share a name (client-go's UnixNano() never repeats in practice).
-    """
+
+def event_nanos(now: int, slot: int, seq: int) -> int:
+    """The UnixNano an event's name carries: logical `now` (ms), the recorder's microsecond `slot`, and its
+    event number `seq` as the nanoseconds."""
+    return _EPOCH_NS + now * 1_000_000 + slot * 1000 + seq % 1000
+
+
+def make_event(involved: Any, reason: str, message: str, *, type: str = "Normal", component: str = "",
+               host: str = "", now: int = 0, seq: int = 0, slot: int = 0) -> Event:
+    """An Event about `involved` (an API object or an ObjectReference) at logical time `now` (ms), named with
+    `event_nanos(now, slot, seq)`."""
     ref = involved if isinstance(involved, ObjectReference) else object_reference(involved)
-    nanos = _EPOCH_NS + now * 1_000_000 + seq % 1_000_000
+    nanos = event_nanos(now, slot, seq)
     meta = ObjectMeta(name=f"{ref.name}.{nanos:x}", namespace=ref.namespace or "default")
     return Event(metadata=meta, involved_object=ref, reason=reason, message=message,
                  source=EventSource(component=component, host=host), first_timestamp=now, last_timestamp=now,
@@ -54,14 +85,19 @@ SPAM_REFILL_MS = 300_000
 
 
 class EventRecorder:
-    """One component's recorder: numbers its events so that names stay unique within a millisecond, and drops
-    those its spam filter refuses, as client-go's EventCorrelator does before anything is sent: one token bucket
-    per source and involved object (getSpamKey: component, host, and the object's kind, namespace, name, uid
-    and apiVersion, whatever the reason). `restart` forgets the buckets (a new process, a new correlator)."""
+    """One component's recorder: names its events at its own microsecond `slot` and numbers them, so that names
+    stay unique within a millisecond and between recorders (see "Event names" in the module docstring), and
+    drops those its spam filter refuses, as client-go's EventCorrelator does before anything is sent: one token
+    bucket per source and involved object (getSpamKey: component, host, and the object's kind, namespace, name,
+    uid and apiVersion, whatever the reason). `restart` forgets the buckets (a new process, a new correlator).
 
-    def __init__(self, component: str, host: str = "") -> None:
+    `component` and `host` are the events' source; `instance` names the recorder in its cluster (its
+    component's name; default `<component>/<host>`)."""
+
+    def __init__(self, component: str, host: str = "", *, instance: str = "") -> None:
         self.component = component
         self.host = host
+        self.slot = event_slot(instance or f"{component}/{host}")
         self._seq = 0
         self._spam: dict[tuple, TokenBucket] = {}
 
@@ -80,7 +116,7 @@ class EventRecorder:
             return None
         self._seq += 1
         return make_event(ref, reason, message, type=type, component=self.component, host=self.host,
-                          now=now, seq=self._seq)
+                          now=now, seq=self._seq, slot=self.slot)
 
     def record(self, client: Any, now: int, out: Any, involved: Any, reason: str, message: str, *,
                type: str = "Normal") -> None:

@@ -134,7 +134,7 @@ class LeaderElector:
         self._attempt = 0  # numbers tries: an answer to a cancelled try is ignored
         self._round_deadline: Optional[int] = None
         self._wake: Optional[str] = None  # what the timer does when it fires: "try" or "deadline"
-        self.recorder = EventRecorder(self.event_source)
+        self.recorder = EventRecorder(self.event_source, instance=f"{self.client.owner}/leaderelection")
 
     # -- state ------------------------------------------------------------------------------------------------
 

@@ -241,7 +241,7 @@ class Controller(StartsWhenLeading, ClientComponent):
     def event(self, now: int, out: Out, obj: Any, type_: str, reason: str, message: str) -> None:
         """Record an Event about `obj` (fire and forget, as client-go's recorder)."""
         if self.recorder is None:
-            self.recorder = EventRecorder(self.event_source)
+            self.recorder = EventRecorder(self.event_source, instance=self.name)
         self.recorder.record(self.client, now, out, obj, reason, message, type=type_)
 
     def synced(self) -> bool:

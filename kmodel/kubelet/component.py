@@ -126,7 +126,7 @@ class Kubelet(ClientComponent):
         #: (cmd/kubelet/app/server.go), over the same connections
         self.heartbeat = {"timeout_ms": min(config.node_status_update_period_ms,
                                             config.lease_duration_seconds * 1000), "throttled": False}
-        self.recorder = EventRecorder("kubelet", config.node)
+        self.recorder = EventRecorder("kubelet", config.node, instance=self.name)
         self.backoff = RestartBackoff(config.restart_backoff_initial_ms, config.restart_backoff_max_ms)
         self._forget()
 

@@ -163,7 +163,7 @@ class Scheduler(ClientComponent):
         #: the `scheduler-count-host-port-holders` fix (kmodel.fixes), passed on to the cache
         self.count_port_holders = count_port_holders
         self.client = ApiClient(name, endpoints, token=token, rate_limit=SCHEDULER_LIMIT)
-        self.recorder = EventRecorder(self.event_source)
+        self.recorder = EventRecorder(self.event_source, instance=name)
         #: its leader election when several schedulers run (`elect_on_host`: the host its identity names)
         self.elector: Optional[LeaderElector] = None
         #: its process's election, for the observer's record of its writes (Leadership.note_write)

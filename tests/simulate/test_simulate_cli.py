@@ -49,6 +49,16 @@ def test_the_top_level_of_examples_is_one_application_that_applies_cleanly(capsy
     assert sorted(d["name"] for d in report["deployments"]) == ["cart", "storefront", "web"]
 
 
+def test_events_of_two_objects_of_one_name_both_survive(capsys):
+    """The Deployment `web` and the StatefulSet `web` get their first events in the same millisecond from two
+    recorders: their names (`web.<UnixNano hex>`) differ, as upstream's do, so neither create meets a 409."""
+    code, report = run_json(capsys, "-f", str(EXAMPLES), "--nodes", "3", "--until", "60")
+    assert code == 0
+    messages = {(e["object"], e["message"]) for e in report["events"]}
+    assert ("statefulset/web", "create Pod web-0 in StatefulSet web successful") in messages
+    assert any(obj == "deployment/web" and m.startswith("Scaled up replica set web-") for obj, m in messages)
+
+
 def test_rejected_requests_exit_1_and_the_rest_still_runs(capsys):
     code, report = run_json(capsys, "-f", str(EXAMPLES / "refused" / "restricted-namespace.yaml"), "-f",
                             str(EXAMPLES / "anti-patterns" / "web-hostport.yaml"), "--nodes", "2", "--until", "30")
