@@ -24,7 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Optional
 
@@ -259,17 +259,19 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 2
     chosen = [c for c in CLAIMS if (not only or c.id in only) and (not args.suite or c.in_suite)]
     runs = [(claim, command) for claim in chosen for command in claim.commands()]
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        outcomes = list(pool.map(lambda r: run(r[1]), runs))
-    measured = measured_on_page(PAGE.read_text()) if PAGE.exists() else {}
+    outcomes: dict[tuple[str, str], Outcome] = {}
     failed = 0
-    for claim in chosen:
-        mine = [o for (c, _), o in zip(runs, outcomes) if c is claim]
-        measured[claim.id] = [o.summary() for o in mine]
-        for o in mine:
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        pending = {pool.submit(run, command): (claim, command) for claim, command in runs}
+        for done in as_completed(pending):  # each as it ends: a long run does not hide the others' outcomes
+            claim, command = pending[done]
+            o = outcomes[claim.id, command] = done.result()
             ok = o.holds(claim)
             failed += not ok
-            print(f"{'holds ' if ok else 'BROKEN'} {claim.id}: {o.command}: {o.summary()}")
+            print(f"{'holds ' if ok else 'BROKEN'} {claim.id}: {o.command}: {o.summary()}", flush=True)
+    measured = measured_on_page(PAGE.read_text()) if PAGE.exists() else {}
+    for claim in chosen:
+        measured[claim.id] = [outcomes[claim.id, command].summary() for command in claim.commands()]
     if args.write and not failed:
         PAGE.write_text(render(measured))
         print(f"wrote {PAGE.relative_to(ROOT)}")
