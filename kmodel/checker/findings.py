@@ -23,8 +23,7 @@ import attrs
 
 from kmodel.checker.fix_verdicts import fix_verdicts
 from kmodel.checker.minimize import minimize_trace
-from kmodel.checker.run import ShrinkRecord
-from kmodel.checker.trace import Trace
+from kmodel.checker.trace import ShrinkRecord, Trace
 
 
 @attrs.frozen

@@ -22,7 +22,8 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from kmodel.checker.machine import KmodelMachine
-from kmodel.checker.run import CampaignResult, CheckOptions, ShrinkRecord
+from kmodel.checker.run import CampaignResult, CheckOptions
+from kmodel.checker.trace import ShrinkRecord
 from kmodel.checker.shards import ShardOutcome
 from kmodel.checker.stats import Stats
 from kmodel.checker.trace import Trace, trace_from_json

@@ -34,7 +34,8 @@ from kmodel.checker.minimize import minimize_trace
 from kmodel.checker.profiles import LONG_WAIT_PROFILES, profile
 from kmodel.checker.session import VARIANTS, InvariantViolation, Session, with_component_invariants
 from kmodel.checker.stats import Stats
-from kmodel.checker.trace import Trace, Violation
+from kmodel.checker.findings import Seen, minimize_findings
+from kmodel.checker.trace import ShrinkRecord, Trace, Violation
 from kmodel.cluster import ClusterConfig
 from kmodel.fixes import check_fixes
 
@@ -91,30 +92,6 @@ class CheckOptions:
         if self.steps is not None:
             overrides["stateful_step_count"] = self.steps
         return Settings(base, **overrides)
-
-
-@attrs.frozen
-class ShrinkRecord:
-    """How a campaign's failure came down to its trace: found in example `found_in`; Hypothesis' shrink ran
-    `examples` more examples and `events` model events (its final replay included; the budget:
-    `events_budget`, and `budget_reached` if that is what stopped it) and left `shrunk_actions` actions;
-    minimization's replays (`replays` of at most `replays_budget`) left `actions`, of which `simplified` says
-    each argument simplified (kmodel.checker.minimize: ``scale-deployment: replicas 3 -> 1``). Counts only, so
-    the record is a function of the seed like the trace."""
-
-    found_in: int
-    examples: int
-    events: int
-    events_budget: int
-    budget_reached: bool
-    shrunk_actions: int
-    replays: int
-    replays_budget: int
-    actions: int
-    simplified: tuple[str, ...] = ()
-
-    def to_json(self) -> dict:
-        return {**attrs.asdict(self), "simplified": list(self.simplified)}
 
 
 @attrs.define
@@ -345,7 +322,6 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     seen: list = []  # keep_going: every example that ended on a violation, as a findings.Seen
 
     def keep_each(session: Session) -> None:
-        from kmodel.checker.findings import Seen
 
         seen.append(Seen(stats.examples, trace_of(session)))  # the machine disposes of the session
 
@@ -387,7 +363,6 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                                      len(shrunk.actions), minimized.replays, minimized.replays_budget,
                                      len(result.failure.actions), minimized.simplified)
     if seen:
-        from kmodel.checker.findings import minimize_findings
 
         result.findings = minimize_findings(seen, keep_prefix=len(machine.initial_actions) + 1,
                                             invariants=result.invariant_list(), components=own,

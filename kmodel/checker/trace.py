@@ -262,3 +262,27 @@ def read_trace(path: Path) -> Trace:
         return trace_from_json(data)
     except TraceError as exc:
         raise TraceError(f"{path}: {exc}") from None
+
+
+@attrs.frozen
+class ShrinkRecord:
+    """How a campaign's failure came down to its trace: found in example `found_in`; Hypothesis' shrink ran
+    `examples` more examples and `events` model events (its final replay included; the budget:
+    `events_budget`, and `budget_reached` if that is what stopped it) and left `shrunk_actions` actions;
+    minimization's replays (`replays` of at most `replays_budget`) left `actions`, of which `simplified` says
+    each argument simplified (kmodel.checker.minimize: ``scale-deployment: replicas 3 -> 1``). Counts only, so
+    the record is a function of the seed like the trace."""
+
+    found_in: int
+    examples: int
+    events: int
+    events_budget: int
+    budget_reached: bool
+    shrunk_actions: int
+    replays: int
+    replays_budget: int
+    actions: int
+    simplified: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        return {**attrs.asdict(self), "simplified": list(self.simplified)}

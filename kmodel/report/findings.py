@@ -15,6 +15,8 @@ from typing import Any, Optional
 
 import attrs
 
+from kmodel.report.markup import html_text as _e, md_code
+
 
 @attrs.frozen
 class FindingRow:
@@ -66,8 +68,6 @@ def findings_view(report: dict) -> Optional[FindingsView]:
 
 def markdown_findings(view: Optional[FindingsView]) -> list[str]:
     """The Findings section as Markdown lines (none without a view)."""
-    from kmodel.report.render import md_code  # render.py imports this module
-
     if view is None:
         return []
     out = ["## Findings", "", view.note, ""]
@@ -90,8 +90,6 @@ def markdown_findings(view: Optional[FindingsView]) -> list[str]:
 
 def html_findings(view: Optional[FindingsView]) -> list[str]:
     """The Findings section as HTML lines (none without a view)."""
-    from kmodel.report.render import _e  # render.py imports this module
-
     if view is None:
         return []
     out = ['<section id="findings">', "<h2>Findings</h2>", f'<p class="note">{_e(view.note)}</p>']

@@ -18,7 +18,6 @@ which reads as plain text without it.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from typing import Any, Optional, Sequence
@@ -27,6 +26,7 @@ import attrs
 
 from kmodel.report.findings import FindingsView, findings_view, html_findings, markdown_findings
 from kmodel.report.focus import touches
+from kmodel.report.markup import html_text as _e, md_code, md_inline
 from kmodel.report.mermaid import sequence_diagram
 from kmodel.report.offline import MERMAID_JS
 from kmodel.report.story import FixVerdict, ObjectState, StepChanges, ViolationStory
@@ -426,23 +426,6 @@ def _step_suffix(count: int) -> str:
 
 # --------------------------------------------------------------------------------------------- Markdown
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
-
-
-def md_inline(text: str) -> str:
-    """Free text for Markdown: one line, Markdown punctuation backslash-escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-
-
-def md_code(text: str) -> str:
-    """An inline code span holding `text` exactly (on one line), whatever backticks it contains."""
-    line = " ".join(str(text).split())
-    longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if line.startswith("`") or line.endswith("`") or not line.strip() else ""
-    return f"{fence}{pad}{line}{pad}{fence}"
-
-
 def md_fence(text: str, info: str = "") -> list[str]:
     """A fenced code block holding `text` exactly."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
@@ -718,10 +701,6 @@ if (window.mermaid) {{
     (error) => document.body.setAttribute("data-diagrams", "failed: " + error));
 }}
 </script>"""
-
-
-def _e(text: Any) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _html_change_cell(cell: Cell) -> str:
