@@ -4,11 +4,12 @@
                  [--schedulers N] [--variant NAME]
                  [--fix NAME]… [--component SPEC]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
                  [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--keep-going]
-                 [--database WHERE]
+                 [--database WHERE] [--reach]
         explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
         --keep-going explores the whole budget and reports every distinct violation (kmodel.checker.findings);
         --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); with several workers or a
-        scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel)
+        scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel);
+        --reach measures the branch outcomes the run takes (kmodel.checker.reach) for the reports' reach section
     kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
         re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
         with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
@@ -32,6 +33,7 @@ import shutil
 import sys
 import textwrap
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
@@ -95,6 +97,10 @@ def register(subparsers: Any) -> None:
                    help="keep failures in this Hypothesis example database, so the next run replays them first: a "
                         "folder, redis://HOST:PORT/DB (needs kmodel[redis]) or none "
                         f"(default: {DEFAULT_DATABASE} with several workers, none with one)")
+    p.add_argument("--reach", action="store_true",
+                   help="measure which lines and branch outcomes of the model packages and of each --component "
+                        "module the run takes (coverage.py, branch mode; slower): the reports gain a reach section "
+                        "listing the outcomes never taken; one process only, not with --workers or --scheduler")
     p.set_defaults(handler=check)
 
     r = subparsers.add_parser("replay", help=REPLAY_HELP, description=REPLAY_HELP,
@@ -261,12 +267,14 @@ def check(args: argparse.Namespace) -> int:
                                "violation: choose one")
     database = check_database_spec(args.database if args.database is not None
                                    else DEFAULT_DATABASE if parallel else NO_DATABASE)
+    if args.reach and parallel:
+        raise KmodelUsageError("--reach measures one process: run it without --workers and --scheduler")
     _prepare_report_folder(Path(args.report))
     replaying = saved_failures(None if database == NO_DATABASE else database, options)
     if replaying:  # said first: what such a run explores is not its seed's alone
         print(f"replaying {replaying} saved failing example{'s' if replaying > 1 else ''} from the example "
               f"database {shown_database(database)} first (--database none explores the seed alone)")
-    found, extra, parallel_run = None, None, None
+    found, extra, parallel_run, reach = None, None, None, None
     database_error, unsaved = None, 0  # a database set aside during the run (example_db.ForgivingDatabase)
     if parallel:
         from kmodel.checker.merge import workers_json
@@ -291,14 +299,18 @@ def check(args: argparse.Namespace) -> int:
     else:
         progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
         settings, forgiving = _settings_with_database(options, database)
-        result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None,
-                              settings=settings)
+        reach = _reach(options.components) if args.reach else None
+        with reach or nullcontext():
+            result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None,
+                                  settings=settings)
         if forgiving is not None:
             database_error, unsaved = forgiving.error, forgiving.unsaved
             extra = {"database": {"where": shown_database(database), "error": database_error,
                                   "entries_unsaved": unsaved}}
     if progress is not None:
         sys.stderr.write("\n")
+    if reach is not None:
+        extra = {**(extra or {}), "reach": reach.section()}
     replay_with = f"{invocation()} replay"
     report = write_results(result, Path(args.report), trace_command=replay_with, required_sometimes=required,
                            found=found, extra=extra)
@@ -364,6 +376,13 @@ def print_findings(report: dict, replay_with: str) -> None:
         print(f"  KNOWN UPSTREAM BUG {bug['invariant']}: taken out by --fix {bug['fix']}")
     for new in found["new_findings"]:
         print(f"  NEW FINDING {new['invariant']}: no known fix takes it out")
+
+
+def _reach(components: tuple[str, ...]) -> Any:
+    """--reach: the campaign's measurement (kmodel.checker.reach), imported only then (coverage.py with it)."""
+    from kmodel.checker.reach import Measurement
+
+    return Measurement(components)
 
 
 def workers_from(value: str | None, scheduler: str | None = None) -> int | None:

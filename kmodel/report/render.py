@@ -2,7 +2,8 @@
 
 Both files are rendered from the same `ReportView`, so they show the same things in the same order: the
 summary, whose verdict links to the violations, then each violation (a failing report opens on what failed),
-then the tables of what was checked: invariants, rules, situations reached. Each violation shows: its invariant and message; the known fix
+then the tables of what was checked: invariants, rules, situations reached, and the reach (a `--reach` run's:
+counts per package, then the branch outcomes never taken). Each violation shows: its invariant and message; the known fix
 that takes it out (and the fixes of that invariant that do not); the steps, as a table of what each changed in
 the cluster when the story recorded it (else as a numbered list), numbered from 1 as `kmodel replay` numbers
 them; the Mermaid sequence diagram, drawing only the messages that touch what the violation names
@@ -127,6 +128,21 @@ class ViolationView:
 
 
 @attrs.frozen
+class ReachRow:
+    package: str
+    lines: str  # "120 of 150 (80 %)"
+    outcomes: str
+    never: int  # outcomes never taken
+
+
+@attrs.frozen
+class ReachView:
+    note: str
+    rows: tuple[ReachRow, ...]  # per package, then the total
+    never: tuple[tuple[str, tuple[str, ...]], ...]  # (package, "file:line -> to  source" of each never taken)
+
+
+@attrs.frozen
 class ReportView:
     failed: bool
     headline: str
@@ -141,6 +157,7 @@ class ReportView:
     sometimes: tuple[SometimesRow, ...] = ()
     sometimes_note: str = ""
     findings: Optional[FindingsView] = None  # a keep-going run's (kmodel.report.findings)
+    reach: Optional[ReachView] = None   # report.json's reach section (`kmodel check --reach`), None without
 
 
 def _count(value: Any) -> str:
@@ -328,7 +345,7 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
         invariants_note=invariants_note, has_principle=any(r.principle for r in rows),
         has_guarantee=any(r.guarantee for r in rows), rules=tuple(rules), rules_note=rules_note,
         sometimes=tuple(situations), sometimes_note=sometimes_note if situations else "",
-        violations=tuple(views), findings=findings_view(report))
+        violations=tuple(views), findings=findings_view(report), reach=reach_view(report.get("reach")))
 
 
 #: how an object moved to the row of the kubectl step that asked for it says when it landed
@@ -508,6 +525,9 @@ def render_markdown(view: ReportView) -> str:
                 f"{_cell(md_inline(r.principle))} | {_cell(md_inline(r.situation))} |")
         add("")
 
+    if view.reach is not None:
+        _markdown_reach(view.reach, add)
+
     tables = out[tables_at:]
     del out[tables_at:]
     out.extend(markdown_findings(view.findings))
@@ -685,6 +705,9 @@ ul.final .up { color: var(--ok); }
 details.object { margin: 4px 0; }
 details.object summary { cursor: pointer; }
 pre.yaml { max-height: 24em; overflow: auto; }
+details.reach { margin: 4px 0; }
+details.reach summary { cursor: pointer; }
+pre.reach { max-height: 30em; overflow: auto; font-size: 12px; }
 """.strip()
 
 _MERMAID_SCRIPT = f"""<!-- The diagrams above are Mermaid text in pre.mermaid blocks, readable as plain text.
@@ -830,6 +853,9 @@ def render_html(view: ReportView) -> str:
         add("</table>")
         add("</section>")
 
+    if view.reach is not None:
+        _html_reach(view.reach, add)
+
     tables = out[tables_at:]
     del out[tables_at:]
     out.extend(html_findings(view.findings))
@@ -912,3 +938,74 @@ def render_html(view: ReportView) -> str:
     add("</body>")
     add("</html>")
     return "\n".join(out) + "\n"
+
+
+# --------------------------------------------------------------------------------------------- reach
+
+
+def _taken_of(figures: Any) -> str:
+    figures = figures if isinstance(figures, dict) else {}
+    taken, total = _as_int(figures.get("taken")), _as_int(figures.get("total"))
+    share = f" ({100 * taken / total:.0f} %)" if total else ""
+    return f"{taken:,} of {total:,}{share}"
+
+
+def reach_view(section: Any) -> Optional[ReachView]:
+    """The reach section of report.json (kmodel.checker.reach) as both files show it: the counts per package and
+    in all, then the outcomes never taken, grouped by package; None when the run did not measure it."""
+    if not isinstance(section, dict):
+        return None
+    never: dict[str, list[str]] = {}
+    for o in section.get("never_taken") or []:
+        if isinstance(o, dict):
+            to = "exit" if o.get("to") is None else o.get("to")
+            never.setdefault(str(o.get("package", "?")), []).append(
+                f"{o.get('file', '?')}:{o.get('line', '?')} -> {to}  {o.get('source', '')}")
+    rows = []
+    for entry in [*(section.get("packages") or []), {"name": "total", **(section.get("total") or {})}]:
+        if isinstance(entry, dict):
+            name = str(entry.get("name", "?"))
+            count = sum(len(v) for v in never.values()) if name == "total" else len(never.get(name, ()))
+            rows.append(ReachRow(name, _taken_of(entry.get("lines")), _taken_of(entry.get("outcomes")), count))
+    note = ("Branch outcomes (each way out of an if, a loop, a match, a try) and lines inside the functions of the "
+            "model packages and of the components of one's own that this run took, measured by coverage.py in "
+            "branch mode. An outcome never taken is a decision the run never saw go that way: no invariant was "
+            "checked after it.")
+    return ReachView(note, tuple(rows), tuple((name, tuple(lines)) for name, lines in never.items()))
+
+
+def _markdown_reach(reach: ReachView, add: Any) -> None:
+    for line in ("## Reach", "", md_inline(reach.note), "",
+                 "| Package | Branch outcomes taken | Lines taken | Never taken |", "|---|---:|---:|---:|"):
+        add(line)
+    for r in reach.rows:
+        name = f"**{md_inline(r.package)}**" if r.package == "total" else md_code(r.package)
+        add(f"| {_cell(name)} | {md_inline(r.outcomes)} | {md_inline(r.lines)} | {r.never:,} |")
+    add("")
+    for package, lines in reach.never:
+        add(f"### Never taken in {md_code(package)} ({len(lines):,})")
+        add("")
+        for block in md_fence("\n".join(lines)):
+            add(block)
+        add("")
+
+
+def _html_reach(reach: ReachView, add: Any) -> None:
+    add('<section id="reach">')
+    add("<h2>Reach</h2>")
+    add(f'<p class="note">{_e(reach.note)}</p>')
+    add("<table>")
+    add('<thead><tr><th>Package</th><th class="num">Branch outcomes taken</th><th class="num">Lines taken</th>'
+        '<th class="num">Never taken</th></tr></thead>')
+    add("<tbody>")
+    for r in reach.rows:
+        name = f"<strong>{_e(r.package)}</strong>" if r.package == "total" else f"<code>{_e(r.package)}</code>"
+        add(f'<tr><td>{name}</td><td class="num">{_e(r.outcomes)}</td><td class="num">{_e(r.lines)}</td>'
+            f'<td class="num">{r.never:,}</td></tr>')
+    add("</tbody>")
+    add("</table>")
+    for package, lines in reach.never:
+        add(f'<details class="reach"><summary>Never taken in <code>{_e(package)}</code> ({len(lines):,})</summary>')
+        add(f'<pre class="reach">{_e(chr(10).join(lines))}</pre>')
+        add("</details>")
+    add("</section>")
