@@ -109,7 +109,13 @@ class Outcome:
     source: str
 
     def where(self) -> str:
-        return f"{self.file}:{self.line} -> {'exit' if self.to is None else self.to}"
+        return where(self.file, self.line, self.to)
+
+
+def where(file: str, line: int, to: Optional[int]) -> str:
+    """An outcome as the reports and benchmarks/reach.py name it: ``file:line -> target`` (``exit``: out of the
+    function)."""
+    return f"{file}:{line} -> {'exit' if to is None else to}"
 
 
 @attrs.frozen

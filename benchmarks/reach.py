@@ -1,0 +1,329 @@
+"""The checker's reach beside the unit tests': which branch outcomes of the model do the unit tests take that
+`kmodel check` never does?
+
+    python benchmarks/reach.py [--checker-args "--fix all --seed 1"] [--packages store,ipam]
+                               [--worklist PATH] [--json PATH] [--top N] [--checker-report DIR]
+
+It runs, from the code as it stands,
+
+    (a) the unit tests of the model packages, in one process under coverage.py in branch mode:
+            python -m coverage run --branch --source=kmodel.store,... -m pytest tests/store tests/apiserver ...
+    (b) the checker with its own measurement:  kmodel check --reach <checker args>   (default --fix all --seed 1,
+        at the dev budget)
+
+and reads both with kmodel's own reach code (kmodel.checker.reach: the same packages, the same counting, only
+code inside functions). A branch outcome is one way out of a line with several (the two sides of an `if`, a
+loop entered or not). For each model package it prints the outcomes the unit tests take (those of any model
+package's tests: a package without a tests/ folder of its own, such as cluster, is taken by the others'), how
+many of those the checker takes, the share; the total; then the work list: each outcome the unit tests take
+and the checker never does, as file:line -> target (exit: out of the function) and the line's text. The
+terminal gets the first --top of each package; --worklist PATH gets it whole.
+
+EXCLUSIONS (below) explains outcomes the checker cannot or need not take. They are counted apart, in their
+own column and list, never dropped: the share is printed with them and without them. An exclusion whose line
+no longer reads as recorded is reported stale and not applied.
+
+`--checker-report DIR` reads (b) from the report folder of an earlier `kmodel check --reach` run of the same
+code instead of running it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kmodel.checker.reach import MODEL_PACKAGES, Reach, coverage_of, model_sources, reach_of, where  # noqa: E402
+
+DEFAULT_CHECKER_ARGS = "--fix all --seed 1"
+
+#: why the registration of the built-in components is not measured
+AT_IMPORT = ("runs while kmodel is imported (the @component and @controller decorators register the built-in "
+             "components, and importing kmodel.cluster loads them), before `kmodel check --reach` measures: every "
+             "check runs it, unmeasured")
+#: why resolving --component values is not measured
+OPTIONS_READ = ("runs while `kmodel check` reads its options (resolving --component values, turning --fix all into "
+                "every fix's name), before --reach measures; the campaign gets the names already resolved")
+#: why `kmodel fixes` is not run
+FIXES_COMMAND = "`kmodel fixes`, the listing of the fixes: a front end, which no check runs"
+#: why an unknown fix is never looked up
+UNKNOWN_FIX = ("the error for a fix name that does not exist, raised while the options are read (a usage error, "
+               "exit 2): the campaign only ever names fixes that exist")
+
+#: Outcomes the unit tests take and the checker cannot or need not, explained: "file:line -> target" (as the
+#: work list prints it) -> (the line's text when the reason was written, why). Counted apart, never hidden.
+EXCLUSIONS: dict[str, tuple[str, str]] = {
+    "kmodel/component/command.py:29 -> 30": ('for name in names:', OPTIONS_READ),
+    "kmodel/component/command.py:29 -> 34": ('for name in names:', OPTIONS_READ),
+    "kmodel/component/registry.py:101 -> 104": ('if not name or ":" in name or "/" in name:', AT_IMPORT),
+    "kmodel/component/registry.py:106 -> 107": ('if inspect.isclass(target):', AT_IMPORT),
+    "kmodel/component/registry.py:106 -> 113": ('if inspect.isclass(target):', AT_IMPORT),
+    "kmodel/component/registry.py:107 -> 109": ('if not service_account:', AT_IMPORT),
+    "kmodel/component/registry.py:117 -> 118": ('if registration.builtin:', AT_IMPORT),
+    "kmodel/component/registry.py:117 -> 121": ('if registration.builtin:', AT_IMPORT),
+    "kmodel/component/registry.py:118 -> 120": ('if name in _BUILTIN and _BUILTIN[name].path != path:', AT_IMPORT),
+    "kmodel/component/registry.py:145 -> 147": ('if _loaded:', AT_IMPORT),
+    "kmodel/component/registry.py:148 -> exit": ('for package_name in BUILTIN_PACKAGES:', AT_IMPORT),
+    "kmodel/component/registry.py:148 -> 149": ('for package_name in BUILTIN_PACKAGES:', AT_IMPORT),
+    "kmodel/component/registry.py:150 -> 148":
+        ('for module in sorted(m.name for m in pkgutil.iter_modules(getattr(package, "__path__", []))):',
+         AT_IMPORT),
+    "kmodel/component/registry.py:150 -> 151":
+        ('for module in sorted(m.name for m in pkgutil.iter_modules(getattr(package, "__path__", []))):',
+         AT_IMPORT),
+    "kmodel/component/registry.py:190 -> 191": ('if ":" in spec:', OPTIONS_READ),
+    "kmodel/component/registry.py:194 -> 196": ('if found is not None:', OPTIONS_READ),
+    "kmodel/component/registry.py:197 -> 198": ('if point is not None:', OPTIONS_READ),
+    "kmodel/component/registry.py:197 -> 199": ('if point is not None:', OPTIONS_READ),
+    "kmodel/component/registry.py:207 -> 208": ('for point in entry_points(group=ENTRY_POINT_GROUP):', OPTIONS_READ),
+    "kmodel/component/registry.py:207 -> 210": ('for point in entry_points(group=ENTRY_POINT_GROUP):', OPTIONS_READ),
+    "kmodel/component/registry.py:208 -> 209": ('if point.name == name:', OPTIONS_READ),
+    "kmodel/component/registry.py:215 -> 216": ('if not module_name or not attr:', OPTIONS_READ),
+    "kmodel/component/registry.py:215 -> 217": ('if not module_name or not attr:', OPTIONS_READ),
+    "kmodel/component/registry.py:217 -> 218": ('if "" not in sys.path and "." not in sys.path:', OPTIONS_READ),
+    "kmodel/component/registry.py:217 -> 219": ('if "" not in sys.path and "." not in sys.path:', OPTIONS_READ),
+    "kmodel/component/registry.py:225 -> 226": ('for part in attr.split("."):', OPTIONS_READ),
+    "kmodel/component/registry.py:225 -> 229": ('for part in attr.split("."):', OPTIONS_READ),
+    "kmodel/component/registry.py:227 -> 225": ('if target is None:', OPTIONS_READ),
+    "kmodel/component/registry.py:227 -> 228": ('if target is None:', OPTIONS_READ),
+    "kmodel/component/registry.py:230 -> 231": ('if not isinstance(registration, Registration):', OPTIONS_READ),
+    "kmodel/component/registry.py:230 -> 233": ('if not isinstance(registration, Registration):', OPTIONS_READ),
+    "kmodel/fixes/command.py:39 -> 40": ('for f in FIXES:', FIXES_COMMAND),
+    "kmodel/fixes/command.py:39 -> 47": ('for f in FIXES:', FIXES_COMMAND),
+    "kmodel/fixes/command.py:41 -> 39":
+        ('for label, text in (("bug:     ", f.bug), ("changes: ", f.changes), ("where:   ", f.where),',
+         FIXES_COMMAND),
+    "kmodel/fixes/command.py:41 -> 43":
+        ('for label, text in (("bug:     ", f.bug), ("changes: ", f.changes), ("where:   ", f.where),',
+         FIXES_COMMAND),
+    "kmodel/fixes/command.py:45 -> 41": ('for line in lines[1:]:', FIXES_COMMAND),
+    "kmodel/fixes/command.py:45 -> 46": ('for line in lines[1:]:', FIXES_COMMAND),
+    "kmodel/fixes/__init__.py:276 -> 277": ('if ALL in wanted:', OPTIONS_READ),
+    "kmodel/fixes/__init__.py:260 -> 263": ('for f in FIXES:', UNKNOWN_FIX),
+}
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class PackageFigures:
+    name: str
+    unit: int = 0  # outcomes the unit tests take
+    checker: int = 0  # of those, the checker takes
+    excluded: int = 0  # of those the checker does not take, explained in EXCLUSIONS
+    work: list[str] = field(default_factory=list)  # the rest: "file:line -> target  text"
+    excluded_list: list[tuple[str, str]] = field(default_factory=list)  # ("file:line -> target  text", why)
+
+    def share(self) -> float:
+        return 100 * self.checker / self.unit if self.unit else 100.0
+
+    def share_without_excluded(self) -> float:
+        counted = self.unit - self.excluded
+        return 100 * self.checker / counted if counted else 100.0
+
+
+def compare(unit: Reach, checker_never: list[dict], packages: tuple[str, ...],
+            exclusions: dict[str, tuple[str, str]]) -> tuple[list[PackageFigures], list[str]]:
+    """Per package, the unit tests' outcomes (`unit`: their run read by reach_of) beside the checker's (the
+    never-taken list of its report.json's reach section: the checker took every other outcome of the model).
+    Returns the figures and the stale exclusions (their line no longer reads as recorded)."""
+    never = {where(o['file'], o['line'], o['to']) for o in checker_never}
+    figures = {name: PackageFigures(name) for name in packages}
+    text_of = {o.where(): o.source for o in (*unit.taken, *unit.never)}  # every outcome of the model
+    for o in unit.taken:
+        key = o.where()
+        entry = figures.get(o.package)
+        if entry is None:
+            continue
+        entry.unit += 1
+        if key not in never:
+            entry.checker += 1
+        elif key in exclusions and exclusions[key][0] == o.source:
+            entry.excluded += 1
+            entry.excluded_list.append((f"{key}  {o.source}", exclusions[key][1]))
+        else:
+            entry.work.append(f"{key}  {o.source}")
+    stale = [f"{key}: the line now reads {text_of[key]!r}, not {text!r}" if key in text_of else
+             f"{key}: no longer an outcome ({text!r})" for key, (text, _) in sorted(exclusions.items())
+             if text_of.get(key) != text]
+    return [figures[name] for name in packages], stale
+
+
+def total(rows: list[PackageFigures]) -> PackageFigures:
+    return PackageFigures("total", sum(r.unit for r in rows), sum(r.checker for r in rows),
+                          sum(r.excluded for r in rows))
+
+
+def table(rows: list[PackageFigures]) -> list[str]:
+    lines = [f"{'package':<12} {'unit tests':>10} {'checker':>8} {'share':>6} {'excluded':>8} "
+             f"{'share w/o excl.':>15} {'work list':>9}"]
+    for r in [*rows, total(rows)]:
+        work = r.unit - r.checker - r.excluded
+        lines.append(f"{r.name:<12} {r.unit:>10,} {r.checker:>8,} {r.share():>5.0f}% {r.excluded:>8,} "
+                     f"{r.share_without_excluded():>14.0f}% {work:>9,}")
+    return lines
+
+
+def unit_test_folders(packages: tuple[str, ...]) -> list[str]:
+    return [f"tests/{name}" for name in packages if (ROOT / "tests" / name).is_dir()]
+
+
+def run_unit_tests(folders: list[str], data_file: Path) -> tuple[Reach, int, float]:
+    """(a): the unit tests under coverage.py, read by kmodel's reach code; with pytest's exit code and seconds."""
+    sources = model_sources()
+    command = [sys.executable, "-m", "coverage", "run", "--branch", f"--data-file={data_file}",
+               f"--source={','.join(s.module for s in sources)}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               *folders]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, stdout=sys.stderr, stderr=subprocess.STDOUT)  # pytest's progress
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise UsageError(f"the unit tests did not run (pytest exit {done.returncode}, its output above)")
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # the files are named as the checker's report names them: relative to the repository
+    try:
+        cov = coverage_of(sources, data_file=str(data_file))
+        cov.load()
+        return reach_of(cov, sources), done.returncode, seconds
+    finally:
+        os.chdir(cwd)
+
+
+def run_checker(args: list[str], folder: Path) -> tuple[dict, float]:
+    """(b): `kmodel check --reach` run from the repository; its report.json's reach section and seconds."""
+    command = [sys.executable, "-m", "kmodel", "check", "--reach", "--report", str(folder), *args]
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise UsageError(f"kmodel check failed (exit {done.returncode}):\n{done.stdout[-2000:]}")
+    return read_checker_report(folder), seconds
+
+
+def read_checker_report(folder: Path) -> dict:
+    path = Path(folder) / "report.json"
+    try:
+        section = json.loads(path.read_text()).get("reach")
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: cannot read it ({exc}); give the report folder of a kmodel check --reach run")
+    if not isinstance(section, dict):
+        raise UsageError(f"{path} has no reach section: give the report folder of a kmodel check --reach run")
+    return section
+
+
+def chosen_packages(text: str) -> tuple[str, ...]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in MODEL_PACKAGES]
+    if unknown or not names:
+        raise UsageError(f"--packages: unknown {', '.join(unknown) or '(none given)'}; "
+                         f"choose among {', '.join(MODEL_PACKAGES)}")
+    return tuple(n for n in MODEL_PACKAGES if n in names)
+
+
+def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="the branch outcomes the checker takes beside the unit tests'",
+                                epilog="exit codes: 0 the figures were printed; 2 bad usage, or a run that failed")
+    p.add_argument("--checker-args", default=DEFAULT_CHECKER_ARGS, metavar="ARGS",
+                   help=f"arguments of `kmodel check --reach` (default {DEFAULT_CHECKER_ARGS!r})")
+    p.add_argument("--packages", default=",".join(MODEL_PACKAGES), metavar="P,Q",
+                   help="model packages to report, whose tests/<package> run (default: all)")
+    p.add_argument("--top", type=int, default=5, metavar="N",
+                   help="work-list entries printed per package (default 5; --worklist writes them all)")
+    p.add_argument("--worklist", default=None, metavar="PATH", help="write the whole work list here")
+    p.add_argument("--json", default=None, metavar="PATH", help="write the figures and lists here")
+    p.add_argument("--checker-report", default=None, metavar="DIR",
+                   help="read the checker's reach from this kmodel check --reach report folder instead of running it")
+    return p.parse_args(argv)
+
+
+def worklist_lines(rows: list[PackageFigures], top: Optional[int]) -> list[str]:
+    lines = []
+    for r in rows:
+        if not r.work:
+            continue
+        shown = r.work if top is None else r.work[:top]
+        more = f", the first {len(shown)}" if len(shown) < len(r.work) else ""
+        lines.append(f"{r.name} ({len(r.work):,}{more}):")
+        lines += [f"  {entry}" for entry in shown]
+    return lines
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        return _main(parse_args(argv))
+    except UsageError as exc:
+        print(f"reach.py: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(args: argparse.Namespace) -> int:
+    packages = chosen_packages(args.packages)
+    if args.top < 0:
+        raise UsageError("--top must be 0 or more")
+    checker_args = shlex.split(args.checker_args)
+    folders = unit_test_folders(packages)
+    if not folders:
+        raise UsageError(f"--packages: none of {', '.join(packages)} has unit tests of its own (tests/<package>); "
+                         f"add one that has")
+    with tempfile.TemporaryDirectory(prefix="kmodel-reach-") as scratch:
+        print(f"unit tests: {' '.join(folders)} under coverage.py ...", file=sys.stderr)
+        unit, pytest_exit, unit_seconds = run_unit_tests(folders, Path(scratch) / ".coverage-unit")
+        if args.checker_report:
+            checker, checker_seconds = read_checker_report(Path(args.checker_report)), 0.0
+        else:
+            print(f"checker: kmodel check --reach {shlex.join(checker_args)} ...", file=sys.stderr)
+            checker, checker_seconds = run_checker(checker_args, Path(scratch) / "check")
+    rows, stale = compare(unit, checker["never_taken"], packages, EXCLUSIONS)
+    without = [name for name in packages if not (ROOT / "tests" / name).is_dir()]
+    print(f"branch outcomes of the model the unit tests take ({' '.join(folders)}), and how many of them "
+          f"`kmodel check {shlex.join(checker_args)}` takes" +
+          (f" (read from {args.checker_report})" if args.checker_report else ""))
+    if without:
+        print(f"(no tests of their own: {', '.join(without)}; their outcomes are those the other tests take)")
+    if pytest_exit:
+        print("(some unit tests failed: pytest exit 1; their outcomes up to the failure count)")
+    print("\n".join(table(rows)))
+    print(f"\nwork list: taken by the unit tests, never by the checker (first {args.top} per package"
+          + (f"; all in {args.worklist}" if args.worklist else "; --worklist PATH writes it whole") + ")")
+    print("\n".join(worklist_lines(rows, args.top)) or "  (empty)")
+    excluded = [entry for r in rows for entry in r.excluded_list]
+    if excluded:
+        print(f"\nexcluded ({len(excluded)}), explained in EXCLUSIONS:")
+        for reason in dict.fromkeys(why for _, why in excluded):
+            print(f"  {reason}:")
+            print("\n".join(f"    {outcome}" for outcome, why in excluded if why == reason))
+    if stale:
+        print(f"\nstale exclusions ({len(stale)}), not applied:")
+        print("\n".join(f"  {entry}" for entry in stale))
+    print(f"\nseconds: unit tests under coverage {unit_seconds:.0f}, checker {checker_seconds:.0f} "
+          f"(this machine, this run)")
+    if args.worklist:
+        Path(args.worklist).write_text("\n".join(worklist_lines(rows, None)) + "\n")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "checker_args": checker_args, "unit_test_folders": folders, "pytest_exit": pytest_exit,
+            "coverage_py": checker.get("coverage_py"),
+            "packages": [{**asdict(r), "share": round(r.share(), 1),
+                          "share_without_excluded": round(r.share_without_excluded(), 1)} for r in rows],
+            "total": {**asdict(total(rows)), "share": round(total(rows).share(), 1),
+                      "share_without_excluded": round(total(rows).share_without_excluded(), 1)},
+            "stale_exclusions": stale, "seconds": {"unit_tests": unit_seconds, "checker": checker_seconds},
+        }, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
