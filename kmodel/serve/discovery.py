@@ -20,7 +20,7 @@ SERVED_VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-kmodel", "
 SHORT_NAMES = {
     "pods": ["po"], "services": ["svc"], "nodes": ["no"], "namespaces": ["ns"], "endpoints": ["ep"],
     "configmaps": ["cm"], "events": ["ev"], "deployments": ["deploy"], "replicasets": ["rs"],
-    "statefulsets": ["sts"],
+    "statefulsets": ["sts"], "customresourcedefinitions": ["crd", "crds"],
 }
 #: `kubectl get all` lists the resources in category "all"
 CATEGORY_ALL = ("pods", "services", "deployments", "replicasets", "statefulsets")

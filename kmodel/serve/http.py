@@ -13,6 +13,9 @@ refuses before any event (401, 403, 429) is answered with that status. An answer
 `REQUEST_TIMEOUT_S` of wall time (the request was lost in a partition) is a 504, as kube-apiserver's own request
 timeout answers.
 
+An answer is converted to what the ``Accept`` header asks (kmodel.serve.negotiation): a meta.k8s.io/v1 Table
+(kmodel.serve.tables; a watch's events each a Table of one row) or metadata only (kmodel.serve.partial).
+
 What the server itself answers, without the model: /version, /healthz, /livez, /readyz (ok while the model's
 thread runs), and discovery (kmodel.serve.discovery), which kube-apiserver serves to any authenticated user.
 
@@ -43,9 +46,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
-from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status
+from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status, WatchEvent
 from kmodel.serve import body as request_body
-from kmodel.serve import containers, discovery, rest, tables
+from kmodel.serve import containers, discovery, negotiation, partial, rest, tables
 from kmodel.serve.credentials import Credentials
 from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
@@ -170,6 +173,15 @@ class ImpersonationRefused(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message)
         self.status = status
+
+
+def _go_type(res: Any, is_list: bool) -> str:
+    """The Go type kube-apiserver names in a 406 for a conversion that does not fit: *core.Pod, *apps.DeploymentList,
+    *unstructured.Unstructured for a custom resource."""
+    if res.crd is not None:
+        return "*unstructured.UnstructuredList" if is_list else "*unstructured.Unstructured"
+    package = res.group.split(".")[0] if res.group else "core"
+    return f"*{package}.{res.kind}{'List' if is_list else ''}"
 
 
 class _Answer(Exception):
@@ -395,30 +407,49 @@ class Handler(BaseHTTPRequestHandler):
         return self.client.ask(request)
 
     def _answer(self, response: Response, r: ResourceRoute) -> None:
+        """Answer with the model's response, converted to what the Accept header asked (kmodel.serve.negotiation):
+        the object itself, a Table, or its metadata only. Errors and Statuses are answered as they are."""
         if response.code >= 400 or isinstance(response.body, Status):
             body = response.body if isinstance(response.body, Status) else Status(response.code, "", "")
             raise _status_answer(body)
         body = response.body
-        if self._wants_table():
-            if isinstance(body, ListResult):
-                page = rest.list_json(r.resource, body, r.query)
-                keep = {d["metadata"].get("uid") for d in page["items"]}
-                objs = [o for o in body.items if o.metadata.uid in keep]
-                raise _Answer(200, tables.table(r.resource.name, objs, self.client.now(),
-                                                page["metadata"]["resourceVersion"],
-                                                page["metadata"].get("continue", "")))
-            raise _Answer(response.code, tables.table(r.resource.name, [body], self.client.now()))
-        if isinstance(body, ListResult):
-            raise _Answer(200, rest.list_json(r.resource, body, r.query))
-        raise _Answer(response.code, rest.body_json(body))
+        is_list = isinstance(body, ListResult)
+        kind = self._conversion()
+        refused = negotiation.mismatch(kind, is_list, _go_type(r.resource, is_list))
+        if refused is not None:
+            raise _status_answer(refused)
+        if kind == negotiation.TABLE:
+            include = self._include_object(r)
+            if is_list:
+                items, metadata = rest.page(body, r.query)
+                raise _Answer(200, tables.table(r.resource, items, self.client.now(), include, metadata))
+            raise _Answer(response.code, tables.table(r.resource, [body], self.client.now(), include))
+        answer = rest.list_json(r.resource, body, r.query) if is_list else rest.body_json(body)
+        if kind == negotiation.PARTIAL_LIST:
+            answer = partial.partial_list(answer)
+        elif kind == negotiation.PARTIAL:
+            answer = partial.partial_object(answer)
+        raise _Answer(200 if is_list else response.code, answer)
 
-    def _wants_table(self) -> bool:
-        return "as=Table" in self.headers.get("Accept", "")
+    def _conversion(self) -> str:
+        """What the Accept header asks the answer to be converted to ("" for none); 406 when nothing it asks for
+        is served."""
+        try:
+            return negotiation.conversion(self.headers.get("Accept", ""))
+        except negotiation.NotAcceptable as e:
+            raise _status_answer(e.status) from None
+
+    def _include_object(self, r: ResourceRoute) -> str:
+        try:
+            return tables.include_object(r.query)
+        except tables.TableRefused as e:
+            raise _status_answer(e.status) from None
 
     def _resource(self, method: str, r: ResourceRoute) -> None:
         if self.headers.get("Impersonate-Group") or self.headers.get("Impersonate-Uid"):
             raise rest.bad_request("impersonating groups or uids (kubectl --as-group, --as-uid) is not served by "
                                    "kmodel serve: use the user's own context in the kubeconfig")
+        self._conversion()  # an Accept header the server cannot answer is refused before the request is made
         if r.resource.name == "pods" and r.subresource in containers.SUBRESOURCES:
             return self._container_stream(r)
         if r.subresource == "scale" and r.resource.crd is None:
@@ -551,8 +582,7 @@ class Handler(BaseHTTPRequestHandler):
         q = r.query
         request = self._request(r, allow_watch_bookmarks=q.get("allowWatchBookmarks", "") in ("true", "1"),
                                 timeout_seconds=rest.int_param(q, "timeoutSeconds"))
-        if self._wants_table():
-            raise _status_answer(Status(406, "NotAcceptable", "watches of Tables are not served by kmodel serve"))
+        encode = self._watch_encoder(r)
         items, ticket = self.client.watch(request)
         try:
             kind, value = items.get(timeout=WATCH_FIRST_ANSWER_S)
@@ -570,7 +600,7 @@ class Handler(BaseHTTPRequestHandler):
             if not kind:
                 kind, value = self._next_watch_item(items)
             while kind == "event":
-                self._chunk(rest.watch_event_json(value))
+                self._chunk(encode(value))
                 kind, value = self._next_watch_item(items)
             if kind == "gone":
                 raise ConnectionResetError("the watch's client went away")
@@ -583,6 +613,35 @@ class Handler(BaseHTTPRequestHandler):
             self.client.cancel(ticket)
             self.close_connection = True
 
+
+    def _watch_encoder(self, r: ResourceRoute) -> Callable[[WatchEvent], dict]:
+        """How each event of a watch is written: its object as itself, as its metadata only (either metadata-only
+        media type: a watch's events each carry one object), or as a Table of one row (the first event's Table
+        alone carries the column definitions, as kube-apiserver's). An ERROR event's Status is written as it is;
+        a BOOKMARK's Table has no row."""
+        kind = self._conversion()
+        if kind in (negotiation.PARTIAL, negotiation.PARTIAL_LIST):
+            def metadata_only(event: WatchEvent) -> dict:
+                doc = rest.watch_event_json(event)
+                if not isinstance(event.object, Status):
+                    doc["object"] = partial.partial_object(doc["object"])
+                return doc
+
+            return metadata_only
+        if kind != negotiation.TABLE:
+            return rest.watch_event_json
+        include, first = self._include_object(r), [True]
+
+        def as_table(event: WatchEvent) -> dict:
+            if isinstance(event.object, Status):
+                return rest.watch_event_json(event)
+            objects = [] if event.type == "BOOKMARK" else [event.object]
+            metadata = {"resourceVersion": event.object.metadata.resource_version}
+            doc = tables.table(r.resource, objects, self.client.now(), include, metadata, with_columns=first[0])
+            first[0] = False
+            return {"type": event.type, "object": doc}
+
+        return as_table
 
     def _next_watch_item(self, items: queue.SimpleQueue) -> tuple[str, Any]:
         """The next item of a watch; ("gone", None) once its client closed the connection. A client sends nothing

@@ -186,6 +186,14 @@ def decode_continue(token: str) -> tuple[str, str]:
 
 def list_json(res: Resource, result: ListResult, query: Mapping[str, str]) -> dict:
     """A list answer as `<Kind>List`, cut to the page `limit` and `continue` ask for."""
+    items, metadata = page(result, query)
+    return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": metadata,
+            "items": [dump(o) for o in items]}
+
+
+def page(result: ListResult, query: Mapping[str, str]) -> tuple[Sequence[Any], dict]:
+    """The objects of the page `limit` and `continue` ask for, and the list's metadata (resourceVersion, and
+    continue and remainingItemCount while items remain)."""
     items: Sequence[Any] = result.items
     rv = result.resource_version
     token = query.get("continue", "")
@@ -198,8 +206,7 @@ def list_json(res: Resource, result: ListResult, query: Mapping[str, str]) -> di
         metadata["continue"] = encode_continue(rv, key_of(items[limit - 1]))
         metadata["remainingItemCount"] = len(items) - limit
         items = items[:limit]
-    return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": metadata,
-            "items": [dump(o) for o in items]}
+    return items, metadata
 
 
 def watch_event_json(event: WatchEvent) -> dict:

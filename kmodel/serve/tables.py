@@ -1,110 +1,140 @@
-"""Server-side printing: the meta.k8s.io/v1 Table kubectl asks for (``Accept: application/json;as=Table;...``), with
-upstream's columns for pods, nodes and deployments (pkg/printers/internalversion/printers.go; priority-1 columns
-are what ``-o wide`` adds) and NAME, AGE for the other kinds. Ages are counted in the model's logical time."""
+"""Server-side printing: the meta.k8s.io/v1 Table kubectl asks for (``Accept: application/json;as=Table;...``).
+
+Which columns (Kubernetes 1.32):
+
+    a built-in kind with a printer        its columns and cells (kmodel.serve.printers, from printers.go)
+    Roles, ClusterRoles, CRDs             the generic registry's default: NAME, CREATED AT (RFC 3339)
+    a custom resource                     NAME, then its CRD's additionalPrinterColumns for the version served, or
+                                          AGE (``.metadata.creationTimestamp``) when it has none, as
+                                          apiextensions-apiserver's table convertor prints them
+
+Each row carries its object as ``includeObject`` asks (``Metadata``, the default: a PartialObjectMetadata;
+``Object``: the whole object, which ``kubectl get --sort-by`` sorts on; ``None``: nothing). A watch of Tables
+sends, for each event, a Table of that event's object's one row; only the first event's Table carries the column
+definitions, as kube-apiserver's (kubectl prints the header once).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import json
+from typing import Any, Mapping, Optional, Sequence
 
+from kmodel.apiserver.events import human_duration
+from kmodel.apiserver.resources import Resource
+from kmodel.apiserver.wire import Status
 from kmodel.objects import dump
+from kmodel.objects.logical_time import format_time, parse_time
+from kmodel.serve import jsonpath
+from kmodel.serve.partial import partial_object
+from kmodel.serve.printers import NAME, PRINTERS, Row, column
+
+#: the generic registry's default table (rest.NewDefaultTableConvertor)
+DEFAULT_COLUMNS = [NAME, column("Created At", "date")]
+INCLUDE_OBJECT = ("Metadata", "Object", "None")
 
 
-def human_duration(ms: int) -> str:
-    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
-    seconds = max(0, ms // 1000)
-    if seconds < 120:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 10:
-        return f"{minutes}m{seconds % 60}s" if seconds % 60 else f"{minutes}m"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h{minutes % 60}m" if minutes % 60 else f"{hours}h"
-    if hours < 48:
-        return f"{hours}h"
-    days = hours // 24
-    if hours < 24 * 8:
-        return f"{days}d{hours % 24}h" if hours % 24 else f"{days}d"
-    if days < 365 * 2:
-        return f"{days}d"
-    return f"{days // 365}y{days % 365}d" if days < 365 * 8 else f"{days // 365}y"
+def _default_row(obj: Any, now: int) -> list:
+    """NAME and CREATED AT: Go's time.RFC3339, whole seconds (the model's timestamps count milliseconds)."""
+    created = obj.metadata.creation_timestamp or 0
+    return [obj.metadata.name, format_time(created - created % 1000)]
 
 
-def _age(obj: Any, now: int) -> str:
-    created = obj.metadata.creation_timestamp
-    return "<unknown>" if created is None else human_duration(now - created)
+def include_object(query: Mapping[str, str]) -> str:
+    """The includeObject query parameter (Metadata when absent); TableRefused for a value upstream refuses."""
+    value = query.get("includeObject", "") or "Metadata"
+    if value not in INCLUDE_OBJECT:
+        raise TableRefused(Status(400, "BadRequest", f'unrecognized includeObject value: "{value}"'))
+    return value
 
 
-def _pod_status(pod: Any) -> str:
-    if pod.metadata.deletion_timestamp is not None:
-        return "Terminating"
-    for cs in pod.status.container_statuses:
-        waiting = getattr(cs.state, "waiting", None)
-        if waiting is not None and getattr(waiting, "reason", ""):
-            return waiting.reason
-    return pod.status.reason or pod.status.phase or "Pending"
+class TableRefused(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message)
+        self.status = status
 
 
-def _pod_row(pod: Any, now: int) -> list:
-    statuses = pod.status.container_statuses
-    ready = sum(1 for cs in statuses if cs.ready)
-    restarts = sum(cs.restart_count for cs in statuses)
-    return [pod.metadata.name, f"{ready}/{len(pod.spec.containers)}", _pod_status(pod), restarts, _age(pod, now),
-            pod.status.pod_ip or "<none>", pod.spec.node_name or "<none>",
-            pod.status.nominated_node_name or "<none>", "<none>"]
+# -- custom resources: a CRD's additionalPrinterColumns ---------------------------------------------------------
+
+def _printer_columns(res: Resource) -> list[dict]:
+    """The additionalPrinterColumns of the version served, or upstream's default AGE column."""
+    version = res.api_version.rpartition("/")[2]
+    served = next((v for v in res.crd.spec.versions if v.name == version), None)
+    columns = list(served.additional_printer_columns or ()) if served is not None else []
+    return columns or [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]
 
 
-def _node_row(node: Any, now: int) -> list:
-    ready = next((c.status for c in node.status.conditions if c.type == "Ready"), "Unknown")
-    status = "Ready" if ready == "True" else "NotReady"
-    if node.spec.unschedulable:
-        status += ",SchedulingDisabled"
-    roles = sorted(k.rpartition("/")[2] for k in node.metadata.labels if k.startswith("node-role.kubernetes.io/"))
-    internal = next((a.address for a in node.status.addresses if a.type == "InternalIP"), "<none>")
-    version = getattr(node.status.node_info, "kubelet_version", "") or "<none>"
-    return [node.metadata.name, status, ",".join(roles) or "<none>", _age(node, now), version, internal]
+def _cell(kind: str, value: Any, now: int) -> Any:
+    """cellForJSONValue (and the string case's jsonpath printing): None where the value does not fit."""
+    if value is jsonpath.MISSING or value is None:
+        return None
+    if kind == "string":
+        return _text(value)
+    if kind == "integer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if kind == "number" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if kind == "boolean" and isinstance(value, bool):
+        return value
+    if kind == "date" and isinstance(value, str):
+        try:
+            return human_duration(now - parse_time(value))
+        except ValueError:
+            return "<invalid>"
+    return None
 
 
-def _deployment_row(d: Any, now: int) -> list:
-    s = d.status
-    containers = d.spec.template.spec.containers
-    match = dict(d.spec.selector.match_labels or {}) if d.spec.selector is not None else {}
-    return [d.metadata.name, f"{s.ready_replicas}/{d.spec.replicas}", s.updated_replicas, s.available_replicas,
-            _age(d, now), ",".join(c.name for c in containers), ",".join(c.image for c in containers),
-            ",".join(f"{k}={v}" for k, v in sorted(match.items()))]
+def _text(value: Any) -> str:
+    """How client-go's jsonpath prints a value: strings as they are, other scalars as Go's fmt, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(int(value)) if float(value).is_integer() else repr(value)
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
 
 
-def _column(name: str, kind: str = "string", priority: int = 0) -> dict:
-    return {"name": name, "type": kind, "format": "name" if name == "Name" else "", "description": "",
-            "priority": priority}
+def _custom_printer(res: Resource) -> tuple[list, Row]:
+    specs = _printer_columns(res)
+    columns = [NAME, *(column(str(c.get("name", "")), str(c.get("type", "string")), int(c.get("priority", 0) or 0),
+                              str(c.get("format", "") or "")) for c in specs)]
 
-
-_COLUMNS: dict[str, tuple[list, Callable[[Any, int], list]]] = {
-    "pods": ([_column("Name"), _column("Ready"), _column("Status"), _column("Restarts", "integer"), _column("Age"),
-              _column("IP", priority=1), _column("Node", priority=1), _column("Nominated Node", priority=1),
-              _column("Readiness Gates", priority=1)], _pod_row),
-    "nodes": ([_column("Name"), _column("Status"), _column("Roles"), _column("Age"), _column("Version"),
-               _column("Internal-IP", priority=1)], _node_row),
-    "deployments": ([_column("Name"), _column("Ready"), _column("Up-to-date", "integer"),
-                     _column("Available", "integer"), _column("Age"), _column("Containers", priority=1),
-                     _column("Images", priority=1), _column("Selector", priority=1)], _deployment_row),
-}
-
-
-def table(resource: str, objects: Sequence[Any], now: int, resource_version: str = "", cont: str = "") -> dict:
-    """A meta.k8s.io/v1 Table of `objects`, each row carrying its object's metadata (includeObject=Metadata)."""
-    columns, row = _COLUMNS.get(resource, ([_column("Name"), _column("Age")],
-                                           lambda o, t: [o.metadata.name, _age(o, t)]))
-    rows = []
-    for obj in objects:
+    def row(obj: Any, now: int) -> list:
         doc = dump(obj)
-        rows.append({"cells": row(obj, now),
-                     "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
-                                "metadata": doc["metadata"]}})
-    metadata = {"resourceVersion": resource_version}
-    if cont:
-        metadata["continue"] = cont
-    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata, "columnDefinitions": columns,
-            "rows": rows}
+        return [obj.metadata.name,
+                *(_cell(str(c.get("type", "string")), jsonpath.first(doc, str(c.get("jsonPath", ""))), now)
+                  for c in specs)]
+
+    return columns, row
+
+
+def printer(res: Resource) -> tuple[list, Row]:
+    """The columns of `res` and its row function."""
+    if res.crd is not None:
+        return _custom_printer(res)
+    return PRINTERS.get(res.name, (DEFAULT_COLUMNS, _default_row))
+
+
+# -- Tables ---------------------------------------------------------------------------------------------------
+
+def _row_object(obj: Any, include: str) -> Optional[dict]:
+    if include == "None":
+        return None
+    doc = dump(obj)
+    if include == "Object":
+        return doc
+    return partial_object(doc)
+
+
+def table(res: Resource, objects: Sequence[Any], now: int, include: str = "Metadata",
+          list_metadata: Optional[Mapping[str, Any]] = None, with_columns: bool = True) -> dict:
+    """A meta.k8s.io/v1 Table of `objects`. `list_metadata`: the list's resourceVersion, continue and
+    remainingItemCount (a single object's Table carries that object's resourceVersion)."""
+    columns, row = printer(res)
+    rows = [{"cells": row(obj, now), "object": _row_object(obj, include)} for obj in objects]
+    if list_metadata is not None:
+        metadata = dict(list_metadata)
+    else:
+        metadata = {"resourceVersion": objects[0].metadata.resource_version if objects else ""}
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": metadata,
+            "columnDefinitions": columns if with_columns else None, "rows": rows}

@@ -3,6 +3,7 @@ poller for what the served cluster does in its own time. Import it after `pytest
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -26,3 +27,15 @@ def eventually(check: Callable[[], Any], timeout: float = 20.0) -> Any:
         if value or time.monotonic() > deadline:
             return value
         time.sleep(0.1)
+
+
+def raw(served: Any, method: str, path: str, *, body: Any = None, content_type: str = "application/json",
+        user: str = "admin", accept: str = "application/json") -> tuple[int, Any]:
+    """One request as the client's transport sends it (urllib3 with the kubeconfig's CA and the user's bearer
+    token): (status, the body's text)."""
+    api = api_client(served.kubeconfig, user)
+    cfg = api.configuration
+    headers = {"Authorization": cfg.api_key["BearerToken"], "Content-Type": content_type, "Accept": accept}
+    response = api.rest_client.pool_manager.request(method, cfg.host + path, headers=headers,
+                                                    body=None if body is None else json.dumps(body))
+    return response.status, response.data.decode()

@@ -12,7 +12,7 @@ kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import client, watch  # noqa: E402
 from kubernetes.client.rest import ApiException  # noqa: E402
 
-from .kube_client import api_client, eventually  # noqa: E402
+from .kube_client import api_client, eventually, raw  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -23,19 +23,6 @@ def core(served: Any) -> client.CoreV1Api:
 @pytest.fixture(scope="module")
 def apps(served: Any) -> client.AppsV1Api:
     return client.AppsV1Api(api_client(served.kubeconfig))
-
-
-def raw(served: Any, method: str, path: str, *, body: Any = None, content_type: str = "application/json",
-        user: str = "admin") -> tuple[int, Any]:
-    """One request as the client's transport sends it (urllib3 with the kubeconfig's CA and the user's bearer
-    token): (status, the body's text)."""
-    api = api_client(served.kubeconfig, user)
-    cfg = api.configuration
-    headers = {"Authorization": cfg.api_key["BearerToken"], "Content-Type": content_type,
-               "Accept": "application/json"}
-    response = api.rest_client.pool_manager.request(method, cfg.host + path, headers=headers,
-                                                    body=None if body is None else json.dumps(body))
-    return response.status, response.data.decode()
 
 
 def configmap(name: str, labels: dict | None = None, data: dict | None = None) -> client.V1ConfigMap:
