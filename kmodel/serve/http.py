@@ -46,6 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
+import attrs
+
 from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status, WatchEvent
 from kmodel.serve import body as request_body
 from kmodel.serve import containers, discovery, negotiation, partial, rest, tables
@@ -490,8 +492,11 @@ class Handler(BaseHTTPRequestHandler):
         if grace is None and options.get("gracePeriodSeconds") is not None:
             grace = int(options["gracePeriodSeconds"])
         policy = r.query.get("propagationPolicy", "") or options.get("propagationPolicy") or ""
-        if not policy and options.get("orphanDependents") is not None:
-            policy = "Orphan" if options["orphanDependents"] else "Background"
+        orphan = options.get("orphanDependents")
+        if orphan is None and r.query.get("orphanDependents", "") in ("true", "false"):
+            orphan = r.query["orphanDependents"] == "true"
+        if not policy and orphan is not None:
+            policy = "Orphan" if orphan else "Background"
         pre = options.get("preconditions") or {}
         body = Preconditions(str(pre.get("uid") or ""), str(pre.get("resourceVersion") or "")) if pre else None
         response = self._ask(self._request(r, grace_period_seconds=grace, propagation_policy=policy, body=body))
@@ -503,6 +508,10 @@ class Handler(BaseHTTPRequestHandler):
                     details["group"] = r.resource.group
                 raise _Answer(200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
                                     "details": details})
+            if obj.metadata.deletion_timestamp is not None and orphan is False:
+                # the delete handler's 202: not deleted yet (finalizers or a grace period hold the object), and the
+                # client asked for its dependents' deletion with the legacy orphanDependents=false
+                response = attrs.evolve(response, code=202)
         self._answer(response, r)
 
     def _delete_collection(self, r: ResourceRoute) -> None:

@@ -1,7 +1,7 @@
 """What the Accept header converts an answer to, through the official Python client against `kmodel serve`:
 metadata-only reads (PartialObjectMetadata[List], as client-go's metadata client and the garbage collector ask),
 Tables with the object each row carries (includeObject), watches of Tables and of metadata, a custom resource's
-printer columns, and refusals (406, 400)."""
+printer columns, refusals (406, 400), and what a delete answers for each kind."""
 
 from __future__ import annotations
 
@@ -181,3 +181,30 @@ def test_custom_resources_print_their_crds_columns(served: Any) -> None:
     (crd_row,) = crds["rows"]
     assert crd_row["cells"][0] == "widgets.example.com"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", crd_row["cells"][1])  # RFC 3339, whole seconds
+
+
+def test_deletes_answer_as_the_registry_shapes_them(served: Any) -> None:
+    """The generic registry answers a delete with a Status naming the object, except for the kinds that return the
+    deleted object (pods, services, namespaces) and for an object that finalizers keep: that object, with its
+    deletionTimestamp, 202 when the client asked for orphanDependents=false."""
+    cms = "/api/v1/namespaces/default/configmaps"
+    made = json.loads(raw(served, "POST", cms, body={"metadata": {"name": "short-lived"}})[1])
+    status, text = raw(served, "DELETE", f"{cms}/short-lived")
+    assert (status, json.loads(text)) == (200, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {"name": "short-lived", "kind": "configmaps", "uid": made["metadata"]["uid"]}})
+    for name, options, code in (("held", None, 200), ("held-orphaning", {"orphanDependents": False}, 202)):
+        raw(served, "POST", cms, body={"metadata": {"name": name, "finalizers": ["example.com/hold"]}})
+        status, text = raw(served, "DELETE", f"{cms}/{name}", body=options)
+        held = json.loads(text)
+        assert (status, held["kind"]) == (code, "ConfigMap") and held["metadata"]["deletionTimestamp"]
+        raw(served, "PATCH", f"{cms}/{name}", body={"metadata": {"finalizers": None}},
+            content_type="application/merge-patch+json")
+    pods = "/api/v1/namespaces/default/pods"
+    raw(served, "POST", pods, body={"metadata": {"name": "unbound-delete"},
+                                     "spec": {"schedulerName": "none", "containers": [{"name": "c", "image": "i"}]}})
+    status, text = raw(served, "DELETE", f"{pods}/unbound-delete")
+    assert (status, json.loads(text)["kind"]) == (200, "Pod")
+    services = "/api/v1/namespaces/default/services"
+    raw(served, "POST", services, body={"metadata": {"name": "gone"}, "spec": {"ports": [{"port": 80}]}})
+    assert json.loads(raw(served, "DELETE", f"{services}/gone")[1])["kind"] == "Service"
