@@ -417,7 +417,7 @@ class Handler(BaseHTTPRequestHandler):
         body = response.body
         is_list = isinstance(body, ListResult)
         kind = self._conversion()
-        refused = negotiation.mismatch(kind, is_list, _go_type(r.resource, is_list))
+        refused = negotiation.mismatch(kind, is_list, _go_type(r.resource, is_list)) if kind else None
         if refused is not None:
             raise _status_answer(refused)
         if kind == negotiation.TABLE:
