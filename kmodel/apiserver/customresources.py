@@ -158,11 +158,22 @@ def as_read(res: Resource, obj: Any) -> Any:
 # --- validation --------------------------------------------------------------------------------------------
 
 def validation_errors(res: Resource, obj: CustomObject, old: Optional[CustomObject] = None) -> list[FieldError]:
+    """The field errors of a create (`old` None) or of an update of `old`, which is ratcheted (ratcheting.py)
+    against the old object as a read answers it (pruned and defaulted by the current schema, as upstream
+    decodes it from etcd before the update)."""
     if old is None:
         found = validate_object_meta(obj.metadata, res.namespaced, is_dns1123_subdomain)
-    else:
-        found = validate_object_meta_update(obj.metadata, old.metadata)
-    return found + openapi_schema.validate(schema_of(res), thaw(obj.content))
+        return found + openapi_schema.validate(schema_of(res), thaw(obj.content))
+    found = validate_object_meta_update(obj.metadata, old.metadata)
+    old = as_read(res, old)
+    return found + openapi_schema.validate_update(schema_of(res), thaw(obj.content), thaw(old.content),
+                                                  metadata_unchanged=_same_metadata(obj.metadata, old.metadata))
+
+
+def _same_metadata(new: ObjectMeta, old: ObjectMeta) -> bool:
+    """Whether an update leaves the metadata as it was, but for the resourceVersion the write moves (upstream
+    compares the request's object, which carries the old resourceVersion)."""
+    return attrs.evolve(new, resource_version=old.resource_version) == old
 
 
 def check(res: Resource, obj: CustomObject, old: Optional[CustomObject] = None) -> None:

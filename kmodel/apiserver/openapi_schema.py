@@ -49,6 +49,7 @@ import re
 from decimal import Decimal
 from typing import Any, Optional
 
+from kmodel.apiserver.ratcheting import Node
 from kmodel.objects.field_errors import ErrorType, FieldError, GoValue, invalid, not_supported, required
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
@@ -207,7 +208,20 @@ def validate(schema: Optional[dict], value: Any, path: str = "") -> list[FieldEr
     """Every field error of `value` against `schema` (see the module docstring for the messages)."""
     errors: list[FieldError] = []
     if schema:
-        _validate(schema, value, path, errors, root=True)
+        _validate(schema, value, path, errors, None, root=True)
+    return errors
+
+
+def validate_update(schema: Optional[dict], value: Any, old: Any, *, metadata_unchanged: bool) -> list[FieldError]:
+    """The field errors of an update from `old` to `value`, ratcheted (ratcheting.py): the errors at a value the
+    update left as it was are dropped. `metadata_unchanged`: the object's metadata, which the schema walk does not
+    see, is as it was (else the root counts as changed)."""
+    errors: list[FieldError] = []
+    if schema:
+        root = Node(old, value)
+        _validate(schema, value, "", errors, root, root=True)
+        if errors and metadata_unchanged and root.unchanged():
+            errors.clear()
     return errors
 
 
@@ -231,7 +245,19 @@ def _type_ok(schema: dict, value: Any) -> Optional[str]:
     return got
 
 
-def _validate(schema: dict, value: Any, path: str, errors: list[FieldError], root: bool = False) -> None:
+def _validate(schema: dict, value: Any, path: str, errors: list[FieldError], node: Optional[Node],
+              root: bool = False) -> None:
+    """Check one node and beneath. `node`: its correlated old value on an update (None: validated as new); the
+    errors found here and beneath are dropped when the node is unchanged (validation ratcheting), except at the
+    root, whose metadata the walk does not see (validate_update decides it)."""
+    start = len(errors)
+    _check_node(schema, value, path, errors, node, root)
+    if node is not None and not root and len(errors) > start and node.unchanged():
+        del errors[start:]
+
+
+def _check_node(schema: dict, value: Any, path: str, errors: list[FieldError], node: Optional[Node],
+                root: bool) -> None:
     bad_type = _type_ok(schema, value)
     if bad_type is not None:
         want = "integer,string" if schema.get(INT_OR_STRING) else schema.get("type", "")
@@ -246,12 +272,12 @@ def _validate(schema: dict, value: Any, path: str, errors: list[FieldError], roo
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         _validate_number(schema, value, path, where, errors)
     elif isinstance(value, (list, tuple)):
-        _validate_array(schema, value, path, where, errors)
+        _validate_array(schema, value, path, where, errors, node)
     if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
         errors.append(not_supported(path, go_bad_value(value), [e if isinstance(e, str) else _json_text(e)
                                                                  for e in schema["enum"]]))
     if isinstance(value, dict):
-        _validate_object(schema, value, path, errors, root)
+        _validate_object(schema, value, path, errors, root, node)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -296,7 +322,8 @@ def _validate_number(schema: dict, value: float, path: str, where: str, errors: 
                                              f"{go_float(float(minimum))}"))
 
 
-def _validate_array(schema: dict, value: Any, path: str, where: str, errors: list[FieldError]) -> None:
+def _validate_array(schema: dict, value: Any, path: str, where: str, errors: list[FieldError],
+                    node: Optional[Node]) -> None:
     min_items = schema.get("minItems")
     if min_items is not None and len(value) < min_items:
         errors.append(invalid(path, len(value), f"{where} in body should have at least {int(min_items)} items"))
@@ -306,10 +333,11 @@ def _validate_array(schema: dict, value: Any, path: str, where: str, errors: lis
     items = schema.get("items")
     if isinstance(items, dict):
         for i, x in enumerate(value):
-            _validate(items, x, f"{path}[{i}]", errors)
+            _validate(items, x, f"{path}[{i}]", errors, node.item(schema, i, x) if node is not None else None)
 
 
-def _validate_object(schema: dict, value: dict, path: str, errors: list[FieldError], root: bool) -> None:
+def _validate_object(schema: dict, value: dict, path: str, errors: list[FieldError], root: bool,
+                     node: Optional[Node]) -> None:
     for key in schema.get("required") or ():
         if key not in value:
             errors.append(required(_join(path, key)))
@@ -320,4 +348,5 @@ def _validate_object(schema: dict, value: dict, path: str, errors: list[FieldErr
             continue  # apiVersion, kind and metadata are the API server's, not the schema's
         sub = props.get(key) if key in props else (additional if isinstance(additional, dict) else None)
         if sub is not None:
-            _validate(sub, value[key], _join(path, key), errors)
+            _validate(sub, value[key], _join(path, key), errors,
+                      node.property(key, value[key]) if node is not None else None)
