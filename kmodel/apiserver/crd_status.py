@@ -16,7 +16,11 @@ Upstream, three controllers watch CRDs:
 The model runs the first two as a second write right after the API server stores a new or changed CRD
 (`accept_names`): the CRD exists for one revision without conditions, as upstream's does until its
 controllers catch up, but no request can arrive in between. Names are checked against every CRD and every
-built-in resource, whatever the group, because the model keys resources by plural alone.
+built-in resource, whatever the group, because the model keys resources by plural alone. When a CRD is
+removed, the naming controller requeues the other CRDs of its group (requeueAllOtherGroupCRDs): each whose
+names are not all accepted (`names_pending`) is checked again, in name order, so one refused for a conflict
+with the removed CRD is accepted and Established (customresource_cleanup.names_freed; the model looks at
+every group, for the reason above).
 The finalizing controller's work is in customresource_cleanup.py.
 """
 
@@ -55,6 +59,12 @@ def name_conflict(crd: CustomResourceDefinition, others: list[CustomResourceDefi
         if other.spec.group == crd.spec.group and accepted.kind == names.kind:
             return "KindConflict", f'"{names.kind}" is already in use'
     return None
+
+
+def names_pending(crd: CustomResourceDefinition) -> bool:
+    """Whether some requested name is not accepted yet: the CRDs the naming controller looks at again when a CRD
+    is deleted and frees its names (its sync skips a CRD whose spec.names equal status.acceptedNames)."""
+    return requested_names(crd) != crd.status.accepted_names
 
 
 def _set_condition(conditions: tuple, cond: CustomResourceDefinitionCondition) -> tuple:

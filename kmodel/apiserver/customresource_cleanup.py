@@ -13,7 +13,8 @@ Theory of operation
   none is left removes the finalizer, whereupon the CRD goes (or stays while other finalizers remain).
 
 The model runs the controller synchronously (`finalize_crds`): after the first delete of a CRD, and after
-every custom object of a terminating CRD is removed, within the same request. Upstream it runs soon after,
+every custom object of a terminating CRD is removed, within the same request. Once a CRD is removed, the
+naming controller checks again the CRDs whose names it had refused (`names_freed`). Upstream it runs soon after,
 asynchronously; what a client can observe differs only in timing.
 """
 
@@ -24,7 +25,7 @@ from typing import Any
 import attrs
 
 from kmodel.apiserver import customresources, errors
-from kmodel.apiserver.crd_status import with_terminating
+from kmodel.apiserver.crd_status import names_pending, with_terminating
 from kmodel.apiserver.registry import Conflict
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.apiserver.storeview import current_prefix
@@ -88,8 +89,17 @@ def _finalize(pipeline: Any, crd: CustomResourceDefinition, now: int) -> None:
     try:
         if not finalizers:
             pipeline.registry.remove(kv)
+            names_freed(pipeline, now)
         else:
             new = attrs.evolve(current, metadata=attrs.evolve(current.metadata, finalizers=finalizers))
             pipeline.registry.replace(crds, kv, pipeline._next_version(new))
     except Conflict:
         pass
+
+
+def names_freed(pipeline: Any, now: int) -> None:
+    """The naming controller after a CRD is removed: every CRD whose names are not all accepted is checked
+    again, in name order (its requeueAllOtherGroupCRDs and sync), and accepted once nothing else holds them."""
+    for crd in customresources.crds(pipeline.store):
+        if names_pending(crd):
+            pipeline._crd_controllers(crd.metadata.name, now)

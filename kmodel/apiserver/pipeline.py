@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import attrs
 
 from kmodel.apiserver import clusterip, customresources, deletion, errors, strategy, validation
-from kmodel.apiserver.customresource_cleanup import finalize_crds, first_crd_delete
+from kmodel.apiserver.customresource_cleanup import finalize_crds, first_crd_delete, names_freed
 from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
 from kmodel.apiserver.audit import ALLOW, FORBID, AuditLog
 from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
@@ -438,6 +438,8 @@ class Pipeline:
     def _after_delete(self, res: Resource, old: Any) -> None:
         if res.name == "services":
             clusterip.release(old, self.service_ips)
+        elif res.name == "customresourcedefinitions":
+            names_freed(self, self._now)  # its names are free: the naming controller looks again
         elif res.crd is not None and not self._finalizing:
             finalize_crds(self, self._now)
 
