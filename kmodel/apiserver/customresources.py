@@ -12,6 +12,8 @@ Theory of operation
 * Versions. A body may name any served version; the object is stored at the storage version with its
   apiVersion rewritten (conversion strategy None: the fields are kept as they are). Reads answer at the
   storage version (the model's requests name no version).
+* Reads (`as_read`): a stored object is pruned and defaulted again by the current schema, as upstream's
+  storage decoder does, for get, list, watch and the old object of an update (strategies and ratcheting).
 * Decoding (`decode`): apiVersion and kind checked, metadata decoded as the model's ObjectMeta, unknown fields
   pruned against the storage version's schema (fieldValidation=Strict refuses them with 400 BadRequest
   `strict decoding error: unknown field "spec.foo"`), defaults applied (openapi_schema.py).
@@ -20,7 +22,7 @@ Theory of operation
   keeps everything but .status (the stored metadata included); metadata.generation starts at 1 and grows by
   one when anything other than metadata and (with the subresource) status changes.
 * Validation (`check`): ObjectMeta as ValidateObjectMetaAccessor with DNS-subdomain names, then the schema
-  (422 Invalid, one cause per field error).
+  (422 Invalid, one cause per field error); an update is ratcheted (ratcheting.py).
 * Scale (`scale_of`, `with_scale`): autoscaling/v1 Scale read from and written to the paths the CRD's
   scale subresource names (specReplicasPath, statusReplicasPath, labelSelectorPath).
 * A terminating CRD refuses new objects: 405 `create not allowed while custom resource definition is
@@ -146,11 +148,14 @@ def from_json(res: Resource, data: dict, meta: ObjectMeta) -> CustomObject:
 
 
 def as_read(res: Resource, obj: Any) -> Any:
-    """A stored object as a read answers it: with the current schema's defaults (upstream defaults what it
-    decodes from etcd, so a default added to the CRD shows on objects written before it)."""
+    """A stored object as a read answers it: pruned and defaulted by the current schema (upstream's storage
+    decoder prunes and defaults what it reads from etcd, so a field the CRD no longer declares is gone and a
+    default added to it shows on objects written before the change)."""
     if not isinstance(obj, CustomObject):
         return obj
-    content = openapi_schema.apply_defaults(schema_of(res), thaw(obj.content))
+    schema = schema_of(res)
+    pruned, _ = openapi_schema.prune(schema, thaw(obj.content))
+    content = openapi_schema.apply_defaults(schema, pruned)
     frozen = freeze(content)
     return obj if frozen == obj.content else CustomObject(obj.api_version, obj.kind, obj.metadata, frozen)
 
@@ -198,7 +203,10 @@ def _without_status(content: Any, has_status: bool) -> Any:
 def prepare_for_update(res: Resource, new: CustomObject, old: CustomObject, *, subresource: str,
                        meta: ObjectMeta) -> CustomObject:
     """The stored form of an update; `meta` is the metadata the generic registry prepared (generation not yet
-    moved)."""
+    moved). The old object is taken as a read answers it (upstream's update starts from the object decoded from
+    etcd): a status write stores the spec pruned and defaulted, and a field the schema no longer declares or a
+    default it gained since does not move the generation."""
+    old = as_read(res, old)
     if subresource == "status":
         status = new.content.get("status")
         content = old.content.without("status") if status is None else old.content.set("status", status)

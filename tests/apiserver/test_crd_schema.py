@@ -144,3 +144,37 @@ def test_a_default_added_to_the_crd_shows_on_objects_written_before_it(crd_api):
     assert dump(got)["spec"]["version"] == "15"
     listed = crd_api.handle(req("list", "databases", "default"), now=NOW).body
     assert dump(listed.items[0])["spec"]["version"] == "15"
+
+
+def _drop_version_from_crd(crd_api):
+    crd = dump(crd_api.handle(req("get", "customresourcedefinitions", name="databases.example.com"), now=NOW).body)
+    del crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["version"]
+    assert crd_api.handle(req("update", "customresourcedefinitions", name="databases.example.com", body=crd),
+                          now=NOW).code == 200
+
+
+def test_a_field_dropped_from_the_crd_is_pruned_on_read(crd_api, store):
+    # upstream's storage decoder prunes what it reads from etcd (unstructuredSchemaCoercer.apply)
+    spec = {"engine": "postgres", "replicas": 2, "version": "15"}
+    crd_api.handle(req("create", "databases", "default", body=database(spec=spec)), now=NOW)
+    _drop_version_from_crd(crd_api)
+    got = crd_api.handle(req("get", "databases", "default", "orders"), now=NOW).body
+    assert dump(got)["spec"] == {"engine": "postgres", "replicas": 2}
+    listed = crd_api.handle(req("list", "databases", "default"), now=NOW).body
+    assert dump(listed.items[0])["spec"] == {"engine": "postgres", "replicas": 2}
+    stored = store.peek("/registry/example.com/databases/default/orders")
+    assert dump(stored[0].value)["spec"]["version"] == "15"  # kept in etcd until the next write
+
+
+def test_an_update_starts_from_the_object_as_read(crd_api, store):
+    spec = {"engine": "postgres", "replicas": 2, "version": "15"}
+    crd_api.handle(req("create", "databases", "default", body=database(spec=spec)), now=NOW)
+    _drop_version_from_crd(crd_api)
+    got = dump(crd_api.handle(req("get", "databases", "default", "orders"), now=NOW).body)
+    got["metadata"]["labels"] = {"tier": "gold"}
+    r = crd_api.handle(req("update", "databases", "default", "orders", body=got), now=NOW)
+    assert r.code == 200 and r.body.metadata.generation == 1  # the pruned field is no change of the spec
+    got = dump(r.body)
+    got["status"] = {"replicas": 1}
+    r = crd_api.handle(req("update", "databases", "default", "orders", subresource="status", body=got), now=NOW)
+    assert r.code == 200 and "version" not in dump(r.body)["spec"]
