@@ -22,7 +22,8 @@ Theory of operation
   keeps everything but .status (the stored metadata included); metadata.generation starts at 1 and grows by
   one when anything other than metadata and (with the subresource) status changes.
 * Validation (`check`): ObjectMeta as ValidateObjectMetaAccessor with DNS-subdomain names, then the schema
-  (422 Invalid, one cause per field error); an update is ratcheted (ratcheting.py).
+  (422 Invalid, one cause per field error; an update is ratcheted: ratcheting.py), then the embedded
+  resources (embedded_resources.py).
 * Scale (`scale_of`, `with_scale`): autoscaling/v1 Scale read from and written to the paths the CRD's
   scale subresource names (specReplicasPath, statusReplicasPath, labelSelectorPath).
 * A terminating CRD refuses new objects: 405 `create not allowed while custom resource definition is
@@ -35,7 +36,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.apiserver import errors, openapi_schema
+from kmodel.apiserver import embedded_resources, errors, openapi_schema
 from kmodel.apiserver.resources import RESOURCES, Resource
 from kmodel.apiserver.storeview import current_prefix
 from kmodel.apiserver.wire import Status
@@ -166,13 +167,16 @@ def validation_errors(res: Resource, obj: CustomObject, old: Optional[CustomObje
     """The field errors of a create (`old` None) or of an update of `old`, which is ratcheted (ratcheting.py)
     against the old object as a read answers it (pruned and defaulted by the current schema, as upstream
     decodes it from etcd before the update)."""
+    schema, content = schema_of(res), thaw(obj.content)
     if old is None:
         found = validate_object_meta(obj.metadata, res.namespaced, is_dns1123_subdomain)
-        return found + openapi_schema.validate(schema_of(res), thaw(obj.content))
-    found = validate_object_meta_update(obj.metadata, old.metadata)
-    old = as_read(res, old)
-    return found + openapi_schema.validate_update(schema_of(res), thaw(obj.content), thaw(old.content),
-                                                  metadata_unchanged=_same_metadata(obj.metadata, old.metadata))
+        found += openapi_schema.validate(schema, content)
+    else:
+        found = validate_object_meta_update(obj.metadata, old.metadata)
+        old = as_read(res, old)
+        found += openapi_schema.validate_update(schema, content, thaw(old.content),
+                                                metadata_unchanged=_same_metadata(obj.metadata, old.metadata))
+    return found + embedded_resources.validate(schema, content)  # creates and updates alike, never ratcheted
 
 
 def _same_metadata(new: ObjectMeta, old: ObjectMeta) -> bool:

@@ -8,7 +8,9 @@ apiextensions-apiserver (Kubernetes 1.30-1.32) in the order a request body meets
 
 * `prune(schema, value)` (pkg/apiserver/schema/pruning): every field a `properties` does not declare is
   dropped, unless the node says `x-kubernetes-preserve-unknown-fields: true` (or has `additionalProperties`,
-  whose schema then covers every key). At the root, apiVersion, kind and metadata are always kept. Returns
+  whose schema then covers every key). At the root, apiVersion, kind and metadata are always kept, and so
+  are they on an `x-kubernetes-embedded-resource` node, whose metadata loses the fields ObjectMeta lacks
+  (embedded_resources.py validates such nodes). Returns
   the pruned value and the paths dropped (`spec.foo`), which fieldValidation=Strict turns into 400 BadRequest
   `strict decoding error: unknown field "spec.foo"` and Warn into warnings.
 * `apply_defaults(schema, value)` (pkg/apiserver/schema/defaulting): a declared property with a `default`
@@ -51,6 +53,8 @@ from typing import Any, Optional
 
 from kmodel.apiserver.ratcheting import Node
 from kmodel.objects.field_errors import ErrorType, FieldError, GoValue, invalid, not_supported, required
+from kmodel.objects.meta import ObjectMeta
+from kmodel.objects.schema import fields_by_json
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 INT_OR_STRING = "x-kubernetes-int-or-string"
@@ -76,10 +80,16 @@ def _prune(schema: dict, value: Any, path: str, dropped: list[str], root: bool) 
         props = schema.get("properties")
         additional = schema.get("additionalProperties")
         preserve = bool(schema.get(PRESERVE))
+        embedded = bool(schema.get(EMBEDDED))
         out = {}
         for key in value:
             if root and key in ROOT_KEPT:
                 out[key] = value[key]
+                continue
+            if embedded and key in ROOT_KEPT:
+                # an embedded resource keeps its TypeMeta, and of its metadata what ObjectMeta has
+                out[key] = _embedded_metadata(value[key], _join(path, key), dropped) if key == "metadata" \
+                    else value[key]
                 continue
             if props is not None and key in props:
                 out[key] = _prune(props[key], value[key], _join(path, key), dropped, False)
@@ -96,6 +106,18 @@ def _prune(schema: dict, value: Any, path: str, dropped: list[str], root: bool) 
             return [_prune(items, x, f"{path}[{i}]", dropped, False) for i, x in enumerate(value)]
         return list(value)
     return value
+
+
+def _embedded_metadata(metadata: Any, path: str, dropped: list[str]) -> Any:
+    """An embedded resource's metadata without the keys ObjectMeta lacks (upstream decodes it into a
+    metav1.ObjectMeta and writes that back: objectmeta.GetObjectMeta / SetObjectMeta)."""
+    if not isinstance(metadata, dict):
+        return metadata
+    known = fields_by_json(ObjectMeta)
+    for key in metadata:
+        if key not in known:
+            dropped.append(_join(path, key))
+    return {k: v for k, v in metadata.items() if k in known}
 
 
 # --- defaulting ------------------------------------------------------------------------------------------
