@@ -55,7 +55,8 @@ def custom_objects_valid(cluster: Any, memo: dict) -> Iterator[str]:
     update is judged as upstream's validation ratcheting does (CRDValidationRatcheting, on by default since
     1.30): an error at a value the update left as it was is not one, so an object written under an earlier
     version of the CRD may keep a value a stricter schema refuses, and be written again (its status, a
-    finalizer) without it counting."""
+    finalizer) without it counting. A list item's old value is the one at the same index, or in a list of
+    `x-kubernetes-list-type: map` the one with the same keys."""
     feed = memo.get("feed")
     if feed is None:
         feed = memo["feed"] = change_feed(memo, ("/registry/",))
@@ -80,7 +81,7 @@ class _Served:
     """A stored CRD as custom-objects-valid reads it: where its objects live, the apiVersion and kind of its
     storage version, and a validator of that version's schema (built once per CRD value)."""
 
-    __slots__ = ("prefix", "api_version", "kind", "validator")
+    __slots__ = ("prefix", "api_version", "kind", "schema", "validator")
 
     def __init__(self, crd: Any) -> None:
         spec = crd.spec
@@ -88,7 +89,8 @@ class _Served:
         self.prefix = f"/registry/{spec.group}/{spec.names.plural}/"
         self.api_version = f"{spec.group}/{storage.name}" if storage is not None else ""
         self.kind = spec.names.kind
-        self.validator = validator_for((storage.schema or {}).get("openAPIV3Schema") if storage else None)
+        self.schema = thaw((storage.schema or {}).get("openAPIV3Schema") or {}) if storage else {}
+        self.validator = validator_for(self.schema or None)
 
     def judge(self, ch: Any) -> Iterator[str]:
         obj = ch.value
@@ -108,7 +110,7 @@ class _Served:
         old = thaw(ch.prev.content) if isinstance(ch.prev, CustomObject) else None
         for error in errors:
             path = tuple(error.absolute_path)
-            if old is not None and _at(old, path) == _at(content, path) != _ABSENT:
+            if old is not None and _old_at(old, content, self.schema, path) == _at(content, path) != _ABSENT:
                 continue  # ratcheted: the update left this value as it was
             where = ".".join(str(p) for p in path) or "."
             yield f"{ch.key} (revision {ch.rev}) breaks its CRD's schema: {where}: {error.message}"
@@ -130,6 +132,35 @@ def _at(value: Any, path: tuple) -> Any:
         else:
             return _ABSENT
     return value
+
+
+def _old_at(old: Any, new: Any, schema: Any, path: tuple) -> Any:
+    """The old object's value at the place of `new`'s value at `path`, or _ABSENT: a list item is the old item at
+    the same index, or, in a list whose `x-kubernetes-list-type` is `map`, the old item with the same values at
+    its `x-kubernetes-list-map-keys` (upstream's ratcheting correlates map lists by key, so a reordered list
+    keeps its items' old values)."""
+    for step in path:
+        schema = schema if isinstance(schema, dict) else {}
+        if isinstance(step, int):
+            if not isinstance(old, list) or not isinstance(new, list) or step >= len(new):
+                return _ABSENT
+            keys = schema.get("x-kubernetes-list-map-keys") if schema.get("x-kubernetes-list-type") == "map" else None
+            item = new[step]
+            if keys and isinstance(item, dict):
+                old = next((o for o in old if isinstance(o, dict)
+                            and all(k in o and k in item and o[k] == item[k] for k in keys)), _ABSENT)
+            else:
+                old = old[step] if step < len(old) else _ABSENT
+            new, schema = item, schema.get("items")
+        else:
+            if not isinstance(old, dict) or step not in old or not isinstance(new, dict):
+                return _ABSENT
+            old, new = old[step], new.get(step)
+            additional = schema.get("additionalProperties")
+            schema = (schema.get("properties") or {}).get(step, additional if isinstance(additional, dict) else {})
+        if old is _ABSENT:
+            return _ABSENT
+    return old
 
 
 @invariant("custom-objects-scoped", kind=SAFETY, principle="the API as the single contract")

@@ -142,6 +142,52 @@ def test_custom_objects_valid_ratchets_values_an_update_left_as_they_were():
     assert message.endswith("breaks its CRD's schema: spec.replicas: 3 is greater than the maximum of 1")
 
 
+def test_custom_objects_valid_agrees_with_the_api_servers_ratcheting():
+    """The API server accepts a status write beside a spec value the tightened schema refuses (ratcheting), and
+    the invariant finds nothing wrong with what it stored."""
+    c = database_cluster()
+    memo: dict = {}
+    c.apply([{**DATABASE_CRD, "spec": {**DATABASE_CRD["spec"], "versions": [_with_maximum(1)]}}])
+    c.run(c.now + 2_000)
+    c.submit(Patch("databases", "default", "orders", {"status": {"replicas": 1}}, subresource="status"))
+    c.run(c.now + 2_000)
+    assert c.kubectl.results[-1].response.code == 200
+    assert c.get("databases", "default", "orders").content["status"]["replicas"] == 1
+    assert check(c, "custom-objects-valid", memo) == []
+
+
+def test_custom_objects_valid_matches_map_list_items_by_key():
+    """In an `x-kubernetes-list-type: map` list, an item keeps its old value when the list is reordered (upstream
+    correlates such items by their keys); a changed item is judged."""
+    version = _with_maximum(5)
+    schema = version["schema"]["openAPIV3Schema"]
+    spec = schema["properties"]["spec"]
+    members = {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+               "items": {"type": "object", "properties": {"name": {"type": "string"},
+                                                          "size": {"type": "integer", "maximum": 1}}}}
+    spec = {**spec, "properties": {**spec["properties"], "members": members}}
+    version = {**version, "schema": {"openAPIV3Schema": {**schema, "properties": {**schema["properties"],
+                                                                                  "spec": spec}}}}
+    c = database_cluster()
+    c.apply([{**DATABASE_CRD, "spec": {**DATABASE_CRD["spec"], "versions": [version]}}])
+    c.run(c.now + 2_000)
+    key = "/registry/example.com/databases/default/orders"
+    stored = c.store.peek(key)[0].value
+
+    def put(members_value):
+        c.store.put(key, attrs.evolve(stored, content=stored.content.set(
+            "spec", freeze(dict(stored.content["spec"], members=members_value)))))
+
+    memo: dict = {}
+    put([{"name": "a", "size": 1}, {"name": "b", "size": 7}])
+    assert len(check(c, "custom-objects-valid", memo)) == 1  # a create of the item: judged
+    put([{"name": "b", "size": 7}, {"name": "a", "size": 1}])
+    assert check(c, "custom-objects-valid", memo) == []
+    put([{"name": "b", "size": 8}, {"name": "a", "size": 1}])
+    [message] = check(c, "custom-objects-valid", memo)
+    assert "spec.members.0.size: 8 is greater than the maximum of 1" in message
+
+
 USERS = "/registry/example.com/databases/default/users"
 
 
