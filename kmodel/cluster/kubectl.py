@@ -11,8 +11,10 @@ invocation it stands for, through its own `ApiClient` like any other client of t
                                  with one added or taken out, on the resourceVersion read (read again on a
                                  conflict, up to EDIT_TRIES times: the effect of kubectl's strategic merge patch)
     Get(resource, ns, name)      kubectl get
-    Patch(resource, ns, name, p) kubectl patch --type=merge, and what kubectl label, cordon/uncordon and rollout
-                                 pause/resume send (a merge patch of the fields they change)
+    Patch(resource, ns, name, p) kubectl patch --type=merge|json|strategic (merge by default here), and what kubectl
+                                 label, cordon/uncordon and rollout pause/resume send (a merge patch of the
+                                 fields they change); a JSON patch or strategic merge patch goes as the wire's
+                                 PatchBody (its Content-Type), a merge patch as the plain dict
     TaintNode(node, key, ...)    kubectl taint nodes: GET the Node, reorganise its taints as kubectl does
                                  (ReorganizeTaints), PATCH spec.taints (a list replaced whole)
     RolloutUndo(ns, name, rev)   kubectl rollout undo deployment: GET it, LIST its ReplicaSets, PATCH the chosen
@@ -39,7 +41,7 @@ from typing import Any, Optional, Sequence, Union
 import attrs
 
 from kmodel.apiserver.resources import RESOURCES, Resource, resource_of
-from kmodel.apiserver.wire import Response, Status
+from kmodel.apiserver.wire import PatchBody, Response, Status
 from kmodel.client import ApiClient
 from kmodel.client.component import ClientComponent
 from kmodel.client.rate_limiter import KUBECTL_LIMIT
@@ -134,9 +136,15 @@ class Get:
     token: str = ""
 
 
+#: kubectl patch --type's values, as kubectl lists them in its error for another
+PATCH_TYPES: tuple[str, ...] = ("json", "merge", "strategic")
+
+
 @attrs.frozen
 class Patch:
-    """kubectl patch --type=merge: one PATCH of `patch` (a JSON merge patch in the object's JSON shape)."""
+    """kubectl patch --type=`type`: one PATCH of `patch`, a JSON merge patch (RFC 7386, "merge": a dict in the
+    object's JSON shape), a JSON patch (RFC 6902, "json": a list of operations) or a strategic merge patch
+    ("strategic"). kubectl refuses another type before sending anything."""
 
     resource: str
     namespace: str
@@ -144,6 +152,7 @@ class Patch:
     patch: Any = attrs.field(eq=False)
     token: str = ""
     subresource: str = ""  # kubectl patch --subresource=status|scale
+    type: str = "merge"
 
 
 @attrs.frozen
@@ -269,9 +278,7 @@ class Kubectl(ClientComponent):
             self.client.patch(now, out, command.resource, command.name, {"spec": {"replicas": command.replicas}},
                               namespace=command.namespace, on_done=self._finisher(command))
         elif isinstance(command, Patch):
-            self.client.patch(now, out, command.resource, command.name, command.patch,
-                              namespace=command.namespace, subresource=command.subresource,
-                              on_done=self._finisher(command))
+            self._patch(now, out, command)
         elif isinstance(command, TaintNode):
             self._taint(now, out, command)
         elif isinstance(command, RolloutUndo):
@@ -348,6 +355,14 @@ class Kubectl(ClientComponent):
                 self._finisher(command)(t, response, o)
 
         self.client.get(now, out, res.name, name, namespace=namespace, on_done=got)
+
+    def _patch(self, now: int, out: Out, command: Patch) -> None:
+        if command.type not in PATCH_TYPES:  # kubectl patch's usage error (cmd/patch: patchTypes)
+            self._refuse(now, out, command, f"--type must be one of [{' '.join(PATCH_TYPES)}], not \"{command.type}\"")
+            return
+        body = command.patch if command.type == "merge" else PatchBody(command.type, command.patch)
+        self.client.patch(now, out, command.resource, command.name, body, namespace=command.namespace,
+                          subresource=command.subresource, on_done=self._finisher(command))
 
     def _edit_finalizers(self, now: int, out: Out, command: EditFinalizers, tries: int = EDIT_TRIES) -> None:
         """GET, then the merge patch on the resourceVersion read; a conflict (the object moved in between) reads
