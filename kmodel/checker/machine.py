@@ -95,6 +95,7 @@ from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
 from kmodel.checker.statefulset_rules import StatefulSetRules
+from kmodel.checker.patch_rules import PatchRules
 from kmodel.checker.fault_rules import RequestFaultRules
 from kmodel.checker.session import InvariantViolation, Session, all_invariants, with_component_invariants
 from kmodel.component.registry import component_sometimes
@@ -133,7 +134,8 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(WorkloadRules, StatefulSetRules, AccessRules, RequestFaultRules, CrdRules, RuleBasedStateMachine):
+class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, RequestFaultRules, CrdRules,
+                    RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()

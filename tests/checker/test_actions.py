@@ -16,6 +16,7 @@ from tests.checker.test_access_actions import ACCESS_EXAMPLES
 from tests.checker.test_crd_rules import CRD_EXAMPLES
 from tests.checker.test_own_crd_rules import OWN_CRD_EXAMPLES
 from tests.checker.test_statefulset_actions import EXAMPLES as STATEFULSET_EXAMPLES
+from tests.checker.test_patch_rules import EXAMPLES as PATCH_EXAMPLES
 from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
 from kmodel.checker.leader_actions import PauseProcess
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, FailRequest, Partition, Work
@@ -34,6 +35,7 @@ EXAMPLES = [
     *CRD_EXAMPLES,
     *OWN_CRD_EXAMPLES,
     *STATEFULSET_EXAMPLES,
+    *PATCH_EXAMPLES,
     StallWatch("controller/nodelifecycle/watch-2", "apiserver-0", "controller/nodelifecycle", 600_000),
     Fault(FailRequest("kubelet/node-1", "apiserver-0", 429, retry_after_seconds=1)),
     ApplyProbedApp(), FlapReadiness("node-1", "web-x", "app", 15_000), PauseProcess("kube-controller-manager", 30),

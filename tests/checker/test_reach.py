@@ -37,6 +37,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "namespaces created, filled and deleted": ("create_namespace", "apply_in_namespace", "delete_namespace"),
     "RBAC objects and requests as other users": ("apply_role", "apply_binding", "delete_rbac"),
     "Service selector and port edits": ("edit_service",),
+    "kubectl patch of every type (merge, JSON, strategic) against what exists": ("patch_object",),
     "Deployment strategy, pause and resume, rollback": ("set_strategy", "pause_deployment", "rollout_undo"),
     "invalid manifests": ("apply_invalid",),
     "StatefulSets applied and scaled": ("apply_statefulset", "scale_statefulset"),
