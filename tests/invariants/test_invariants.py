@@ -45,6 +45,7 @@ EXPECTED = {
     "statefulset-one-pod-per-identity": SAFETY, "statefulset-ordered-ready": SAFETY, "converges-statefulsets": LIVENESS,
     "custom-objects-valid": SAFETY, "custom-objects-scoped": SAFETY, "crd-objects-removed": LIVENESS,
     "namespace-content-removed": SAFETY,
+    "merge-patch-applied": SAFETY,
 }
 
 
