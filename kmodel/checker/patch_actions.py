@@ -66,7 +66,8 @@ def canonical_json(value: Any) -> str:
 
 def fewer_parts(text: str) -> tuple:
     """A patch with one part left out, the first first, while one is left: a JSON patch's operations one at a
-    time, or a merge patch's top-level keys (a Simplify of the patch text, kmodel.checker.simpler)."""
+    time, or a merge or strategic merge patch's top-level keys (a Simplify of the patch text,
+    kmodel.checker.simpler)."""
     doc = json.loads(text)
     if isinstance(doc, list):
         return tuple(canonical_json(list(ops)) for ops in one_fewer(tuple(doc)))
