@@ -21,6 +21,7 @@ from kmodel.apiserver.authorization import (
 )
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.store import prefix_end
+from kmodel.apiserver.customresources import served
 
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -163,8 +164,6 @@ def _custom_resource_attributes(store: Any, a: Any) -> Any:
     """A custom resource's request attributes with the API group of the CRD that serves it (the resource table
     knows the built-in resources only)."""
     import attrs
-
-    from kmodel.apiserver.customresources import served
 
     res = served(store, a.resource)
     return attrs.evolve(a, api_group=res.group) if res is not None else a

@@ -22,6 +22,7 @@ from kmodel.invariants import _paths
 from kmodel.invariants.registry import SAFETY, SHARED, invariant
 from kmodel.apiserver import etcd_log
 from kmodel.apiserver.etcd_log import EtcdLog
+from kmodel.client.informer import Informer
 
 REGISTRY = "/registry/"
 GUARANTEES = ("ordered", "unique", "reliable", "atomic")
@@ -188,8 +189,6 @@ def watch_atomic(cluster: Any, memo: dict) -> Iterator[str]:
 def informer_slots(component: Any) -> list[tuple[str, int]]:
     """Where a component keeps its informers: (attribute, -1) for an Informer attribute, (attribute, n) for a
     list attribute holding n informers (a controller's `informers`)."""
-    from kmodel.client.informer import Informer
-
     slots = []
     for attr, value in vars(component).items():
         if isinstance(value, Informer):

@@ -59,6 +59,14 @@ from typing import Any, Callable, Optional
 
 from kmodel.checker.machine import KmodelMachine
 from kmodel.checker.profiles import PROFILES, profile
+from kmodel.checker.command import invocation, python_command
+from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS
+from kmodel.checker.replay import replay
+from kmodel.checker.results import violation_lines, write_results
+from kmodel.checker.run import CheckOptions, run_campaign
+from kmodel.checker.session import TraceDiverged
+from kmodel.checker.trace import TraceError, read_trace
+from kmodel.fixes import check_fixes
 
 __all__ = ["KmodelMachine", "kmodel_test", "pytest_addoption", "pytest_configure"]
 
@@ -98,8 +106,6 @@ def pytest_addoption(parser: Any) -> None:
 def pytest_configure(config: Any) -> None:
     import pytest
 
-    from kmodel.fixes import check_fixes
-
     try:
         fixes = check_fixes(config.getoption("--kmodel-fix", default=[]) or [])
     except ValueError as exc:
@@ -111,8 +117,6 @@ def pytest_configure(config: Any) -> None:
     replay_path = config.getoption("--kmodel-replay", default=None)
     trace = None
     if replay_path is not None:
-        from kmodel.checker.trace import TraceError, read_trace
-
         try:
             trace = read_trace(Path(replay_path))
         except TraceError as exc:
@@ -170,9 +174,6 @@ def explore(machine: type[KmodelMachine], settings: Any) -> None:
     import attrs
     import pytest
 
-    from kmodel.checker.results import violation_lines, write_results
-    from kmodel.checker.run import CheckOptions, run_campaign
-
     config = machine.config
     config = attrs.evolve(config, fixes=(*config.fixes, *_options["fixes"]), variant=machine.variant)
     options = CheckOptions(seed=_options["seed"], nodes=config.nodes, apiservers=config.apiservers,
@@ -198,9 +199,6 @@ def replay_trace(machine: type[KmodelMachine]) -> None:
     """Replay the trace of --kmodel-replay with `machine`'s invariants and components (and the fixes of
     --kmodel-fix), printing its steps as `kmodel replay` does; fail the test if it violates an invariant."""
     import pytest
-
-    from kmodel.checker.replay import replay
-    from kmodel.checker.session import TraceDiverged
 
     path, trace = _options["replay"]
 
@@ -240,9 +238,6 @@ def _report_folder(machine: type[KmodelMachine]) -> Path:
 def _replay_command(machine: type[KmodelMachine]) -> tuple[str, str]:
     """The command a trace's path is appended to, to replay it, and what it is given to turn a fix on (see the
     module docstring): `kmodel replay` for a machine whose traces replay alone, else pytest on this test."""
-    from kmodel.checker.command import invocation, python_command
-    from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS
-
     item = _running["item"]
     if machine.replays_alone() or item is None:
         return f"{invocation()} replay", REPLAY_FIX_OPTIONS

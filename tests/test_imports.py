@@ -217,3 +217,45 @@ def test_the_layer_check_can_fail() -> None:
     assert layer_of("kmodel.store.store") < layer_of("kmodel.apiserver.pipeline") < layer_of("kmodel.cli")
     assert layer_of("kmodel.fixes") < layer_of("kmodel.store") < layer_of("kmodel.fixes.command")
     assert _known("kmodel.store.store", "kmodel.cli") is None
+
+
+# --- where imports are written ----------------------------------------------------------------------------------
+
+#: The modules whose functions may import kmodel modules: the command line's, so that `kmodel --help` and the light
+#: subcommands start without loading the model and the checker (a subcommand's handler imports what it runs).
+LATE_IMPORTERS: tuple[str, ...] = ("kmodel.cli", "kmodel.clidoc", "kmodel.serve.ctl")
+LATE_IMPORTER_SUFFIX = ".command"
+
+
+def function_level_imports(root: Path = ROOT, package: str = PACKAGE) -> list[str]:
+    """`module:line imported` for every import of a package module written inside a function."""
+    files = module_files(root, package)
+    found = []
+    for module, path in files.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for inner in ast.walk(node):
+                names = ([inner.module or ""] if isinstance(inner, ast.ImportFrom) and not inner.level
+                         else [a.name for a in inner.names] if isinstance(inner, ast.Import) else [])
+                found += [f"{module}:{inner.lineno} {name}" for name in names
+                          if name == package or name.startswith(package + ".")]
+    return sorted(set(found))
+
+
+def test_kmodel_modules_are_imported_at_the_top_of_a_module() -> None:
+    # An import inside a function hides what a module depends on, and a cycle until the function first runs
+    # (the graph above counts them all the same). Only the command modules keep theirs, for start-up time.
+    late = [f for f in function_level_imports() if not (
+        f.split(":")[0] in LATE_IMPORTERS or f.split(":")[0].endswith(LATE_IMPORTER_SUFFIX))]
+    assert not late, "imports of kmodel modules inside functions (move them to the top of the module):\n  " + \
+        "\n  ".join(late)
+
+
+def test_the_late_import_check_sees_one(tmp_path: Path) -> None:
+    pkg = tmp_path / "kmodel"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from kmodel.b import g\n    return g\n")
+    (pkg / "b.py").write_text("def g():\n    return 1\n")
+    assert function_level_imports(tmp_path, "kmodel") == ["kmodel.a:2 kmodel.b"]

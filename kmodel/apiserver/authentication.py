@@ -35,6 +35,7 @@ from typing import Iterable, Mapping, Union
 import attrs
 
 from kmodel.apiserver import errors
+from kmodel.component import registry
 
 AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
@@ -53,9 +54,7 @@ def controller_service_accounts() -> tuple[str, ...]:
     (kmodel.component.registry; upstream's names: several controllers share node-controller: node lifecycle, node
     IPAM and taint eviction, "taint-manager uses existing cluster role from node-controller" in
     cmd/kube-controller-manager/app/core.go)."""
-    from kmodel.component.registry import controller_service_accounts as registered
-
-    return registered()
+    return registry.controller_service_accounts()
 
 
 @attrs.frozen

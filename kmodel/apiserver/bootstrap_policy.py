@@ -23,6 +23,7 @@ from kmodel.apiserver.authentication import KUBE_SYSTEM
 from kmodel.objects.frozendict import frozen_map
 from kmodel.objects.meta import ObjectMeta
 from kmodel.objects.rbac import ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject
+from kmodel.component.registry import builtin_registrations, controller_service_accounts, roles_by_account
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete")
@@ -119,16 +120,12 @@ def controller_role(service_account: str, rules: tuple[PolicyRule, ...]) -> list
 def controller_roles() -> list[ClusterRole]:
     """Each built-in controller's role, `system:controller:<service account>` (controller_policy.go), cut to the
     model's resources, by account: the rules its registration declares (kmodel.component.registry)."""
-    from kmodel.component.registry import builtin_registrations, roles_by_account
-
     return [_role(CONTROLLER_ROLE_PREFIX + account, *rules) for account, rules in roles_by_account(builtin_registrations())]
 
 
 def bootstrap_policy() -> list:
     """The bootstrap ClusterRoles then ClusterRoleBindings (cluster-admin bound to group system:masters,
     as upstream; the privileged-group authorizer lets masters through even without it)."""
-    from kmodel.component.registry import controller_service_accounts
-
     roles = controller_roles()
     return [
         CLUSTER_ADMIN,

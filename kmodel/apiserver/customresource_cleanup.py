@@ -31,6 +31,7 @@ from kmodel.apiserver.resources import RESOURCES
 from kmodel.apiserver.storeview import current_prefix
 from kmodel.apiserver.wire import Request
 from kmodel.objects.apiextensions import CLEANUP_FINALIZER, CustomResourceDefinition
+from kmodel.apiserver.authentication import UserInfo
 
 _SYSTEM_USER = "system:apiextensions-apiserver"
 
@@ -59,7 +60,6 @@ def finalize_crds(pipeline: Any, now: int) -> None:
 
 def _finalize(pipeline: Any, crd: CustomResourceDefinition, now: int) -> None:
     res = customresources.resource_for(crd)
-    from kmodel.apiserver.authentication import UserInfo
 
     system = UserInfo(_SYSTEM_USER, ("system:masters",))
     for kv in current_prefix(pipeline.store, res.prefix + "/"):

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import attrs
 
 from kmodel.apiserver.wire import Status
+from kmodel.objects.field_errors import invalid_message
 
 # The message upstream's generic registry puts in every optimistic-concurrency conflict.
 OPTIMISTIC_LOCK_MESSAGE = "the object has been modified; please apply your changes to the latest version and try again"
@@ -97,8 +98,6 @@ def internal_error(message: str) -> APIError:
 
 def invalid(group_kind: str, group: str, kind: str, name: str, field_errors: Sequence[Any]) -> APIError:
     """NewInvalid: `Pod "x" is invalid: <err>` for one error, `[<err>, <err>]` for several; one cause each."""
-    from kmodel.objects.field_errors import invalid_message
-
     causes = tuple(StatusCause(e.type.value, e.body(), e.field) for e in field_errors)
     return APIError(Status(422, "Invalid", invalid_message(group_kind, name, field_errors),
                            StatusDetails(name, group, kind, causes)))

@@ -57,6 +57,8 @@ from kmodel.store import Store
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
 from kmodel.objects.fastevolve import constructor
+from kmodel.apiserver.crd_status import accept_names, stored_versions
+from kmodel.objects.field_errors import GoValue, invalid
 _response = constructor(Response)  # Response(id, code, body), built as its __init__ would (see fastevolve)
 MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateName create attempts
 # resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
@@ -418,8 +420,6 @@ class Pipeline:
     def _crd_controllers(self, name: str, now: int) -> None:
         """The naming and establishing controllers' write after a CRD is created or changed (crd_status.py),
         with status.storedVersions gaining a new storage version (the CRD strategy's PrepareForUpdate)."""
-        from kmodel.apiserver.crd_status import accept_names, stored_versions
-
         crds = self.registry
         kv = crds.read(RESOURCES["customresourcedefinitions"], "", name)
         if kv is None:
@@ -510,6 +510,4 @@ def _scheduled(conditions: tuple, now: int) -> tuple:
 
 
 def _rv_required() -> Any:
-    from kmodel.objects.field_errors import GoValue, invalid
-
     return invalid("metadata.resourceVersion", GoValue("0x0"), "must be specified for an update")

@@ -32,6 +32,8 @@ from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
 from kmodel.objects.meta import ObjectMeta
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
+from kmodel.apiserver import customresources
+from kmodel.apiserver.crd_status import stored_versions
 GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_SUFFIX_LENGTH = 5
 _META_FIELDS = tuple(a.name for a in attrs.fields(__import__("kmodel.objects.meta", fromlist=["ObjectMeta"]).ObjectMeta)
@@ -116,14 +118,10 @@ def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random,
                             1 if hasattr(obj, "spec") else meta.generation)  # (has_spec)
     kind = res.name
     if res.crd is not None:
-        from kmodel.apiserver.customresources import prepare_for_create as prepare_custom
-
-        return prepare_custom(res, _evolve(obj, metadata=new_meta))
+        return customresources.prepare_for_create(res, _evolve(obj, metadata=new_meta))
     if kind == "pods":
         return _with_meta_status(obj, new_meta, _pending_status(type(obj.status), _qos_class_memo(obj.spec)))
     if kind == "customresourcedefinitions":
-        from kmodel.apiserver.crd_status import stored_versions
-
         return stored_versions(_evolve(obj, metadata=new_meta, status=type(obj.status)()))
     if kind == "namespaces":
         # on create a namespace gets the namespace controller's finalizer (namespaceStrategy.PrepareForCreate)
@@ -157,10 +155,8 @@ def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, r
     """The object to store for an update of `old` by `new` (see the module docstring)."""
     old_meta = old.metadata
     if res.crd is not None:
-        from kmodel.apiserver.customresources import prepare_for_update as prepare_custom
-
         meta = new.metadata
-        return prepare_custom(res, new, old, subresource=subresource, meta=_UPDATE_META(
+        return customresources.prepare_for_update(res, new, old, subresource=subresource, meta=_UPDATE_META(
             meta, meta.uid or old_meta.uid, old_meta.creation_timestamp, old_meta.deletion_timestamp,
             old_meta.deletion_grace_period_seconds, old_meta.generation, str(revision)))
     if subresource == "status":

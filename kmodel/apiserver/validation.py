@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kmodel.apiserver import errors
+from kmodel.apiserver import customresources, errors
 from kmodel.apiserver.resources import Resource
 from kmodel.objects import DecodeError, decode, validate, validate_update, with_defaults
+from kmodel.apiserver.customresources import check
 
 
 def decode_body(res: Resource, body: Any, field_validation: str = "Strict") -> Any:
     """The typed, defaulted object a create/update body stands for; raises APIError(400)."""
     if res.crd is not None:
-        from kmodel.apiserver.customresources import decode as decode_custom
-
-        return decode_custom(res, body, field_validation)
+        return customresources.decode(res, body, field_validation)
     if isinstance(body, res.cls):
         return with_defaults(body)
     if isinstance(body, dict):
@@ -45,8 +44,6 @@ def decode_body(res: Resource, body: Any, field_validation: str = "Strict") -> A
 
 def check_create(res: Resource, obj: Any) -> None:
     if res.crd is not None:
-        from kmodel.apiserver.customresources import check
-
         return check(res, obj)
     found = validate(obj)
     if found:

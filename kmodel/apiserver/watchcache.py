@@ -62,7 +62,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.apiserver.customresources import as_read
+from kmodel.apiserver.customresources import as_read, established, resource_for
 from kmodel.apiserver.resources import RESOURCES, Resource, list_prefix
 from kmodel.apiserver.wire import Response, Status, WatchEvent
 from kmodel.component import Out, Send
@@ -445,8 +445,6 @@ class WatchCache:
     def serve_custom(self, crd: Any) -> None:
         """Cache the custom resource an Established CRD declares (upstream's CRD handler starts a cacher for it);
         a changed CRD re-aims the existing cache at its new Resource."""
-        from kmodel.apiserver.customresources import established, resource_for
-
         if not established(crd):
             return
         res = resource_for(crd)

@@ -36,6 +36,7 @@ from kmodel.checker.actions import HOST_PORT, Action, deployment_manifest, pod_m
 from kmodel.checker.simpler import Simplest, default, earlier
 from kmodel.cluster import Cluster, Delete
 from kmodel.cluster.kubectl import Apply, EditFinalizers
+from kmodel.apiserver.authentication import user_service_account_token
 
 ADMIN = "admin"
 #: who a user action may run as: the admin first (what a draw shrinks to), then users with no rights of their
@@ -83,8 +84,6 @@ def token_of(user: str) -> str:
     if user == ADMIN:
         return ""
     if user == SERVICE_ACCOUNT[1]:
-        from kmodel.apiserver.authentication import user_service_account_token
-
         return user_service_account_token(*SERVICE_ACCOUNT)
     return f"{user}-token"
 

@@ -33,8 +33,8 @@ from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
 from kmodel.loop.events import (
-    REQUEST_FAULT_CODES, AdvanceTime, DelayHead, FailRequest, Heal, LoopEvent, Partition, Record, SlowLink,
-    event_from_json,
+    AdvanceTime, Crash, DelayHead, FailRequest, Heal, HealAll, LoopEvent, Partition, REQUEST_FAULT_CODES, Record,
+    ReleaseAll, Restart, SlowLink, event_from_json,
 )
 
 #: the user's applications: a Deployment and a Service of each name may exist
@@ -343,8 +343,6 @@ class CrashProcess(Action):
         return f"crash {self.process} (every controller in it)"
 
     def apply(self, cluster: Cluster) -> None:
-        from kmodel.loop.events import Crash
-
         up = [n for n in cluster.processes.get(self.process, ()) if cluster.loop.is_up(n)]
         if not up:
             # not enabled now (a replay of a trace that no longer fits the model: TraceDiverged)
@@ -365,8 +363,6 @@ class RestartProcess(Action):
         return f"restart {self.process} (every controller in it)"
 
     def apply(self, cluster: Cluster) -> None:
-        from kmodel.loop.events import Restart
-
         down = [n for n in cluster.processes.get(self.process, ()) if not cluster.loop.is_up(n)]
         if not down:
             raise EventNotEnabled(f"cannot restart {self.process!r}: it is not down")
@@ -415,8 +411,6 @@ def _outstanding(clients: list[tuple[str, Any]]) -> list[tuple[str, int]]:
 
 def crash_process(cluster: Cluster, process: str) -> None:
     """Crash a process: kube-controller-manager as a whole, anything else as itself."""
-    from kmodel.loop.events import Crash
-
     if process in cluster.processes:
         CrashProcess(process).apply(cluster)
     else:
@@ -667,7 +661,6 @@ class Settle(Action):
 
     def apply(self, cluster: Cluster, converged: Optional[Callable[[], bool]] = None) -> None:
         loop = cluster.loop
-        from kmodel.loop.events import HealAll, ReleaseAll, Restart
 
         if loop.network.partitioned:
             loop.step(HealAll())

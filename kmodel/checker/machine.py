@@ -105,6 +105,7 @@ from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, SlowLink
 from kmodel.invariants.registry import Invariant
 from kmodel.invariants.sometimes import Sometimes, registered_sometimes
+from kmodel.kubelet.pod_worker import CONTAINER_NAME_LABEL, POD_NAMESPACE_LABEL, POD_NAME_LABEL
 
 DELAYS_MS = (1_000, 5_000, 30_000)  # delay_link
 LAGS_MS = (2_000, 10_000, 60_000)  # lag_watch_cache
@@ -538,8 +539,6 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
         is up and knows it as that pod's container (a kubelet that just restarted has running containers it
         has not matched to pods yet; the kubelet's fail_container addresses containers through their pod),
         sorted."""
-        from kmodel.kubelet.pod_worker import CONTAINER_NAME_LABEL, POD_NAME_LABEL, POD_NAMESPACE_LABEL
-
         loop = self.cluster.loop
         candidates = []
         for node in self.cluster.nodes:

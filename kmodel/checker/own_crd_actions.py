@@ -33,6 +33,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.simpler import Simplest, default
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply, Patch
+from kmodel.component.registry import own_registrations
 
 #: object names the checker uses besides those of the component's own boot objects of the kind
 EXTRA_NAMES: tuple[str, ...] = ("alpha", "beta")
@@ -97,8 +98,6 @@ def kind_of_crd(crd: dict, objects: Sequence[dict]) -> Optional[CustomKind]:
 def own_kinds(components: Sequence[str]) -> list[CustomKind]:
     """The custom kinds the CRDs of the components a configuration names declare (their registrations' boot
     objects), in component order, each once."""
-    from kmodel.component.registry import own_registrations
-
     found: dict[str, CustomKind] = {}
     for registration in own_registrations(components):
         objects = [o for o in registration.boot_objects if isinstance(o, dict)]

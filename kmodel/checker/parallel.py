@@ -33,10 +33,11 @@ from typing import Any, Callable, Iterator, Optional
 
 import attrs
 
-from kmodel.checker.example_db import Saved
+from kmodel.checker.example_db import Saved, save_found
 from kmodel.checker.run import CampaignResult, CheckOptions
 from kmodel.checker.shards import Shard, ShardOutcome, plan_shards, run_shard
 from kmodel.errors import KmodelUsageError
+from kmodel.checker.merge import distinct_violations, merge_outcomes
 
 #: how often, at most, a shard publishes its progress and asks whether to stop
 PROGRESS_SECONDS = 0.5
@@ -143,9 +144,6 @@ def run_parallel(options: CheckOptions, workers: Optional[int], *, scheduler: Op
     """Run the campaign of `options` in `workers` shards (None: one per core here, or per worker thread of the
     cluster at `scheduler`) and merge them; `database`: the example database's spec (kmodel.checker.example_db),
     None for none. `on_progress` is called with the run's progress about every PROGRESS_SECONDS."""
-    from kmodel.checker.example_db import save_found
-    from kmodel.checker.merge import distinct_violations, merge_outcomes
-
     started = time.perf_counter()
     with dask_client(workers or available_cores(), scheduler) as client:
         count = workers if workers is not None else cluster_threads(client)

@@ -34,6 +34,8 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
+from kmodel.component.registry import resolve
+
 #: the model packages (kmodel/<name>) whose reach is measured: the model's own code, below the checker, the
 #: reports and the front ends (kmodel/checker draws the inputs; it is not a mechanism of the cluster)
 MODEL_PACKAGES: tuple[str, ...] = ("store", "apiserver", "client", "clock", "cluster", "component", "controllers",
@@ -57,8 +59,6 @@ def model_sources(components: Sequence[str] = ()) -> tuple[Source, ...]:
     """The model packages, then the module of each component of one's own that `components` names (a check's
     --component values: package.module:factory, a registered or an entry point's name); the built-in ones are
     in the model packages already."""
-    from kmodel.component.registry import resolve
-
     sources = [Source(name, f"kmodel.{name}") for name in MODEL_PACKAGES]
     for spec in components:
         module = resolve(spec).path.partition(":")[0]

@@ -30,6 +30,7 @@ from kmodel.checker.changes import ChangeRecorder
 from kmodel.checker.session import InvariantViolation, Session, all_invariants
 from kmodel.checker.trace import Trace, fitted
 from kmodel.invariants.registry import Invariant
+from kmodel.checker.minimize import execute_leniently
 
 
 @attrs.frozen
@@ -60,8 +61,6 @@ def replay(
     on_changes: Optional[Callable[[Any], None]] = None,
     components: Optional[Callable[[], Iterable[Any]]] = None,
 ) -> ReplayResult:
-    from kmodel.checker.minimize import execute_leniently
-
     config = attrs.evolve(trace.config, fixes=(*trace.config.fixes, *fixes))
     session = Session(config, all_invariants() if invariants is None else invariants,
                       variant=variant or trace.variant, record_messages=record_messages,

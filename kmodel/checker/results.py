@@ -36,11 +36,14 @@ from typing import Any, Optional, Sequence
 from hypothesis import __version__ as hypothesis_version
 
 from kmodel import __version__ as kmodel_version
-from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS
+from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS, fix_verdicts
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CampaignResult
 from kmodel.checker.trace import write_trace
-from kmodel.report import atomic_write_texts
+from kmodel.report import atomic_write_texts, write_reports
+from kmodel.checker.findings import keep_going_json
+from kmodel.report.focus import focus_of
+from kmodel.report.story import ViolationStory
 
 
 def atomic_write_text(path: Path, text: str) -> Path:
@@ -138,8 +141,6 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
         stories.append(story)
     report = {**report_json(result, violations, required_sometimes), **(extra or {})}
     if result.options.keep_going:
-        from kmodel.checker.findings import keep_going_json
-
         report["keep_going"] = keep_going_json(result.stats.violating_examples, violations)
     atomic_write_text(folder / "report.json", json.dumps(report, indent=2) + "\n")
     _write_human_reports(report, stories, folder)
@@ -164,10 +165,6 @@ def violation_story(trace: Any, replayed: Any, path: str, command: str, *, invar
                     components: Any = None, fix_options: str = REPLAY_FIX_OPTIONS) -> Any:
     """The story of one violation for the reports: `replayed` is `trace` replayed with `record_changes`
     (`invariants` and `components`: the machine's, see `write_results`)."""
-    from kmodel.checker.fix_verdicts import fix_verdicts
-    from kmodel.report.focus import focus_of
-    from kmodel.report.story import ViolationStory
-
     recorder = replayed.recorder
     endpoints = sorted({e for _, src, dst, _ in replayed.messages for e in (src, dst)} | set(recorder.endpoints))
     # what the violation names, read from the message it gave when replayed (the recorded one may differ in
@@ -182,8 +179,4 @@ def violation_story(trace: Any, replayed: Any, path: str, command: str, *, invar
 
 
 def _write_human_reports(report: dict, stories: list, folder: Path) -> Optional[list[Path]]:
-    try:
-        from kmodel.report import write_reports
-    except ImportError:  # the report writers have not landed: report.json alone
-        return None
     return write_reports(report, stories, folder)

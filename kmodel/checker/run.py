@@ -36,8 +36,10 @@ from kmodel.checker.session import VARIANTS, InvariantViolation, Session, with_c
 from kmodel.checker.stats import Stats
 from kmodel.checker.findings import Seen, minimize_findings
 from kmodel.checker.trace import ShrinkRecord, Trace, Violation
-from kmodel.cluster import ClusterConfig
+from kmodel.cluster import ClusterConfig, DEFAULT_COMPONENTS
 from kmodel.fixes import check_fixes
+from kmodel.checker.leader_rules import LeaderRules
+from kmodel.checker.own_crd_rules import OwnCrdRules
 
 
 @attrs.frozen
@@ -77,8 +79,6 @@ class CheckOptions:
                 raise ValueError(f"--{name.replace('_', '-')} must be between 1 and 5")
 
     def config(self) -> ClusterConfig:
-        from kmodel.cluster import DEFAULT_COMPONENTS
-
         return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed or 0, variant=self.variant,
                              fixes=self.fixes, controller_managers=self.controller_managers,
                              schedulers=self.schedulers,
@@ -275,12 +275,8 @@ def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bo
     else:
         bases = (machine,)
     if elects:
-        from kmodel.checker.leader_rules import LeaderRules
-
         bases = (*bases, LeaderRules)
     if own_crds:
-        from kmodel.checker.own_crd_rules import OwnCrdRules
-
         bases = (*bases, OwnCrdRules)
     return bases
 

@@ -44,8 +44,10 @@ from kmodel.checker.stats import Stats
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import LoopEvent, EventNotEnabled
 from kmodel.variants import NAMES
-from kmodel.invariants.registry import CHECK, LIVENESS, SAFETY, SHARED, Invariant
+from kmodel.invariants.registry import CHECK, Invariant, LIVENESS, SAFETY, SHARED, registered
 from kmodel.invariants.sometimes import Sometimes
+from kmodel import invariants
+from kmodel.component.registry import component_invariants
 
 MODEL_ERROR = "model-error"
 VARIANTS: tuple[str, ...] = NAMES
@@ -56,9 +58,6 @@ def all_invariants() -> list[Invariant]:
     import importlib
     import pkgutil
 
-    from kmodel import invariants
-    from kmodel.invariants.registry import registered
-
     for module in sorted(m.name for m in pkgutil.iter_modules(invariants.__path__)):
         if not module.startswith("_"):
             importlib.import_module(f"kmodel.invariants.{module}")
@@ -68,8 +67,6 @@ def all_invariants() -> list[Invariant]:
 def with_component_invariants(invariants: Iterable[Invariant], components: Sequence[str]) -> list[Invariant]:
     """`invariants`, then those of the components a cluster runs (kmodel.component.registry) that are not among
     them already (by name): a component's guarantee is checked wherever a cluster runs it."""
-    from kmodel.component.registry import component_invariants
-
     out = list(invariants)
     names = {inv.name for inv in out}
     return out + [inv for inv in component_invariants(components) if inv.name not in names]

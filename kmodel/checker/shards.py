@@ -22,6 +22,7 @@ import attrs
 from hypothesis import settings as Settings
 
 from kmodel.checker.run import CheckOptions, run_campaign
+from kmodel.checker.example_db import found_entries, read_error, shard_database
 
 
 @attrs.frozen
@@ -89,8 +90,6 @@ def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = Non
               on_example: Optional[Callable[[Any], None]] = None, worker: str = "") -> ShardOutcome:
     """Explore one shard (see the module docstring). `stop(stats)` is asked as each example starts, before any
     violation; `on_example(stats)` is told of each example."""
-    from kmodel.checker.example_db import found_entries, read_error, shard_database
-
     shard_options = attrs.evolve(options, seed=shard.seed, examples=shard.examples)
     db, found = shard_database(database, options)
     overrides: dict[str, Any] = {"max_examples": shard.examples}

@@ -34,7 +34,7 @@ from typing import Any, Optional, Union
 import attrs
 
 from kmodel import __version__
-from kmodel.checker.actions import Action
+from kmodel.checker.actions import Action, Compact
 from kmodel.checker.action_json import action_from_json
 from kmodel.loop.events import check_json_fields
 from kmodel.cluster import ClusterConfig
@@ -163,8 +163,6 @@ class Trace:
 def fitted(trace: Trace, boot_revision: int) -> Trace:
     """`trace` for a model that boots at `boot_revision`: its compactions moved by the difference between that
     and the trace's own boot revision (see the module docstring)."""
-    from kmodel.checker.actions import Compact
-
     if trace.boot_revision is None or trace.boot_revision == boot_revision:
         return attrs.evolve(trace, boot_revision=boot_revision)
     shift = boot_revision - trace.boot_revision

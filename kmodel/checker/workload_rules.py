@@ -36,6 +36,7 @@ from kmodel.checker.workload_actions import (
     ApplyInvalid, ApplyPodShape, CordonNode, EditService, LabelNode, LabelPod, PauseDeployment, SetStrategy,
     TaintNodeAction, UndoRollout,
 )
+from kmodel.controllers.deployment_logic import REVISION_ANNOTATION
 
 #: a pod shape: one small index per feature table, each shrinking to 0 (the plain pod)
 POD_SHAPE = st.tuples(*(st.integers(0, n - 1) for n in POD_SHAPE_SIZES))
@@ -122,8 +123,6 @@ class WorkloadRules:
 
     def _revisions(self, app: str) -> list[int]:
         """0 (the previous revision), then the revisions of the ReplicaSets named after `app`, in order."""
-        from kmodel.controllers.deployment_logic import REVISION_ANNOTATION
-
         found = set()
         for rs in self.cluster.objects("replicasets", "default"):
             value = rs.metadata.annotations.get(REVISION_ANNOTATION, "")

@@ -95,6 +95,7 @@ from kmodel.objects.meta import ObjectMeta, ObjectReference
 from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
 from kmodel.objects.fastevolve import constructor, evolve
 from kmodel.client.rate_limiter import RateLimit
+from kmodel.variants.pessimistic_locking import locked_update, takes_locks
 
 Done = Callable[[int, Response, Out], None]
 OnEvent = Callable[[int, str, WatchEvent, Out], None]
@@ -344,8 +345,6 @@ class ApiClient:
                 if variant == BLIND_WRITES and read_rv:
                     body = without_resource_version(body)
                 elif variant == PESSIMISTIC_LOCKING and resource != "leases":
-                    from kmodel.variants.pessimistic_locking import locked_update, takes_locks
-
                     if takes_locks(self):
                         return locked_update(self, now, out, lambda t, o, done: self._send_request(
                             t, o, verb, resource, namespace, name, subresource, body, resource_version, read_rv,

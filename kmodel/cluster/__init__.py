@@ -3,6 +3,7 @@
 from kmodel.cluster.cluster import Cluster, ClusterError, boot_objects
 from kmodel.cluster.config import ClusterConfig
 from kmodel.cluster.kubectl import Apply, CommandResult, Delete, Get, Kubectl, Patch, Scale
+from kmodel.cluster import config
 
 __all__ = ["Cluster", "ClusterError", "ClusterConfig", "DEFAULT_COMPONENTS", "boot_objects", "Apply", "Delete",
            "Get", "Patch", "Scale", "CommandResult", "Kubectl"]
@@ -10,7 +11,5 @@ __all__ = ["Cluster", "ClusterError", "ClusterConfig", "DEFAULT_COMPONENTS", "bo
 
 def __getattr__(name: str):  # DEFAULT_COMPONENTS, read when first asked for (kmodel.cluster.config)
     if name == "DEFAULT_COMPONENTS":
-        from kmodel.cluster import config
-
         return config.DEFAULT_COMPONENTS
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -53,6 +53,9 @@ from kmodel.objects import (
     ServiceSpec, frozen_map,
 )
 from kmodel.store import Store, prefix_end
+from kmodel.controllers.manager import ControllerManager
+from kmodel.controllers.shared_informers import SHARED_INFORMERS, SharedInformers
+from kmodel.fixes import ETCD_KEEP_COMPACTION_TOMBSTONE, LEADERELECTION_FENCE_WRITES, REFLECTOR_CONSISTENT_FIRST_LIST
 
 BOOT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -94,7 +97,6 @@ class Cluster:
 
     def __init__(self, config: ClusterConfig = ClusterConfig(), *, extra: Iterable[Component] = ()) -> None:
         self.config = config
-        from kmodel.fixes import ETCD_KEEP_COMPACTION_TOMBSTONE
 
         self.store = Store(keep_compaction_tombstone=ETCD_KEEP_COMPACTION_TOMBSTONE in config.fixes)
         self.network = Network()
@@ -209,10 +211,6 @@ class Cluster:
             members = sorted([*names, informers.name])
             process = ctx.named(CONTROLLER_MANAGER)
             if config.controller_managers > 1:
-                from kmodel.controllers.manager import ControllerManager
-
-                from kmodel.fixes import LEADERELECTION_FENCE_WRITES
-
                 manager = ControllerManager(process, apiservers, host=ctx.host, members=members,
                                             fence_writes=LEADERELECTION_FENCE_WRITES in config.fixes)
                 self._configure_client(manager)
@@ -229,8 +227,6 @@ class Cluster:
         of the process registered on them in construction order. The process's clients share one record of
         their writes' answers (`ApiClient.written_rvs`, an observer's record that restart-no-time-travel
         compares the shared informers' lists with: what the process wrote, whichever controller wrote it)."""
-        from kmodel.controllers.shared_informers import SHARED_INFORMERS, SharedInformers
-
         informers = SharedInformers(ctx.named(SHARED_INFORMERS), ctx.apiservers)
         self._configure_client(informers)
         for controller in controllers:
@@ -281,8 +277,6 @@ class Cluster:
     def _configure_client(self, component: Component) -> None:
         """Tell a component's ApiClient the variant, the consistent-first-list fix and its seeded random source
         (see `_build`)."""
-        from kmodel.fixes import REFLECTOR_CONSISTENT_FIRST_LIST
-
         client = getattr(component, "client", None)
         if client is not None:
             client.variant = self.config.variant
@@ -410,7 +404,6 @@ class Cluster:
             if src in machine:
                 while self.network.has_in_flight(src, dst):
                     self.loop.step(DropHead(src, dst))
-
 
     # -- observing ------------------------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import attrs
 from kmodel.cluster.config import ClusterConfig
 from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, resolve
 from kmodel.variants import BYPASS_APISERVER
+from kmodel.traffic.dataplane import DataPlane
 
 #: the components a variant adds to the cluster, when the variant's one place is a component of its own
 VARIANT_COMPONENTS: dict[str, tuple[str, ...]] = {
@@ -89,7 +90,5 @@ def wire(cluster: Any) -> None:
         if attach is None:
             continue
         if dataplane is None:
-            from kmodel.traffic.dataplane import DataPlane
-
             dataplane = DataPlane(cluster.loop.components, cluster.removed_nodes)
         attach(dataplane)

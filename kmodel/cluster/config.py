@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from kmodel.fixes import check_fixes
+from kmodel.component.registry import default_components
 
 
 
@@ -18,8 +19,6 @@ def __getattr__(name: str) -> Any:
     """`DEFAULT_COMPONENTS`: the components a default cluster runs, by name (those registered with default=True:
     kmodel.component.registry), read when first asked for, since registering imports the components' modules."""
     if name == "DEFAULT_COMPONENTS":
-        from kmodel.component.registry import default_components
-
         return default_components()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -30,8 +29,6 @@ def _names(value: Any) -> tuple[str, ...]:
 
 
 def _default_components() -> tuple[str, ...]:
-    from kmodel.component.registry import default_components
-
     return default_components()
 
 

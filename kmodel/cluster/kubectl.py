@@ -48,6 +48,8 @@ from kmodel.client.rate_limiter import KUBECTL_LIMIT
 from kmodel.component import Out
 from kmodel.network import Message
 from kmodel.objects import Taint, dump, dump_struct
+from kmodel.apiserver.customresources import established, resource_for
+from kmodel.controllers.deployment_logic import POD_TEMPLATE_HASH_LABEL, _SKIP_COPY, revision
 
 KUBECTL = "kubectl"
 #: EditFinalizers' reads and patches before a conflict is given up on
@@ -76,8 +78,6 @@ def resource_of_manifest(obj: Any) -> Optional[Resource]:
 
 def custom_resource_of_manifest(obj: Any, crds: Sequence[Any]) -> Optional[Resource]:
     """The custom resource an Established CRD among `crds` serves for a manifest's apiVersion and kind."""
-    from kmodel.apiserver.customresources import established, resource_for
-
     if not isinstance(obj, dict):
         return None
     group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
@@ -457,8 +457,6 @@ def reorganize_taints(old: Sequence[Taint], command: TaintNode) -> tuple[list[Ta
 def revision_to_restore(deployment: Any, replicasets: Sequence[Any], to_revision: int) -> tuple[Any, str]:
     """deploymentRevision: the ReplicaSet of `to_revision` among those `deployment` controls (0: the second
     newest revision), or an error."""
-    from kmodel.controllers.deployment_logic import revision
-
     uid = deployment.metadata.uid
     latest: tuple[int, Any] = (-1, None)
     previous: tuple[int, Any] = (-1, None)
@@ -484,8 +482,6 @@ def revision_to_restore(deployment: Any, replicasets: Sequence[Any], to_revision
 
 
 def _without_hash(template: Any) -> dict:
-    from kmodel.controllers.deployment_logic import POD_TEMPLATE_HASH_LABEL
-
     body = dump_struct(template)
     labels = dict(body.get("metadata", {}).get("labels", {}))
     labels.pop(POD_TEMPLATE_HASH_LABEL, None)
@@ -513,8 +509,6 @@ def replacing_patch(old: Any, new: Any) -> Any:
 def rollback_patch(deployment: Any, rs: Any) -> Optional[dict]:
     """The patch rollout undo sends to restore `rs`'s template into `deployment`, or None when the templates are
     equal already (equalIgnoreHash)."""
-    from kmodel.controllers.deployment_logic import _SKIP_COPY
-
     current, wanted = _without_hash(deployment.spec.template), _without_hash(rs.spec.template)
     if current == wanted:
         return None

@@ -32,6 +32,8 @@ from typing import Any, Callable, Optional, Sequence
 import attrs
 
 from kmodel.objects import OwnerReference, dump_struct
+from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
+from kmodel.client import NAMESPACE_INDEX
 
 
 @attrs.frozen
@@ -63,9 +65,6 @@ def resolve_controller_ref(informer: Any, namespace: str, ref: Any, kind: str) -
 def owners_selecting(informer: Any, obj: Any) -> list:
     """Get<Pod|ReplicaSet>...Sets: the owners in `informer`'s cache, in `obj`'s namespace, whose non-empty
     selector matches `obj`'s labels (a selector that does not parse matches nothing)."""
-    from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
-    from kmodel.client import NAMESPACE_INDEX
-
     found = []
     for owner in informer.by_index(NAMESPACE_INDEX, obj.metadata.namespace):
         try:

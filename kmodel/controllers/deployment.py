@@ -45,6 +45,7 @@ from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
 from kmodel.component import Out
 from kmodel.objects import Deployment, DeploymentCondition, Pod, ReplicaSet
 from kmodel.objects.fastevolve import evolve
+from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS, DEPLOYMENT_RETRY_PAST_MAX_RETRIES
 
 from .base import Controller, Sync
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
@@ -635,8 +636,6 @@ class DeploymentController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one Deployment controller talking to the API servers in order."""
-    from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS, DEPLOYMENT_RETRY_PAST_MAX_RETRIES
-
     fixes = ctx.config.fixes
     return [DeploymentController(ctx.apiservers, name=ctx.named(NAME), refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in fixes,
                                  retry_past_max_retries=DEPLOYMENT_RETRY_PAST_MAX_RETRIES in fixes)]

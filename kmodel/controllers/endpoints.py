@@ -54,6 +54,7 @@ from kmodel.client.indexer import meta_namespace_key
 from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.objects import Pod, Service
+from kmodel.fixes import ENDPOINTS_RETRY_PAST_MAX_RETRIES
 
 from . import endpoints_logic as el
 from .base import Controller, Sync
@@ -214,7 +215,5 @@ def _ignore(*args: Any) -> None:
     events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The Endpoints controller."""
-    from kmodel.fixes import ENDPOINTS_RETRY_PAST_MAX_RETRIES
-
     return [EndpointsController(ctx.apiservers, name=ctx.named(NAME),
                                 retry_past_max_retries=ENDPOINTS_RETRY_PAST_MAX_RETRIES in ctx.config.fixes)]

@@ -30,7 +30,7 @@ import ipaddress
 from typing import Sequence
 
 from kmodel.objects import (
-    EndpointAddress, EndpointPort, Endpoints, EndpointSubset, ObjectReference, Pod, Service, ServicePort,
+    EndpointAddress, EndpointPort, EndpointSubset, Endpoints, ObjectMeta, ObjectReference, Pod, Service, ServicePort,
 )
 from kmodel.objects.fastevolve import evolve
 
@@ -219,6 +219,5 @@ def desired_endpoints(svc: Service, pods: Sequence[Pod], current: Endpoints | No
     if current is not None:
         meta = evolve(current.metadata, labels=endpoints_labels(svc))
     else:
-        from kmodel.objects import ObjectMeta
         meta = ObjectMeta(name=svc.metadata.name, namespace=svc.metadata.namespace, labels=endpoints_labels(svc))
     return Endpoints(metadata=meta, subsets=subsets)

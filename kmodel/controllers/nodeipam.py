@@ -58,6 +58,7 @@ from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.ipam.cidrset import CidrSet, CidrSetError
 from kmodel.objects import Node, ObjectReference
+from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER, NODEIPAM_RELEASE_ONLY_ON_DELETE
 
 from .base import Controller, Sync
 
@@ -271,7 +272,6 @@ class NodeIpamController(Controller):
 def make(ctx: ClusterContext) -> list:
     """The node IPAM controller over the cluster CIDR of the config."""
     c = ctx.config
-    from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER, NODEIPAM_RELEASE_ONLY_ON_DELETE
 
     return [NodeIpamController(ctx.apiservers, name=ctx.named(NAME), cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size,
                                release_by_owner=NODEIPAM_RELEASE_BY_OWNER in c.fixes,

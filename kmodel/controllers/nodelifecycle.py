@@ -74,6 +74,7 @@ from kmodel.component import Out
 from kmodel.objects import Node, ObjectReference, Pod
 from kmodel.objects.fastevolve import evolve
 from kmodel.memo import identity_memo
+from kmodel.fixes import TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD, TAINTEVICTION_RETRY_FAILED_EVICTIONS
 
 from . import node_lifecycle_logic as nl
 from .base import Controller, Sync
@@ -491,8 +492,6 @@ def _ignore(*args: Any) -> None:
     events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The node lifecycle controller and the taint eviction controller (both in kube-controller-manager)."""
-    from kmodel.fixes import TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD, TAINTEVICTION_RETRY_FAILED_EVICTIONS
-
     c = ctx.config
     return [
         NodeLifecycleController(ctx.apiservers, name=ctx.named(NAME), monitor_period_ms=c.node_monitor_period_ms,

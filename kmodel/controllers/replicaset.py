@@ -61,6 +61,9 @@ from kmodel.component import Out
 from kmodel.objects import ObjectMeta, Pod, ReplicaSet
 from kmodel.variants import DEFAULT, EDGE_TRIGGERED
 from kmodel.objects.fastevolve import evolve
+from kmodel.fixes import (
+    REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS, REPLICASET_EXPECT_TIMED_OUT_CREATIONS, REPLICASET_MANAGE_ONLY_CURRENT,
+)
 
 from .base import Controller, Sync
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
@@ -499,9 +502,6 @@ class ReplicaSetController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
-    from kmodel.fixes import (REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS, REPLICASET_EXPECT_TIMED_OUT_CREATIONS,
-                              REPLICASET_MANAGE_ONLY_CURRENT)
-
     fixes = ctx.config.fixes
     return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), variant=ctx.config.variant,
                                  manage_only_current=REPLICASET_MANAGE_ONLY_CURRENT in fixes,

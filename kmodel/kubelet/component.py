@@ -88,6 +88,8 @@ from kmodel.network import Message
 from kmodel.objects import Pod
 from kmodel.objects.core import PodStatus
 from kmodel.objects.fastevolve import evolve
+from kmodel.apiserver.authentication import node_token
+from kmodel.cluster.config import node_ip
 
 REGISTER_TIMER = "register"
 LEASE_TIMER = "lease"
@@ -652,9 +654,6 @@ class Kubelet(ClientComponent):
 @component("kubelet", default=True)  # one per node
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kubelet per node of ctx.config."""
-    from kmodel.apiserver.authentication import node_token
-    from kmodel.cluster.config import node_ip
-
     config = ctx.config
     out: list[Component] = []
     for node in config.node_names():

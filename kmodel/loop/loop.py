@@ -88,22 +88,8 @@ from kmodel.component.protocol import Component
 from kmodel.fingerprint import content, fingerprint
 from kmodel.loop.health import TIMER_PREFIXES, ConnectionHealth
 from kmodel.loop.events import (
-    AdvanceTime,
-    BreakStream,
-    Crash,
-    DelayHead,
-    Deliver,
-    DropHead,
-    LoopEvent,
-    FailRequest,
-    FireTimer,
-    Heal,
-    HealAll,
-    Partition,
-    ReleaseAll,
-    Restart,
-    SlowLink,
-    Work,
+    AdvanceTime, BreakStream, Crash, DelayHead, Deliver, DropHead, FailRequest, FireTimer, Heal, HealAll, LoopEvent,
+    Partition, REQUEST_FAULT_CODES, ReleaseAll, Restart, SlowLink, Work,
 )
 from kmodel.network import REFUSED, Message, Network
 
@@ -349,8 +335,6 @@ class Loop:
         return f"not a loop event: {event!r}"
 
     def _why_not_fail_request(self, event: FailRequest) -> Optional[str]:
-        from kmodel.loop.events import REQUEST_FAULT_CODES
-
         if event.code not in REQUEST_FAULT_CODES:
             return f"a request fault answers with one of {list(REQUEST_FAULT_CODES)}, not {event.code}"
         if event.retry_after_seconds < 0:

@@ -80,6 +80,8 @@ from kmodel.scheduler.preemption import post_filter_message
 from kmodel.scheduler.queue import ClusterEvent, QueuedPodInfo, SchedulingQueue
 from kmodel.scheduler.schedule_one import schedule_pod
 from kmodel.objects.fastevolve import evolve
+from kmodel.fixes import LEADERELECTION_FENCE_WRITES, SCHEDULER_COUNT_HOST_PORT_HOLDERS
+from kmodel.variants import DIRECT_CALLS
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 SCHEDULER_TOKEN = "scheduler-token"
@@ -355,9 +357,6 @@ class Scheduler(ClientComponent):
 @component("scheduler", process=KUBE_SCHEDULER, default=True)  # one per kube-scheduler
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-scheduler."""
-    from kmodel.fixes import LEADERELECTION_FENCE_WRITES, SCHEDULER_COUNT_HOST_PORT_HOLDERS
-    from kmodel.variants import DIRECT_CALLS
-
     elect = ctx.config.schedulers > 1
     return [Scheduler(ctx.named("scheduler"), ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS,
                       count_port_holders=SCHEDULER_COUNT_HOST_PORT_HOLDERS in ctx.config.fixes,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kmodel.cluster.cluster import ClusterError
+from kmodel.apiserver.errors import APIError
 
 ACTIONS = ("partition", "heal", "crash", "restart", "pause")
 MASTERS = "system:masters"
@@ -48,8 +49,6 @@ def act(cluster: Any, action: str, target: str, seconds: float = 0.0) -> list[st
 
 def authorize(cluster: Any, token: str) -> None:
     """The control endpoint's authorization: the token's user must be in system:masters (ControlError 401/403)."""
-    from kmodel.apiserver.errors import APIError
-
     try:
         user = cluster.replicas[0].pipeline.authenticator.authenticate(token)
     except APIError:

@@ -54,6 +54,9 @@ from kmodel.serve import containers, discovery, negotiation, partial, rest, tabl
 from kmodel.serve.credentials import Credentials
 from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
+from kmodel.apiserver.customresources import crds, established, resource_for, served
+from kmodel.apiserver.errors import APIError
+from kmodel.apiserver.patch import merge_patch
 
 REQUEST_TIMEOUT_S = 60.0
 #: the control endpoint (kmodel.serve.control): POST {"action", "target", "seconds"} as the admin
@@ -135,8 +138,6 @@ class ModelClient:
         the requester needs the verb impersonate on that user, which the bootstrap policy gives system:masters;
         this server lets system:masters impersonate and consults no role for anyone else). The impersonated user
         must be one the model has a token for. ImpersonationRefused (401, 403) otherwise."""
-        from kmodel.apiserver.errors import APIError
-
         authenticator = self.model.cluster.replicas[0].pipeline.authenticator
 
         def find() -> str:
@@ -158,15 +159,11 @@ class ModelClient:
 
     def custom_resource(self, plural: str) -> Any:
         """The custom resource `plural` the model serves now (read on the model's thread), or None."""
-        from kmodel.apiserver.customresources import served
-
         store = self.model.cluster.store
         return self.model.call(lambda: served(store, plural))
 
     def custom_resources(self) -> list:
         """Every custom resource the model serves now (its Established CRDs), read on the model's thread."""
-        from kmodel.apiserver.customresources import crds, established, resource_for
-
         store = self.model.cluster.store
         return self.model.call(lambda: [resource_for(crd) for crd in crds(store) if established(crd)])
 
@@ -576,8 +573,6 @@ class Handler(BaseHTTPRequestHandler):
     def _patch_custom_scale(self, r: ResourceRoute) -> None:
         """PATCH <custom resource>/<name>/scale: the Scale read, the merge patch applied to it, and the result
         written back by an update on the resourceVersion read (the patch handler's read-modify-write)."""
-        from kmodel.apiserver.patch import merge_patch
-
         patch = self._body(DECODED_TYPES + tuple(PATCH_TYPES))
         if not isinstance(patch, dict):
             raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
@@ -621,7 +616,6 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.client.cancel(ticket)
             self.close_connection = True
-
 
     def _watch_encoder(self, r: ResourceRoute) -> Callable[[WatchEvent], dict]:
         """How each event of a watch is written: its object as itself, as its metadata only (either metadata-only
@@ -680,7 +674,6 @@ class APIHTTPServer(ThreadingHTTPServer):
 
     def model_alive(self) -> bool:
         return self.model.alive and self.model.error is None
-
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass  # a client that went away mid-handshake or mid-request: nothing to report

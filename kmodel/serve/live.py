@@ -9,6 +9,9 @@ from typing import Any
 
 import attrs
 
+from kmodel.invariants.registry import SAFETY, SHARED, registered
+import kmodel.invariants
+
 
 @attrs.frozen
 class Violation:
@@ -25,9 +28,6 @@ class LiveChecker:
     """See the module docstring."""
 
     def __init__(self, cluster: Any) -> None:
-        import kmodel.invariants  # noqa: F401  (registers them)
-        from kmodel.invariants.registry import SAFETY, SHARED, registered
-
         self.cluster = cluster
         self.invariants = registered(SAFETY)
         shared: dict = {}

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import attrs
 
 from kmodel.apiserver.wire import PatchBody, Preconditions, Request
-
-if TYPE_CHECKING:
-    from kmodel.cluster.cluster import Cluster
+from kmodel.cluster.cluster import Cluster
+from kmodel.cluster.config import ClusterConfig
+from kmodel.loop.events import AdvanceTime
+from kmodel.serve.control import act
+from kmodel.serve.gateway import Gateway, Ticket
 
 FORMAT = "kmodel-serve-recording"
 VERSION = 1
@@ -125,12 +127,6 @@ def replay(data: dict) -> str:
 
 def replay_cluster(data: dict) -> Cluster:
     """Run the recorded operations again on a fresh cluster; the cluster as they left it."""
-    from kmodel.cluster.cluster import Cluster
-    from kmodel.cluster.config import ClusterConfig
-    from kmodel.loop.events import AdvanceTime
-    from kmodel.serve.control import act
-    from kmodel.serve.gateway import Gateway, Ticket
-
     config = ClusterConfig(nodes=data["nodes"], seed=data["seed"], users=tuple(data["users"]))
     gateway = Gateway(config.apiserver_names())
     cluster = Cluster(config, extra=[gateway])

@@ -26,6 +26,7 @@ from kmodel.serve.live import LiveChecker
 from kmodel.serve.recording import Recorder
 from kmodel.serve.runner import ModelThread
 from kmodel.serve.tls import make_certificate, server_context
+from kmodel.simulate.observe import snapshot
 
 #: the admin: its name and the model's token for it
 ADMIN = ("admin", "admin-token")
@@ -135,8 +136,6 @@ class ServeSession:
         return self.report()
 
     def report(self) -> dict:
-        from kmodel.simulate.observe import snapshot
-
         cluster = self.cluster
         error: Optional[BaseException] = self.model.error
         out: dict[str, Any] = {

@@ -29,7 +29,7 @@ from kmodel.cluster import Cluster, ClusterConfig, ClusterError, DEFAULT_COMPONE
 from kmodel.cluster.cluster import user_token
 from kmodel.cluster.kubectl import CommandResult, custom_resource_of_manifest
 from kmodel.simulate.inputs import MACHINE_ACTIONS, ApplySpec, FaultSpec, InputError, Manifest
-from kmodel.simulate.observe import snapshot
+from kmodel.simulate.observe import rejected, snapshot
 
 BUILT_IN_USERS = ("admin", "alice", "bob")
 #: the Cluster method each fault action calls
@@ -122,8 +122,6 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
                   for c in cluster.kubectl.unanswered()]
     report = snapshot(cluster)
     if unanswered:
-        from kmodel.simulate.observe import rejected
-
         report["rejected"].extend(rejected(unanswered))
     # kubectl applies what it can map and reports the rest: a kind the server does not serve
     report["rejected"].extend(unmapped)

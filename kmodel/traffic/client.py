@@ -51,6 +51,7 @@ import attrs
 from kmodel.component.registry import component
 from kmodel.component import Component, Out
 from kmodel.traffic.dataplane import DataPlane, Reached, split_host_port
+from kmodel.variants import HARDCODED_POD_IP
 
 REQUEST_TIMER = "request"
 PERIOD_MS = 5_000
@@ -179,8 +180,6 @@ class TrafficClient(Component):
 @component("traffic", default=True)
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one client, on the first node. The `hardcoded-pod-ip` switch is read here."""
-    from kmodel.variants import HARDCODED_POD_IP
-
     nodes = ctx.config.node_names()
     if not nodes:
         return []

@@ -36,6 +36,10 @@ from typing import Any, Callable, Optional, Sequence
 import attrs
 
 from kmodel.variants import DEFAULT, POLLING, VARIANTS, Variant
+from kmodel.checker.replay import replay
+from kmodel.checker.results import atomic_write_text
+from kmodel.checker.session import TraceDiverged
+from kmodel.checker.trace import read_trace
 
 #: a run slower than this counts as not caught (the issue's bound)
 TIME_LIMIT_S = 60.0
@@ -164,10 +168,6 @@ def principles_table(runs: list[Run], out_dir: Path, page_dir: Path) -> tuple[st
 def under_watch(trace_path: Path) -> str:
     """What the default model (watching) makes of a polling run's shrunk trace: 'passes', 'fails <invariant>',
     or 'diverges' (one of its moves, a loop event or a process to restart, exists only in polling's run)."""
-    from kmodel.checker.replay import replay
-    from kmodel.checker.session import TraceDiverged
-    from kmodel.checker.trace import read_trace
-
     try:
         result = replay(read_trace(trace_path), variant=DEFAULT, record_messages=False)
     except TraceDiverged:
@@ -207,8 +207,6 @@ def runs_table(runs: list[Run]) -> str:
 
 def write_page(path: Path, runs: list[Run], costs_md: str, plot_line: str, seeds: Sequence[int]) -> list[str]:
     """Write reports/principles.md (atomically); returns the problems found."""
-    from kmodel.checker.results import atomic_write_text
-
     page_dir = path.parent / "principles"
     table, problems = principles_table(runs, path, page_dir)
     seeds_text = ", ".join(str(s) for s in seeds)

@@ -29,6 +29,7 @@ from typing import Optional, Sequence
 
 from kmodel.objects import Node, NodeSelectorRequirement, NodeSelectorTerm, Pod
 from kmodel.scheduler.framework import Code, NodeInfo, Status
+from kmodel.scheduler.plugins.tainttoleration import default_normalize_score
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -144,6 +145,4 @@ def has_preferences(pod: Pod) -> bool:
 
 def normalize_score(scores: Sequence[int]) -> list[int]:
     """NormalizeScore: DefaultNormalizeScore(MaxNodeScore, reverse=false)."""
-    from kmodel.scheduler.plugins.tainttoleration import default_normalize_score
-
     return default_normalize_score(list(scores), reverse=False)
