@@ -163,7 +163,7 @@ def test_the_reports_show_the_totals_per_package_then_what_was_never_taken():
     assert "| **total** | 3 of 4 (75 %) | 5 of 6 (83 %) | 1 |" in md
     assert "### Never taken in `store` (1)" in md
     assert "kmodel/store/store.py:12 -> exit  if a < b and c:" in md
-    assert md.index("## Reach") < md.index("## Violations")
+    assert md.index("## Violations") < md.index("## Reach")  # the tables of what was checked follow the verdict
     page = render_html(view)
     assert '<section id="reach">' in page
     assert ('<details class="reach"><summary>Never taken in <code>store</code> (1)</summary>\n'
