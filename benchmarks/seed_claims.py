@@ -26,7 +26,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import attrs
 
@@ -64,6 +64,20 @@ def _every_fix_but(name: str) -> str:
     return f"--fix all --no-fix {name}"
 
 
+def _not_reached(id: str, bug: str, fix: str, invariants: str, *, seeds: Sequence[int] = (),
+                 options: str = "") -> Claim:
+    """A bug no seed is known to reach: with every fix on but `fix`, no run ends on its `invariants`. The runs are
+    the dev profile's at `seeds` (each with `options`), or the one run `options` says (a campaign's)."""
+    seeds = tuple(seeds)
+    if seeds:
+        who = f"dev seeds {seeds[0]} to {seeds[-1]}" + (f" ({options})" if options else "")
+        args = " ".join(a for a in ("--seed {seed}", options, _every_fix_but(fix)) if a)
+    else:
+        who, args = f"`kmodel check {options}`", f"{options} {_every_fix_but(fix)}"
+    return Claim(id, f"Not reached by {who} with every other fix on: {bug}.", args, AVOID, invariants, seeds=seeds,
+                 pages=("docs/upstream-bugs.md",))
+
+
 CLAIMS: tuple[Claim, ...] = (
     Claim("quick-start", "The Quick start's main job finds nothing with every fix on.",
           "--seed 1 --fix all", PASS, pages=("README.md", "docs/index.md"), in_suite=True),
@@ -90,51 +104,31 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("blind-writes", "The blind-writes anti-pattern (a variant) breaks an invariant at seed 1.",
           "--variant blind-writes --seed 1", FAIL, pages=("docs/checking.md", "docs/fixes.md"), in_suite=True),
     # what no seed is known to reach: the seeds tried, each with every other fix on
-    Claim("annotation-not-reached", "No dev seed of 1 to 9 reaches the Deployment's stale desired-replicas "
-          "annotation with every other fix on.",
-          "--seed {seed} " + _every_fix_but("deployment-refresh-annotations"), AVOID, "converges-replicas",
-          seeds=tuple(range(1, 10)), pages=("docs/upstream-bugs.md",)),
-    Claim("compaction-not-reached", "No dev seed of 1 to 9 reaches the delete at the compaction revision with "
-          "every other fix on.",
-          "--seed {seed} " + _every_fix_but("etcd-keep-compaction-tombstone"), AVOID,
-          "converges-replicas,converges-proxy-rules,no-cidr-leak",
-          seeds=tuple(range(1, 10)), pages=("docs/upstream-bugs.md",)),
-    Claim("max-retries-not-reached", "No dev seed of 1 to 12 reaches the Deployment dropped after maxRetries with "
-          "every other fix on.",
-          "--seed {seed} " + _every_fix_but("deployment-retry-past-max-retries"), AVOID, "converges-replicas",
-          seeds=tuple(range(1, 13)), pages=("docs/upstream-bugs.md",)),
-    Claim("mid-sync-not-reached", "No dev seed of 1 to 10 (50 examples each) reaches the ReplicaSet deleted "
-          "mid-sync with every other fix on.",
-          "--seed {seed} --examples 50 " + _every_fix_but("replicaset-manage-only-current"), AVOID,
-          "converges-replicas", seeds=tuple(range(1, 11)), pages=("docs/upstream-bugs.md",)),
-    Claim("expectations-expire-not-reached", "No dev seed of 1 to 10 reaches the ReplicaSet's expectations "
-          "expiring behind a stalled watch with every other fix on.",
-          "--seed {seed} " + _every_fix_but("replicaset-confirm-expired-expectations"), AVOID,
-          "replicaset-within-expectations", seeds=tuple(range(1, 11)), pages=("docs/upstream-bugs.md",)),
-    Claim("forgotten-host-port-not-reached", "No dev seed of 2 to 14 reaches the scheduler forgetting a host port "
-          "still held with every other fix on.",
-          "--seed {seed} " + _every_fix_but("scheduler-count-host-port-holders"), AVOID, "converges-replicas",
-          seeds=tuple(range(2, 15)), pages=("docs/upstream-bugs.md",)),
-    Claim("create-answered-504-not-reached", "No dev seed of 11 to 19 reaches a ReplicaSet creating twice after a "
-          "create answered 504 that was stored, with every other fix on.",
-          "--seed {seed} " + _every_fix_but("replicaset-expect-timed-out-creations"), AVOID,
-          "replicaset-within-expectations", seeds=tuple(range(11, 20)), pages=("docs/upstream-bugs.md",)),
-    Claim("expectations-expire-not-reached-in-a-campaign", "The campaign profile at seed 3 does not reach the ReplicaSet's "
-          "expectations expiring behind a stalled watch with every other fix on.",
-          "--profile campaign --seed 3 " + _every_fix_but("replicaset-confirm-expired-expectations"), AVOID,
-          "replicaset-within-expectations", pages=("docs/upstream-bugs.md",)),
-    Claim("cidr-to-new-node-not-reached", "The campaign profile at seed 1 does not reach a Node being deleted losing its podCIDR "
-          "to a new node with every other fix on.",
-          "--profile campaign --seed 1 " + _every_fix_but("nodeipam-release-only-on-delete"), AVOID,
-          "node-cidrs-disjoint", pages=("docs/upstream-bugs.md",)),
-    Claim("eviction-gives-up-not-reached", "The campaign profile at seed 1 does not reach taint eviction giving up on a failed "
-          "eviction with every other fix on.",
-          "--profile campaign --seed 1 " + _every_fix_but("tainteviction-retry-failed-evictions"), AVOID,
-          "converges-replicas", pages=("docs/upstream-bugs.md",)),
-    Claim("pod-made-again-not-reached", "The campaign profile at seed 1 does not reach taint eviction deleting a StatefulSet pod "
-          "made again under the evicted one's name with every other fix on.",
-          "--profile campaign --seed 1 " + _every_fix_but("tainteviction-evict-only-the-scheduled-pod"), AVOID,
-          "eviction-timing", pages=("docs/upstream-bugs.md",)),
+    _not_reached("annotation-not-reached", "the Deployment's stale desired-replicas annotation",
+                 "deployment-refresh-annotations", "converges-replicas", seeds=range(1, 10)),
+    _not_reached("compaction-not-reached", "a delete at the compaction revision", "etcd-keep-compaction-tombstone",
+                 "converges-replicas,converges-proxy-rules,no-cidr-leak", seeds=range(1, 10)),
+    _not_reached("max-retries-not-reached", "a Deployment dropped after maxRetries",
+                 "deployment-retry-past-max-retries", "converges-replicas", seeds=range(1, 13)),
+    _not_reached("mid-sync-not-reached", "a ReplicaSet deleted mid-sync", "replicaset-manage-only-current",
+                 "converges-replicas", seeds=range(1, 11), options="--examples 50"),
+    _not_reached("expectations-expire-not-reached", "a ReplicaSet's expectations expiring behind a stalled watch",
+                 "replicaset-confirm-expired-expectations", "replicaset-within-expectations", seeds=range(1, 11)),
+    _not_reached("forgotten-host-port-not-reached", "the scheduler forgetting a host port still held",
+                 "scheduler-count-host-port-holders", "converges-replicas", seeds=range(2, 15)),
+    _not_reached("create-answered-504-not-reached", "a ReplicaSet creating twice after a create answered 504 that "
+                 "was stored", "replicaset-expect-timed-out-creations", "replicaset-within-expectations",
+                 seeds=range(11, 20)),
+    _not_reached("expectations-expire-not-reached-in-a-campaign", "a ReplicaSet's expectations expiring behind a "
+                 "stalled watch", "replicaset-confirm-expired-expectations", "replicaset-within-expectations",
+                 options="--profile campaign --seed 3"),
+    _not_reached("cidr-to-new-node-not-reached", "a Node being deleted losing its podCIDR to a new node",
+                 "nodeipam-release-only-on-delete", "node-cidrs-disjoint", options="--profile campaign --seed 1"),
+    _not_reached("eviction-gives-up-not-reached", "taint eviction giving up on a failed eviction",
+                 "tainteviction-retry-failed-evictions", "converges-replicas", options="--profile campaign --seed 1"),
+    _not_reached("pod-made-again-not-reached", "taint eviction deleting a StatefulSet pod made again under the "
+                 "evicted one's name", "tainteviction-evict-only-the-scheduled-pod", "eviction-timing",
+                 options="--profile campaign --seed 1"),
 )
 
 
