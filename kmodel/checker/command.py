@@ -336,6 +336,8 @@ def check(args: argparse.Namespace) -> int:
         missed = [entry["name"] for entry in situations if not entry["examples"]]
         print(f"situations reached: {len(situations) - len(missed)}/{len(situations)} sometimes properties"
               + (f" (never: {', '.join(missed)})" if missed else ""))
+    if report.get("reach"):
+        print(reach_line(report["reach"]))
     if options.keep_going:
         print_findings(report, replay_with)
     for v in report["violations"]:
@@ -497,6 +499,20 @@ def replay_serve_run(args: argparse.Namespace) -> int:
                                f"cannot steer (only the checker's traces): replay it without "
                                f"{'them' if len(given) > 1 else 'it'}")
     return replay_run(Path(args.trace))
+
+
+def reach_line(section: dict) -> str:
+    """The terminal's one line of a --reach run: branch outcomes taken in all, then the package that took the
+    fewest (the reports list every outcome never taken)."""
+    total = section["total"]["outcomes"]
+    shown = [p for p in section["packages"] if p["outcomes"]["total"]]
+
+    def share(counts: dict) -> str:
+        return f"{counts['taken']:,} of {counts['total']:,} ({100 * counts['taken'] / max(counts['total'], 1):.0f} %)"
+
+    low = min(shown, key=lambda p: (p["outcomes"]["taken"] / p["outcomes"]["total"], p["name"]), default=None)
+    fewest = f"; fewest in {low['name']}: {share(low['outcomes'])}" if low is not None else ""
+    return f"reach: {share(total)} branch outcomes taken{fewest} (the report lists the ones never taken)"
 
 
 def print_changes(change: Any, action: str) -> None:

@@ -175,3 +175,14 @@ def test_a_report_without_reach_has_no_reach_section():
     view = build_view({"passed": True, "invariants": [], "rules": {}, "violations": []}, [])
     assert view.reach is None
     assert "## Reach" not in render_markdown(view) and 'id="reach"' not in render_html(view)
+
+
+def test_the_terminal_says_the_reach_in_one_line():
+    from kmodel.checker.command import reach_line
+
+    section = {"total": {"outcomes": {"taken": 5, "total": 8}},
+               "packages": [{"name": "store", "outcomes": {"taken": 3, "total": 4}},
+                            {"name": "ipam", "outcomes": {"taken": 2, "total": 4}},
+                            {"name": "clock", "outcomes": {"taken": 0, "total": 0}}]}
+    assert reach_line(section) == ("reach: 5 of 8 (62 %) branch outcomes taken; fewest in ipam: 2 of 4 (50 %) "
+                                   "(the report lists the ones never taken)")
