@@ -99,17 +99,17 @@ EXCLUSIONS: dict[str, tuple[str, str]] = {
     "kmodel/component/registry.py:227 -> 228": ('if target is None:', OPTIONS_READ),
     "kmodel/component/registry.py:230 -> 231": ('if not isinstance(registration, Registration):', OPTIONS_READ),
     "kmodel/component/registry.py:230 -> 233": ('if not isinstance(registration, Registration):', OPTIONS_READ),
-    "kmodel/fixes/command.py:39 -> 40": ('for f in FIXES:', FIXES_COMMAND),
-    "kmodel/fixes/command.py:39 -> 47": ('for f in FIXES:', FIXES_COMMAND),
-    "kmodel/fixes/command.py:41 -> 39":
+    "kmodel/fixes/command.py:47 -> 48": ('for f in FIXES:', FIXES_COMMAND),
+    "kmodel/fixes/command.py:47 -> 57": ('for f in FIXES:', FIXES_COMMAND),
+    "kmodel/fixes/command.py:49 -> 47":
         ('for label, text in (("bug:     ", f.bug), ("changes: ", f.changes), ("where:   ", f.where),',
          FIXES_COMMAND),
-    "kmodel/fixes/command.py:41 -> 43":
+    "kmodel/fixes/command.py:49 -> 52":
         ('for label, text in (("bug:     ", f.bug), ("changes: ", f.changes), ("where:   ", f.where),',
          FIXES_COMMAND),
-    "kmodel/fixes/command.py:45 -> 41": ('for line in lines[1:]:', FIXES_COMMAND),
-    "kmodel/fixes/command.py:45 -> 46": ('for line in lines[1:]:', FIXES_COMMAND),
-    "kmodel/fixes/__init__.py:276 -> 277": ('if ALL in wanted:', OPTIONS_READ),
+    "kmodel/fixes/command.py:55 -> 49": ('for line in lines[1:]:', FIXES_COMMAND),
+    "kmodel/fixes/command.py:55 -> 56": ('for line in lines[1:]:', FIXES_COMMAND),
+    "kmodel/fixes/__init__.py:283 -> 282": ('if name != ALL:', OPTIONS_READ),
     "kmodel/fixes/__init__.py:260 -> 263": ('for f in FIXES:', UNKNOWN_FIX),
 }
 
