@@ -50,26 +50,37 @@ def _prose(path: Path) -> list[tuple[int, str]]:
     return paragraphs
 
 
-def test_no_page_names_a_seed_without_linking_its_claim() -> None:
-    commands = {cmd for claim in CLAIMS for cmd in claim.commands()}
+def unlinked_seeds(paths: list[Path], commands: set[str]) -> list[str]:
+    """`page:line: `code`` for each seed named in prose that is no claim's command, or whose paragraph (or table
+    row) does not link seeds.md."""
     unlinked = []
-    for path in DOCS:
-        if path == PAGE:
-            continue
+    for path in paths:
         for n, line in _prose(path):
             for code in SEED_CODE.findall(line):
-                command = code.replace(".venv/bin/", "")
-                known = code.startswith("--seed") or command in commands
+                known = code.startswith("--seed") or code.replace(".venv/bin/", "") in commands
                 if not known or "seeds.md" not in line:
-                    unlinked.append(f"{path.relative_to(ROOT)}:{n}: `{code}`")
+                    unlinked.append(f"{path.name}:{n}: `{code}`")
+    return unlinked
+
+
+def test_no_page_names_a_seed_without_linking_its_claim() -> None:
+    commands = {cmd for claim in CLAIMS for cmd in claim.commands()}
+    unlinked = unlinked_seeds([p for p in DOCS if p != PAGE], commands)
     assert not unlinked, ("a seed named in prose must be a claim of benchmarks/seed_claims.py, linked in the same "
                           "paragraph or table row (seeds.md#ID):\n  " + "\n  ".join(unlinked))
 
 
 def test_the_link_check_sees_an_unlinked_seed(tmp_path: Path) -> None:
-    assert SEED_CODE.findall("ends on a leak (`kmodel check --seed 7`)") == ["kmodel check --seed 7"]
-    assert SEED_CODE.findall("`--seed 42` ends on") == ["--seed 42"]
     assert SEED_CODE.findall("`kmodel check --fix all`") == []
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Seed 7 ends on a leak (`kmodel check --seed 7`, [claim](seeds.md#leak)).\n\n"  # linked, a claim: fine
+        "`--seed 42` ends\non a leak.\n\n"  # no link in its paragraph
+        "`kmodel check --seed 9` passes ([claim](seeds.md#x)).\n\n"  # linked, but no claim's command
+        "| row | `--seed 3` |\n| next | [seeds](seeds.md) |\n\n"  # a table row links only itself
+        "```sh\nkmodel check --seed 5\n```\n")  # a fenced usage block is not prose
+    assert unlinked_seeds([page], {"kmodel check --seed 7"}) == [
+        "page.md:3: `--seed 42`", "page.md:6: `kmodel check --seed 9`", "page.md:8: `--seed 3`"]
 
 
 @pytest.mark.parametrize("claim", [c for c in CLAIMS if c.in_suite], ids=lambda c: c.id)
