@@ -29,7 +29,8 @@ Triggers (the work queue holds `Item(resource, namespace, name, uid)` of depende
 An object re-created under its name while a watch was down is seen after the relist as one update of a new uid:
 the old uid stays `observed`, as upstream's graph keeps its node, so the old object's dependents are not queued
 and stay until something else queues them or the GC restarts (upstream's behaviour: no delete event comes for
-the old uid).
+the old uid). The garbagecollector-forget-replaced-owner fix (kmodel.fixes, off by default; kmodel's sketch,
+upstream has none) takes such an update as the old object's deletion and the new one's addition.
 
 `sync(item)` is attemptToDeleteItem:
 
@@ -97,6 +98,7 @@ from kmodel.client import OWNER_UID_INDEX, index_by_owner_uid
 from kmodel.client.indexer import DeletedFinalStateUnknown
 from kmodel.component import Out
 from kmodel.objects import dump_struct
+from kmodel.fixes import GARBAGECOLLECTOR_FORGET_REPLACED_OWNER
 
 from .base import Controller, Sync
 from .gc_identity import INVALID_NAMESPACE_REASON, Identity, invalid_namespace_message
@@ -171,7 +173,9 @@ class GarbageCollector(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, custom_resources: bool = True,
-                 every_resource: bool = True) -> None:
+                 every_resource: bool = True, forget_replaced_owner: bool = False) -> None:
+        #: the garbagecollector-forget-replaced-owner fix (kmodel.fixes): the one place that reads it is _on_update
+        self.forget_replaced_owner = forget_replaced_owner
         #: watch CRDs and monitor the custom resources they declare (ClusterConfig.gc_monitors_custom_resources)
         self.custom_resources = custom_resources
         #: the built-in resources monitored from the start (ClusterConfig.gc_monitors_every_resource)
@@ -320,6 +324,8 @@ class GarbageCollector(Controller):
     def _on_update(self, resource: str) -> Any:
         def handler(now: int, old: Any, cur: Any, out: Out) -> None:
             refs = cur.metadata.owner_references
+            if self.forget_replaced_owner and old.metadata.uid != cur.metadata.uid:
+                self._gone(old)  # the fix: the old object is gone, whatever a relist made of it
             if cur.metadata.uid not in self.observed:
                 # a uid the graph has no node for: a new node, as for an add. An update whose old object has
                 # another uid (re-created under its name while the watch was down, seen as one update after the
@@ -641,4 +647,5 @@ def make(ctx: Any) -> list:
     """The cluster factory: one garbage collector talking to the API servers in order."""
     return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME),
                              custom_resources=ctx.config.gc_monitors_custom_resources,
-                             every_resource=ctx.config.gc_monitors_every_resource)]
+                             every_resource=ctx.config.gc_monitors_every_resource,
+                             forget_replaced_owner=GARBAGECOLLECTOR_FORGET_REPLACED_OWNER in ctx.config.fixes)]

@@ -36,6 +36,7 @@ REPLICASET_MANAGE_ONLY_CURRENT = "replicaset-manage-only-current"
 REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS = "replicaset-confirm-expired-expectations"
 TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD = "tainteviction-evict-only-the-scheduled-pod"
 REPLICASET_EXPECT_TIMED_OUT_CREATIONS = "replicaset-expect-timed-out-creations"
+GARBAGECOLLECTOR_FORGET_REPLACED_OWNER = "garbagecollector-forget-replaced-owner"
 
 
 @attrs.frozen
@@ -251,6 +252,19 @@ FIXES: tuple[Fix, ...] = (
         "which kept the expectation of a timed-out create, never came back to the key when the pod had not been "
         "made (#67662). This is kmodel's sketch of a fix, which keeps both",
         ("replicaset-creates-twice-after-a-create-answered-504-that-was-stored.json",)),
+    Fix(
+        GARBAGECOLLECTOR_FORGET_REPLACED_OWNER, ("dependents-collected",),
+        "an owner deleted and re-created under its name while the garbage collector's watch was down is seen "
+        "after the relist as one update to a new uid: the graph adds a node for the new uid and keeps the old "
+        "one, observed, so the old owner's dependents are never queued and keep naming a deleted owner until "
+        "kube-controller-manager restarts",
+        "an update whose object has another uid than the one it replaces is taken as the deletion of the old "
+        "object (its node goes, its identity is known absent, its dependents are queued) and the addition of "
+        "the new one",
+        "kmodel/controllers/garbagecollector.py (GarbageCollector._on_update)",
+        "none found: upstream's graph builder (processGraphChanges in graph_builder.go) looks an updated object "
+        "up by its new uid only. This is kmodel's sketch of a fix",
+        ("statefulset-deleted-and-re-created-behind-a-cut-off-apiserver-leaves-db-0.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
