@@ -11,6 +11,7 @@ from typing import Any, Iterator, Optional
 
 from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
 from kmodel.invariants._rbac import rules_allow, subject_applies
+from kmodel.invariants.records import record
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
 from kmodel.apiserver.authorization import (
@@ -153,7 +154,7 @@ def _node_allows(who: UserInfo, a: Any) -> bool:
 
 
 def _tokens(cluster: Any) -> dict:
-    return getattr(cluster.replicas[0].pipeline.authenticator, "tokens", {}) if cluster.replicas else {}
+    return record(cluster.replicas[0].pipeline.authenticator, "tokens") if cluster.replicas else {}
 
 
 def _users(cluster: Any) -> dict[str, UserInfo]:
@@ -188,7 +189,7 @@ def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
         users = memo["users"] = _users(cluster)
         memo["tokens"] = tokens
     store = cluster.store
-    tracker = getattr(store, "_trackers", {}).get(RBAC_PREFIXES)
+    tracker = record(store, "trackers").get(RBAC_PREFIXES)
     views: dict = memo.setdefault("views", {})
     prev_revision = records[start - 1].revision if start else 0
     for r in audit_since(cluster, memo, start, len(records)):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from kmodel.invariants.records import declares, record
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.client.leaderelection import (
     JITTER_FACTOR, LEASE_DURATION_MS, LEASE_NAMESPACE, RETRY_PERIOD_MS, SLOW_REQUEST_MS,
@@ -31,8 +32,8 @@ def leaderships(cluster: Any, memo: dict) -> list[tuple[str, Any]]:
         components = cluster.loop.components
         found = memo["leaderships"] = [
             (c.elector.config.name, c.leadership) for name in sorted(components)
-            if getattr(c := components[name], "elector", None) is not None
-            and getattr(c, "leadership", None) is not None]
+            if declares(c := components[name], "elector") and record(c, "elector") is not None
+            and record(c, "leadership") is not None]
     return found
 
 

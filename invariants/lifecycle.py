@@ -6,6 +6,7 @@ from bisect import bisect_left, bisect_right
 from typing import Any, Iterator, Optional
 
 from kmodel.invariants._history import NODES, PODS, audit_since, change_feed, condition, is_terminal, name_of, node_key
+from kmodel.invariants.records import record
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import service_account_name
 
@@ -55,10 +56,10 @@ def _heard(cluster: Any, memo: dict) -> list[tuple[dict[str, list[int]], list[in
 
 
 def _logs(cluster: Any, controller: str) -> list[tuple[str, list]]:
-    """(copy, its `heard` log) of every controller manager's copy of `controller` that keeps one."""
+    """(copy, its `heard` log) of every controller manager's copy of `controller` (each declares the record)."""
     components = cluster.loop.components
-    return [(name, log) for name in cluster.instances(controller)
-            if (log := getattr(components.get(name), "heard", None)) is not None]
+    return [(name, record(c, "heard")) for name in cluster.instances(controller)
+            if (c := components.get(name)) is not None]
 
 
 def _view(memo: dict, name: str, log: list, key: str, entry: Any) -> tuple[dict, list[int]]:

@@ -255,8 +255,7 @@ def _machines(cluster: Any) -> list[str]:
     Liveness judges only these: a machine taken out for good (`Cluster.remove_node`) is switched off, and
     what is left on its disk (CNI reservations, kube-proxy rules) is no longer part of the cluster; its
     components are never restarted, so nothing of it could ever converge."""
-    nodes = getattr(cluster, "nodes", None)
-    return list(nodes) if nodes is not None else cluster.config.node_names()
+    return list(cluster.nodes)
 
 
 @invariant("converges-proxy-rules", kind=LIVENESS, principle="level-driven reconciliation")

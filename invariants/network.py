@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from kmodel.invariants._history import (
     NODES, PODS, WriteReader, change_feed, describe_write, is_terminal, name_of, node_cidrs, node_key, pod_ips,
 )
+from kmodel.invariants.records import record
 from kmodel.invariants.registry import SAFETY, invariant
 
 ETCD = "etcd"
@@ -209,7 +210,7 @@ def api_single_contract(cluster: Any, memo: dict) -> Iterator[str]:
     written: set = memo.setdefault("written", set())
     positions: dict = memo.setdefault("positions", {})  # replica name -> entries of its handle's log read
     for replica in cluster.replicas:
-        log = getattr(replica.etcd, "written", ())
+        log = record(replica.etcd, "written")
         done = positions.get(replica.name, 0)
         if len(log) > done:
             written.update(log[done:])
@@ -250,9 +251,7 @@ def cluster_ips_reserved(cluster: Any, memo: dict) -> Iterator[str]:
     agree exactly; upstream's repair loop exists for API servers that crash between the two, which the model's
     atomic requests do not. Incremental: the Services' addresses are kept from the service writes of each step,
     and compared with the allocator only when either changed."""
-    allocator = getattr(cluster, "service_ips", None)
-    if allocator is None:
-        return
+    allocator = cluster.service_ips
     reader = memo.get("reader")
     if reader is None:
         reader = memo["reader"] = change_feed(memo, (SERVICES,))

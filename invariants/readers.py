@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterator
 from kmodel.client.informer import Informer
 from kmodel.invariants import _paths
 from kmodel.invariants._history import audit_since, change_feed
+from kmodel.invariants.records import declares, record
 from kmodel.invariants.registry import CHECK, SHARED
 
 KCM = "system:serviceaccount:kube-system:"
@@ -74,8 +75,9 @@ def _find_informers(cluster: Any, memo: dict) -> Iterator[Informer]:
                                  for attr, value in vars(components[name]).items() if _holds_informers(attr, value)]
         memo["components"] = len(components)
     for component, attr in where:
-        value = getattr(component, attr, None)
-        client = getattr(component, "client", None)  # a process's shared informers are its SharedInformers'
+        value = getattr(component, attr, None)  # an attribute `where` found it has: None if it was deleted
+        # a process's shared informers are its SharedInformers' (a component without a client holds none)
+        client = record(component, "client") if declares(component, "client") else None
         if type(value) is Informer:
             if value.client is client:
                 yield value

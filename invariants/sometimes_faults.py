@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from kmodel.invariants._history import PODS
 from kmodel.invariants.readers import ENDPOINTS, changes, informers
+from kmodel.invariants.records import declares, record
 from kmodel.invariants.registry import sometimes
 
 #: the exit code of a container the kubelet killed (SIGKILL: 128 + 9), as it kills one that failed liveness
@@ -25,8 +26,8 @@ def _clients(cluster: Any, memo: dict) -> Iterator[Any]:
     found = memo.get("clients")
     if found is None or memo.get("components") != len(components):
         found = memo["clients"] = [c for name in sorted(components)
-                                   if (c := getattr(components[name], "client", None)) is not None
-                                   and hasattr(c, "retried_after")]
+                                   if declares(components[name], "client")
+                                   and declares(c := record(components[name], "client"), "retried_after")]
         memo["components"] = len(components)
     return iter(found)
 
@@ -35,7 +36,7 @@ def _clients(cluster: Any, memo: dict) -> Iterator[Any]:
 def request_retried_after(cluster: Any, memo: dict) -> bool:
     """A client sent a request again after the API server answered it with Retry-After (a 429): the client,
     not its caller, waited out the server's overload."""
-    return any(c.retried_after for c in _clients(cluster, memo))
+    return any(record(c, "retried_after") for c in _clients(cluster, memo))
 
 
 @sometimes("timeout-write-applied", principle="optimistic concurrency")
@@ -43,7 +44,7 @@ def timeout_write_applied(cluster: Any, memo: dict) -> bool:
     """An API server answered a write 504 Timeout after the write had reached etcd: its client was told it
     failed, though it happened (the unknown outcome)."""
     return any(code == 504 and written
-               for replica in cluster.replicas for _, _, _, code, written in replica.faults_answered)
+               for replica in cluster.replicas for _, _, _, code, written in record(replica, "faults_answered"))
 
 
 @sometimes("watch-expired-relist", principle="watch, not poll")
@@ -77,7 +78,7 @@ def apiserver_restarted_under_watches(cluster: Any, memo: dict) -> bool:
     watching: dict[str, dict[str, str]] = {}  # replica -> API client -> a watch it had open there
     for stream in net.open_streams():
         ends = net.stream_ends(stream)  # (opener, peer): a watch is opened by its client (etcd opens its own)
-        if ends is not None and ends[1] in replicas and getattr(components[ends[0]], "client", None) is not None:
+        if ends is not None and ends[1] in replicas and declares(components[ends[0]], "client"):
             watching.setdefault(ends[1], {})[ends[0]] = stream
     cut: dict[str, dict[str, str]] = memo.setdefault("cut", {})  # client -> its streams that a crash ended
     before: dict[str, dict[str, str]] = memo.get("watching", {})

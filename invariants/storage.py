@@ -9,6 +9,7 @@ import attrs
 
 from kmodel.invariants import _paths
 from kmodel.invariants._history import audit_since, change_feed, stored_since
+from kmodel.invariants.records import declares, record
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.resources import RESOURCES, object_key
 from kmodel.store.history import TXN_PUT_REVISION
@@ -89,12 +90,12 @@ def occ_no_lost_update(cluster: Any, memo: dict) -> Iterator[str]:
                    f"an update made in between would be lost")
     _read_makers(cluster, memo)
     for name, client in _clients(cluster, memo):
-        records = client.updates
+        records = record(client, "updates")
         pos = memo["client_pos"].get(name, 0)
         if pos < len(records):
             memo["client_pos"][name] = len(records)
-            for record in records[pos:]:
-                found = _lost_update(name, record, versions, memo["makers"])
+            for update in records[pos:]:
+                found = _lost_update(name, update, versions, memo["makers"])
                 if found:
                     bad.append(found)
     yield from bad
@@ -125,8 +126,7 @@ def _clients(cluster: Any, memo: dict) -> list:
         return known[2]
     entries = []
     for name, component in sorted(components.items()):
-        client = getattr(component, "client", None)
-        if client is not None and getattr(client, "updates", None) is not None:
+        if declares(component, "client") and declares(client := record(component, "client"), "updates"):
             entries.append((name, component, client))
     known = memo["components"] = (len(components), entries, [(name, client) for name, _, client in entries])
     return known[2]

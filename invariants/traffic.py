@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kmodel.invariants._history import condition, is_terminal
+from kmodel.invariants.records import declares, record
 from kmodel.invariants.registry import LIVENESS, invariant
 from kmodel.traffic.client import SERVICE_PORT
 
@@ -49,10 +50,9 @@ def _serves(service: Any, port: int) -> bool:
 def _clients(cluster: Any) -> list:
     """The traffic clients that are up, on nodes still in the cluster, by name."""
     loop = cluster.loop
-    removed = set(getattr(cluster, "removed_nodes", ()))
+    removed = set(cluster.removed_nodes)
     return [c for name, c in sorted(loop.components.items())
-            if hasattr(c, "route") and hasattr(c, "targets") and loop.is_up(name)
-            and getattr(c, "node", None) not in removed]
+            if declares(c, "targets") and loop.is_up(name) and record(c, "node") not in removed]
 
 
 @invariant("service-reachability", kind=LIVENESS, principle="network model")
@@ -68,7 +68,7 @@ def service_reachability(cluster: Any, memo: dict) -> Iterator[str]:
     clients address Services by their virtual IP only, and it has none (its clients would look its pods up in DNS,
     which the model does not have)."""
     for client in _clients(cluster):
-        for target in client.targets:
+        for target in record(client, "targets"):
             namespace, _, name = target.partition("/")
             service = cluster.get("services", namespace, name)
             if service is None or not _serves(service, SERVICE_PORT) or service.spec.cluster_ip == "None":

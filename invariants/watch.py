@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterator
 
 from kmodel.invariants._history import change_feed, stored_since
 from kmodel.invariants import _paths
+from kmodel.invariants.records import declares, record
 from kmodel.invariants.registry import SAFETY, SHARED, invariant
 from kmodel.apiserver import etcd_log
 from kmodel.apiserver.etcd_log import EtcdLog
@@ -53,15 +54,13 @@ class _WatchState:
 
     def update(self, cluster: Any) -> None:
         if not self.reader.has_news(cluster.store) and all(
-                self.positions.get(r.name, 0) == len(getattr(r, "etcd_received", ())) for r in cluster.replicas):
+                self.positions.get(r.name, 0) == len(record(r, "etcd_received")) for r in cluster.replicas):
             return
         revs = self.revs
         for ch in self.reader.read(cluster.store):
             revs.setdefault(ch.rev, []).append((ch.key, ch.value is None))
         for replica in cluster.replicas:
-            log = getattr(replica, "etcd_received", None)
-            if log is None:
-                continue
+            log = record(replica, "etcd_received")
             start = self.positions.get(replica.name, 0)
             if start == len(log):
                 continue
@@ -203,7 +202,7 @@ def informers_of(component: Any) -> list:
     client. A controller also holds its process's shared informers, which the process's SharedInformers
     component runs (kmodel.controllers.shared_informers): they are that component's, judged once."""
     found: dict[int, Any] = {}
-    client = getattr(component, "client", None)
+    client = record(component, "client") if declares(component, "client") else None
     for attr, n in informer_slots(component):
         value = getattr(component, attr)
         for inf in (value if n >= 0 else (value,)):
@@ -223,7 +222,7 @@ def informer_entries(cluster: Any, memo: dict, new_entry: Callable[[Any, str], l
     component is added: then only those components' informers are looked up again. Every 256 checks all are, in
     case a component builds informers some other time."""
     loop = cluster.loop
-    down = getattr(loop, "_down", {})
+    down = loop.down_components()
     signature = (len(loop.components), tuple(down))
     tick = memo.get("tick", 0)
     memo["tick"] = tick + 1
@@ -298,11 +297,11 @@ def restart_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     clients: dict = memo.setdefault("clients", {})
     if _paths.REFERENCE:
         for name, component in cluster.loop.components.items():
-            client = getattr(component, "client", None)
-            record = getattr(client, "informer_lives", None)
-            if not record:
+            if not declares(component, "client") or not (lives_of := record(record(component, "client"),
+                                                                               "informer_lives")):
                 continue
-            for identity, lives in record.items():
+            client = record(component, "client")
+            for identity, lives in lives_of.items():
                 _judge_identity(name, client, identity, lives, _identity_state(clients, name, client, identity), bad)
         yield from bad
         return
@@ -313,18 +312,16 @@ def restart_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     components = cluster.loop.components
     shape = [len(components)]  # then (id(client), id(its record), identities recorded) per component with one
     for component in components.values():
-        client = getattr(component, "client", None)
-        record = getattr(client, "informer_lives", None)
-        if record:
-            shape.append((id(client), id(record), len(record)))  # kept alive in `flat`: ids not reused
+        if declares(component, "client") and (lives_of := record(client := record(component, "client"),
+                                                                  "informer_lives")):
+            shape.append((id(client), id(lives_of), len(lives_of)))  # kept alive in `flat`: ids not reused
     flat = memo.get("flat")
     if flat is None or shape != memo["shape"]:
         flat = memo["flat"] = []
         for name, component in components.items():
-            client = getattr(component, "client", None)
-            record = getattr(client, "informer_lives", None)
-            if record:
-                for identity, lives in record.items():
+            if declares(component, "client") and (lives_of := record(client := record(component, "client"),
+                                                                      "informer_lives")):
+                for identity, lives in lives_of.items():
                     flat.append((name, client, identity, lives, _identity_state(clients, name, client, identity)))
         memo["shape"] = shape
     for name, client, identity, lives, state in flat:
@@ -348,7 +345,7 @@ def _identity_state(clients: dict, name: str, client: Any, identity: tuple) -> l
 
 def _judge_identity(name: str, client: Any, identity: tuple, lives: list, state: list, bad: list) -> None:
     if state[0] < len(lives):
-        _open_new_lives(lives, client.written_rvs.get(identity[0], {}), state)
+        _open_new_lives(lives, record(client, "written_rvs").get(identity[0], {}), state)
     if state[2]:
         _judge_open_lives(name, identity, lives, client.incarnation, state[2], bad)
 
@@ -425,11 +422,11 @@ def watch_delivers_after_start(cluster: Any, memo: dict) -> Iterator[str]:
         if entry[1] == len(received):
             continue
         streams: dict = entry[2]  # stream -> [start rv, last rv delivered, keys delivered at that rv]
-        for record in received[entry[1]:]:
-            if len(record) == 2:
-                streams[record[0]] = [record[1], 0, set()]
+        for delivered in received[entry[1]:]:
+            if len(delivered) == 2:
+                streams[delivered[0]] = [delivered[1], 0, set()]
                 continue
-            stream, rv, key = record
+            stream, rv, key = delivered
             state = streams.get(stream)
             if state is None:
                 continue

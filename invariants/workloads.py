@@ -14,6 +14,7 @@ from typing import Any, Iterator, Optional
 
 from kmodel.invariants._history import audit_since, change_feed, condition, name_of, pod_ips
 from kmodel.invariants.liveness import _objects
+from kmodel.invariants.records import record
 from kmodel.invariants.registry import LIVENESS, SAFETY, SHARED, invariant
 from kmodel.apiserver.customresources import crds, established, resource_for
 from kmodel.apiserver.resources import RESOURCES
@@ -105,9 +106,9 @@ class _Ledger:
 
     def _notes(self, ctrl: Any, attr: str, pending: dict, name: str) -> None:
         """Read what is new in the list `ctrl.<attr>` of (key, revision decided on) into `pending`, in order."""
-        notes = getattr(ctrl, attr, None)
-        if notes is None:
+        if ctrl is None:
             return
+        notes = record(ctrl, attr)
         of, pos = self.notes_read.get(name, (None, 0))
         if ctrl is not of:
             pos = 0

@@ -131,6 +131,9 @@ class TokenAuthenticator:
     (the model's stand-in for kubelet client certificates, so a cluster can add nodes without rebuilding
     the table)."""
 
+    #: what invariants may read of it (kmodel.invariants.records): the token table
+    RECORDS: frozenset[str] = frozenset({"tokens"})
+
     def __init__(self, tokens: Mapping[str, UserInfo] | None = None, *, node_tokens: bool = True) -> None:
         self.tokens = dict(default_tokens() if tokens is None else tokens)
         self.node_tokens = node_tokens

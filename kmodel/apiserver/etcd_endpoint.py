@@ -217,6 +217,8 @@ class EtcdServer(Component):
 class EtcdHandle:
     """A replica's synchronous connection to etcd: the `Store` API, failing when etcd is unreachable."""
 
+    #: what invariants may read of it (kmodel.invariants.records): the revisions of the writes it made
+    RECORDS: frozenset[str] = frozenset({"written"})
     __slots__ = ("server", "store", "replica", "calls", "timeouts", "written", "_counts", "_count_key", "_down",
                  "_reach", "peek")
 

@@ -112,6 +112,9 @@ class APIServerReplica(Component):
     """One kube-apiserver. See the module docstring."""
 
     connection_health_check = ETCD_CLIENT_KEEPALIVE
+    #: what invariants may read of it (kmodel.invariants.records): the log of what etcd's watches sent it, and
+    #: the faults it answered requests with
+    RECORDS: frozenset[str] = frozenset({"etcd_received", "faults_answered"})
 
     def __init__(self, name: str, pipeline: Any, etcd: EtcdHandle, *,
                  cache_config: WatchCacheConfig = WatchCacheConfig(), fresh_wait_ms: int = FRESH_WAIT_MS,

@@ -221,6 +221,10 @@ class _Watch:
 class ApiClient:
     """Requests and watches to the API server replicas of one component. See the module docstring."""
 
+    #: what invariants may read of it (kmodel.invariants.records): its updates, its informers' lives, the
+    #: revisions its writes were answered with, and how many requests it resent after a Retry-After
+    RECORDS: frozenset[str] = frozenset({"updates", "informer_lives", "written_rvs", "retried_after"})
+
     def __init__(self, owner: str, endpoints: Sequence[str], *, token: str = "", informer_token: Optional[str] = None,
                  timeout_ms: int = DEFAULT_TIMEOUT_MS, read_attempts: int = 3, timer_prefix: str = "api/",
                  rate_limit: Optional[RateLimit] = None) -> None:

@@ -23,6 +23,8 @@ class ClientComponent(Component):
 
     client: Any
     connection_health_check = CLIENT_GO_HTTP2
+    #: what invariants may read of it (kmodel.invariants.records): its API client
+    RECORDS: frozenset[str] = frozenset({"client"})
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
         self.client.on_stream_closed(now, stream, out)

@@ -514,6 +514,8 @@ class DeploymentController(Controller):
     """See the module docstring."""
 
     service_account = "deployment-controller"
+    #: what invariants may read of it (kmodel.invariants.records): the views its ReplicaSet writes were decided on
+    RECORDS = Controller.RECORDS | {"rs_write_views"}
 
     max_retries = 15  # maxRetries in deployment_controller.go
 

@@ -41,6 +41,9 @@ ELECTION_TIMER = "leaderelection"
 class ControllerManager(ClientComponent):
     """One kube-controller-manager's leader election (see the module docstring)."""
 
+    #: what invariants may read of it (kmodel.invariants.records): its elector and its process's election
+    RECORDS = ClientComponent.RECORDS | {"elector", "leadership"}
+
     def __init__(self, name: str, endpoints: Sequence[str], *, host: str, members: Sequence[str],
                  fence_writes: bool = False) -> None:
         super().__init__(name)

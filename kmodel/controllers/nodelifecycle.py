@@ -172,6 +172,8 @@ class NodeLifecycleController(Controller):
     """See the module docstring."""
 
     service_account = "node-controller"
+    #: what invariants may read of it (kmodel.invariants.records): the log of what it heard, `heard`
+    RECORDS = Controller.RECORDS | {"heard"}
 
     event_source = EVENT_SOURCE
 

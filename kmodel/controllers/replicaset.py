@@ -100,6 +100,8 @@ class ReplicaSetController(Controller):
     """See the module docstring."""
 
     service_account = "replicaset-controller"
+    #: what invariants may read of it (kmodel.invariants.records): the views its creates were decided on
+    RECORDS = Controller.RECORDS | {"create_views"}
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS,
                  variant: str = DEFAULT, manage_only_current: bool = False,

@@ -153,6 +153,8 @@ class Scheduler(ClientComponent):
     """The kube-scheduler (see the module docstring)."""
 
     reconciles = True
+    #: what invariants may read of it (kmodel.invariants.records): its elector and election (None unless it elects)
+    RECORDS = ClientComponent.RECORDS | {"elector", "leadership"}
 
     event_source = DEFAULT_SCHEDULER_NAME
 

@@ -114,6 +114,9 @@ class ChangeTracker:
 class Store:
     """An etcd v3 server's KV and Watch API as a value. See the module docstring."""
 
+    #: what invariants may read of it besides its API (kmodel.invariants.records): the change trackers made so far
+    RECORDS: frozenset[str] = frozenset({"trackers"})
+
     def __init__(self, *, keep_compaction_tombstone: bool = False) -> None:
         """`keep_compaction_tombstone`: etcd's fix of etcd-io/etcd#18089 (kmodel.fixes, off by default)."""
         self._rev = 1
@@ -399,6 +402,11 @@ class Store:
                 if base + i > self._compact_rev and any(kv.version == 0 for kv in _changes_of(log[i]))]
 
     # --- change trackers ----------------------------------------------------------------
+
+    @property
+    def trackers(self) -> dict[tuple[str, ...], ChangeTracker]:
+        """The trackers `track` made so far, by their prefixes (to read: an invariant must not make one)."""
+        return self._trackers
 
     def track(self, prefixes: tuple[str, ...]) -> ChangeTracker:
         """A tracker whose ``revision`` is the last revision that changed a key starting with one of

@@ -99,6 +99,9 @@ def client_name(node: str) -> str:
 class TrafficClient(Component):
     """See the module docstring."""
 
+    #: what invariants may read of it (kmodel.invariants.records): the node it runs on and the Services it reaches
+    RECORDS: frozenset[str] = frozenset({"node", "targets"})
+
     def __init__(self, node: str, targets: Sequence[str] = TARGETS, *, hardcoded_pod_ip: bool = False,
                  period_ms: int = PERIOD_MS) -> None:
         super().__init__(client_name(node))
