@@ -6,7 +6,7 @@ so the store and caches share them without copying. Timestamps are logical milli
 """
 
 from .apps import (
-    Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
+    ControllerRevision, Deployment, DeploymentCondition, DeploymentSpec, DeploymentStatus, DeploymentStrategy, ReplicaSet,
     ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment, RollingUpdateStatefulSetStrategy,
     StatefulSet, StatefulSetCondition, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
 )

@@ -1,13 +1,15 @@
-"""apps/v1 kinds: Deployment, ReplicaSet and StatefulSet."""
+"""apps/v1 kinds: Deployment, ReplicaSet, StatefulSet and ControllerRevision."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import attrs
 
 from .core import PodTemplateSpec
 from .meta import LabelSelector, ObjectMeta
 from .registry import api_kind
-from .schema import BOOL, INT32, INT64, INT_OR_STRING, STRING, TIME, enum_string, fld, list_of, struct
+from .schema import BOOL, INT32, INT64, INT_OR_STRING, RAW, STRING, TIME, enum_string, fld, list_of, struct
 
 CONDITION_STATUS = enum_string("v1.ConditionStatus")
 
@@ -159,3 +161,14 @@ class StatefulSet:
     metadata: ObjectMeta = fld(struct(ObjectMeta))
     spec: StatefulSetSpec = fld(struct(StatefulSetSpec))
     status: StatefulSetStatus = fld(struct(StatefulSetStatus))
+
+
+@api_kind("apps/v1", "ControllerRevision", "controllerrevisions", namespaced=True)
+@attrs.frozen
+class ControllerRevision:
+    """One revision of a controller's state: `data` is the object a controller saved (a StatefulSet's, the
+    strategic merge patch that restores its template), `revision` its place in the controller's history."""
+
+    metadata: ObjectMeta = fld(struct(ObjectMeta))
+    data: Any = fld(RAW)
+    revision: int = fld(INT64, keep=True)

@@ -267,6 +267,17 @@ def statefulset_row(sts: Any, now: int) -> list:
 _TEMPLATE_COLUMNS = [column("Containers", priority=1), column("Images", priority=1)]
 
 
+def controller_revision_row(revision: Any, now: int) -> list:
+    """printControllerRevision: the controller as `<kind>.<group>/<name>` (formatResourceName), or "<none>"."""
+    owner = next((r for r in revision.metadata.owner_references if r.controller), None)
+    controller = "<none>"
+    if owner is not None:
+        group = owner.api_version.rpartition("/")[0]
+        controller = f"{owner.kind}.{group}".lower() if group else owner.kind.lower()
+        controller += f"/{owner.name}"
+    return [revision.metadata.name, controller, revision.revision, age(revision, now)]
+
+
 # -- the rest -----------------------------------------------------------------------------------------------
 
 def _subjects(binding: Any) -> list[str]:
@@ -301,6 +312,8 @@ PRINTERS: dict[str, tuple[list, Row]] = {
     "replicasets": ([NAME, column("Desired", "integer"), column("Current", "integer"), column("Ready", "integer"),
                      AGE, *_TEMPLATE_COLUMNS, column("Selector", priority=1)], replicaset_row),
     "statefulsets": ([NAME, column("Ready"), AGE, *_TEMPLATE_COLUMNS], statefulset_row),
+    "controllerrevisions": ([NAME, column("Controller"), column("Revision", "integer"), AGE],
+                            controller_revision_row),
     "rolebindings": (_BINDING_COLUMNS, binding_row),
     "clusterrolebindings": (_BINDING_COLUMNS, binding_row),
 }

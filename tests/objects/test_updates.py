@@ -34,3 +34,26 @@ def test_name_is_immutable():
     old = decode(pod())
     new = attrs.evolve(old, metadata=attrs.evolve(old.metadata, name="q"))
     assert [str(e) for e in validate_update(new, old)] == ['metadata.name: Invalid value: "q": field is immutable']
+
+
+def _revision(**changes):
+    r = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "web-7b9c", "namespace": "default"},
+         "data": {"spec": {"template": {"$patch": "replace"}}}, "revision": 1}
+    r.update(changes)
+    return {k: v for k, v in r.items() if v is not None}
+
+
+def test_a_controller_revision_needs_data_and_a_revision_not_negative():
+    """ValidateControllerRevisionCreate (pkg/apis/apps/validation)."""
+    from kmodel.objects import validate
+    assert validate(decode(_revision())) == []
+    assert [str(e) for e in validate(decode(_revision(data=None)))] == ["data: Required value: data is mandatory"]
+    assert [e.field for e in validate(decode(_revision(revision=-1)))] == ["revision"]
+
+
+def test_a_controller_revisions_data_is_immutable_and_its_number_is_not():
+    """ValidateControllerRevisionUpdate: a controller renumbers a revision (a rollback), never rewrites it."""
+    old = decode(_revision())
+    assert validate_update(attrs.evolve(old, revision=3), old) == []
+    rewritten = attrs.evolve(old, data=frozen_map(spec=frozen_map()))
+    assert [(e.field, e.detail) for e in validate_update(rewritten, old)] == [("data", "field is immutable")]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ..apiextensions import CustomResourceDefinition
-from ..apps import Deployment, ReplicaSet, StatefulSet
+from ..apps import ControllerRevision, Deployment, ReplicaSet, StatefulSet
 from ..coordination import Lease
 from ..core import Binding, ConfigMap, Endpoints, Event, Namespace, Node, Pod, Service
 from ..field_errors import FieldError
@@ -25,8 +25,8 @@ from .configmap import validate_configmap, validate_configmap_update
 from .pod import validate_pod, validate_pod_update
 from .rbac import validate_role, validate_role_binding, validate_role_binding_update
 from .workloads import (
-    validate_deployment, validate_replicaset, validate_statefulset, validate_statefulset_update,
-    validate_workload_update,
+    validate_controller_revision, validate_controller_revision_update, validate_deployment, validate_replicaset,
+    validate_statefulset, validate_statefulset_update, validate_workload_update,
 )
 
 _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
@@ -42,6 +42,7 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     Deployment: validate_deployment,
     ReplicaSet: validate_replicaset,
     StatefulSet: validate_statefulset,
+    ControllerRevision: validate_controller_revision,
     Role: validate_role,
     ClusterRole: validate_role,
     RoleBinding: validate_role_binding,
@@ -55,6 +56,7 @@ _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
     Deployment: validate_workload_update,
     ReplicaSet: validate_workload_update,
     StatefulSet: validate_statefulset_update,
+    ControllerRevision: validate_controller_revision_update,
     Node: validate_node_update,
     Service: validate_service_update,
     RoleBinding: validate_role_binding_update,

@@ -1,10 +1,10 @@
-"""apps/v1 validation: Deployment, ReplicaSet and StatefulSet (pkg/apis/apps/validation)."""
+"""apps/v1 validation: Deployment, ReplicaSet, StatefulSet and ControllerRevision (pkg/apis/apps/validation)."""
 
 from __future__ import annotations
 
 import attrs
 
-from ..apps import Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment, StatefulSet
+from ..apps import ControllerRevision, Deployment, DeploymentStrategy, ReplicaSet, RollingUpdateDeployment, StatefulSet
 from ..core import PodTemplateSpec
 from ..field_errors import FieldError, GoValue, forbidden, invalid, not_supported, required
 from ..meta import LabelSelector
@@ -161,3 +161,19 @@ def validate_statefulset_update(new: StatefulSet, old: StatefulSet) -> list[Fiel
     if kept != old.spec:
         errs.append(forbidden("spec", STATEFULSET_SPEC_FORBIDDEN))
     return errs + validate_statefulset(new)
+
+
+def validate_controller_revision(revision: ControllerRevision) -> list[FieldError]:
+    """ValidateControllerRevisionCreate: a DNS subdomain name, data given, a revision number not negative."""
+    errs = validate_object_meta(revision.metadata, True, is_dns1123_subdomain)
+    if revision.data is None:
+        errs.append(required("data", "data is mandatory"))
+    return errs + nonnegative(revision.revision, "revision")
+
+
+def validate_controller_revision_update(new: ControllerRevision, old: ControllerRevision) -> list[FieldError]:
+    """ValidateControllerRevisionUpdate: data is immutable (a controller changes only the revision number)."""
+    errs = validate_object_meta_update(new.metadata, old.metadata) + validate_controller_revision(new)
+    if new.data != old.data:
+        errs.append(invalid("data", GoValue("runtime.Object"), IMMUTABLE))
+    return errs
