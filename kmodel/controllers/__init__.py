@@ -10,7 +10,9 @@ decisions.
     expectations        ControllerExpectations (+ UID tracking), as an immutable value with a 5 min TTL
     replicaset_logic    manageReplicas' diff, slowStartBatch, the scale-down ranking, calculateStatus
     deployment_logic    fenceposts, template hash, new/old ReplicaSets, revisions, NewRSNewReplicas, status
-    statefulset_logic   updateStatefulSet: which pods to create and delete (OrderedReady / Parallel), the status
+    statefulset_logic   updateStatefulSet: which pods to create and delete (OrderedReady / Parallel), from which
+                        revision, the status, truncateHistory
+    history             ControllerRevisions (pkg/controller/history): hash, name, equality, order, ownership
     rolling_update      reconcileNewReplicaSet / reconcileOldReplicaSets / proportional scaling (scale())
     endpoints_logic     Service + pods -> Endpoints subsets (RepackSubsets order) and "update needed?"
     node_lifecycle_logic  tryUpdateNodeHealth (Ready -> Unknown) and the taints it implies

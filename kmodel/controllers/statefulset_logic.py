@@ -1,29 +1,33 @@
 """The StatefulSet controller's decisions as pure functions (pkg/controller/statefulset: stateful_set_utils.go and
-stateful_set_control.go's updateStatefulSet, Kubernetes 1.28-1.32).
+stateful_set_control.go's updateStatefulSet, Kubernetes 1.31).
 
-`plan(set, pods, now)` is one updateStatefulSet over the pods the set claimed: which pods to delete and create,
-in the order the controller sends them, as `Step`s (each step's requests go out at once; the next step waits for
-every answer of the one before, and an error stops the rest), and the status the sync then writes.
+`plan(set, pods, now, revisions)` is one updateStatefulSet over the pods the set claimed: which pods to delete
+and create, in the order the controller sends them, as `Step`s (each step's requests go out at once; the next
+step waits for every answer of the one before, and an error stops the rest), and the status the sync then writes.
 
 * Pods are named `<set>-<ordinal>`; those with an ordinal in [0, replicas) are the replicas, the others
   (higher ordinals) are condemned, sorted by descending ordinal; a pod whose name has no ordinal is ignored.
-* A missing replica is created; a Failed or Succeeded replica is deleted, then created again in the same step
-  order (the pod registry deletes a terminal pod at once, so the create finds the name free, or fails with
-  AlreadyExists and the sync is retried).
+* A missing replica is created. A Failed or Succeeded replica is deleted unless it is already being deleted,
+  and ends the sync of an OrderedReady set: its replacement is created by a later sync, once the old object
+  is gone (kubernetes/kubernetes#123809, in 1.31 and the 1.28-1.30 patch releases: no RecreatingFailedPod or
+  RecreatingTerminatedPod event, and no second delete of a terminating one).
 * OrderedReady (monotonic): the replicas are processed in ordinal order and the first one that is created,
-  being deleted, or not Running and Ready (and available for minReadySeconds) ends the sync; so ordinal N+1 is
-  created only once 0..N are Running and Ready. Only then are condemned pods deleted, one per sync, highest
-  ordinal first, and only once the one before it is gone (a terminating condemned pod blocks). A condemned
-  pod that is not healthy blocks unless it is the first unhealthy pod.
+  terminal, being deleted, or not Running and Ready (and available for minReadySeconds) ends the sync; so
+  ordinal N+1 is created only once 0..N are Running and Ready. Only then are condemned pods deleted, one per
+  sync, highest ordinal first, and only once the one before it is gone (a terminating condemned pod blocks). A
+  condemned pod that is not healthy blocks unless it is the first unhealthy pod.
 * Parallel (burst): every missing replica is created and every condemned pod deleted in one sync, none waiting
-  for another (upstream sends them in slow-start batches of 1, 2, 4, ...; here the creates go out at once,
-  then the deletes).
+  for another (upstream sends them in slow-start batches of 1, 2, 4, ...; here the deletes of terminal pods go
+  out first, then the creates, then the deletes of condemned pods).
+* Revisions (`Revisions`): the set's current and update ControllerRevisions (history.py). A pod is created from
+  the current revision's template when its ordinal is below the RollingUpdate partition (newVersionedStatefulSetPod),
+  else from the update revision's; its `controller-revision-hash` label names the revision.
 * RollingUpdate: once scaling has nothing left to do, the replica with the highest ordinal at or above the
-  partition whose revision is not the update revision is deleted (one per sync); its replacement is created
-  from the current template by a later sync. An unhealthy replica on the way down stops it.
-
-The revision of a pod is its `controller-revision-hash` label, `<set>-<hash of the template>`; the model keeps no
-ControllerRevision objects, so every pod is created from the set's current template (see docs/differences.md).
+  partition whose revision is not the update revision is deleted (one per sync; a 404 is no error: the pod is
+  gone already); its replacement is created by a later sync. An unhealthy replica on the way down stops it.
+* The status counts the pods at each revision; once every replica is updated and ready the update revision
+  becomes the current one (completeRollingUpdate). `history_to_delete` is truncateHistory: the revisions that
+  neither the status nor a pod uses, oldest first, beyond revisionHistoryLimit.
 """
 
 from __future__ import annotations
@@ -33,11 +37,14 @@ from typing import Any, Optional, Sequence
 
 import attrs
 
-from kmodel.objects import ObjectMeta, Pod, StatefulSet, StatefulSetStatus
-from kmodel.objects.frozendict import frozen_map
+from kmodel.objects import ControllerRevision, ObjectMeta, Pod, PodTemplateSpec, StatefulSet, StatefulSetStatus
+from kmodel.objects.codec import dump_struct, load_struct
+from kmodel.objects.frozendict import freeze, frozen_map
+
+from kmodel.memo import identity_memo
 
 from .controller_ref import new_controller_ref
-from .deployment_logic import compute_hash
+from .history import hash_revision, new_controller_revision, revision_name
 from .pod_state import is_pod_available, is_pod_ready
 
 #: apps.StatefulSetPodNameLabel
@@ -46,6 +53,8 @@ POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 #: apps.ControllerRevisionHashLabelKey
 REVISION_LABEL = "controller-revision-hash"
+#: the revisions a set keeps when spec.revisionHistoryLimit is unset (the API defaults it to 10)
+DEFAULT_HISTORY_LIMIT = 10
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
 
 
@@ -66,28 +75,111 @@ def replicas_of(sts: StatefulSet) -> int:
     return 1 if sts.spec.replicas is None else sts.spec.replicas
 
 
+# -- revisions -------------------------------------------------------------------------------------------------
+
+def _template_patch(template: PodTemplateSpec) -> Any:
+    return freeze({"spec": {"template": {**dump_struct(template), "$patch": "replace"}}})
+
+
+def _template_hash(template: PodTemplateSpec, collision_count: int) -> str:
+    return hash_revision(_patch_of(template), collision_count)
+
+
+# once per template object: every sync of a set reads the one template its cached object carries
+_patch_of = identity_memo(_template_patch)
+_hash_of = identity_memo(_template_hash, extra=True)
+
+
+def revision_patch(sts: StatefulSet) -> Any:
+    """getPatch: the strategic merge patch that restores the set's template (`$patch: replace`), the data of
+    the set's revisions and what `kubectl rollout undo` sends back."""
+    return _patch_of(sts.spec.template)
+
+
+def new_revision(sts: StatefulSet, revision: int, collision_count: int) -> ControllerRevision:
+    """newRevision: a ControllerRevision of the set's template, with the set's annotations."""
+    cr = new_controller_revision(sts, new_controller_ref(sts, "apps/v1", "StatefulSet"),
+                                 sts.spec.template.metadata.labels, revision_patch(sts), revision, collision_count,
+                                 _hash_of(sts.spec.template, collision_count))
+    return attrs.evolve(cr, metadata=attrs.evolve(cr.metadata, annotations=sts.metadata.annotations))
+
+
 def update_revision(sts: StatefulSet) -> str:
-    """The name the set's current template's revision has: `<set>-<hash>`."""
-    return f"{sts.metadata.name}-{compute_hash(sts.spec.template, sts.status.collision_count)}"
+    """The name of the revision the set's template makes (before any name collision beyond the status')."""
+    return revision_name(sts.metadata.name, _hash_of(sts.spec.template, sts.status.collision_count or 0))
 
 
-def current_revision(sts: StatefulSet) -> str:
-    """status.currentRevision, or the update revision before the first status is written."""
-    return sts.status.current_revision or update_revision(sts)
+def revision_template(sts: StatefulSet, revision: ControllerRevision) -> PodTemplateSpec:
+    """ApplyRevision's template: the one `revision` saved (the set's own when the revision is of it)."""
+    if revision.data == revision_patch(sts):
+        return sts.spec.template
+    saved = {k: v for k, v in revision.data["spec"]["template"].items() if k != "$patch"}
+    return load_struct(PodTemplateSpec, saved, strict=False)
 
 
-def new_pod(sts: StatefulSet, ordinal: int) -> Pod:
-    """newStatefulSetPod at the update revision: the template with the controller ref, the name `<set>-<ordinal>`,
-    the identity labels, hostname = the pod's name and subdomain = serviceName (initIdentity)."""
-    t = sts.spec.template
+@attrs.frozen
+class Revisions:
+    """The current and update revisions of a sync (getStatefulSetRevisions) and the collision count."""
+
+    current: ControllerRevision
+    update: ControllerRevision
+    collision_count: int = 0
+
+    @classmethod
+    def first(cls, sts: StatefulSet) -> "Revisions":
+        """A set's first sync: one revision, of its template, both current and update."""
+        count = sts.status.collision_count or 0
+        only = new_revision(sts, 1, count)
+        return cls(only, only, count)
+
+
+def history_to_delete(sts: StatefulSet, pods: Sequence[Pod], revisions: Sequence[ControllerRevision],
+                      current: Optional[ControllerRevision], update: Optional[ControllerRevision]) -> list:
+    """truncateHistory: the revisions (sorted, oldest first) that are not live (the current, the update, any
+    pod's), beyond the revisionHistoryLimit newest of them; none when the limit is negative."""
+    live = {pod.metadata.labels.get(REVISION_LABEL, "") for pod in pods}
+    live |= {r.metadata.name for r in (current, update) if r is not None}
+    history = [r for r in revisions if r.metadata.name not in live]
+    limit = sts.spec.revision_history_limit
+    limit = DEFAULT_HISTORY_LIMIT if limit is None else limit
+    if limit < 0 or len(history) <= limit:
+        return []
+    return history[:len(history) - limit]
+
+
+# -- pods ----------------------------------------------------------------------------------------------------
+
+def new_pod(sts: StatefulSet, ordinal: int, template: Optional[PodTemplateSpec] = None,
+            revision: Optional[str] = None) -> Pod:
+    """newStatefulSetPod from `template` (the set's own by default) at `revision` (the set's update revision
+    by default): the controller ref, the name `<set>-<ordinal>`, the identity labels, hostname = the pod's
+    name and subdomain = serviceName (initIdentity)."""
+    t = sts.spec.template if template is None else template
     name = f"{sts.metadata.name}-{ordinal}"
     labels = {**t.metadata.labels, POD_NAME_LABEL: name, POD_INDEX_LABEL: str(ordinal),
-              REVISION_LABEL: update_revision(sts)}
+              REVISION_LABEL: update_revision(sts) if revision is None else revision}
     meta = ObjectMeta(name=name, namespace=sts.metadata.namespace, labels=frozen_map(labels),
                       annotations=t.metadata.annotations, finalizers=t.metadata.finalizers,
                       owner_references=(new_controller_ref(sts, "apps/v1", "StatefulSet"),))
     spec = attrs.evolve(t.spec, hostname=name, subdomain=sts.spec.service_name)
     return Pod(metadata=meta, spec=spec)
+
+
+def at_current_revision(sts: StatefulSet, ordinal: int) -> bool:
+    """newVersionedStatefulSetPod's test, with Go's precedence kept: (RollingUpdate without rollingUpdate and
+    the ordinal below status.currentReplicas) or (rollingUpdate given and the ordinal below its partition)."""
+    strategy = sts.spec.update_strategy
+    ru = strategy.rolling_update
+    if strategy.type == "RollingUpdate" and ru is None and ordinal < sts.status.current_replicas:
+        return True
+    return ru is not None and ordinal < (ru.partition or 0)
+
+
+def _new_versioned_pod(sts: StatefulSet, ordinal: int, revisions: Revisions, current: PodTemplateSpec,
+                       update: PodTemplateSpec) -> Pod:
+    if at_current_revision(sts, ordinal):
+        return new_pod(sts, ordinal, current, revisions.current.metadata.name)
+    return new_pod(sts, ordinal, update, revisions.update.metadata.name)
 
 
 def is_created(pod: Optional[Pod]) -> bool:
@@ -118,8 +210,8 @@ class Step:
 
     deletes: tuple[Pod, ...] = ()
     creates: tuple[Pod, ...] = ()
-    #: why each delete (the event upstream records for a replaced pod: RecreatingFailedPod ...), by pod name
-    reasons: tuple[tuple[str, str, str], ...] = ()
+    #: a 404 on a delete is no error (the rolling update's: the pod is gone already)
+    gone_is_done: bool = False
 
 
 @attrs.frozen
@@ -150,22 +242,25 @@ def _replica_status(pods: Sequence[Optional[Pod]], min_ready_seconds: int, now: 
     return counts
 
 
-def _status(sts: StatefulSet, pods: Sequence[Optional[Pod]], now: int, current: str, update: str) -> StatefulSetStatus:
+def _status(sts: StatefulSet, pods: Sequence[Optional[Pod]], now: int, revisions: Revisions) -> StatefulSetStatus:
     """The status updateStatefulSet computes, then completeRollingUpdate: once every replica is updated and ready
     the update revision becomes the current one."""
+    current, update = revisions.current.metadata.name, revisions.update.metadata.name
     counts = _replica_status(pods, sts.spec.min_ready_seconds, now, current, update)
     status = attrs.evolve(sts.status, observed_generation=sts.metadata.generation, current_revision=current,
-                          update_revision=update, **counts)
+                          update_revision=update, collision_count=revisions.collision_count, **counts)
     if (sts.spec.update_strategy.type == "RollingUpdate" and status.updated_replicas == status.replicas
             and status.ready_replicas == status.replicas):
         status = attrs.evolve(status, current_replicas=status.updated_replicas, current_revision=update)
     return status
 
 
-def plan(sts: StatefulSet, pods: Sequence[Pod], now: int) -> Plan:
-    """One updateStatefulSet (see the module docstring)."""
+def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Revisions] = None) -> Plan:
+    """One updateStatefulSet (see the module docstring); `revisions` defaults to a first sync's."""
+    if revisions is None:
+        revisions = Revisions.first(sts)
     n = replicas_of(sts)
-    current, update = current_revision(sts), update_revision(sts)
+    update = revisions.update.metadata.name
     replicas: list[Optional[Pod]] = [None] * n
     condemned: list[Pod] = []
     for pod in pods:
@@ -179,24 +274,27 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int) -> Plan:
     if first_unhealthy is None:
         first_unhealthy = next((p for p in reversed(condemned) if not is_healthy(p)), None)
     if sts.metadata.deletion_timestamp is not None:
-        return Plan((), _status(sts, [*replicas, *condemned], now, current, update))
+        return Plan((), _status(sts, [*replicas, *condemned], now, revisions))
+    current_template = revision_template(sts, revisions.current)
+    update_template = revision_template(sts, revisions.update)
     monotonic = sts.spec.pod_management_policy != "Parallel"
     min_ready = sts.spec.min_ready_seconds
     steps: list[Step] = []
-    replaced: list[Pod] = []
-    reasons: list[tuple[str, str, str]] = []
+    terminal: list[Pod] = []
     created: list[Pod] = []
     blocked = False
     for i in range(n):
         pod = replicas[i]
         if pod is not None and pod.status.phase in ("Failed", "Succeeded"):
-            replaced.append(pod)
-            failed = pod.status.phase == "Failed"
-            reasons.append((pod.metadata.name, "Warning" if failed else "Normal",
-                            "RecreatingFailedPod" if failed else "RecreatingTerminatedPod"))
-            pod = replicas[i] = None
+            # processReplica: delete it once; the replacement waits for a later sync, after the object is gone
+            if not is_terminating(pod):
+                terminal.append(pod)
+            if monotonic:
+                blocked = True
+                break
+            continue
         if pod is None:
-            created.append(new_pod(sts, i))
+            created.append(_new_versioned_pod(sts, i, revisions, current_template, update_template))
             if monotonic:
                 blocked = True
                 break
@@ -204,13 +302,13 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int) -> Plan:
         if monotonic and (is_terminating(pod) or not is_running_and_ready(pod) or not _available(pod, min_ready, now)):
             blocked = True
             break
-    if replaced:
-        steps.append(Step(deletes=tuple(replaced), reasons=tuple(reasons)))
+    if terminal:
+        steps.append(Step(deletes=tuple(terminal)))
     if created:
         steps.append(Step(creates=tuple(created)))
     final_pods = [*replicas, *condemned]
     if blocked:
-        return Plan(tuple(steps), _status(sts, final_pods, now, current, update))
+        return Plan(tuple(steps), _status(sts, final_pods, now, revisions))
     doomed: list[Pod] = []
     for pod in condemned:
         if is_terminating(pod):
@@ -227,15 +325,15 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int) -> Plan:
             break
     if doomed:
         steps.append(Step(deletes=tuple(doomed)))
-    status = _status(sts, final_pods, now, current, update)
+    status = _status(sts, final_pods, now, revisions)
     if blocked or sts.spec.update_strategy.type != "RollingUpdate":
         return Plan(tuple(steps), status)
     ru = sts.spec.update_strategy.rolling_update
     partition = ru.partition if ru is not None and ru.partition is not None else 0
     for target in range(n - 1, partition - 1, -1):
-        pod = replicas[target]  # None: created by this sync (at the update revision), not yet healthy
+        pod = replicas[target]  # None: created by this sync, not yet healthy
         if pod is not None and pod.metadata.labels.get(REVISION_LABEL, "") != update and not is_terminating(pod):
-            steps.append(Step(deletes=(pod,)))
+            steps.append(Step(deletes=(pod,), gone_is_done=True))
             return Plan(tuple(steps), attrs.evolve(status, current_replicas=status.current_replicas - 1))
         if not is_healthy(pod):
             break

@@ -168,12 +168,21 @@ def _running(sts: Any, ordinal: int, phase: str = "Running", ready: bool = True)
     return attrs.evolve(pod, status=PodStatus(phase=phase, conditions=conditions))
 
 
-def test_plan_replaces_a_failed_pod_by_deleting_it_then_creating_it():
+def test_plan_deletes_a_failed_pod_and_leaves_its_replacement_to_a_later_sync():
+    """kubernetes/kubernetes#123809 (1.31; 1.28-1.30 patch releases): processReplica deletes a Failed or Succeeded
+    replica unless it is already being deleted, and returns: no create in the same sync, no Recreating* event."""
     sts = _sts(2)
-    p = plan(sts, [_running(sts, 0, "Failed", ready=False), _running(sts, 1)], 0)
+    for phase in ("Failed", "Succeeded"):
+        failed = _running(sts, 0, phase, ready=False)
+        p = plan(sts, [failed, _running(sts, 1)], 0)
+        assert [([d.metadata.name for d in s.deletes], [c.metadata.name for c in s.creates]) for s in p.steps] == \
+            [(["web-0"], [])]
+        terminating = attrs.evolve(failed, metadata=attrs.evolve(failed.metadata, deletion_timestamp=1))
+        assert plan(sts, [terminating, _running(sts, 1)], 0).steps == ()  # not deleted again, not replaced yet
+    parallel = _sts(2, "Parallel")
+    p = plan(parallel, [_running(parallel, 0, "Failed", ready=False)], 0)
     assert [([d.metadata.name for d in s.deletes], [c.metadata.name for c in s.creates]) for s in p.steps] == \
-        [(["web-0"], []), ([], ["web-0"])]
-    assert p.steps[0].reasons == (("web-0", "Warning", "RecreatingFailedPod"),)
+        [(["web-0"], []), ([], ["web-1"])]
 
 
 def test_plan_scale_down_deletes_the_highest_ordinal_once_every_replica_is_healthy():
