@@ -13,6 +13,13 @@ OrderedReady set is judged against that: some revision at or before the create's
 together. (The controller decides from its cache, which may be behind the store, so "at the create's revision"
 would blame it for a pod that stopped being ready after the cache saw it ready.)
 
+statefulset-pods-at-their-revision reads the same changes and the ControllerRevisions: for each set it keeps
+what each of its versions gave each ordinal (the partition, the strategy, the template, the current and
+update revisions its status named) and, for each revision, the template its data saved. A pod the controller
+creates is judged against every version of its set at or before the create (the controller decides from its
+cache, which may be behind): one of them must have put the pod's revision at its ordinal (see the docstring),
+and the pod's images must be those of the revision its label names.
+
 converges-statefulsets is a liveness property, judged once the cluster has settled.
 """
 
@@ -25,8 +32,14 @@ from kmodel.invariants.liveness import _foreign_finalizers, _machines, _stranded
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 from kmodel.invariants.scheduling import _node_runtimes
 from kmodel.kubelet.runtime import POD_UID_LABEL
+from kmodel.memo import identity_memo
+from kmodel.objects import dump_struct
+from kmodel.objects.frozendict import freeze
 
 STATEFULSETS = "/registry/statefulsets/"
+REVISIONS = "/registry/controllerrevisions/"
+#: the pod label that names the ControllerRevision a StatefulSet pod was made from (apps.ControllerRevisionHashLabelKey)
+REVISION_LABEL = "controller-revision-hash"
 
 
 # The invariants' own reading of a StatefulSet and its pods, never the controller's helpers
@@ -54,6 +67,27 @@ def _replicas(sts: Any) -> int:
     return 1 if sts.spec.replicas is None else sts.spec.replicas
 
 
+def _template_key(template: Any) -> Any:
+    """A template as its frozen JSON, comparable with the template a revision's data saved."""
+    return freeze(dump_struct(template))
+
+
+_template_of_set = identity_memo(_template_key)
+
+
+def _saved_template(data: Any) -> Any:
+    """The template a StatefulSet revision saved: its data's spec.template without the `$patch` directive."""
+    try:
+        template = data["spec"]["template"]
+        return freeze({k: v for k, v in template.items() if k != "$patch"})
+    except (KeyError, TypeError, AttributeError):
+        return None
+
+
+def _images(spec: Any) -> list:
+    return [c.get("image", "") for c in (spec or {}).get("containers", ())]
+
+
 def _set_ref(pod: Any) -> Any:
     for ref in pod.metadata.owner_references:
         if ref.controller and ref.kind == "StatefulSet":
@@ -71,14 +105,24 @@ class _Ledger:
         self.sets: dict[str, Any] = {}  # "namespace/name" -> the StatefulSet now
         self.prefix: dict[str, dict[int, int]] = {}  # set uid -> {k: latest revision with 0..k-1 all healthy}
         self.bad_order: list[str] = []
+        # set uid -> {(RollingUpdate?, partition, template, updateRevision, currentRevision)} of its versions so far
+        self.versions: dict[str, set] = {}
+        self.last_version: dict[str, tuple] = {}  # set uid -> (spec, updateRevision, currentRevision) last recorded
+        self.saved: dict[str, Any] = {}  # "namespace/name" of a ControllerRevision -> the template it saved
+        self.bad_revision: list[str] = []
 
     def read(self, feed: Any, cluster: Any) -> None:
         for ch in feed.read(cluster.store):
+            if ch.key.startswith(REVISIONS):
+                if ch.value is not None:  # data is immutable: a revision's template outlives its object
+                    self.saved[name_of(ch.key)] = _saved_template(ch.value.data)
+                continue
             if ch.key.startswith(STATEFULSETS):
                 if ch.value is None:
                     self.sets.pop(name_of(ch.key), None)
                 else:
                     self.sets[name_of(ch.key)] = ch.value
+                    self._record_version(ch.value)
                 continue
             pod = ch.value if ch.value is not None else ch.prev
             ref = _set_ref(pod) if pod is not None else None
@@ -95,6 +139,7 @@ class _Ledger:
                 self.identity[pod.metadata.uid] = f"{pod.metadata.namespace}/{pod.metadata.name}"
                 if ch.prev is None:
                     self._judge_create(ch.rev, pod, ref, ordinal)
+                    self._judge_revision(ch.rev, pod, ref, ordinal)
                 mine[ordinal] = pod
             self._record_prefix(ref.uid, ch.rev)
 
@@ -121,11 +166,63 @@ class _Ledger:
                 f"Ready at once (not now: {', '.join(waiting)})")
 
 
+    def _record_version(self, sts: Any) -> None:
+        seen = (sts.spec, sts.status.update_revision, sts.status.current_revision)
+        last = self.last_version.get(sts.metadata.uid)
+        if last is not None and last[0] is seen[0] and last[1:] == seen[1:]:
+            return  # a status write that left the spec object and the revisions as they were: nothing new
+        self.last_version[sts.metadata.uid] = seen
+        strategy = sts.spec.update_strategy
+        rolling = strategy.type == "RollingUpdate"
+        ru = strategy.rolling_update
+        partition = (ru.partition or 0) if rolling and ru is not None else 0
+        self.versions.setdefault(sts.metadata.uid, set()).add(
+            (rolling, partition, _template_of_set(sts.spec.template), sts.status.update_revision,
+             sts.status.current_revision))
+
+    def _allowed(self, namespace: str, revision: str, ordinal: int, version: tuple) -> bool:
+        """What one version of the set allowed a pod of `ordinal` to be made from (newVersionedStatefulSetPod, with
+        getStatefulSetRevisions' fallbacks): the current revision below a RollingUpdate partition, the update
+        revision (the one its status named, or one saving its template) at or above it or for OnDelete; and
+        the update revision below the partition too when no current revision is known yet (a new set) or the
+        one the status names is not in the store (upstream falls back to the update revision)."""
+        rolling, partition, template, update, current = version
+        saved = self.saved.get(f"{namespace}/{revision}")
+        is_update = revision == update or (saved is not None and saved == template)
+        if not rolling or ordinal >= partition:
+            return is_update
+        if revision == current:
+            return True
+        return is_update and (not current or f"{namespace}/{current}" not in self.saved)
+
+    def _judge_revision(self, rev: int, pod: Any, ref: Any, ordinal: int) -> None:
+        versions = self.versions.get(ref.uid)
+        revision = pod.metadata.labels.get(REVISION_LABEL)
+        if not versions or revision is None:
+            return
+        ns = pod.metadata.namespace
+        where = f"revision {rev}: the StatefulSet controller created {ns}/{pod.metadata.name} of set {ref.name}"
+        if not any(self._allowed(ns, revision, ordinal, v) for v in versions):
+            partitions = sorted({v[1] for v in versions if v[0]})
+            currents = sorted({v[4] for v in versions if v[4]})
+            self.bad_revision.append(
+                f"{where} at revision {revision}, which no version of the set gave ordinal {ordinal} (partitions "
+                f"{partitions}, current revisions {currents}): a pod below the partition is made from the current "
+                f"revision, one at or above it from the update revision")
+            return
+        saved = self.saved.get(f"{ns}/{revision}")
+        if saved is not None:
+            made = [c.image for c in pod.spec.containers]
+            if made != _images(saved.get("spec")):
+                self.bad_revision.append(f"{where} labelled revision {revision} with images {made}, but that "
+                                         f"revision saved {_images(saved.get('spec'))}")
+
+
 def _ledger(cluster: Any, memo: dict) -> _Ledger:
     ledger = memo.get("ledger")
     if ledger is None:
         ledger = memo["ledger"] = _Ledger()
-        memo["feed"] = change_feed(memo, (PODS, STATEFULSETS))
+        memo["feed"] = change_feed(memo, (PODS, STATEFULSETS, REVISIONS))
     ledger.read(memo["feed"], cluster)
     return ledger
 
@@ -171,6 +268,15 @@ def statefulset_ordered_ready(cluster: Any, memo: dict) -> Iterator[str]:
     ordinals 0..N-1 were all Running and Ready (and not being deleted) at once, at some revision at or before
     the create's."""
     yield from _ledger(cluster, memo).bad_order
+
+
+@invariant("statefulset-pods-at-their-revision", kind=SAFETY, principle="level-driven reconciliation")
+def statefulset_pods_at_their_revision(cluster: Any, memo: dict) -> Iterator[str]:
+    """A pod the StatefulSet controller creates is made from the revision some version of its set, at or before
+    the create's revision, gave its ordinal: below a RollingUpdate partition the current revision (the one
+    status.currentRevision names; the update revision only while no current one is known or stored), at or
+    above it (or with OnDelete) the update revision; and its images are those its revision saved."""
+    yield from _ledger(cluster, memo).bad_revision
 
 
 @invariant("converges-statefulsets", kind=LIVENESS, principle="level-driven reconciliation")

@@ -43,6 +43,7 @@ EXPECTED = {
     "replicaset-within-expectations": SAFETY, "rollout-within-surge": SAFETY,
     "endpoints-list-real-pods": SAFETY, "dependents-collected": LIVENESS,
     "statefulset-one-pod-per-identity": SAFETY, "statefulset-ordered-ready": SAFETY, "converges-statefulsets": LIVENESS,
+    "statefulset-pods-at-their-revision": SAFETY,
     "custom-objects-valid": SAFETY, "custom-objects-scoped": SAFETY, "crd-objects-removed": LIVENESS,
     "namespace-content-removed": SAFETY,
     "merge-patch-applied": SAFETY,

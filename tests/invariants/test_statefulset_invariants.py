@@ -18,7 +18,7 @@ from tests.invariants.test_invariants import call
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 S = 1000
-STATEFULSET_INVARIANTS = ("statefulset-one-pod-per-identity", "statefulset-ordered-ready")
+STATEFULSET_INVARIANTS = ("statefulset-one-pod-per-identity", "statefulset-ordered-ready", "statefulset-pods-at-their-revision")
 
 
 def example() -> list:
@@ -164,3 +164,48 @@ def test_ordered_ready_reads_the_identity_from_the_sets_own_name():
     stray = attrs.evolve(stray, metadata=attrs.evolve(stray.metadata, name="web-x-3"))
     assert call(cluster, "create", "pods", "default", body=stray).code == 201
     assert check(cluster, "statefulset-ordered-ready", memo) == []
+
+
+def _partitioned_rollout(memos: dict) -> tuple[Cluster, list]:
+    """web of 3 pods, partition 2, a new image: web-2 is updated; then web-0 is deleted and made again."""
+    from kmodel.cluster.kubectl import Apply, Patch
+    from tests.controllers.test_statefulset import statefulset
+    cluster = Cluster(ClusterConfig(nodes=2))
+    manifest = statefulset(3)
+    manifest["spec"]["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}
+    cluster.submit(Apply(manifest))
+    found = stepped(cluster, 40 * S, memos)
+    cluster.submit(Patch("statefulsets", "default", "web",
+                         {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "app:2"}]}}}}))
+    found += stepped(cluster, cluster.now + 60 * S, memos)
+    cluster.submit(Delete("pods", "default", "web-0"))
+    found += stepped(cluster, cluster.now + 60 * S, memos)
+    return cluster, found
+
+
+def test_pods_at_their_revision_holds_through_a_partitioned_rollout_and_a_pod_made_again_below_it():
+    cluster, found = _partitioned_rollout({})
+    assert found == []
+    images = {p.metadata.name: p.spec.containers[0].image for p in cluster.objects("pods", "default")}
+    assert images == {"web-0": "app:1", "web-1": "app:1", "web-2": "app:2"}
+
+
+def test_pods_at_their_revision_fails_when_a_pod_below_the_partition_is_made_from_the_update_revision(monkeypatch):
+    """The mistake of the model before ControllerRevisions, planted again: every pod from the update revision."""
+    monkeypatch.setattr(statefulset_logic, "at_current_revision", lambda sts, ordinal: False)
+    cluster, found = _partitioned_rollout({})
+    assert {name for name, _ in found} == {"statefulset-pods-at-their-revision"}
+    [message] = {message for _, message in found}  # reported again at every step after it
+    assert "created default/web-0 of set web at revision" in message and "no version of the set gave ordinal 0" \
+        in message and "partitions [2]" in message
+
+
+def test_pods_at_their_revision_fails_when_a_pod_is_labelled_with_a_revision_of_other_images(monkeypatch):
+    """A pod built from the set's template but labelled with the current revision (a mistake in new_pod)."""
+    real = statefulset_logic.new_pod
+    monkeypatch.setattr(statefulset_logic, "new_pod",
+                        lambda sts, ordinal, template=None, revision=None: real(sts, ordinal, None, revision))
+    cluster, found = _partitioned_rollout({})
+    assert {name for name, _ in found} == {"statefulset-pods-at-their-revision"}
+    [message] = {message for _, message in found}
+    assert "labelled revision" in message and "with images ['app:2'], but that revision saved ['app:1']" in message
