@@ -43,7 +43,7 @@ def fnv32(data: bytes, h: int = _FNV_OFFSET) -> int:
 
 def _plain(value: Any) -> Any:
     """Frozen maps and tuples as the dicts and lists json.dumps writes."""
-    if isinstance(value, dict) or hasattr(value, "items"):
+    if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
