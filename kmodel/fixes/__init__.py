@@ -264,7 +264,7 @@ FIXES: tuple[Fix, ...] = (
         "kmodel/controllers/garbagecollector.py (GarbageCollector._on_update)",
         "none found: upstream's graph builder (processGraphChanges in graph_builder.go) looks an updated object "
         "up by its new uid only. This is kmodel's sketch of a fix",
-        ("statefulset-deleted-and-re-created-behind-a-cut-off-apiserver-leaves-db-0.json",)),
+        ("statefulset-deleted-and-re-created-while-the-controller-manager-is-cut-off-leaves-db-0.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)
