@@ -9,7 +9,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from kmodel.serve.body import BodyError, bad_request
+from kmodel.serve.body import bad_request
 from kmodel.serve.protobuf import messages, tojson
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
@@ -51,4 +51,4 @@ def decode(raw: bytes, api_version: str, kind: str) -> Any:
     return {"apiVersion": body_version, "kind": body_kind, **converted}
 
 
-__all__ = ["MEDIA_TYPE", "MAGIC", "decode", "BodyError"]
+__all__ = ["MEDIA_TYPE", "MAGIC", "decode"]
