@@ -27,7 +27,8 @@ when the requester is in system:masters. ``POST /kmodel/control`` acts on the mo
 (``application/apply-patch+yaml``) and dry runs are refused with 415 and 400.
 
 No request can break a connection or the server: every request's body is read (or the connection closed, saying
-so) before it is answered (kmodel.serve.body); bodies the server does not decode (protobuf) are 415; every refusal,
+so) before it is answered (kmodel.serve.body); a built-in kind's create, update or delete body may be protobuf
+(kmodel.serve.protobuf decodes it to the JSON dict a JSON body gives), a custom resource's may not (415); every refusal,
 the standard library's own (a malformed request line) included, is a metav1.Status; an unexpected error is a 500
 Status, never a traceback. Each connection's socket times out after `CONNECTION_TIMEOUT_S` without progress, and
 only its own thread waits on it: the model's thread never waits for a client. The bearer token a client sends is
@@ -50,7 +51,7 @@ import attrs
 
 from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status, WatchEvent
 from kmodel.serve import body as request_body
-from kmodel.serve import containers, discovery, negotiation, partial, rest, tables
+from kmodel.serve import containers, discovery, negotiation, partial, protobuf, rest, tables
 from kmodel.serve.credentials import Credentials
 from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
@@ -74,9 +75,10 @@ PATCH_TYPES = {
     "application/json-patch+json": "json",
     "application/strategic-merge-patch+json": "strategic",
 }
-#: the media types of the bodies of creates, updates and deletes the server decodes; protobuf is not one (the
-#: Python side has no generated.proto types), so a protobuf body is answered 415 as a server without it answers
+#: the media types of the bodies of creates, updates and deletes the server decodes for any resource
 DECODED_TYPES = ("application/json", "application/yaml")
+#: ... and for a built-in kind's (upstream serves no protobuf for custom resources, and answers them 415)
+BUILTIN_TYPES = DECODED_TYPES + (protobuf.MEDIA_TYPE,)
 #: see Handler.timeout
 CONNECTION_TIMEOUT_S = 90.0
 
@@ -299,6 +301,18 @@ class Handler(BaseHTTPRequestHandler):
         except request_body.BodyError as e:
             raise _status_answer(e.status) from None
 
+    def _object_body(self, r: ResourceRoute, kind: str) -> Any:
+        """The body of a create, update or delete: as _body, and for a built-in kind protobuf too, decoded to the
+        dict a JSON body gives (`kind` is the endpoint's, for a protobuf body that names none)."""
+        if r.resource.crd is not None:
+            return self._body()
+        if self._raw and self._media_type() == protobuf.MEDIA_TYPE:
+            try:
+                return protobuf.decode(self._raw, r.resource.api_version, kind)
+            except request_body.BodyError as e:
+                raise _status_answer(e.status) from None
+        return self._body(BUILTIN_TYPES)
+
     def _token(self) -> str:
         """The model's bearer token for the request: the one the Authorization header's token stands for in this
         run (kmodel.serve.credentials), or with Impersonate-User (kubectl --as) the impersonated user's, once the
@@ -460,10 +474,10 @@ class Handler(BaseHTTPRequestHandler):
         if r.verb == "deletecollection":
             return self._delete_collection(r)
         if r.verb == "delete":
-            return self._delete(r, self._body())
+            return self._delete(r, self._object_body(r, "DeleteOptions"))
         fields: dict[str, Any] = {}
         if r.verb in ("create", "update"):
-            body = self._body()
+            body = self._object_body(r, r.resource.kind)
             if isinstance(body, dict) and r.subresource != "binding":
                 # the decoder defaults a body's apiVersion and kind to the endpoint's (runtime.Decode's defaultGVK)
                 body = {"apiVersion": r.resource.api_version, "kind": r.resource.kind, **body}
@@ -512,7 +526,7 @@ class Handler(BaseHTTPRequestHandler):
         self._answer(response, r)
 
     def _delete_collection(self, r: ResourceRoute) -> None:
-        options = self._body()
+        options = self._object_body(r, "DeleteOptions")
         listed = self._ask(self._request(r, verb="list"))
         if listed.code >= 400:
             self._answer(listed, r)

@@ -8,8 +8,8 @@ controller-runtime's metadata informers and of the garbage collector). A client 
 preference, e.g. client-go's metadata client sends a protobuf choice first, then the JSON one, then plain JSON;
 the first choice the server can serve wins. This server encodes JSON only: a protobuf choice is passed over (as a
 server without protobuf does), and a header with no choice the server serves, where one of the choices asked for a
-conversion, is 406 NotAcceptable. A header that asks for no conversion at all (plain JSON, YAML, ``*/*``, or no
-header) is answered with the object as JSON, as before.
+conversion or every choice is protobuf, is 406 NotAcceptable. A header that asks for no conversion at all (plain
+JSON, YAML, ``*/*``, or no header) is answered with the object as JSON, as before.
 """
 
 from __future__ import annotations
@@ -27,12 +27,15 @@ CONVERSIONS = (TABLE, PARTIAL, PARTIAL_LIST)
 JSON_TYPES = ("application/json", "application/*", "*/*")
 #: what the 406 answer names, as upstream's NotAcceptable lists the media types it encodes
 SERVED_MEDIA_TYPES = ("application/json",)
+PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
 def conversion(accept: str) -> str:
     """The meta.k8s.io/v1 kind the answer is to be converted to ("" for the object itself). Raises NotAcceptable
     when every choice that asks for a conversion names one the server does not serve and no plain choice remains."""
     if "as=" not in accept:  # the hot path: plain JSON
+        if PROTOBUF in accept and all(_parse(choice)[0] == PROTOBUF for choice in accept.split(",")):
+            raise _not_acceptable()
         return ""
     wanted_some = False
     for choice in accept.split(","):
@@ -47,9 +50,13 @@ def conversion(accept: str) -> str:
         if kind in CONVERSIONS and params.get("g") == "meta.k8s.io" and params.get("v") == "v1":
             return kind
     if wanted_some:
-        raise NotAcceptable(Status(406, "NotAcceptable", f"only the following media types are accepted: "
-                                                         f"{', '.join(SERVED_MEDIA_TYPES)}"))
+        raise _not_acceptable()
     return ""
+
+
+def _not_acceptable() -> NotAcceptable:
+    return NotAcceptable(Status(406, "NotAcceptable", f"only the following media types are accepted: "
+                                                      f"{', '.join(SERVED_MEDIA_TYPES)}"))
 
 
 def _parse(choice: str) -> tuple[str, dict[str, str]]:

@@ -207,4 +207,7 @@ def test_negotiation_refuses_only_conversions() -> None:
     with pytest.raises(negotiation.NotAcceptable) as info:
         negotiation.conversion("application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1")
     assert info.value.status.code == 406
-    assert negotiation.conversion("application/vnd.kubernetes.protobuf") == ""
+    # protobuf alone: the server encodes no protobuf (upstream's 406 for a media type it does not serve)
+    with pytest.raises(negotiation.NotAcceptable):
+        negotiation.conversion("application/vnd.kubernetes.protobuf")
+    assert negotiation.conversion("application/vnd.kubernetes.protobuf,application/json") == ""  # kubectl's

@@ -84,9 +84,9 @@ CASES = [
     # (what, method, path, body, headers, code, reason, message)
     ("an unserved resource with a body", "POST", "/api/v1/namespaces/default/widgets",
      b'{"metadata": {"name": "w"}}', JSON, 404, "NotFound", "the server could not find the requested resource"),
-    ("a protobuf body", "POST", CONFIGMAPS, b"k8s\x00\n\x0f\n\x02v1\x12\tConfigMap\x12\x00",
-     "Content-Type: application/vnd.kubernetes.protobuf\r\n", 415, "UnsupportedMediaType",
-     "accepted media types include: application/json, application/yaml"),
+    ("a protobuf body without its magic", "POST", CONFIGMAPS, b"\n\x0f\n\x02v1\x12\tConfigMap\x12\x00",
+     "Content-Type: application/vnd.kubernetes.protobuf\r\n", 400, "BadRequest",
+     "not a Kubernetes protobuf object"),
     ("a text body", "PUT", CONFIGMAPS + "/c", b"hello", "Content-Type: text/plain\r\n", 415, "UnsupportedMediaType",
      "application/json"),
     ("server-side apply", "PATCH", CONFIGMAPS + "/c", b"metadata:\n  name: c\n",
