@@ -1,11 +1,16 @@
 """kubectl's protobuf bodies against `kmodel serve`: the `kubectl create <kind>` generators and `kubectl drain`
-send protobuf (client-go's typed clients), and what they create or delete is what a real cluster shows."""
+send protobuf (client-go's typed clients), and what they create or delete is what a real cluster shows. The
+Secret and Job tests run once the server serves those kinds."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
+import pytest
+
+from kmodel.apiserver.resources import RESOURCES
 from tests.serve import test_kubectl
 from tests.serve.test_kubectl import kubectl
 
@@ -63,3 +68,23 @@ def test_drain_deletes_the_nodes_pods_with_a_protobuf_body(served: Any) -> None:
     after = json.loads(kubectl(served, "get", "pods", "-A", "-o", "json").stdout)["items"]
     assert not [p for p in after if p["spec"].get("nodeName") == node and not p["metadata"].get("deletionTimestamp")]
     assert json.loads(kubectl(served, "get", "node", node, "-o", "json").stdout)["spec"]["unschedulable"] is True
+
+
+@pytest.mark.skipif("secrets" not in RESOURCES, reason="the server serves no Secrets yet")
+def test_create_secret_generic_sends_protobuf(served: Any) -> None:
+    created = kubectl(served, "create", "secret", "generic", "s", "--from-literal=p=q", "-v=8")
+    assert PROTOBUF_BODY in created.stderr
+    assert created.stdout.strip() == "secret/s created"
+    got = json.loads(kubectl(served, "get", "secret", "s", "-o", "json").stdout)
+    assert (got["type"], got["data"]) == ("Opaque", {"p": base64.b64encode(b"q").decode()})
+
+
+@pytest.mark.skipif("jobs" not in RESOURCES, reason="the server serves no Jobs yet")
+def test_create_job_sends_protobuf(served: Any) -> None:
+    created = kubectl(served, "create", "job", "j", "--image=busybox", "-v=8")
+    assert PROTOBUF_BODY in created.stderr
+    assert created.stdout.strip() == "job.batch/j created"
+    got = json.loads(kubectl(served, "get", "job", "j", "-o", "json").stdout)
+    [container] = got["spec"]["template"]["spec"]["containers"]
+    assert (container["name"], container["image"]) == ("j", "busybox")
+    assert got["spec"]["template"]["spec"]["restartPolicy"] == "Never"
