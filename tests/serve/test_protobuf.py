@@ -281,6 +281,14 @@ def test_special_types_take_their_go_json_form() -> None:
     assert tojson.message_json(micro) == "2026-01-02T03:04:05.123456Z"
 
 
+def test_map_keys_come_sorted_as_encoding_json_writes_them() -> None:
+    def build(cm: Any) -> None:
+        for key in ("zeta", "alpha", "Mid", "beta"):
+            cm.data[key] = key
+
+    assert list(_decoded("k8s.io.api.core.v1.ConfigMap", build)["data"]) == ["Mid", "alpha", "beta", "zeta"]
+
+
 @pytest.mark.parametrize("ns,text", [(0, "0s"), (1, "1ns"), (1500, "1.5µs"), (1_500_000, "1.5ms"),
                                      (90 * 10**9, "1m30s"), (3_600 * 10**9, "1h0m0s"),
                                      (3_723_500_000_000, "1h2m3.5s"), (-2 * 10**9, "-2s")])

@@ -9,6 +9,7 @@ Rules, each what Go's encoding/json does with the Go type the message was genera
 - a field not on the wire is left out (proto2 presence: Go's encoder writes every set pointer, non-empty slice
   and map, and every value field); a value scalar field tagged omitempty is left out at its zero value ("", 0,
   false), as encoding/json leaves it out, while a pointer's zero (``replicas: 0``) stays;
+- a map's keys come in sorted order, as Go's encoding/json writes them;
 - int64 and int32 are JSON numbers; ``bytes`` (Secret and ConfigMap binary data) are base64 strings;
 - the types with their own JSON form (`SPECIAL`): meta/v1 Time as RFC 3339 in seconds and MicroTime in
   microseconds (a zero one is null, as the Go zero time encodes), Duration as Go's duration string,
@@ -56,7 +57,8 @@ def message_json(msg: Message) -> Any:
             continue
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
             value_field = field.message_type.fields_by_name["value"]
-            out[field.name] = {k: _value(value_field, v) for k, v in value.items()}
+            # in key order, as encoding/json writes a map (the runtime's own map order is not stable)
+            out[field.name] = {k: _value(value_field, value[k]) for k in sorted(value)}
         elif field.is_repeated:
             out[field.name] = [_value(field, v) for v in value]
         elif field.number in omit_zero and field.type != FieldDescriptor.TYPE_MESSAGE and not value:
