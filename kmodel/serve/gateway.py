@@ -82,6 +82,11 @@ class Gateway(Component):
         self.recorder: Any = None
         #: what came in: (logical time, request), in order
         self.received: list[tuple[int, Request]] = []
+        #: what went out: (logical time, request id, HTTP code) of each answer outside a watch, and of each watch's
+        #: end (0: the stream closed or broke), in order
+        self.answered: list[tuple[int, int, int]] = []
+        #: called with each request as it is sent into the model, on the model's thread (None: nobody listens)
+        self.on_send: Optional[Callable[[Request], None]] = None
 
     def submit(self, ticket: Ticket) -> None:
         """Queue a ticket (the caller tells the loop: `loop.notify_work(gateway.name)`). Its request gets its id
@@ -114,6 +119,8 @@ class Gateway(Component):
         request = ticket.request = attrs.evolve(ticket.request, id=self.next_id)
         self.next_id += 1
         self.received.append((now, request))
+        if self.on_send is not None:
+            self.on_send(request)
         replica = self.replicas[request.id % len(self.replicas)]
         ticket.replica = replica
         if ticket.watch:
@@ -134,26 +141,29 @@ class Gateway(Component):
             if type(payload) is WatchEvent:
                 ticket.on_event(payload)  # type: ignore[misc]
             else:  # the server ended the watch with its final answer
-                self._end_watch(msg.stream, payload)
+                self._end_watch(msg.stream, payload, now)
                 out.close_stream(msg.stream)
             return
         if type(payload) is Response:
             ticket = self.in_flight.pop(payload.id, None)
             if ticket is not None:
+                self.answered.append((now, payload.id, payload.code))
                 ticket.on_answer(payload)
 
-    def _end_watch(self, stream: str, response: Optional[Response]) -> None:
+    def _end_watch(self, stream: str, response: Optional[Response], now: int = -1) -> None:
         ticket = self.watches.pop(stream, None)
         if ticket is not None:
+            self.answered.append((now, ticket.request.id, response.code if response is not None else 0))
             ticket.on_end(response)  # type: ignore[misc]
 
     def on_stream_closed(self, now: int, stream: str, out: Out) -> None:
-        self._end_watch(stream, None)
+        self._end_watch(stream, None, now)
 
     def on_send_refused(self, now: int, dst: str, payload: Any, out: Out) -> None:
         if type(payload) is Request:
             ticket = self.in_flight.pop(payload.id, None)
             if ticket is not None:
+                self.answered.append((now, payload.id, 503))
                 ticket.on_answer(Response(payload.id, 503, unavailable(f"connection refused by {dst}")))
 
     def on_connection_reset(self, now: int, peer: str, arriving: tuple, out: Out) -> None:
@@ -162,10 +172,11 @@ class Gateway(Component):
             ticket = self.in_flight[request_id]
             if ticket.replica == peer and request_id not in answered:
                 del self.in_flight[request_id]
+                self.answered.append((now, request_id, 503))
                 ticket.on_answer(Response(request_id, 503, unavailable(f"connection reset by {peer}")))
         for stream in sorted(self.watches):
             if self.watches[stream].replica == peer:
-                self._end_watch(stream, None)
+                self._end_watch(stream, None, now)
 
     def on_connection_lost(self, now: int, peer: str, reason: str, out: Out) -> None:
         self.on_connection_reset(now, peer, (), out)

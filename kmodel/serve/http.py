@@ -96,6 +96,9 @@ class ModelClient:
     def __init__(self, model: Any, gateway: Gateway) -> None:
         self.model = model
         self.gateway = gateway
+        #: wall seconds before an unanswered request is a 504 (a caller that runs the model faster than the wall
+        #: clock may shorten it to the same logical time)
+        self.request_timeout_s = REQUEST_TIMEOUT_S
 
     def _submit(self, ticket: Ticket) -> None:
         gateway, loop = self.gateway, self.model.cluster.loop
@@ -110,7 +113,7 @@ class ModelClient:
         answers: queue.SimpleQueue = queue.SimpleQueue()
         self._submit(Ticket(request, on_answer=answers.put))
         try:
-            return answers.get(timeout=REQUEST_TIMEOUT_S)
+            return answers.get(timeout=self.request_timeout_s)
         except queue.Empty:
             return Response(request.id, 504, Status(
                 504, "Timeout", "the server was unable to return a response in the time allotted, but may still be "

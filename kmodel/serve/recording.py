@@ -12,6 +12,10 @@ list, recorded as it happens:
     ["submit", request]                           an HTTP request handed to the gateway (its Request as JSON)
     ["cancel", n]                                 the watch of the n-th submitted request ended by its client
     ["act", action, target, seconds]              a --fault or a control action (kmodel.serve.control)
+    ["kubectl", command]                          a command given to the model's own kubectl (kmodel check
+                                                  --operator's user actions; `kubectl_to_json`)
+    ["event", event]                              a loop event applied (a fault of kmodel check --operator: a
+                                                  request fault, a watch broken; the event's JSON)
 
 `replay_cluster(data)` builds the same cluster (nodes, seed, users, the manifests applied at the start) with a
 gateway whose answers go nowhere, makes the same calls in the same order, and returns the cluster as they left it;
@@ -31,7 +35,8 @@ import attrs
 from kmodel.apiserver.wire import PatchBody, Preconditions, Request
 from kmodel.cluster.cluster import Cluster
 from kmodel.cluster.config import ClusterConfig
-from kmodel.loop.events import AdvanceTime
+from kmodel.cluster.kubectl import Apply, Delete, Patch, Scale
+from kmodel.loop.events import AdvanceTime, LoopEvent, event_from_json
 from kmodel.serve.control import act
 from kmodel.serve.gateway import Gateway, Ticket
 
@@ -53,6 +58,24 @@ def request_to_json(request: Request) -> dict:
     elif body is not None:
         fields["body"] = body
     return fields
+
+
+#: the model's kubectl commands a recording holds, by the name it gives them
+KUBECTL_COMMANDS = {"apply": Apply, "delete": Delete, "patch": Patch, "scale": Scale}
+
+
+def kubectl_to_json(command: Any) -> dict:
+    """A command of KUBECTL_COMMANDS as JSON: its name and its fields."""
+    name = next(n for n, cls in KUBECTL_COMMANDS.items() if type(command) is cls)
+    return {"command": name, **attrs.asdict(command, recurse=False)}
+
+
+def kubectl_from_json(data: dict) -> Any:
+    fields = dict(data)
+    cls = KUBECTL_COMMANDS.get(fields.pop("command", None))
+    if cls is None:
+        raise RecordingError(f"unknown kubectl command {data.get('command')!r} in the recording")
+    return cls(**fields)
 
 
 def request_from_json(data: dict) -> Request:
@@ -93,6 +116,12 @@ class Recorder:
 
     def act(self, action: str, target: str, seconds: float) -> None:
         self.ops.append(["act", action, target, seconds])
+
+    def kubectl(self, command: Any) -> None:
+        self.ops.append(["kubectl", kubectl_to_json(command)])
+
+    def event(self, event: LoopEvent) -> None:
+        self.ops.append(["event", event.to_json()])
 
     def write(self, path: Path, digest: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,6 +183,10 @@ def replay_cluster(data: dict) -> Cluster:
             loop.notify_work(gateway.name)
         elif kind == "act":
             act(cluster, op[1], op[2], op[3])
+        elif kind == "kubectl":
+            cluster.submit(kubectl_from_json(op[1]))
+        elif kind == "event":
+            loop.step(event_from_json(op[1]))
         else:
             raise RecordingError(f"unknown operation {kind!r} in the recording")
     return cluster
