@@ -5,7 +5,10 @@
                  [--fix NAME]… [--component SPEC]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
                  [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--keep-going]
                  [--database WHERE] [--reach]
-        explore; exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
+                 [--operator CMD --operator-manifests PATH… [--operator-user NAME] [--operator-ready SPEC]
+                  [--invariants MODULE:NAME]… [--reproduce N] [--speed X] [--operator-settle S]
+                  [--operator-actions FILE]]
+        explore; with --operator, a real operator process over a served cluster (kmodel.operator); exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
         --keep-going explores the whole budget and reports every distinct violation (kmodel.checker.findings);
         --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); with several workers or a
         scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel);
@@ -43,6 +46,7 @@ from kmodel.checker.profiles import PROFILES
 from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
+from kmodel.operator.command import OPERATOR_ONLY, add_operator_options, run_operator
 
 CHECK_HELP = "explore interleavings and faults with Hypothesis, checking every invariant"
 REPLAY_HELP = "re-execute a trace step by step, without Hypothesis"
@@ -101,6 +105,7 @@ def register(subparsers: Any) -> None:
                    help="measure which lines and branch outcomes of the model packages and of each --component "
                         "module the run takes (coverage.py, branch mode; slower): the reports gain a reach section "
                         "listing the outcomes never taken; one process only, not with --workers or --scheduler")
+    add_operator_options(p)
     p.set_defaults(handler=check)
 
     r = subparsers.add_parser("replay", help=REPLAY_HELP, description=REPLAY_HELP,
@@ -250,6 +255,11 @@ def check(args: argparse.Namespace) -> int:
     from kmodel.checker.results import violation_lines, write_results
     from kmodel.checker.run import CheckOptions, run_campaign
 
+    if args.operator is not None:
+        return run_operator(args)
+    given = [name for name in OPERATOR_ONLY if getattr(args, name) not in (None, [])]
+    if given:
+        raise KmodelUsageError(f"--{given[0].replace('_', '-')} is for --operator runs: add --operator CMD")
     try:
         options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
                                apiservers=args.apiservers, variant=args.variant, profile=args.profile,
