@@ -5,11 +5,13 @@ recurs in at least one of `reproduce` runs.
 
 Hypothesis only draws here: an episode is real, so it never raises into Hypothesis (which would replay it and
 call a run that passes the second time flaky); the first failing episode is kept and the budget's rest is
-skipped. The draws are the seed's: the same seed draws the same episodes, whatever the operator does.
+skipped, and an episode drawn again is not run twice. The draws are the seed's: the same seed draws the same
+episodes, whatever the operator does.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -24,6 +26,9 @@ from kmodel.operator.spec import OperatorSpec
 
 #: at most this many episodes are spent minimizing
 MINIMIZE_EPISODES = 40
+#: Hypothesis may draw an episode it drew before (it mutates what it drew): such a repeat is not run, so it is
+#: given this many draws per episode of the budget
+DRAWS_PER_EPISODE = 5
 
 
 @attrs.frozen
@@ -58,14 +63,18 @@ def explore(spec: OperatorSpec, options: CampaignOptions, folder: Path,
     began = time.monotonic()
     found = Campaign()
 
+    seen: set[str] = set()
+
     @hypothesis_seed(options.seed)
-    @settings(max_examples=options.examples, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck), derandomize=False)
+    @settings(max_examples=options.examples * DRAWS_PER_EPISODE, database=None, deadline=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck), derandomize=False)
     @given(st.data())
     def one(data: Any) -> None:
         actions = data.draw(episode(spec.resources, options.steps))  # drawn always: Hypothesis asks the same
-        if found.failing is not None or len(found.episodes) >= options.examples:
+        key = json.dumps([x.to_json() for x in actions], sort_keys=True)
+        if found.failing is not None or len(found.episodes) >= options.examples or key in seen:
             return
+        seen.add(key)
         number = len(found.episodes) + 1
         result = run_episode(spec, actions, attrs.evolve(options.episode, seed=options.seed + number),
                              folder / "episodes" / f"{number:03d}")

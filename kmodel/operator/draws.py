@@ -47,10 +47,14 @@ def replicas_schema(resource: CustomResource) -> dict:
 
 
 @st.composite
-def user_action(draw: Any, resources: tuple[CustomResource, ...]) -> a.Action:
+def user_action(draw: Any, resources: tuple[CustomResource, ...], while_down: bool = False) -> a.Action:
+    """A user action on a custom object; `while_down` (the operator was just killed): a delete half the time,
+    since a delete is the one change a list made after the restart cannot show (the object is simply gone)."""
     resource = draw(st.sampled_from(resources))
     name = draw(st.sampled_from(NAMES))
     choices = ["apply", "apply", "delete", "conflict"] + (["scale"] if replicas_schema(resource) else [])
+    if while_down:
+        choices += ["delete"] * (len(choices) - 2)
     choice = draw(st.sampled_from(choices))
     if choice == "apply":
         spec, broken = draw(spec_of(resource))
@@ -63,8 +67,10 @@ def user_action(draw: Any, resources: tuple[CustomResource, ...]) -> a.Action:
 
 
 def operator_fault() -> st.SearchStrategy:
+    """A fault on the operator; a SIGKILL twice as often as each other kind (the fault Sieve's classes come from)."""
+    kill = st.builds(a.KillOperator, st.integers(0, 3))
     return st.one_of(
-        st.builds(a.KillOperator, st.integers(0, 3)),
+        kill, kill,
         st.builds(a.PauseOperator, st.sampled_from((0.5, 1.0, 2.0))),
         st.builds(a.CutConnection, st.sampled_from((0.5, 1.0, 2.0))),
         st.sampled_from(REQUEST_FAULTS).map(lambda f: a.FailRequest(*f)),
@@ -81,15 +87,18 @@ def cluster_fault() -> st.SearchStrategy:
 @st.composite
 def episode(draw: Any, resources: tuple[CustomResource, ...], steps: int) -> list[a.Action]:
     """`steps` actions: an object applied first, then user actions (about half), operator faults (about two in
-    five) and cluster faults or waits."""
+    five) and cluster faults or waits; the action after a SIGKILL is a user action (a delete half the time), the
+    change made while the operator is down (or as its write is cut short), so that it must find it out when it
+    starts again."""
     first_resource = resources[0]
     spec, _ = draw(spec_of(first_resource).filter(lambda drawn: not drawn[1]))
     drawn: list[a.Action] = [a.ApplyObject(first_resource.plural, NAMES[0], spec)]
     kinds = st.sampled_from(("user",) * 5 + ("operator",) * 4 + ("cluster",))
     for _ in range(steps - 1):
-        kind = draw(kinds)
+        killed = isinstance(drawn[-1], a.KillOperator)
+        kind = "user" if killed else draw(kinds)
         if kind == "user":
-            drawn.append(draw(user_action(resources)))
+            drawn.append(draw(user_action(resources, while_down=killed)))
         elif kind == "operator":
             drawn.append(draw(operator_fault()))
         else:
