@@ -162,7 +162,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kmodel.cluster",),
     ("kmodel.invariants",),
     ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs", "kmodel.serve"),
-    ("kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
+    ("kmodel.operator",),
+    ("kmodel.operator.command", "kmodel.operator.fixture",
+     "kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
      "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles", "kmodel.serve.command",
      "kmodel.serve.ctl"),
 )

@@ -256,7 +256,7 @@ def check(args: argparse.Namespace) -> int:
     from kmodel.checker.run import CheckOptions, run_campaign
 
     if args.operator is not None:
-        return run_operator(args)
+        return run_operator(args, f"{invocation()} replay")
     given = [name for name in OPERATOR_ONLY if getattr(args, name) not in (None, [])]
     if given:
         raise KmodelUsageError(f"--{given[0].replace('_', '-')} is for --operator runs: add --operator CMD")

@@ -56,11 +56,12 @@ def _positive(value: Any, option: str, default: Any) -> Any:
     return value
 
 
-def run_operator(args: argparse.Namespace) -> int:
-    from kmodel.operator.campaign import Campaign, CampaignOptions, explore, recurrences, reproduce_and_minimize
+def run_operator(args: argparse.Namespace, replay_command: str) -> int:
+    """`replay_command`, followed by a trace's path, replays it (what the verdict prints)."""
+    from kmodel.operator.campaign import CampaignOptions, explore, reproduce_and_minimize
     from kmodel.operator.episode import EpisodeOptions
     from kmodel.operator.process import OperatorStartError
-    from kmodel.operator.report import write_report
+    from kmodel.operator.report import verdict_lines, write_report
     from kmodel.operator.spec import operator_spec
 
     if args.components or args.fix or args.variant != "default" or args.workers or args.scheduler or args.reach:
@@ -90,7 +91,7 @@ def run_operator(args: argparse.Namespace) -> int:
     except OperatorStartError as exc:
         raise KmodelUsageError(f"--operator: {exc}") from None
     report = write_report(spec, found, options, folder)
-    _print_verdict(report, found, folder)
+    print("\n".join(verdict_lines(report, found, folder, replay_command)))
     return 1 if report["violation"] else 0
 
 
@@ -98,29 +99,6 @@ def _episode_line(number: int, total: int, result: Any) -> str:
     verdict = f"VIOLATED {result.violated.invariant}" if result.violated else "passed"
     return (f"episode {number}/{total}: {verdict} (start-up {result.startup_s:.2f} s: serve {result.serve_s:.2f} s "
             f"+ operator ready {result.ready_s:.2f} s; {len(result.requests)} requests, {result.restarts} restarts)")
-
-
-def _print_verdict(report: dict, found: Any, folder: Path) -> None:
-    from kmodel.checker.command import invocation
-
-    startup = report["startup"]
-    print(f"kmodel check --operator: seed {report['options']['seed']}, {len(found.episodes)} episodes in "
-          f"{found.seconds:.1f} s; episode start-up median {startup.get('median_s', 0):.2f} s, max "
-          f"{startup.get('max_s', 0):.2f} s (serve {startup.get('serve_median_s', 0):.2f} s + operator ready "
-          f"{startup.get('operator_ready_median_s', 0):.2f} s, medians)")
-    violation = report["violation"]
-    if violation is None:
-        print("no invariant violated")
-        return
-    print(f"invariant {violation['invariant']} violated in episode {violation['episode']}: {violation['message']}")
-    print(f"recurred in {violation['recurred']} of {violation['reproduced']} re-runs of its actions; minimized from "
-          f"{violation['actions']} to {violation['minimized_actions']} actions ({violation['minimize_episodes']} "
-          f"episodes)")
-    print("\n".join(violation["steps"]))
-    print(f"served trace: {violation['trace']} (digest {violation['digest']}); replay it in-model with: "
-          f"{invocation()} replay {violation['trace']}")
-    print(f"actions: {violation['actions_file']} (run them again: --operator-actions); operator log: "
-          f"{folder / 'operator.log'}; report: {folder / 'report.json'}")
 
 
 def _rerun(spec: Any, path: str, options: Any, folder: Path) -> int:

@@ -73,3 +73,26 @@ def write_report(spec: OperatorSpec, found: Campaign, options: Any, folder: Path
             "steps": steps}
     (folder / "report.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return out
+
+
+def verdict_lines(report: dict, found: Campaign, folder: Path, replay_command: str) -> list[str]:
+    """What a run says at its end: its figures, then the violation, its recurrence, its steps with the operator's
+    requests, and the files to look at (`replay_command` followed by the trace's path replays it)."""
+    startup = report["startup"]
+    lines = [f"kmodel check --operator: seed {report['options']['seed']}, {len(found.episodes)} episodes in "
+             f"{found.seconds:.1f} s; episode start-up median {startup.get('median_s', 0):.2f} s, max "
+             f"{startup.get('max_s', 0):.2f} s (serve {startup.get('serve_median_s', 0):.2f} s + operator ready "
+             f"{startup.get('operator_ready_median_s', 0):.2f} s, medians)"]
+    violation = report["violation"]
+    if violation is None:
+        return lines + ["no invariant violated"]
+    return lines + [
+        f"invariant {violation['invariant']} violated in episode {violation['episode']}: {violation['message']}",
+        f"recurred in {violation['recurred']} of {violation['reproduced']} re-runs of its actions; minimized from "
+        f"{violation['actions']} to {violation['minimized_actions']} actions ({violation['minimize_episodes']} "
+        f"episodes)",
+        *violation["steps"],
+        f"served trace: {violation['trace']} (digest {violation['digest']}); replay it in-model with: "
+        f"{replay_command} {violation['trace']}",
+        f"actions: {violation['actions_file']} (run them again: --operator-actions); operator log: "
+        f"{folder / 'operator.log'}; report: {folder / 'report.json'}"]

@@ -14,6 +14,7 @@ import yaml
 
 from kmodel.errors import KmodelUsageError
 from kmodel.invariants.registry import LIVENESS, SAFETY, Invariant, first_sentence
+from kmodel.operator.readiness import check_ready_spec
 from kmodel.serve.session import rbac_users
 from kmodel.simulate.run import BUILT_IN_USERS
 
@@ -128,8 +129,6 @@ def _as_invariant(value: str, item: Any) -> Invariant:
 
 def operator_spec(command: str, manifests: Sequence[str], user: Optional[str], ready: str,
                   invariants: Sequence[str]) -> OperatorSpec:
-    from kmodel.operator.readiness import check_ready_spec
-
     words = tuple(shlex.split(command))
     if not words:
         raise KmodelUsageError("--operator: give the command that starts the operator, e.g. "
