@@ -67,8 +67,9 @@ from kmodel.checker.run import CheckOptions, run_campaign
 from kmodel.checker.session import TraceDiverged
 from kmodel.checker.trace import TraceError, read_trace
 from kmodel.fixes import check_fixes
+from kmodel.operator.fixture import kmodel_operator  # noqa: F401  (the fixture of kmodel check --operator)
 
-__all__ = ["KmodelMachine", "kmodel_test", "pytest_addoption", "pytest_configure"]
+__all__ = ["KmodelMachine", "kmodel_operator", "kmodel_test", "pytest_addoption", "pytest_configure"]
 
 #: the command-line options, read once pytest has parsed them (pytest_configure)
 _options: dict[str, Any] = {"seed": None, "profile": "dev", "fixes": (), "report_dir": None,

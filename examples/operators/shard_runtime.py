@@ -70,8 +70,8 @@ def run(on_list: Callable[[list], None], on_event: Callable[[str, dict], None]) 
         logging.info("leadership lost: exiting")
         os._exit(1)
 
-    election = electionconfig.Config(LeaseLock("shard-operator", NAMESPACE, identity), lease_duration=4,
-                                     renew_deadline=3, retry_period=1,
+    election = electionconfig.Config(LeaseLock("shard-operator", NAMESPACE, identity), lease_duration=3,
+                                     renew_deadline=2, retry_period=1,
                                      onstarted_leading=lambda: watch_loop(on_list, on_event),
                                      onstopped_leading=lost)
     leaderelection.LeaderElection(election).run()
