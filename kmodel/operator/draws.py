@@ -1,6 +1,12 @@
-"""Drawing an episode's actions (kmodel.operator.actions) with Hypothesis: a first object applied, then a mix of
-user actions on the operator's custom objects (specs drawn from each CRD's structural schema by
-kmodel.checker.schema_draws, now and then one that breaks it), faults on the operator and faults of the cluster.
+"""Drawing an episode's actions (kmodel.operator.actions): a first object applied, then a mix of user actions on
+the operator's custom objects (specs drawn from each CRD's structural schema by kmodel.checker.schema_draws, now
+and then one that breaks it), faults on the operator and faults of the cluster.
+
+Hypothesis draws a seed per episode, and the episode's shape (which kind of action at each step, which object,
+which fault) comes from a `random.Random` of that seed, so the kinds come in the proportions below; Hypothesis
+draws the specs themselves from the schema (its values near the schema's bounds). Hypothesis alone would favour
+its simplest choices at every step (the first kind, the first object), which a real episode, seconds long, cannot
+afford to repeat.
 
 Object names come from a pool of two, so that drawn actions collide on one object (an update of what was just
 created, a create after a delete, a delete during a fault) where operators keep their guards.
@@ -8,6 +14,7 @@ created, a create after a delete, a delete during a fault) where operators keep 
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from hypothesis import strategies as st
@@ -23,20 +30,23 @@ BROKEN_ONE_IN = 8
 REQUEST_FAULTS = ((429, False), (500, False), (503, False), (504, False), (504, True))
 #: the parts of the cluster a cluster fault crashes and restarts
 CLUSTER_TARGETS = ("kube-controller-manager",)
+#: each step's kind, in these proportions: user actions about half, operator faults about two in five
+STEP_KINDS = ("user",) * 5 + ("operator",) * 4 + ("cluster",)
+#: the operator faults, a SIGKILL twice as often as each other (the fault Sieve's classes come from)
+OPERATOR_FAULTS = ("kill", "kill", "pause", "cut", "fail", "break-watches", "expire-watches")
+#: pauses, cuts and waits last one of these (wall seconds)
+SPANS = (0.5, 1.0, 2.0)
 
 
-@st.composite
-def spec_of(draw: Any, resource: CustomResource) -> tuple[Any, bool]:
-    """(spec, broken): a spec the schema accepts, or one that breaks it."""
+def spec_of(draw: Any, rnd: random.Random, resource: CustomResource, may_break: bool = True) -> tuple[Any, bool]:
+    """(spec, broken): a spec the schema accepts, or (one in BROKEN_ONE_IN) one that breaks it."""
     schema = resource.spec_schema
     if not schema:
         return {}, False
     spec = draw(schema_draws.valid(schema))
-    if draw(st.integers(1, BROKEN_ONE_IN)) == 1:
-        found = schema_draws.breakages(schema, ("spec",))
-        if found:
-            breakage = draw(st.sampled_from(found))
-            return schema_draws.broken({"spec": spec}, breakage).get("spec", {}), True
+    found = schema_draws.breakages(schema, ("spec",)) if may_break and rnd.randrange(BROKEN_ONE_IN) == 0 else []
+    if found:
+        return schema_draws.broken({"spec": spec}, rnd.choice(found)).get("spec", {}), True
     return spec, False
 
 
@@ -46,18 +56,18 @@ def replicas_schema(resource: CustomResource) -> dict:
     return sub if sub.get("type") == "integer" else {}
 
 
-@st.composite
-def user_action(draw: Any, resources: tuple[CustomResource, ...], while_down: bool = False) -> a.Action:
+def user_action(draw: Any, rnd: random.Random, resources: tuple[CustomResource, ...],
+                while_down: bool = False) -> a.Action:
     """A user action on a custom object; `while_down` (the operator was just killed): a delete half the time,
     since a delete is the one change a list made after the restart cannot show (the object is simply gone)."""
-    resource = draw(st.sampled_from(resources))
-    name = draw(st.sampled_from(NAMES))
+    resource = rnd.choice(resources)
+    name = rnd.choice(NAMES)
     choices = ["apply", "apply", "delete", "conflict"] + (["scale"] if replicas_schema(resource) else [])
     if while_down:
         choices += ["delete"] * (len(choices) - 2)
-    choice = draw(st.sampled_from(choices))
+    choice = rnd.choice(choices)
     if choice == "apply":
-        spec, broken = draw(spec_of(resource))
+        spec, broken = spec_of(draw, rnd, resource)
         return a.ApplyObject(resource.plural, name, spec, broken)
     if choice == "scale":
         return a.ScaleObject(resource.plural, name, draw(schema_draws.valid(replicas_schema(resource))))
@@ -66,41 +76,40 @@ def user_action(draw: Any, resources: tuple[CustomResource, ...], while_down: bo
     return a.ConflictingWrite(resource.plural, name)
 
 
-def operator_fault() -> st.SearchStrategy:
-    """A fault on the operator; a SIGKILL twice as often as each other kind (the fault Sieve's classes come from)."""
-    kill = st.builds(a.KillOperator, st.integers(0, 3))
-    return st.one_of(
-        kill, kill,
-        st.builds(a.PauseOperator, st.sampled_from((0.5, 1.0, 2.0))),
-        st.builds(a.CutConnection, st.sampled_from((0.5, 1.0, 2.0))),
-        st.sampled_from(REQUEST_FAULTS).map(lambda f: a.FailRequest(*f)),
-        st.just(a.BreakWatches()),
-        st.just(a.ExpireWatches()),
-    )
+def operator_fault(rnd: random.Random) -> a.Action:
+    kind = rnd.choice(OPERATOR_FAULTS)
+    if kind == "kill":
+        return a.KillOperator(rnd.randrange(4))
+    if kind == "pause":
+        return a.PauseOperator(rnd.choice(SPANS))
+    if kind == "cut":
+        return a.CutConnection(rnd.choice(SPANS))
+    if kind == "fail":
+        return a.FailRequest(*rnd.choice(REQUEST_FAULTS))
+    return a.BreakWatches() if kind == "break-watches" else a.ExpireWatches()
 
 
-def cluster_fault() -> st.SearchStrategy:
-    return st.one_of(st.builds(a.RestartComponent, st.sampled_from(CLUSTER_TARGETS), st.sampled_from((0.5, 2.0))),
-                     st.builds(a.Wait, st.sampled_from((0.5, 1.0, 2.0))))
+def cluster_fault(rnd: random.Random) -> a.Action:
+    if rnd.randrange(2):
+        return a.RestartComponent(rnd.choice(CLUSTER_TARGETS), rnd.choice((0.5, 2.0)))
+    return a.Wait(rnd.choice(SPANS))
 
 
 @st.composite
 def episode(draw: Any, resources: tuple[CustomResource, ...], steps: int) -> list[a.Action]:
-    """`steps` actions: an object applied first, then user actions (about half), operator faults (about two in
-    five) and cluster faults or waits; the action after a SIGKILL is a user action (a delete half the time), the
-    change made while the operator is down (or as its write is cut short), so that it must find it out when it
-    starts again."""
-    first_resource = resources[0]
-    spec, _ = draw(spec_of(first_resource).filter(lambda drawn: not drawn[1]))
-    drawn: list[a.Action] = [a.ApplyObject(first_resource.plural, NAMES[0], spec)]
-    kinds = st.sampled_from(("user",) * 5 + ("operator",) * 4 + ("cluster",))
+    """`steps` actions: an object applied first, then steps of STEP_KINDS; the action after a SIGKILL is a user
+    action (a delete half the time), the change made while the operator is down (or as its write is cut short),
+    so that it must find it out when it starts again."""
+    rnd = random.Random(draw(st.integers(0, 2 ** 64 - 1)))
+    first = resources[0]
+    drawn: list[a.Action] = [a.ApplyObject(first.plural, NAMES[0], spec_of(draw, rnd, first, may_break=False)[0])]
     for _ in range(steps - 1):
         killed = isinstance(drawn[-1], a.KillOperator)
-        kind = "user" if killed else draw(kinds)
+        kind = "user" if killed else rnd.choice(STEP_KINDS)
         if kind == "user":
-            drawn.append(draw(user_action(resources, while_down=killed)))
+            drawn.append(user_action(draw, rnd, resources, while_down=killed))
         elif kind == "operator":
-            drawn.append(draw(operator_fault()))
+            drawn.append(operator_fault(rnd))
         else:
-            drawn.append(draw(cluster_fault()))
+            drawn.append(cluster_fault(rnd))
     return drawn
