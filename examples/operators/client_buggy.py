@@ -5,7 +5,7 @@ simply absent from the next list: no event says it went, and its ConfigMaps stay
 shard-configmaps, examples/operators/shards.py).
 
     kmodel check --operator "python examples/operators/client_buggy.py" \\
-        --operator-manifests examples/operators/client.yaml --invariants examples.operators.shards:INVARIANTS
+        --operator-manifests examples/operators/client.yaml
 """
 
 from kubernetes import client

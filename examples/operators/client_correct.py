@@ -6,7 +6,7 @@ Shards it knows, creating the missing and deleting the ones no Shard wants, so a
 was down, or its watch ended and it listed again) is made good by the next list.
 
     kmodel check --operator "python examples/operators/client_correct.py" \\
-        --operator-manifests examples/operators/client.yaml --invariants examples.operators.shards:INVARIANTS
+        --operator-manifests examples/operators/client.yaml
 """
 
 from kubernetes import client

@@ -5,7 +5,7 @@ operator finds on restart a Website whose status names no ConfigMap, runs the ha
 ConfigMap: the invariant one-configmap-per-website (examples/operators/websites.py) fails.
 
     kmodel check --operator "kopf run --standalone examples/operators/kopf_buggy.py" \\
-        --operator-manifests examples/operators/kopf.yaml --invariants examples.operators.websites:INVARIANTS
+        --operator-manifests examples/operators/kopf.yaml
 """
 
 import kopf

@@ -7,7 +7,7 @@ ConfigMap's name comes from the Website's (`<name>-content`), so a handler run a
 garbage collector removes it with the Website.
 
     kmodel check --operator "kopf run --standalone examples/operators/kopf_correct.py" \\
-        --operator-manifests examples/operators/kopf.yaml --invariants examples.operators.websites:INVARIANTS
+        --operator-manifests examples/operators/kopf.yaml
 """
 
 import kopf

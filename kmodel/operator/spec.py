@@ -127,6 +127,21 @@ def _as_invariant(value: str, item: Any) -> Invariant:
     raise KmodelUsageError(f"--invariants {value}: not an Invariant, a list of them, or a function with a docstring")
 
 
+#: a CRD annotation naming the operator's invariants (MODULE:NAME, comma-separated), read as --invariants values:
+#: an operator's manifests can carry its guarantees with them
+INVARIANTS_ANNOTATION = "kmodel.dev/invariants"
+
+
+def annotated_invariants(manifests: Sequence[dict]) -> list[str]:
+    """The MODULE:NAME values the manifests' CRDs name in their INVARIANTS_ANNOTATION, in order."""
+    values = []
+    for doc in manifests:
+        if doc.get("kind") == "CustomResourceDefinition":
+            annotation = ((doc.get("metadata") or {}).get("annotations") or {}).get(INVARIANTS_ANNOTATION, "")
+            values.extend(v.strip() for v in str(annotation).split(",") if v.strip())
+    return values
+
+
 def operator_spec(command: str, manifests: Sequence[str], user: Optional[str], ready: str,
                   invariants: Sequence[str]) -> OperatorSpec:
     words = tuple(shlex.split(command))
@@ -140,4 +155,5 @@ def operator_spec(command: str, manifests: Sequence[str], user: Optional[str], r
                                "the operator's CRDs")
     check_ready_spec(ready)
     return OperatorSpec(command=words, manifests=tuple(docs), user=operator_user(docs, user), resources=resources,
-                        ready=ready, invariants=load_invariants(invariants))
+                        ready=ready,
+                        invariants=load_invariants(list(dict.fromkeys([*annotated_invariants(docs), *invariants]))))

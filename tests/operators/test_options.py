@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kmodel.cli import main
+from kmodel.operator.spec import operator_spec
 
 KOPF = ["--operator", "kopf run --standalone examples/operators/kopf_correct.py"]
 WEBSITES = KOPF + ["--operator-manifests", "examples/operators/kopf.yaml"]
@@ -33,3 +34,9 @@ def test_bad_operator_options_are_one_line_and_exit_2(args: list, said: str,
     assert main(["check", *args]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_crds_annotation_names_the_operators_invariants_with_those_of_the_option() -> None:
+    spec = operator_spec("kopf run op.py", ["examples/operators/kopf.yaml"], None, "watch",
+                         ["examples.operators.shards:INVARIANTS", "examples.operators.websites:INVARIANTS"])
+    assert [i.name for i in spec.invariants] == ["one-configmap-per-website", "websites-served", "shard-configmaps"]
