@@ -56,15 +56,11 @@ def replicas_schema(resource: CustomResource) -> dict:
     return sub if sub.get("type") == "integer" else {}
 
 
-def user_action(draw: Any, rnd: random.Random, resources: tuple[CustomResource, ...],
-                while_down: bool = False) -> a.Action:
-    """A user action on a custom object; `while_down` (the operator was just killed): a delete half the time,
-    since a delete is the one change a list made after the restart cannot show (the object is simply gone)."""
+def user_action(draw: Any, rnd: random.Random, resources: tuple[CustomResource, ...]) -> a.Action:
+    """A user action on a custom object of the pool."""
     resource = rnd.choice(resources)
     name = rnd.choice(NAMES)
     choices = ["apply", "apply", "delete", "conflict"] + (["scale"] if replicas_schema(resource) else [])
-    if while_down:
-        choices += ["delete"] * (len(choices) - 2)
     choice = rnd.choice(choices)
     if choice == "apply":
         spec, broken = spec_of(draw, rnd, resource)
@@ -74,6 +70,23 @@ def user_action(draw: Any, rnd: random.Random, resources: tuple[CustomResource, 
     if choice == "delete":
         return a.DeleteObject(resource.plural, name)
     return a.ConflictingWrite(resource.plural, name)
+
+
+def change_while_down(draw: Any, rnd: random.Random, resources: tuple[CustomResource, ...],
+                      present: set) -> a.Action:
+    """The change made right after a SIGKILL (while the operator is down, or as its write is cut short): half the
+    time a delete of an object the episode made, the one change a list after the restart cannot show; else a
+    create of an object not there, which the operator must write for (its crash then falls between two of its
+    writes). Objects are the (resource, name) pairs `present` says the drawn actions made and did not delete."""
+    absent = [(r, n) for r in resources for n in NAMES if (r.plural, n) not in present]
+    there = [(r, n) for r in resources for n in NAMES if (r.plural, n) in present]
+    if there and (rnd.randrange(2) or not absent):
+        resource, name = rnd.choice(there)
+        return a.DeleteObject(resource.plural, name)
+    if absent:
+        resource, name = rnd.choice(absent)
+        return a.ApplyObject(resource.plural, name, spec_of(draw, rnd, resource, may_break=False)[0])
+    return user_action(draw, rnd, resources)
 
 
 def operator_fault(rnd: random.Random) -> a.Action:
@@ -97,19 +110,23 @@ def cluster_fault(rnd: random.Random) -> a.Action:
 
 @st.composite
 def episode(draw: Any, resources: tuple[CustomResource, ...], steps: int) -> list[a.Action]:
-    """`steps` actions: an object applied first, then steps of STEP_KINDS; the action after a SIGKILL is a user
-    action (a delete half the time), the change made while the operator is down (or as its write is cut short),
-    so that it must find it out when it starts again."""
+    """`steps` actions: an object applied first, then steps of STEP_KINDS; the action after a SIGKILL is the
+    change made while the operator is down (`change_while_down`), so that it must find it out when it starts
+    again."""
     rnd = random.Random(draw(st.integers(0, 2 ** 64 - 1)))
     first = resources[0]
     drawn: list[a.Action] = [a.ApplyObject(first.plural, NAMES[0], spec_of(draw, rnd, first, may_break=False)[0])]
+    present = {(first.plural, NAMES[0])}
     for _ in range(steps - 1):
-        killed = isinstance(drawn[-1], a.KillOperator)
-        kind = "user" if killed else rnd.choice(STEP_KINDS)
-        if kind == "user":
-            drawn.append(user_action(draw, rnd, resources, while_down=killed))
-        elif kind == "operator":
-            drawn.append(operator_fault(rnd))
+        if isinstance(drawn[-1], a.KillOperator):
+            action = change_while_down(draw, rnd, resources, present)
         else:
-            drawn.append(cluster_fault(rnd))
+            kind = rnd.choice(STEP_KINDS)
+            action = user_action(draw, rnd, resources) if kind == "user" else \
+                operator_fault(rnd) if kind == "operator" else cluster_fault(rnd)
+        if isinstance(action, a.ApplyObject) and not action.broken:
+            present.add((action.resource, action.name))
+        elif isinstance(action, a.DeleteObject):
+            present.discard((action.resource, action.name))
+        drawn.append(action)
     return drawn

@@ -45,3 +45,18 @@ def test_kinds_come_in_their_proportions_and_a_kill_is_followed_by_a_user_action
     assert after_kill and all(isinstance(x, (a.ApplyObject, a.ScaleObject, a.DeleteObject, a.ConflictingWrite))
                               for x in after_kill)
     assert sum(isinstance(x, a.DeleteObject) for x in after_kill) > len(after_kill) / 3
+    assert sum(isinstance(x, a.ApplyObject) for x in after_kill) > len(after_kill) / 4
+
+
+def test_the_change_after_a_kill_deletes_what_was_made_or_makes_what_is_not_there() -> None:
+    for actions in drawn(1, 100):
+        present = set()
+        for before, action in zip(actions, actions[1:] + [None]):
+            if isinstance(before, a.ApplyObject) and not before.broken:
+                present.add(before.name)
+            elif isinstance(before, a.DeleteObject):
+                present.discard(before.name)
+            if isinstance(before, a.KillOperator) and isinstance(action, a.DeleteObject):
+                assert action.name in present
+            elif isinstance(before, a.KillOperator) and isinstance(action, a.ApplyObject) and len(present) < 2:
+                assert action.name not in present and not action.broken
