@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,8 @@ from kmodel.errors import KmodelUsageError
 OPERATOR_ONLY = ("operator_manifests", "operator_user", "operator_ready", "invariants", "reproduce", "speed",
                  "operator_settle", "operator_actions")
 DEFAULT_EXAMPLES = 20
+#: the exit code of a run ended by Ctrl-C or SIGTERM (a shell's for SIGINT)
+INTERRUPTED = 130
 DEFAULT_STEPS = 8
 
 
@@ -77,6 +80,8 @@ def run_operator(args: argparse.Namespace, replay_command: str) -> int:
     options = CampaignOptions(examples=_positive(args.examples, "--examples", DEFAULT_EXAMPLES),
                               steps=_positive(args.steps, "--steps", DEFAULT_STEPS), seed=args.seed,
                               reproduce=reproduce, episode=episode)
+    # SIGTERM ends the run as Ctrl-C does, through each episode's cleanup: the operator's process group is stopped
+    signal.signal(signal.SIGTERM, _terminated)
     folder = Path(args.report)
     if folder.exists() and not folder.is_dir():
         raise KmodelUsageError(f"--report {folder}: is a file, not a folder")
@@ -90,9 +95,16 @@ def run_operator(args: argparse.Namespace, replay_command: str) -> int:
             reproduce_and_minimize(spec, found, options, folder, on_run=lambda line: print(line, flush=True))
     except OperatorStartError as exc:
         raise KmodelUsageError(f"--operator: {exc}") from None
+    except KeyboardInterrupt:
+        print("kmodel check --operator: interrupted; the operator and the served cluster were stopped", flush=True)
+        return INTERRUPTED
     report = write_report(spec, found, options, folder)
     print("\n".join(verdict_lines(report, found, folder, replay_command)))
     return 1 if report["violation"] else 0
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt  # as Ctrl-C: Hypothesis lets it through, each episode's cleanup runs
 
 
 def _episode_line(number: int, total: int, result: Any) -> str:
