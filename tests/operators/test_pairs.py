@@ -16,8 +16,10 @@ pytest.importorskip("kubernetes")
 
 from kmodel.operator import actions as a  # noqa: E402
 
-KOPF = ("kopf run --standalone examples/operators/kopf_{}.py", "examples/operators/kopf.yaml")
-CLIENT = ("python examples/operators/client_{}.py", "examples/operators/client.yaml")
+KOPF = ("kopf run --standalone examples/operators/kopf_{}.py", "examples/operators/kopf.yaml", ())
+#: ready once it holds its Lease (after each restart too: a new holder)
+CLIENT = ("python examples/operators/client_{}.py", "examples/operators/client.yaml",
+          ("--operator-ready", "lease:default/shard-operator"))
 #: a crash between the ConfigMap's create and the status patch (kopf_buggy.py's mistake)
 KILLED_BETWEEN_WRITES = [a.KillOperator(at_write=1), a.ApplyObject("websites", "a", {"content": "x"})]
 #: a Shard deleted while the operator is down (client_buggy.py's mistake: the DELETED event is never seen)
@@ -26,9 +28,9 @@ DELETED_WHILE_DOWN = [a.ApplyObject("shards", "a", {"replicas": 1}), a.Wait(2.0)
 
 
 def start(pair: tuple, version: str, report: Path, actions: Path) -> subprocess.Popen:
-    command, manifests = pair  # the manifests' CRD names the invariants (kmodel.dev/invariants)
+    command, manifests, extra = pair  # the manifests' CRD names the invariants (kmodel.dev/invariants)
     return subprocess.Popen([sys.executable, "-m", "kmodel", "check", "--operator", command.format(version),
-                             "--operator-manifests", manifests, "--report", str(report),
+                             "--operator-manifests", manifests, "--report", str(report), *extra,
                              "--operator-settle", "4", "--operator-actions", str(actions), "--reproduce", "1"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
