@@ -27,6 +27,10 @@ through the same stages and registry. A CRD's create or change is followed by th
 controllers' status write (crd_status.py); its delete by the finalizing controller's work
 (customresource_cleanup.py).
 
+A write whose request names a field manager records it in managedFields; a patch of type "apply" is a
+server-side apply, which creates the object when it is absent (apply/). A dryRun write runs every stage and
+answers as if written, storing nothing (dryrun.py).
+
 Every handled request goes on the audit log (`self.audit`, shareable between replicas).
 """
 
@@ -38,6 +42,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import attrs
 
 from kmodel.apiserver import clusterip, customresources, deletion, errors, strategy, validation
+from kmodel.apiserver.apply import writes as field_managers
+from kmodel.apiserver.dryrun import DryRunRegistry
 from kmodel.apiserver.customresource_cleanup import finalize_crds, first_crd_delete, names_freed
 from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
 from kmodel.apiserver.audit import ALLOW, FORBID, AuditLog
@@ -90,6 +96,7 @@ class Pipeline:
         self.authenticator = TokenAuthenticator(config.tokens)
         self.authorizer = Authorizer(store, node_authorizer=config.node_authorizer)
         self.registry = Registry(store)
+        self._dry_registry = DryRunRegistry(self.registry)
         self.service_ips = service_ips if service_ips is not None else ServiceIPAllocator(
             config.service_cidr, random.Random(f"{config.seed}/serviceips"))
         self._rngs: dict[str, random.Random] = {}
@@ -198,6 +205,7 @@ class Pipeline:
             raise errors.method_not_allowed(f"create is not supported on {res.name}/{request.subresource}")
         if res.crd is not None:
             customresources.refuse_create_while_terminating(res)
+        field_managers.check_options(request, apply=False)
         obj = validation.decode_body(res, request.body, request.field_validation)
         meta = obj.metadata
         namespace = ""
@@ -213,24 +221,32 @@ class Pipeline:
         if res.name == "services":
             obj, taken = clusterip.allocate_for_create(res, obj, self.service_ips)
         try:
-            created = self._create_prepared(res, obj, user, now, replica, a)
+            created = self._create_prepared(res, obj, user, now, replica, a, request)
         except BaseException:
             for ip in taken:
                 self.service_ips.release(ip)
             raise
+        if request.dry_run:
+            for ip in taken:
+                self.service_ips.release(ip)  # a dry run allocates nothing
+            return 201, created
         if res.name == "customresourcedefinitions":
             self._crd_controllers(created.metadata.name, now)
         return 201, created
 
     def _create_prepared(self, res: Resource, obj: Any, user: UserInfo, now: int, replica: str,
-                         a: Optional[AdmissionAttributes] = None) -> Any:
-        """`a`: the mutating stage's attributes, reused (re-aimed at the prepared object) for validation."""
+                         a: Optional[AdmissionAttributes] = None, request: Optional[Request] = None) -> Any:
+        """`a`: the mutating stage's attributes, reused (re-aimed at the prepared object) for validation.
+        `request`: the create's (its field manager and dry run), if any."""
         rng = self._rngs.get(replica) or self._rng(replica)
         meta = obj.metadata
+        registry = self._registry_for(request)
         for attempt in range(MAX_UPDATE_ATTEMPTS):
             name = meta.name or (strategy.generated_name(meta.generate_name, rng) if meta.generate_name else "")
             ready = strategy.prepare_for_create(res, obj, now=now, rng=rng,
                                                 revision=self._backing.revision + 1, name=name)
+            if request is not None:
+                ready = field_managers.track(res, request, None, ready, meta.managed_fields, now)
             validation.check_create(res, ready)
             if a is None:
                 a = AdmissionAttributes(CREATE, res, "", meta.namespace, name, ready, None, user, now, self.store)
@@ -240,12 +256,16 @@ class Pipeline:
             if meta.resource_version:
                 raise errors.internal_error("resourceVersion should not be set on objects to be created")
             try:
-                return self.registry.create(res, ready)
+                return registry.create(res, ready)
             except errors.APIError as e:
                 # a generated name that collides is drawn again (upstream: RetryGenerateName)
                 if meta.name or e.status.reason != "AlreadyExists" or attempt == MAX_UPDATE_ATTEMPTS - 1:
                     raise
         raise AssertionError("unreachable")
+
+    def _registry_for(self, request: Optional[Request]) -> Any:
+        """The registry a request writes through: the store's, or for a dry run one that writes nothing."""
+        return self._dry_registry if request is not None and request.dry_run else self.registry
 
     # --- update and patch ------------------------------------------------------------------------------
 
@@ -267,9 +287,10 @@ class Pipeline:
                 raise errors.bad_request("the namespace of the provided object does not match the namespace sent on the request")
             if not meta.namespace:
                 obj = _evolve(obj, metadata=_evolve(meta, namespace=request.namespace))
+        field_managers.check_options(request, apply=False)
         rv = meta.resource_version or request.resource_version
         answer = self._guaranteed_update(request, res, user, now, replica, lambda old: obj, rv, allow_create=True)
-        if res.name == "customresourcedefinitions" and not request.subresource:
+        if res.name == "customresourcedefinitions" and not request.subresource and not request.dry_run:
             self._crd_controllers(request.name, now)
         return answer
 
@@ -287,6 +308,9 @@ class Pipeline:
         if request.subresource not in ("", "status"):
             raise errors.method_not_allowed(f"patch is not supported on {res.name}/{request.subresource}")
         patch, apply = request.body, merge_patch
+        if isinstance(patch, PatchBody) and patch.type == "apply":
+            return self._apply(request, res, user, now, replica)
+        field_managers.check_options(request, apply=False)
         if isinstance(patch, PatchBody):  # a JSON patch or a strategic merge patch (the wire's Content-Type)
             if patch.type == "strategic" and res.crd is not None:
                 # custom objects have no merge keys: upstream refuses the media type for them
@@ -294,44 +318,60 @@ class Pipeline:
             patch, apply = patch.patch, (json_patch if patch.type == "json" else strategic_merge_patch)
         elif not isinstance(patch, dict):
             raise errors.bad_request(_UNKNOWN_PATCH_FORMAT)
-        strict = request.field_validation == "Strict"
 
         def patched(old: Any) -> Any:
             try:
                 applied = apply(dump(old), patch)
             except PatchError as e:
                 raise errors.APIError(Status(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e))) from None
-            if res.crd is not None:
-                return customresources.decode(res, applied, request.field_validation)
-            obj = decode(applied, strict=strict)
-            if not isinstance(obj, res.cls):
-                status = Status(obj.code, obj.reason, obj.message) if hasattr(obj, "reason") else None
-                raise errors.APIError(status or Status(400, "BadRequest", "patch changed the kind"))
-            if obj.metadata.name != old.metadata.name or obj.metadata.namespace != old.metadata.namespace:
-                raise errors.bad_request("metadata.name and metadata.namespace may not be changed by a patch")
-            return obj
+            return _decode_patched(res, request, applied, old.metadata.name, old.metadata.namespace)
 
         # a patch carries a precondition only if it sets metadata.resourceVersion itself
         rv = str(((patch.get("metadata") or {}) if isinstance(patch, dict) else {}).get("resourceVersion") or "")
         answer = self._guaranteed_update(request, res, user, now, replica, patched, rv, allow_create=False)
-        if res.name == "customresourcedefinitions" and not request.subresource:
+        if res.name == "customresourcedefinitions" and not request.subresource and not request.dry_run:
+            self._crd_controllers(request.name, now)
+        return answer
+
+    def _apply(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        """A server-side apply (apply/): the configuration merged over the object, or the object it creates."""
+        config = request.body.patch
+        if not isinstance(config, dict):
+            raise errors.bad_request("error decoding YAML: the applied configuration must be an object")
+        field_managers.check_options(request, apply=True)
+
+        def applied(old: Any) -> Any:
+            merged, entries = field_managers.applied(res, request, old, config, now)
+            metadata = merged.setdefault("metadata", {})
+            if old is None:  # the apply creates the object: its name and namespace are the URL's
+                metadata.setdefault("name", request.name)
+                if res.namespaced:
+                    metadata.setdefault("namespace", request.namespace)
+            obj = _decode_patched(res, request, merged, request.name, request.namespace if res.namespaced else "")
+            return field_managers.with_entries(obj, entries)
+
+        rv = str((config.get("metadata") or {}).get("resourceVersion") or "")
+        answer = self._guaranteed_update(request, res, user, now, replica, applied, rv, allow_create=True,
+                                         create_missing=True)
+        if res.name == "customresourcedefinitions" and not request.subresource and not request.dry_run:
             self._crd_controllers(request.name, now)
         return answer
 
     def _guaranteed_update(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str,
                            new_from: Callable[[Any], Any], rv: str, *, allow_create: bool,
-                           precondition_only: bool = False) -> tuple[int, Any]:
-        """precondition_only: `rv` is only a precondition (a scale update: the object itself is the stored one)."""
-        registry = self.registry
+                           precondition_only: bool = False, create_missing: bool = False) -> tuple[int, Any]:
+        """precondition_only: `rv` is only a precondition (a scale update: the object itself is the stored one).
+        create_missing: a missing object is created from new_from(None) (an apply) whatever the resource."""
+        registry = self._registry_for(request)
         subresource = request.subresource
         for _ in range(MAX_UPDATE_ATTEMPTS):
             kv = registry.read(res, request.namespace, request.name)
             if kv is None:
-                if allow_create and not subresource and res.name in CREATE_ON_UPDATE and not rv:
+                if allow_create and not subresource and (create_missing or res.name in CREATE_ON_UPDATE) and not rv:
                     obj = new_from(None)
                     a = AdmissionAttributes(CREATE, res, "", request.namespace, request.name, obj, None, user, now,
                                             self.store)
-                    return 201, self._create_prepared(res, run_mutating(a), user, now, replica)
+                    return 201, self._create_prepared(res, run_mutating(a), user, now, replica, request=request)
                 raise errors.not_found(res.group, res.name, request.name)
             old = kv.value
             if rv and rv != str(kv.mod_revision):
@@ -341,6 +381,7 @@ class Pipeline:
                 raise errors.invalid(res.group_kind, res.group, res.kind, request.name, [
                     _rv_required()])
             new = new_from(old)
+            sent = new.metadata.managed_fields  # before the strategy resets metadata (a status update)
             if res.name == "services" and not subresource:
                 new = clusterip.keep_allocated(new, old)
             a = AdmissionAttributes(UPDATE, res, subresource, request.namespace, request.name, new, old, user, now,
@@ -348,6 +389,7 @@ class Pipeline:
             new = run_mutating(a)
             new = strategy.prepare_for_update(res, new, old, subresource=subresource,
                                               revision=self._backing.revision + 1)  # registry.next_revision()
+            new = field_managers.track(res, request, old, new, sent, now)
             if res.crd is not None:
                 customresources.check(res, new, old)  # a custom object's status is validated too
             elif subresource != "status":
@@ -361,10 +403,10 @@ class Pipeline:
             try:
                 if deletion.deleted_by_update(res.name, new):
                     registry.remove(kv)  # the last finalizer is gone: the deletion completes
-                    self._after_delete(res, old)
-                else:
-                    registry.replace(res, kv, new)
-                return 200, new
+                    if not request.dry_run:
+                        self._after_delete(res, old)
+                    return 200, new
+                return 200, registry.replace(res, kv, new)
             except Conflict:
                 continue
         raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
@@ -375,7 +417,8 @@ class Pipeline:
         """The generic registry's Delete with graceful deletion and finalizers (see deletion.py)."""
         policy = request.propagation_policy
         deletion.check_delete_options(policy)
-        registry = self.registry
+        registry = self._registry_for(request)
+        dry = request.dry_run
         for _ in range(MAX_UPDATE_ATTEMPTS):
             kv = registry.read(res, request.namespace, request.name)
             if kv is None:
@@ -391,7 +434,8 @@ class Pipeline:
                     first = registry.replace(res, kv, self._next_version(first_crd_delete(old, now)))
                 except Conflict:
                     continue
-                finalize_crds(self, now)
+                if not dry:
+                    finalize_crds(self, now)
                 return 200, first
             try:
                 if res.name == "namespaces" and old.metadata.deletion_timestamp is None:
@@ -413,7 +457,8 @@ class Pipeline:
                 registry.remove(kv)
             except Conflict:
                 continue
-            self._after_delete(res, old)
+            if not dry:
+                self._after_delete(res, old)
             return 200, old
         raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
 
@@ -480,6 +525,20 @@ class Pipeline:
                 continue
             return 201, Status(201, "", "")
         raise errors.conflict("", "pods/binding", name, errors.OPTIMISTIC_LOCK_MESSAGE)
+
+
+def _decode_patched(res: Resource, request: Request, data: dict, name: str, namespace: str) -> Any:
+    """The object a patch or an apply made (its JSON), decoded as the resource's kind; 400 when the patch changed
+    the kind, the name or the namespace."""
+    if res.crd is not None:
+        return customresources.decode(res, data, request.field_validation)
+    obj = decode(data, strict=request.field_validation == "Strict")
+    if not isinstance(obj, res.cls):
+        status = Status(obj.code, obj.reason, obj.message) if hasattr(obj, "reason") else None
+        raise errors.APIError(status or Status(400, "BadRequest", "patch changed the kind"))
+    if obj.metadata.name != name or obj.metadata.namespace != namespace:
+        raise errors.bad_request("metadata.name and metadata.namespace may not be changed by a patch")
+    return obj
 
 
 def _check_preconditions(pre: Preconditions, res: Resource, obj: Any) -> None:

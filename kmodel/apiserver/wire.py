@@ -48,6 +48,13 @@ class Request:
     timeout_seconds: int | None = None
     #: delete: DeleteOptions.propagationPolicy ("Orphan", "Background", "Foreground"; "": the object's default)
     propagation_policy: str = ""
+    #: create, update, patch: the field manager the write is recorded under in managedFields ("": none recorded;
+    #: required for an apply)
+    field_manager: str = ""
+    #: apply: take the fields other managers own instead of answering 409 Conflict
+    force: bool = False
+    #: create, update, patch, delete: dryRun=All (every stage runs, nothing is stored; kmodel.apiserver.dryrun)
+    dry_run: bool = False
 
 
 @attrs.frozen
@@ -97,9 +104,10 @@ class WatchEvent:
 
 @attrs.frozen
 class PatchBody:
-    """The body of a patch that is not a JSON merge patch: `type` "json" (RFC 6902, a list of operations) or
-    "strategic" (strategic merge patch; kmodel.apiserver.patch), as the request's Content-Type says. A plain
-    dict body is a JSON merge patch (what the model's own clients send)."""
+    """The body of a patch that is not a JSON merge patch: `type` "json" (RFC 6902, a list of operations),
+    "strategic" (strategic merge patch; kmodel.apiserver.patch) or "apply" (server-side apply: the applied
+    configuration; kmodel.apiserver.apply), as the request's Content-Type says. A plain dict body is a JSON merge
+    patch (what the model's own clients send)."""
 
     type: str
     patch: Any

@@ -87,7 +87,7 @@ import heapq
 import random
 from typing import Any, Callable, NamedTuple, Optional, Sequence
 
-from kmodel.apiserver.wire import Request, Response, Status, WatchEvent
+from kmodel.apiserver.wire import PatchBody, Request, Response, Status, WatchEvent
 from kmodel.component import Out
 from kmodel.network import Message
 from kmodel.objects.core import Binding
@@ -327,10 +327,12 @@ class ApiClient:
                 subresource: str = "", body: Any = None, resource_version: str = "", label_selector: str = "",
                 field_selector: str = "", grace_period_seconds: Optional[int] = None,
                 on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
-                throttled: bool = True, propagation_policy: str = "") -> int:
+                throttled: bool = True, propagation_policy: str = "", field_manager: str = "",
+                force: bool = False) -> int:
         """Send one request; `on_done(now, response, out)` gets its answer. Returns the request id.
         `grace_period_seconds` is a delete's DeleteOptions.gracePeriodSeconds (None: the object's own), and
-        `propagation_policy` its propagationPolicy ("": the server's default).
+        `propagation_policy` its propagationPolicy ("": the server's default). `field_manager` and `force`: a
+        write's fieldManager and an apply's force (see `apply`).
         `informer=True` marks an informer's list: sent with `informer_token`, past the client's rate limit when
         the informers have a client of their own (see the module docstring). `timeout_ms` overrides the client's
         request timeout, and `throttled=False` sends past its rate limit: a request of a client built from a copy
@@ -358,7 +360,7 @@ class ApiClient:
                                   read_rv, label_selector=label_selector, field_selector=field_selector,
                                   grace_period_seconds=grace_period_seconds, on_done=on_done,
                                   informer=informer, timeout_ms=timeout_ms, throttled=throttled,
-                                  propagation_policy=propagation_policy)
+                                  propagation_policy=propagation_policy, field_manager=field_manager, force=force)
 
     def _refuse(self, now: int, out: Out, verb: str, resource: str, reason: str, on_done: Optional[Done]) -> int:
         """A write the guard refused: never sent; its caller gets a 503 with `reason` a moment later."""
@@ -373,11 +375,13 @@ class ApiClient:
                       subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",
                       field_selector: str = "", grace_period_seconds: Optional[int] = None,
                       on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
-                      throttled: bool = True, propagation_policy: str = "") -> int:
+                      throttled: bool = True, propagation_policy: str = "", field_manager: str = "",
+                      force: bool = False) -> int:
         self._next_id += 1
         req = _request(self._next_id, verb, resource, namespace, name, subresource, body,
                        self.informer_token if informer else self.token, resource_version, label_selector,
-                       field_selector, False, "Strict", grace_period_seconds, None, propagation_policy)
+                       field_selector, False, "Strict", grace_period_seconds, None, propagation_policy,
+                       field_manager, force, False)
         bucket = self._bucket
         takes_token = bucket is not None and throttled and not (informer and self.informers_own_client)
         at = bucket.reserve(now) if takes_token else now  # type: ignore[union-attr]
@@ -440,6 +444,14 @@ class ApiClient:
         """A JSON merge patch (a dict in the object's JSON shape)."""
         return self.request(now, out, "patch", resource, namespace=namespace, name=name, subresource=subresource,
                             body=patch, on_done=on_done)
+
+    def apply(self, now: int, out: Out, resource: str, name: str, config: dict, *, field_manager: str,
+              namespace: str = "", force: bool = False, on_done: Optional[Done] = None) -> int:
+        """A server-side apply of `config` (the object's JSON shape, apiVersion and kind included) as
+        `field_manager`; `force` takes fields other managers own instead of failing with 409 Conflict."""
+        return self.request(now, out, "patch", resource, namespace=namespace, name=name,
+                            body=PatchBody("apply", config), on_done=on_done, field_manager=field_manager,
+                            force=force)
 
     def delete(self, now: int, out: Out, resource: str, name: str, *, namespace: str = "", body: Any = None,
                grace_period_seconds: Optional[int] = None, propagation_policy: str = "",
