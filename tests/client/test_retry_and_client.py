@@ -177,7 +177,31 @@ def test_a_request_is_built_as_its_class_builds_it():
     from kmodel.client.api_client import _request
 
     built = _request(7, "update", "pods", "default", "web", "status", {"a": 1}, "t", "12", "app=web", "", False,
-                     "Strict", 30, None, "Background")
+                     "Strict", 30, None, "Background", "m", True, False)
     assert built == Request(7, "update", "pods", "default", "web", "status", {"a": 1}, "t", "12", "app=web",
-                            grace_period_seconds=30, propagation_policy="Background")
+                            grace_period_seconds=30, propagation_policy="Background", field_manager="m", force=True)
     assert type(built) is Request
+
+
+def test_apply_sends_a_server_side_apply_as_its_field_manager():
+    p = Probe("probe", ["apiserver-0"])
+    c = Cluster(1, probes=[p])
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "default"},
+              "data": {"a": "1"}}
+    c.act(p, lambda now, out: p.client.apply(now, out, "configmaps", "cm", config, namespace="default",
+                                             field_manager="probe", on_done=p.record))
+    c.run()
+    created = p.answers[-1]
+    assert created.code == 201 and created.body.data == {"a": "1"}
+    [entry] = created.body.metadata.managed_fields
+    assert (entry["manager"], entry["operation"]) == ("probe", "Apply")
+    changed = dict(config, data={"a": "2"})
+    c.act(p, lambda now, out: p.client.apply(now, out, "configmaps", "cm", changed, namespace="default",
+                                             field_manager="other", on_done=p.record))
+    c.run()
+    assert (p.answers[-1].code, p.answers[-1].body.message) == (
+        409, 'Apply failed with 1 conflict: conflict with "probe": .data.a')
+    c.act(p, lambda now, out: p.client.apply(now, out, "configmaps", "cm", changed, namespace="default",
+                                             field_manager="other", force=True, on_done=p.record))
+    c.run()
+    assert p.answers[-1].code == 200 and p.answers[-1].body.data == {"a": "2"}
