@@ -23,8 +23,10 @@ Subresources the model does not have are translated into requests on their paren
 ``scale`` (GET reads the parent, PUT and PATCH patch its spec.replicas; authorization sees the parent's verb, not
 the subresource's), and ``deletecollection`` is a list followed by one delete per item (authorization sees list and
 delete). Impersonation (``Impersonate-User``, kubectl --as) sends the request with the impersonated user's token
-when the requester is in system:masters. ``POST /kmodel/control`` acts on the model (kmodel.serve.control). Server-side apply
-(``application/apply-patch+yaml``) and dry runs are refused with 415 and 400.
+when the requester is in system:masters. ``POST /kmodel/control`` acts on the model (kmodel.serve.control). A PATCH of
+``application/apply-patch+yaml`` is a server-side apply; ``dryRun=All`` runs a write without storing it; a write's field
+manager is its ``fieldManager`` query parameter or, as upstream defaults it, its User-Agent up to the first "/"
+(kmodel.serve.write_options).
 
 No request can break a connection or the server: every request's body is read (or the connection closed, saying
 so) before it is answered (kmodel.serve.body); a built-in kind's create, update or delete body may be protobuf
@@ -51,7 +53,7 @@ import attrs
 
 from kmodel.apiserver.wire import ListResult, PatchBody, Preconditions, Request, Response, Status, WatchEvent
 from kmodel.serve import body as request_body
-from kmodel.serve import containers, discovery, negotiation, partial, protobuf, rest, tables
+from kmodel.serve import containers, discovery, negotiation, partial, protobuf, rest, tables, write_options
 from kmodel.serve.credentials import Credentials
 from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
@@ -74,6 +76,7 @@ PATCH_TYPES = {
     "application/merge-patch+json": "merge",
     "application/json-patch+json": "json",
     "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
 }
 #: the media types of the bodies of creates, updates and deletes the server decodes for any resource
 DECODED_TYPES = ("application/json", "application/yaml")
@@ -409,13 +412,17 @@ class Handler(BaseHTTPRequestHandler):
 
     def _request(self, r: ResourceRoute, verb: str = "", **fields: Any) -> Request:
         q = r.query
-        if q.get("dryRun"):
-            raise rest.bad_request("dryRun is not served by kmodel serve")
-        base = dict(verb=verb or r.verb, resource=r.resource.name, namespace=r.namespace, name=r.name,
+        verb = verb or r.verb
+        try:
+            options = write_options.of(verb, q, self.headers.get("User-Agent", ""),
+                                        self._media_type() == write_options.APPLY_MEDIA_TYPE)
+        except write_options.OptionsRefused as e:
+            raise _status_answer(e.status) from None
+        base = dict(verb=verb, resource=r.resource.name, namespace=r.namespace, name=r.name,
                     subresource=r.subresource, token=self._token(),
                     resource_version=q.get("resourceVersion", ""), label_selector=q.get("labelSelector", ""),
                     field_selector=q.get("fieldSelector", ""),
-                    field_validation=q.get("fieldValidation", "") or "Strict")
+                    field_validation=q.get("fieldValidation", "") or "Strict", **options)
         base.update(fields)
         return Request(0, **base)
 
@@ -489,10 +496,6 @@ class Handler(BaseHTTPRequestHandler):
             fields["body"] = body
         elif r.verb == "patch":
             ctype = self._media_type()
-            if ctype == "application/apply-patch+yaml":
-                raise _status_answer(Status(415, "UnsupportedMediaType",
-                                            "server-side apply (application/apply-patch+yaml) is not served by "
-                                            "kmodel serve"))
             if ctype not in PATCH_TYPES:
                 raise _status_answer(unsupported_media_type(tuple(PATCH_TYPES)))
             kind = PATCH_TYPES[ctype]
@@ -513,7 +516,13 @@ class Handler(BaseHTTPRequestHandler):
             policy = "Orphan" if orphan else "Background"
         pre = options.get("preconditions") or {}
         body = Preconditions(str(pre.get("uid") or ""), str(pre.get("resourceVersion") or "")) if pre else None
-        response = self._ask(self._request(r, grace_period_seconds=grace, propagation_policy=policy, body=body))
+        try:
+            dry = write_options.dry_run_of_body(options.get("dryRun"))  # kubectl sends DeleteOptions.dryRun
+        except write_options.OptionsRefused as e:
+            raise _status_answer(e.status) from None
+        extra = {"dry_run": True} if dry else {}
+        response = self._ask(self._request(r, grace_period_seconds=grace, propagation_policy=policy, body=body,
+                                           **extra))
         if response.code == 200 and not isinstance(response.body, Status):
             obj = response.body
             if obj.metadata.deletion_timestamp is None and r.resource.name not in RETURNS_DELETED_OBJECT:
