@@ -13,6 +13,7 @@ field.
   unless another manager owns them too; a field the apply changes or adds that another manager owns is a
   conflict (409, `ApplyConflict`), unless force, which takes it from that manager. Applying a value equal to the
   live one shares the field (no conflict).
+* A write that would change nothing but an entry's time keeps the stored entries, so it stores nothing.
 * An object with no managedFields at all that is applied to is first given one Update manager,
   "before-first-apply", owning everything it holds (so an apply cannot silently take fields set before managers
   were recorded).
@@ -178,7 +179,16 @@ def apply(entries: Sequence[Entry], live: Any, config: Any, manager: str, force:
         raise ApplyConflict(conflicts)
     out = [_without(e, changed | frozenset(removed)) for e in others]
     out.append(attrs.evolve(me, fields=applied))
-    return merged, ordered(e for e in out if e.fields)
+    result = ordered(e for e in out if e.fields)
+    if merged == live and _untimed(result) == _untimed(entries):
+        # nothing but the applier's time would change: the write is a no-op (upstream's
+        # IgnoreManagedFieldsTimestampsTransformer keeps the stored timestamps)
+        return merged, list(entries)
+    return merged, result
+
+
+def _untimed(entries: Iterable[Entry]) -> set:
+    return {attrs.evolve(e, time=None) for e in entries}
 
 
 def zero_of(obj: Any, shape: Shape) -> dict:
