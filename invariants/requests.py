@@ -48,13 +48,17 @@ def refused_request_changes_nothing(cluster: Any, memo: dict) -> Iterator[str]:
 #: the codes kube-apiserver answers a failed request with, beside REFUSALS: an internal error (500, etcd's
 #: failures among them), unavailable (503) and a timeout (504)
 FAILURES = frozenset({500, 503, 504})
+#: the verbs whose success may also be 201 Created (the object did not exist and the request made it)
+_MAY_CREATE = ("update", "patch")
 
 
 @invariant("api-status-codes", kind=SAFETY, principle="the API as the single contract")
 def api_status_codes(cluster: Any, memo: dict) -> Iterator[str]:
     """Every answer an API server gave carries a code kube-apiserver gives: 201 Created for a create that stored
-    its object, 200 for any other success, and for a refusal or a failure one of the codes its errors
-    (metav1.Status reasons) carry: 400, 401, 403, 404, 405, 409, 410, 415, 422, 429, 500, 503 or 504.
+    its object, 200 or 201 for an update or patch (201 when it created the object: a server-side apply of an absent
+    object, an update of a kind created on update, as the update and patch handlers answer), 200 for any other
+    success, and for a refusal or a failure one of the codes its errors (metav1.Status reasons) carry: 400, 401,
+    403, 404, 405, 409, 410, 415, 422, 429, 500, 503 or 504.
 
     Clients branch on the code (client-go's rest.Result, kubectl's messages), so a success under another code
     reads as a failure and a failure under a 2xx as a success."""
@@ -64,7 +68,8 @@ def api_status_codes(cluster: Any, memo: dict) -> Iterator[str]:
     memo["pos"] = end
     for r in audit_since(cluster, memo, start, end):
         success = 201 if r.verb == "create" else 200
-        if r.code != success and r.code not in REFUSALS and r.code not in FAILURES:
+        if r.code != success and r.code not in REFUSALS and r.code not in FAILURES and not (
+                r.code == 201 and r.verb in _MAY_CREATE):
             target = "/".join(p for p in (r.namespace, r.resource, r.name, r.subresource) if p)
             bad.append(f"{r.replica} answered {r.verb} {target} from {r.user or 'an unauthenticated user'} with "
                        f"{r.code} at {r.time} ms: a {r.verb} succeeds with {success}, and fails with a 4xx or 5xx "

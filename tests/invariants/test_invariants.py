@@ -857,9 +857,11 @@ def test_api_status_codes_fails_for_a_success_under_another_code():
     last = cluster.audit.records[-1]
     cluster.audit.records.append(last._replace(verb="create", code=200, time=last.time + 1))
     cluster.audit.records.append(last._replace(verb="update", code=299, time=last.time + 2))
+    cluster.audit.records.append(last._replace(verb="patch", code=201, time=last.time + 3))  # an apply created it
+    cluster.audit.records.append(last._replace(verb="get", code=201, time=last.time + 4))
     messages = check(cluster, "api-status-codes", memo)
-    assert len(messages) == 2 and "with 200 at" in messages[0] and "a create succeeds with 201" in messages[0]
-    assert "with 299 at" in messages[1]
+    assert len(messages) == 3 and "with 200 at" in messages[0] and "a create succeeds with 201" in messages[0]
+    assert "with 299 at" in messages[1] and "answered get" in messages[2]
 
 
 def test_store_keys_canonical_fails_for_an_object_stored_under_another_key():
