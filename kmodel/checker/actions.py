@@ -107,24 +107,29 @@ def service_manifest(app: str) -> dict:
 
 @attrs.frozen
 class ApplyDeployment(Action):
-    """kubectl apply a Deployment of `app`."""
+    """kubectl apply a Deployment of `app`; `server_side`: kubectl apply --server-side (a conflict with the fields
+    another manager owns, such as a client-side apply's replicas, is refused 409)."""
 
     kind: ClassVar[str] = "apply-deployment"
     simplest: ClassVar[Simplest] = (
-        ("app", earlier(APPS)), ("replicas", fewer(0)), ("cpu_millis", default(0)), ("host_port", default(False)))
+        ("app", earlier(APPS)), ("replicas", fewer(0)), ("cpu_millis", default(0)), ("host_port", default(False)),
+        ("server_side", default(False)))
     app: str
     replicas: int
     cpu_millis: int = 0
     host_port: bool = False
+    server_side: bool = False
 
     @property
     def name(self) -> str:
         extra = (f", {self.cpu_millis}m CPU" if self.cpu_millis else "") + (
             f", hostPort {HOST_PORT}" if self.host_port else "")
-        return f"kubectl apply deployment {self.app} ({self.replicas} replicas{extra})"
+        how = " --server-side" if self.server_side else ""
+        return f"kubectl apply{how} deployment {self.app} ({self.replicas} replicas{extra})"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(Apply(deployment_manifest(self.app, self.replicas, self.cpu_millis, self.host_port)))
+        cluster.submit(Apply(deployment_manifest(self.app, self.replicas, self.cpu_millis, self.host_port),
+                             server_side=self.server_side))
 
 
 def pod_manifest(pod: str, node: str, host_port: bool) -> dict:

@@ -367,9 +367,9 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
     # -- the user -------------------------------------------------------------------------------------------
 
     @rule(app=st.sampled_from(APPS), replicas=st.integers(0, 4), cpu=st.sampled_from((0, 500, 1500)),
-          host_port=st.booleans())
-    def apply_deployment(self, app: str, replicas: int, cpu: int, host_port: bool) -> None:
-        self._do("apply_deployment", ApplyDeployment(app, replicas, cpu, host_port))
+          host_port=st.booleans(), server_side=st.booleans())
+    def apply_deployment(self, app: str, replicas: int, cpu: int, host_port: bool, server_side: bool) -> None:
+        self._do("apply_deployment", ApplyDeployment(app, replicas, cpu, host_port, server_side))
 
     @rule(app=st.sampled_from(APPS), replicas=st.integers(0, 5))
     def scale_deployment(self, app: str, replicas: int) -> None:

@@ -440,10 +440,10 @@ class ApiClient:
         return self.update(now, out, resource, obj, subresource="status", on_done=on_done, **options)
 
     def patch(self, now: int, out: Out, resource: str, name: str, patch: Any, *, namespace: str = "",
-              subresource: str = "", on_done: Optional[Done] = None) -> int:
-        """A JSON merge patch (a dict in the object's JSON shape)."""
+              subresource: str = "", on_done: Optional[Done] = None, field_manager: str = "") -> int:
+        """A JSON merge patch (a dict in the object's JSON shape), or a PatchBody."""
         return self.request(now, out, "patch", resource, namespace=namespace, name=name, subresource=subresource,
-                            body=patch, on_done=on_done)
+                            body=patch, on_done=on_done, field_manager=field_manager)
 
     def apply(self, now: int, out: Out, resource: str, name: str, config: dict, *, field_manager: str,
               namespace: str = "", force: bool = False, on_done: Optional[Done] = None) -> int:

@@ -4,7 +4,8 @@ Commands come from outside the model (a test, the `kmodel simulate` command, the
 `submit(command)` queues one, and the component runs them one at a time, in order, each as the kubectl
 invocation it stands for, through its own `ApiClient` like any other client of the API:
 
-    Apply(obj)                   kubectl apply -f: GET; 404 → POST the object; else PATCH (merge) it
+    Apply(obj)                   kubectl apply -f: GET; 404 → POST the object; else PATCH (merge) it;
+                                 with server_side, kubectl apply --server-side: one apply PATCH as manager "kubectl"
     Scale(resource, ns, name, n) kubectl scale: PATCH {"spec": {"replicas": n}}
     Delete(resource, ns, name)   kubectl delete (--grace-period=N, --force: grace 0, --cascade=orphan|foreground)
     EditFinalizers(...)          kubectl edit of metadata.finalizers: GET, then a merge patch of the finalizers
@@ -23,6 +24,10 @@ invocation it stands for, through its own `ApiClient` like any other client of t
 A command kubectl refuses before sending anything (a rollback of a paused Deployment, a taint to remove that is not
 there) gets a result whose response has code 0 and a Status of reason `KubectlError` (`CommandResult.ok` is
 False): no request left the terminal, so nothing changed.
+
+Each write names the field manager kubectl names it with (`MANAGERS`: kubectl-client-side-apply, kubectl-scale,
+kubectl-patch, kubectl-edit, kubectl-taint, kubectl-rollout; kubectl for a server-side apply), so the objects a user
+writes carry managedFields as kubectl's do.
 
 Each command may carry its own bearer token (kubectl --token / --as); "" uses the component's. Every answer
 goes to `results` as a `CommandResult` (the command, the final response), in order, so a caller can tell
@@ -52,6 +57,9 @@ from kmodel.apiserver.customresources import established, resource_for
 from kmodel.controllers.deployment_logic import POD_TEMPLATE_HASH_LABEL, _SKIP_COPY, revision
 
 KUBECTL = "kubectl"
+#: the fieldManager each kubectl command sends (its default, from k8s.io/kubectl/pkg/cmd/*)
+MANAGERS = {"apply": "kubectl-client-side-apply", "server-side-apply": "kubectl", "scale": "kubectl-scale",
+            "patch": "kubectl-patch", "edit": "kubectl-edit", "taint": "kubectl-taint", "rollout": "kubectl-rollout"}
 #: EditFinalizers' reads and patches before a conflict is given up on
 EDIT_TRIES = 5
 
@@ -63,6 +71,7 @@ class Apply:
 
     obj: Any
     token: str = ""
+    server_side: bool = False  # kubectl apply --server-side (without --force-conflicts)
 
 
 def resource_of_manifest(obj: Any) -> Optional[Resource]:
@@ -276,7 +285,8 @@ class Kubectl(ClientComponent):
             self._apply(now, out, command)
         elif isinstance(command, Scale):
             self.client.patch(now, out, command.resource, command.name, {"spec": {"replicas": command.replicas}},
-                              namespace=command.namespace, on_done=self._finisher(command))
+                              namespace=command.namespace, on_done=self._finisher(command),
+                              field_manager=MANAGERS["scale"])
         elif isinstance(command, Patch):
             self._patch(now, out, command)
         elif isinstance(command, TaintNode):
@@ -342,15 +352,20 @@ class Kubectl(ClientComponent):
         body = obj if isinstance(obj, dict) else dump(obj)
         ns, name = manifest_name(obj)
         namespace = (ns or "default") if res.namespaced else ""
+        if command.server_side:
+            self.client.apply(now, out, res.name, name, body, namespace=namespace,
+                              field_manager=MANAGERS["server-side-apply"], on_done=self._finisher(command))
+            return
+        manager = MANAGERS["apply"]
 
         def got(t: int, response: Response, o: Out) -> None:
             if response.code == 404:
                 self.client.request(t, o, "create", res.name, namespace=namespace, body=body,
-                                    on_done=self._finisher(command))
+                                    on_done=self._finisher(command), field_manager=manager)
             elif response.code == 200:
                 patch = {k: v for k, v in body.items() if k not in ("status", "apiVersion", "kind")}
                 self.client.patch(t, o, res.name, name, patch, namespace=namespace,
-                                  on_done=self._finisher(command))
+                                  on_done=self._finisher(command), field_manager=manager)
             else:
                 self._finisher(command)(t, response, o)
 
@@ -362,7 +377,8 @@ class Kubectl(ClientComponent):
             return
         body = command.patch if command.type == "merge" else PatchBody(command.type, command.patch)
         self.client.patch(now, out, command.resource, command.name, body, namespace=command.namespace,
-                          subresource=command.subresource, on_done=self._finisher(command))
+                          subresource=command.subresource, on_done=self._finisher(command),
+                          field_manager=MANAGERS["patch"])
 
     def _edit_finalizers(self, now: int, out: Out, command: EditFinalizers, tries: int = EDIT_TRIES) -> None:
         """GET, then the merge patch on the resourceVersion read; a conflict (the object moved in between) reads
@@ -385,7 +401,7 @@ class Kubectl(ClientComponent):
                     self._finisher(command)(t2, r, o2)
 
             self.client.patch(t, o, command.resource, command.name, patch, namespace=command.namespace,
-                              on_done=patched)
+                              on_done=patched, field_manager=MANAGERS["edit"])
 
         self.client.get(now, out, command.resource, command.name, namespace=command.namespace, on_done=got)
 
@@ -404,7 +420,7 @@ class Kubectl(ClientComponent):
                 return
             body = [dump_struct(taint) for taint in taints] or None
             self.client.patch(t, o, "nodes", command.node, {"spec": {"taints": body}},
-                              on_done=self._finisher(command))
+                              on_done=self._finisher(command), field_manager=MANAGERS["taint"])
 
         self.client.get(now, out, "nodes", command.node, on_done=got)
 
@@ -435,7 +451,8 @@ class Kubectl(ClientComponent):
             if patch is None:  # kubectl prints "skipped rollback" and exits 0, having written nothing
                 self._finisher(command)(t, Response(0, 200, deployment), o)
                 return
-            self.client.patch(t, o, "deployments", name, patch, namespace=ns, on_done=self._finisher(command))
+            self.client.patch(t, o, "deployments", name, patch, namespace=ns, on_done=self._finisher(command),
+                              field_manager=MANAGERS["rollout"])
 
         self.client.get(now, out, "deployments", name, namespace=ns, on_done=got)
 

@@ -293,10 +293,10 @@ def test_a_machine_that_sets_its_own_settle_bound_keeps_it_in_long_runs():
 def test_the_closing_settle_is_counted_apart_for_the_benchmark():
     machine = type("CountedMachine", (SmallMachine,), {"stats": None, "dispose_sessions": False})()
     stats = machine.stats
-    machine.apply_deployment("web", 2, 0, False)
+    machine.apply_deployment("web", 2, 0, False, False)
     machine.settle()  # a settle rule: not the closing one
     assert stats.closing_settle_events == 0 and stats.closing_settle_seconds == 0.0
-    machine.apply_deployment("web", 3, 0, False)  # one more pod to schedule and start: the closing settle has work
+    machine.apply_deployment("web", 3, 0, False, False)  # one more pod to schedule and start: the closing settle has work
     before = machine.session.events_applied
     machine.teardown()
     assert stats.closing_settle_events == machine.session.events_applied - before > 0

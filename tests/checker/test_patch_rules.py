@@ -129,7 +129,7 @@ def test_every_table_has_a_row_for_every_kind_it_patches_first_a_label(web):
 
 def test_the_rule_sends_each_type_against_what_exists():
     machine = SmallMachine()
-    machine.apply_deployment("web", 2, 0, False)
+    machine.apply_deployment("web", 2, 0, False, False)
     machine.advance_time(15)
     for patch_type in range(len(TYPES)):
         before = machine.stats.rules.get("patch_object", 0)

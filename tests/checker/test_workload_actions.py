@@ -186,7 +186,7 @@ def test_an_invalid_manifest_is_refused_and_changes_nothing(web, case):
 
 def test_every_workload_rule_fires_on_a_machine():
     machine = SmallMachine()
-    machine.apply_deployment("web", 2, 0, False)
+    machine.apply_deployment("web", 2, 0, False, False)
     machine.advance_time(15)
     rules = {
         "label_node": lambda: machine.label_node(0, 0), "taint_node": lambda: machine.taint_node(0, 0),
