@@ -4,7 +4,8 @@ Run: python benchmarks/bench_serve.py [--seconds S] [--clients C] [--creates N] 
 
 Starts `kmodel serve --nodes 3 --port 0` as its own process, then, from C client threads each holding one
 keep-alive connection (as client-go keeps its connections): GETs of one ConfigMap for S seconds, then N creates of
-ConfigMaps, while one watch of ConfigMaps streams their ADDED events. Prints gets/s, creates/s and watch
+ConfigMaps (each recording its field manager, bench-serve, from the User-Agent), while one watch of ConfigMaps
+streams their ADDED events. Prints gets/s, creates/s and watch
 events/s, checks that the watch saw every created ConfigMap exactly once and in the order of their
 resourceVersions, and prints the machine's load average beside the figures (the figures depend on it).
 Exit 1 when an event was lost.
@@ -55,8 +56,9 @@ class Conn:
                                                                                  context=tls)
         else:
             self.conn = http.client.HTTPConnection(parts.hostname, parts.port)
+        # a User-Agent, as every client library sends: each create then records its field manager (managedFields)
         self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
-                        "Accept": "application/json"}
+                        "Accept": "application/json", "User-Agent": "bench-serve/1.0"}
 
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         self.conn.request(method, path, body=None if body is None else json.dumps(body), headers=self.headers)
