@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from kmodel.apiserver.patch import MERGE_KEYS, MERGED_SCALAR_LISTS
+from kmodel.objects.meta import ObjectMeta
 from kmodel.objects.schema import WireType, fields_by_json
 
 SCALAR, STRUCT, MAP, LIST = "scalar", "struct", "map", "list"
@@ -185,7 +186,6 @@ class _OpenAPI(Shape):
 
     def child(self, name: str) -> tuple[Shape, bool]:
         if self.root and name == "metadata":
-            from kmodel.objects.meta import ObjectMeta
             return builtin_shape(ObjectMeta), True
         props = self.schema.get("properties") or {}
         if name in props:

@@ -23,6 +23,7 @@ from kmodel.apiserver.apply import managers
 from kmodel.apiserver.apply.fieldpath import path_string
 from kmodel.apiserver.apply.managers import ApplyConflict, Entry, ManagedFieldsError, Scope
 from kmodel.apiserver.apply.schema import Shape, builtin_shape, openapi_shape
+from kmodel.apiserver.customresources import schema_of
 from kmodel.apiserver.errors import StatusCause, StatusDetails
 from kmodel.apiserver.resources import Resource
 from kmodel.apiserver.wire import PatchBody, Request, Status
@@ -42,7 +43,6 @@ def shape_of(res: Resource) -> Shape:
     """The shape of the resource's objects: the built-in kind's, or the custom resource's storage schema."""
     if res.crd is None:
         return builtin_shape(res.cls)
-    from kmodel.apiserver.customresources import schema_of
     return openapi_shape(schema_of(res))
 
 
