@@ -106,6 +106,7 @@ NODE_PROXIER = _role(
     _r(READ, ("services", "endpoints")),
     _r(READ, ("nodes",)),
     _r(EVENTS, ("events",)),
+    _r(("list", "watch"), ("endpointslices",), ("discovery.k8s.io",)),
 )
 
 

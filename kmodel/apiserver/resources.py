@@ -5,7 +5,7 @@ apiVersion, scope, subresources, whether an update without resourceVersion is al
 prefix. The prefixes are kube-apiserver's defaults (pkg/kubeapiserver/default_storage_factory_builder.go and
 each registry's `NewREST` prefix): pods under /registry/pods/, nodes under /registry/minions/, services
 under /registry/services/specs/, endpoints under /registry/services/endpoints/, configmaps under
-/registry/configmaps/, leases under /registry/leases/, deployments, replicasets and statefulsets under
+/registry/configmaps/, leases under /registry/leases/, endpointslices under /registry/endpointslices/, deployments, replicasets and statefulsets under
 /registry/deployments/, /registry/replicasets/ and /registry/statefulsets/, RBAC under /registry/{roles,rolebindings,clusterroles,clusterrolebindings}/.
 
 Keys: namespaced `<prefix>/<namespace>/<name>`, cluster-scoped `<prefix>/<name>`. `list_prefix(resource,
@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.objects import apiextensions, apps, coordination, core, rbac  # noqa: F401  (registers the kinds)
+from kmodel.objects import apiextensions, apps, coordination, core, discovery, rbac  # noqa: F401  (registers the kinds)
 from kmodel.objects.registry import KINDS, KindInfo
 
 
@@ -65,6 +65,7 @@ _LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "replicasets": ("/registry/replicasets", ("status",)),
     "statefulsets": ("/registry/statefulsets", ("status",)),
     "leases": ("/registry/leases", ()),
+    "endpointslices": ("/registry/endpointslices", ()),
     "roles": ("/registry/roles", ()),
     "clusterroles": ("/registry/clusterroles", ()),
     "rolebindings": ("/registry/rolebindings", ()),

@@ -4,14 +4,15 @@ PrepareForCreate / PrepareForUpdate), as pure functions over frozen objects.
 Create (`prepare_for_create`):
 * name from generateName: `<generateName><5 chars>` drawn from upstream's alphabet "bcdfghjklmnpqrstvwxz2456789"
   with the caller's seeded random source; uid: a UUID drawn from the same source; creationTimestamp = logical
-  now; generation 1 for kinds with a spec; resourceVersion = the revision the write will get;
+  now; generation 1 for kinds with a spec and EndpointSlices; resourceVersion = the revision the write will get;
   deletionTimestamp/deletionGracePeriodSeconds cleared;
 * status: reset for kinds with a status subresource (pods: phase Pending and their QoS class; namespaces:
   phase Active), kept for nodes (a kubelet registers its node with its status), as upstream's strategies.
 
 Update (`prepare_for_update`): the main resource keeps the stored status, a status update keeps everything
 but the status; uid (if empty), creationTimestamp, deletionTimestamp and deletionGracePeriodSeconds come from
-the stored object; generation moves by one when the spec changed.
+the stored object; generation moves by one when the spec changed (an EndpointSlice's: when anything but its
+metadata, or its labels, changed).
 
 `same_but_version(a, b)` tells a no-op write (equal except metadata.resourceVersion), which upstream's
 GuaranteedUpdate skips.
@@ -115,7 +116,7 @@ def _with_meta_status(obj: Any, meta: Any, status: Any) -> Any:
 def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random, revision: int, name: str) -> Any:
     meta = obj.metadata
     new_meta = _CREATE_META(meta, name, new_uid(rng), now, str(revision), None, None,
-                            1 if hasattr(obj, "spec") else meta.generation)  # (has_spec)
+                            1 if hasattr(obj, "spec") or res.name in _GENERATION_BEYOND_META else meta.generation)
     kind = res.name
     if res.crd is not None:
         return customresources.prepare_for_create(res, _evolve(obj, metadata=new_meta))
@@ -183,11 +184,24 @@ def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, r
     generation = old_meta.generation
     if has_spec(new) and generation and new.spec is not old.spec and new.spec != old.spec:
         generation += 1
+    elif res.name in _GENERATION_BEYOND_META and _changed_beyond_meta(new, old):
+        generation += 1
     new_meta = _UPDATE_META(meta, meta.uid or old_meta.uid, old_meta.creation_timestamp, old_meta.deletion_timestamp,
                             old_meta.deletion_grace_period_seconds, generation, str(revision))
     if res.has_status:
         return _with_meta_status(new, new_meta, old.status)
     return _evolve(new, metadata=new_meta)
+
+
+#: kinds without a spec whose generation starts at 1 and moves when anything but metadata, or the labels, changed
+#: (endpointSliceStrategy's PrepareForCreate and PrepareForUpdate: an EndpointSlice's generation is what the
+#: EndpointSlice controller's tracker compares with its own writes)
+_GENERATION_BEYOND_META = frozenset({"endpointslices"})
+
+
+def _changed_beyond_meta(new: Any, old: Any) -> bool:
+    return (new.metadata.labels != old.metadata.labels
+            or any(getattr(new, a.name) != getattr(old, a.name) for a in attrs.fields(type(new)) if a.name != "metadata"))
 
 
 def same_but_version(a: Any, b: Any) -> bool:

@@ -48,6 +48,7 @@ from kmodel.ipam.serviceip import ServiceIPAllocator, kubernetes_service_ip
 from kmodel.loop import Loop
 from kmodel.loop.events import AdvanceTime, Crash, DropHead, Heal, Partition, Restart
 from kmodel.network import Network
+from kmodel.objects.discovery import SERVICE_NAME_LABEL, Endpoint, EndpointConditions, EndpointSlice, EndpointSlicePort
 from kmodel.objects import (
     EndpointAddress, EndpointPort, Endpoints, EndpointSubset, Namespace, ObjectMeta, Service, ServicePort,
     ServiceSpec, frozen_map,
@@ -76,7 +77,7 @@ def apiserver_ip(name: str) -> str:
 
 def boot_objects(service_cidr: str, apiservers: list[str]) -> list:
     """What a new cluster holds before anyone acts: RBAC bootstrap policy, the four namespaces, and the
-    `kubernetes` Service with its Endpoints (kube-apiserver's endpoint reconciler keeps them in a real cluster;
+    `kubernetes` Service with its Endpoints and EndpointSlice (kube-apiserver's endpoint reconciler keeps them in a real cluster;
     here the replicas are fixed, so they are written once)."""
     endpoints = Endpoints(
         metadata=ObjectMeta(name="kubernetes", namespace="default",
@@ -88,8 +89,16 @@ def boot_objects(service_cidr: str, apiservers: list[str]) -> list:
                             labels=frozen_map({"component": "apiserver", "provider": "kubernetes"})),
         spec=ServiceSpec(cluster_ip=str(kubernetes_service_ip(service_cidr)),
                          ports=(ServicePort(name="https", port=443, protocol="TCP", target_port=6443),)))
+    # and its EndpointSlice, as the endpoint reconciler's EndpointsAdapter writes it (endpointSliceFromEndpoints):
+    # named after the Service, labelled with its name only, each address a ready endpoint
+    slice_ = EndpointSlice(
+        metadata=ObjectMeta(name="kubernetes", namespace="default", labels=frozen_map({SERVICE_NAME_LABEL: "kubernetes"})),
+        address_type="IPv4",
+        endpoints=tuple(Endpoint(addresses=(apiserver_ip(a),), conditions=EndpointConditions(ready=True))
+                        for a in apiservers),
+        ports=(EndpointSlicePort(name="https", port=6443, protocol="TCP"),))
     return [*bootstrap_policy(), *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes,
-            endpoints]
+            endpoints, slice_]
 
 
 class Cluster:

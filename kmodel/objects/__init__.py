@@ -22,6 +22,7 @@ from .core import (
     Taint, TCPSocketAction, Toleration,
 )
 from .defaults import with_defaults
+from .discovery import Endpoint, EndpointConditions, EndpointSlice, EndpointSlicePort
 from .field_errors import ErrorType, FieldError, GoValue, invalid_message, invalid_status
 from .frozendict import EMPTY_MAP, FrozenDict, frozen_map
 from .logical_time import EPOCH, EPOCH_RFC3339, format_time, parse_time

@@ -18,6 +18,7 @@ from .core import (
     Container, ContainerPort, EndpointPort, Endpoints, EndpointSubset, HTTPGetAction, Namespace, Node, Pod,
     PodSecurityContext, PodSpec, Probe, Service, ServicePort,
 )
+from .discovery import EndpointSlice, EndpointSlicePort
 from .frozendict import FrozenDict
 from .fastevolve import evolve, replacer
 from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
@@ -266,6 +267,18 @@ def _endpoints(ep: Endpoints) -> Endpoints:
     return evolve(ep, subsets=subsets) if changed else ep
 
 
+def _endpointslice(eps: EndpointSlice) -> EndpointSlice:
+    """discovery/v1 SetDefaults_EndpointPort: an unset port name is "", an unset protocol TCP."""
+    def port(p: EndpointSlicePort) -> EndpointSlicePort:
+        if p.name is not None and p.protocol is not None:
+            return p
+        return evolve(p, name="" if p.name is None else p.name, protocol=p.protocol or "TCP")
+
+    ports = tuple(port(p) for p in eps.ports)
+    changed = type(eps.ports) is not tuple or any(new is not old for new, old in zip(ports, eps.ports))
+    return evolve(eps, ports=ports) if changed else eps
+
+
 def _node(node: Node) -> Node:
     spec, status = node.spec, node.status
     if spec.pod_cidrs and spec.pod_cidr != spec.pod_cidrs[0]:
@@ -306,6 +319,7 @@ _BY_KIND = {
     StatefulSet: _statefulset,
     Service: _service,
     Endpoints: _endpoints,
+    EndpointSlice: _endpointslice,
     Node: _node,
     Namespace: _namespace,
     RoleBinding: _binding,

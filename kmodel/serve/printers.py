@@ -245,6 +245,23 @@ def endpoints_row(ep: Any, now: int) -> list:
     return [ep.metadata.name, _format_endpoints(ep), age(ep, now)]
 
 
+def _list_with_more(shown: list[str], count: int) -> str:
+    """listWithMoreString: the first three, then "+ N more...", or <unset> when there are none."""
+    text = ",".join(shown)
+    if count > 3:
+        return f"{text} + {count - 3} more..."
+    return text or "<unset>"
+
+
+def endpointslice_row(eps: Any, now: int) -> list:
+    """printEndpointSlice: formatDiscoveryPorts (a port's number, else its name, else "*") and
+    formatDiscoveryEndpoints (the addresses of every endpoint, ready or not)."""
+    ports = [str(p.port) if p.port is not None else (p.name if p.name is not None else "*") for p in eps.ports]
+    addresses = [a for e in eps.endpoints for a in e.addresses]
+    return [eps.metadata.name, eps.address_type, _list_with_more(ports[:3], len(ports)),
+            _list_with_more(addresses[:3], len(addresses)), age(eps, now)]
+
+
 # -- workloads ----------------------------------------------------------------------------------------------
 
 def deployment_row(d: Any, now: int) -> list:
@@ -303,6 +320,7 @@ PRINTERS: dict[str, tuple[list, Row]] = {
     "namespaces": ([NAME, column("Status"), AGE], lambda ns, now: [ns.metadata.name, ns.status.phase, age(ns, now)]),
     "services": (SERVICE_COLUMNS, service_row),
     "endpoints": ([NAME, column("Endpoints"), AGE], endpoints_row),
+    "endpointslices": ([NAME, column("AddressType"), column("Ports"), column("Endpoints"), AGE], endpointslice_row),
     "configmaps": ([NAME, column("Data", "string"), AGE],
                    lambda cm, now: [cm.metadata.name, len(cm.data) + len(cm.binary_data), age(cm, now)]),
     "leases": ([NAME, column("Holder"), AGE],

@@ -13,6 +13,7 @@ from ..apiextensions import CustomResourceDefinition
 from ..apps import ControllerRevision, Deployment, ReplicaSet, StatefulSet
 from ..coordination import Lease
 from ..core import Binding, ConfigMap, Endpoints, Event, Namespace, Node, Pod, Service
+from ..discovery import EndpointSlice
 from ..field_errors import FieldError
 from ..rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
 from .apiextensions import validate_crd, validate_crd_update
@@ -22,6 +23,7 @@ from .cluster import (
 )
 from .common import validate_object_meta_update
 from .configmap import validate_configmap, validate_configmap_update
+from .discovery import validate_endpointslice, validate_endpointslice_update
 from .pod import validate_pod, validate_pod_update
 from .rbac import validate_role, validate_role_binding, validate_role_binding_update
 from .workloads import (
@@ -35,6 +37,7 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     Pod: validate_pod,
     Service: validate_service,
     Endpoints: validate_endpoints,
+    EndpointSlice: validate_endpointslice,
     ConfigMap: validate_configmap,
     Event: validate_event,
     Binding: validate_binding,
@@ -62,6 +65,7 @@ _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
     RoleBinding: validate_role_binding_update,
     ClusterRoleBinding: validate_role_binding_update,
     CustomResourceDefinition: validate_crd_update,
+    EndpointSlice: validate_endpointslice_update,
 }
 
 
