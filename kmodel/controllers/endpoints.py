@@ -38,7 +38,8 @@ the model does not have. After maxRetries (15) failures in a row the key is drop
 event on the Service or its pods (the endpoints-retry-past-max-retries fix, kmodel.fixes, retries instead).
 
 Differences from upstream: see endpoints_logic (port/subset order, no over-capacity truncation, no
-last-change-trigger-time annotation); EndpointSlices (and their mirroring) are not modelled. The
+last-change-trigger-time annotation). kube-proxy reads EndpointSlices (kmodel/controllers/endpointslice.py), not
+these Endpoints: they are kept for their other readers, as upstream keeps them. The
 leader-election annotation exception of checkLeftoverEndpoints is not modelled (no such Endpoints exist).
 """
 
@@ -85,6 +86,33 @@ def pod_endpoints_changed(old: Pod, new: Pod) -> tuple[bool, bool]:
     return False, labels_changed
 
 
+def pod_service_memberships(services: Any, pod: Pod) -> set[str]:
+    """GetPodServiceMemberships: keys of the Services in the pod's namespace (in the `services` informer's cache)
+    whose selector selects it."""
+    keys = set()
+    for svc in services.by_index(NAMESPACE_INDEX, pod.metadata.namespace):
+        if svc.spec.selector and selector_matches(svc.spec.selector, pod.metadata.labels):
+            keys.add(meta_namespace_key(svc))
+    return keys
+
+
+def services_to_update_on_pod_change(services: Any, old: Pod, new: Pod) -> set[str]:
+    """GetServicesToUpdateOnPodChange (shared by the Endpoints and EndpointSlice controllers): nothing for a
+    resync (same resourceVersion) or a change endpoints do not see; else the Services of the new labels, and,
+    when the labels changed, those of the old ones too (all of both if the pod also changed, else those it
+    joined or left)."""
+    if old.metadata.resource_version == new.metadata.resource_version:
+        return set()
+    changed, labels_changed = pod_endpoints_changed(old, new)
+    if not changed and not labels_changed:
+        return set()
+    keys = pod_service_memberships(services, new)
+    if labels_changed:
+        before = pod_service_memberships(services, old)
+        keys = (keys | before) if changed else (keys ^ before)
+    return keys
+
+
 class EndpointsController(Controller):
     """See the module docstring."""
 
@@ -114,12 +142,7 @@ class EndpointsController(Controller):
     # -- handlers --------------------------------------------------------------------------------------------
 
     def _memberships(self, pod: Pod) -> set[str]:
-        """GetPodServiceMemberships: keys of the Services in the pod's namespace selecting it."""
-        keys = set()
-        for svc in self.services.by_index(NAMESPACE_INDEX, pod.metadata.namespace):
-            if svc.spec.selector and selector_matches(svc.spec.selector, pod.metadata.labels):
-                keys.add(meta_namespace_key(svc))
-        return keys
+        return pod_service_memberships(self.services, pod)
 
     def _enqueue(self, keys: Iterable[str]) -> None:
         for key in sorted(keys):
@@ -132,16 +155,7 @@ class EndpointsController(Controller):
         self._enqueue(self._memberships(getattr(obj, "obj", obj)))
 
     def _pod_updated(self, now: int, old: Pod, new: Pod, out: Out) -> None:
-        if old.metadata.resource_version == new.metadata.resource_version:
-            return
-        changed, labels_changed = pod_endpoints_changed(old, new)
-        if not changed and not labels_changed:
-            return
-        services = self._memberships(new)
-        if labels_changed:
-            before = self._memberships(old)
-            services = (services | before) if changed else (services ^ before)
-        self._enqueue(services)
+        self._enqueue(services_to_update_on_pod_change(self.services, old, new))
 
     def _endpoints_listed(self, now: int, ep: Any, out: Out) -> None:
         if not self.endpoints.has_synced:  # checkLeftoverEndpoints

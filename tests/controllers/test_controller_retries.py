@@ -9,6 +9,7 @@ from kmodel.component import Out
 from kmodel.controllers.base import Controller
 from kmodel.controllers.deployment import DeploymentController
 from kmodel.controllers.endpoints import EndpointsController
+from kmodel.controllers.endpointslice import EndpointSliceController
 from kmodel.controllers.replicaset import ReplicaSetController
 
 
@@ -52,7 +53,7 @@ def test_a_controller_without_max_retries_keeps_retrying():
 
 
 @pytest.mark.parametrize("cls, expected", [(DeploymentController, 15), (EndpointsController, 15),
-                                           (ReplicaSetController, None)])
+                                           (EndpointSliceController, 15), (ReplicaSetController, None)])
 def test_max_retries_follow_upstream(cls, expected):
     assert cls.max_retries == expected
 
