@@ -9,8 +9,9 @@
     contract.py    admission-enforced, rbac-enforced
     lifecycle.py   eviction-timing, grace-only-for-running-pods
     leader.py      leader-acts-within-lease, leader-elected-after-loss
-    liveness.py    converges-replicas, converges-endpoints, converges-proxy-rules, converges-node-status,
+    liveness.py    converges-replicas, converges-endpoints, converges-node-status,
                    no-ip-leak, no-sandbox-leak, no-cidr-leak, namespaces-terminate, settles
+    endpointslices.py  converges-proxy-rules
     traffic.py     service-reachability
     requests.py    refused-request-changes-nothing, api-status-codes, deleted-stays-deleted,
                    finalizers-hold-deletion
@@ -24,7 +25,7 @@ See registry.py for the contract every invariant follows.
 """
 
 from kmodel.invariants import (  # noqa: F401
-    contract, crd, leader, lifecycle, liveness, namespaces, network, requests, scheduling, statefulset, storage,
+    contract, crd, endpointslices, leader, lifecycle, liveness, namespaces, network, requests, scheduling, statefulset, storage,
     traffic, watch, workloads,
 )
 from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations

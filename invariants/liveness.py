@@ -17,11 +17,8 @@ from kmodel.controllers.deployment_logic import find_new_replica_set
 from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update
 from kmodel.kubelet.runtime import POD_UID_LABEL
 from kmodel.loop.events import Deliver, Work
-from kmodel.proxy.rules import service_rules
 
 NODE_TAINTS = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
-PROXY_NAME_LABEL = "service.kubernetes.io/service-proxy-name"
-HEADLESS_LABEL = "service.kubernetes.io/headless"
 
 
 def _unschedulable(pod: Any) -> bool:
@@ -256,31 +253,6 @@ def _machines(cluster: Any) -> list[str]:
     what is left on its disk (CNI reservations, kube-proxy rules) is no longer part of the cluster; its
     components are never restarted, so nothing of it could ever converge."""
     return list(cluster.nodes)
-
-
-@invariant("converges-proxy-rules", kind=LIVENESS, principle="level-driven reconciliation")
-def converges_proxy_rules(cluster: Any, memo: dict) -> Iterator[str]:
-    """Every running kube-proxy's rules are exactly what the Services and their Endpoints imply.
-
-    Judged on the kube-proxies of the machines in the cluster (`_machines`)."""
-    want: dict[str, list[str]] = {}
-    for ns in _namespaces(cluster, memo):
-        endpoints = {e.metadata.name: e for e in _in(cluster, memo, "endpoints", ns)
-                     if _labels_ok(e, PROXY_NAME_LABEL, HEADLESS_LABEL)}
-        for svc in _in(cluster, memo, "services", ns):
-            if _labels_ok(svc, PROXY_NAME_LABEL, HEADLESS_LABEL):
-                want.update(service_rules(svc, endpoints.get(svc.metadata.name)))
-    want = {k: sorted(v) for k, v in sorted(want.items())}
-    for node in _machines(cluster):
-        name = f"proxy/{node}"
-        comp = cluster.loop.components.get(name)
-        if comp is None or not cluster.loop.is_up(name):
-            continue
-        have = {k: sorted(v) for k, v in comp.rules.items()}
-        if have != want:
-            diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
-            details = "; ".join(f"{k}: has {have.get(k)}, should be {want.get(k)}" for k in diff[:5])
-            yield f"{name}'s rules differ from the Services and Endpoints: {details}"
 
 
 @invariant("converges-node-status", kind=LIVENESS, principle="node lifecycle")

@@ -2,15 +2,18 @@
 
 Theory of operation
 -------------------
-Each kube-proxy watches Services and Endpoints through its own `ApiClient` (user system:kube-proxy, bound to
-the ClusterRole system:node-proxier: get/list/watch services, endpoints and nodes, write events). Both
-informers use upstream's label selector `!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless`
-(objects that ask for another proxy, or headless Endpoints, are not its business).
+Each kube-proxy watches Services and EndpointSlices (discovery.k8s.io/v1) through its own `ApiClient` (user
+system:kube-proxy, bound to the ClusterRole system:node-proxier: services, endpoints, endpointslices and nodes,
+write events). Both informers use upstream's label selector
+`!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless` (objects that ask for another proxy,
+or headless Services' slices, are not its business). A slice belongs to the Service its
+kubernetes.io/service-name label names (a slice without it is ignored, as upstream's EndpointSliceCache does);
+whoever wrote it, the EndpointSlice controller or anyone else.
 
 `rules` is what this node has programmed (its iptables): {"<clusterIP>:<port>": ["<ip>:<port>", ...]}, keys
-sorted, lists sorted (kmodel.proxy.rules says how a Service and its Endpoints become rules). Like upstream's
+sorted, lists sorted (kmodel.proxy.rules says how a Service and its slices become rules). Like upstream's
 proxier, nothing is programmed until *both* informers have synced (isInitialized); the first sync then writes
-the whole table, and every later Service or Endpoints event recomputes only the rules of that one Service
+the whole table, and every later Service or EndpointSlice event recomputes only the rules of that one Service
 (the table is kept per Service, and the sorted view is rebuilt only when something changed and someone
 reads it).
 
@@ -23,7 +26,7 @@ restarted proxy has synced: that window is real.
 
 Differences from upstream: a change is programmed at once, where upstream batches syncs (BoundedFrequencyRunner,
 --iptables-min-sync-period 1 s); no periodic full resync (--iptables-sync-period 30 s) since the model's
-rules cannot drift; Endpoints instead of EndpointSlices; no healthz, conntrack cleanup or node watching.
+rules cannot drift; no healthz, conntrack cleanup or node watching.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from kmodel.client.indexer import DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
 from kmodel.client.rate_limiter import PROXY_LIMIT
 from kmodel.component import Component, Out
+from kmodel.objects.discovery import SERVICE_NAME_LABEL
 from kmodel.network import Message
 from kmodel.proxy.rules import service_rules
 
@@ -43,10 +47,26 @@ PROXY_TOKEN = "proxy-token"
 LABEL_SELECTOR = "!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless"
 
 
+SERVICE_INDEX = "service"
+
+
+def _unwrap(obj: Any) -> Any:
+    return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+
+
 def _key(obj: Any) -> str:
-    if isinstance(obj, DeletedFinalStateUnknown):
-        obj = obj.obj
-    return f"{obj.metadata.namespace}/{obj.metadata.name}"
+    """The key of the Service an object is about: a Service's own, a slice's kubernetes.io/service-name."""
+    obj = _unwrap(obj)
+    meta = obj.metadata
+    if getattr(obj, "KIND", "") == "EndpointSlice":
+        return f"{meta.namespace}/{meta.labels.get(SERVICE_NAME_LABEL, '')}"
+    return f"{meta.namespace}/{meta.name}"
+
+
+def _slice_service(eps: Any) -> list[str]:
+    """endpointSliceCacheKeys: a slice without a service-name label belongs to no Service."""
+    name = eps.metadata.labels.get(SERVICE_NAME_LABEL)
+    return [f"{eps.metadata.namespace}/{name}"] if name else []
 
 
 class KubeProxy(ClientComponent):
@@ -66,8 +86,9 @@ class KubeProxy(ClientComponent):
         self.initialized = False
         self.services = Informer(self.client, "services", label_selector=LABEL_SELECTOR,
                                  on_add=self._on_add, on_update=self._on_update, on_delete=self._on_delete)
-        self.endpoints = Informer(self.client, "endpoints", label_selector=LABEL_SELECTOR,
-                                  on_add=self._on_add, on_update=self._on_update, on_delete=self._on_delete)
+        self.slices = Informer(self.client, "endpointslices", label_selector=LABEL_SELECTOR,
+                               indexers={SERVICE_INDEX: _slice_service},
+                               on_add=self._on_add, on_update=self._on_update, on_delete=self._on_delete)
 
     # -- the table -----------------------------------------------------------------------------------------
 
@@ -84,7 +105,7 @@ class KubeProxy(ClientComponent):
     def _sync_service(self, key: str) -> None:
         namespace, _, name = key.partition("/")
         service = self.services.indexer.get(namespace, name)
-        new = {} if service is None else service_rules(service, self.endpoints.indexer.get(namespace, name))
+        new = {} if service is None else service_rules(service, self.slices.by_index(SERVICE_INDEX, key))
         if self._programmed.get(key, {}) != new:
             if new:
                 self._programmed[key] = new
@@ -113,13 +134,15 @@ class KubeProxy(ClientComponent):
         self._changed(_key(obj))
 
     def _on_update(self, now: int, old: Any, new: Any, out: Out) -> None:
+        if _key(old) != _key(new):  # a slice moved to another Service: the one it left changes too
+            self._changed(_key(old))
         self._changed(_key(new))
 
     def _on_delete(self, now: int, obj: Any, out: Out) -> None:
         self._changed(_key(obj))
 
     def _check_initialized(self) -> None:
-        if not self.initialized and self.services.has_synced and self.endpoints.has_synced:
+        if not self.initialized and self.services.has_synced and self.slices.has_synced:
             self.initialized = True
             self._sync_all()
 
@@ -127,7 +150,7 @@ class KubeProxy(ClientComponent):
 
     def start(self, now: int, out: Out) -> None:
         self.services.start(now, out)
-        self.endpoints.start(now, out)
+        self.slices.start(now, out)
 
     def on_message(self, now: int, msg: Message, out: Out) -> None:
         self.client.on_message(now, msg, out)

@@ -883,6 +883,8 @@ def test_converges_endpoints_fails_without_an_endpoints_controller():
 
 
 def test_converges_proxy_rules_fails_for_a_proxy_cut_off_from_the_api():
+    """(The invariant lives in invariants/endpointslices.py; tests/invariants/test_endpointslice_invariants.py
+    has its other cases.)"""
     cluster = web_cluster(nodes=2)
     cluster.partition("proxy/node-1")
     cluster.submit(Delete("pods", "default", pods(cluster)[0].metadata.name))
