@@ -11,7 +11,7 @@
     leader.py      leader-acts-within-lease, leader-elected-after-loss
     liveness.py    converges-replicas, converges-endpoints, converges-node-status,
                    no-ip-leak, no-sandbox-leak, no-cidr-leak, namespaces-terminate, settles
-    endpointslices.py  converges-proxy-rules
+    endpointslices.py  converges-endpointslices, converges-proxy-rules
     traffic.py     service-reachability
     requests.py    refused-request-changes-nothing, api-status-codes, deleted-stays-deleted,
                    finalizers-hold-deletion

@@ -34,7 +34,7 @@ EXPECTED = {
     "eviction-timing": SAFETY, "grace-only-for-running-pods": SAFETY, "converges-replicas": LIVENESS,
     # leader election's two are judged after every step (the second bounds how long a handover may take)
     "leader-acts-within-lease": SAFETY, "leader-elected-after-loss": SAFETY,
-    "converges-endpoints": LIVENESS,
+    "converges-endpoints": LIVENESS, "converges-endpointslices": LIVENESS,
     "converges-proxy-rules": LIVENESS, "converges-node-status": LIVENESS, "no-ip-leak": LIVENESS,
     "no-cidr-leak": LIVENESS, "no-sandbox-leak": LIVENESS, "api-status-codes": SAFETY, "store-keys-canonical": SAFETY, "namespaces-terminate": LIVENESS, "settles": LIVENESS,
     "service-reachability": LIVENESS,
