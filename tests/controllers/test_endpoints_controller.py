@@ -42,13 +42,18 @@ def addresses(ep) -> tuple[list[str], list[str], list]:
     return ready, not_ready, ports
 
 
-def setup(target=8080):
-    c, writer = with_status_writer(ClusterConfig(components=("endpoints",)))
-    c.apply([pod("a"), pod("b"), pod("c"), pod("other", app="db"), service(target=target)])
+def start_pods(c, writer) -> None:
+    """a Ready, b not Ready, other (selected by no Service) Ready; c gets no IP."""
     c.run(1_000)
     status(c, writer, "a", "10.244.0.5", True)
     status(c, writer, "b", "10.244.1.7", False)
     status(c, writer, "other", "10.244.0.9", True)
+
+
+def setup(target=8080):
+    c, writer = with_status_writer(ClusterConfig(components=("endpoints",)))
+    c.apply([pod("a"), pod("b"), pod("c"), pod("other", app="db"), service(target=target)])
+    start_pods(c, writer)
     c.run(2_000)
     return c, writer
 

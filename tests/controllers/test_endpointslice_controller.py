@@ -11,12 +11,12 @@ from kmodel.component import Out
 from kmodel.controllers.endpointslice import NAME, EndpointSliceController
 from kmodel.controllers.endpointslice_tracker import DELETION_EXPECTED, EndpointSliceTracker
 from kmodel.objects import (
-    Container, ContainerPort, Node, ObjectMeta, Pod, PodCondition, PodIP, PodSpec, Service, ServicePort, ServiceSpec,
-    frozen_map,
+    Container, ContainerPort, Node, ObjectMeta, Pod, PodSpec, Service, ServicePort, ServiceSpec, frozen_map,
 )
 from kmodel.objects.discovery import EndpointSlice
 
-from .status_writer import with_status_writer, write_status
+from .status_writer import with_status_writer
+from .test_endpoints_controller import start_pods, status
 
 KEY = "default/web"
 
@@ -31,14 +31,6 @@ def service(labels=None) -> Service:
     return Service(metadata=ObjectMeta(name="web", namespace="default", labels=frozen_map(labels or {"team": "a"})),
                    spec=ServiceSpec(selector=frozen_map({"app": "web"}), cluster_ip="10.96.0.50",
                                     ports=(ServicePort(name="p", port=80, target_port=8080),)))
-
-
-def status(c, writer, name: str, ip: str, ready: bool) -> None:
-    p = c.get("pods", "default", name)
-    cond = PodCondition(type="Ready", status="True" if ready else "False", last_transition_time=c.now)
-    write_status(c, writer, "pods", attrs.evolve(
-        p, metadata=attrs.evolve(p.metadata, resource_version=""),
-        status=attrs.evolve(p.status, phase="Running", pod_ip=ip, pod_ips=(PodIP(ip=ip),), conditions=(cond,))))
 
 
 def slices(c) -> list[EndpointSlice]:
@@ -56,10 +48,7 @@ def setup(components=("endpointslice", "endpoints")):
     c, writer = with_status_writer(ClusterConfig(components=components))
     c.apply([Node(metadata=ObjectMeta(name="node-1")), pod("a"), pod("b"), pod("c"), pod("other", app="db"),
              service()])
-    c.run(1_000)
-    status(c, writer, "a", "10.244.0.5", True)
-    status(c, writer, "b", "10.244.1.7", False)
-    status(c, writer, "other", "10.244.0.9", True)
+    start_pods(c, writer)
     c.run(3_000)
     return c, writer
 
