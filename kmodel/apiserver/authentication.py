@@ -26,11 +26,15 @@ the cluster use them):
     "sa-default-builder-token"      system:serviceaccount:default:builder   system:serviceaccounts,
                                                                     system:serviceaccounts:default
         a user's service account (USER_SERVICE_ACCOUNTS), with no rights until a binding grants some
+
+Beside the table, the authenticator accepts the bound service account tokens the API server issues through
+POST serviceaccounts/<name>/token (`bound_tokens`, kmodel.apiserver.serviceaccount_tokens): a token that verifies
+is the service account's user, as `service_account_user` builds it; one that does not is 401.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Union
+from typing import Callable, Iterable, Mapping, Optional, Union
 
 import attrs
 
@@ -134,9 +138,12 @@ class TokenAuthenticator:
     #: what invariants may read of it (kmodel.invariants.records): the token table
     RECORDS: frozenset[str] = frozenset({"tokens"})
 
-    def __init__(self, tokens: Mapping[str, UserInfo] | None = None, *, node_tokens: bool = True) -> None:
+    def __init__(self, tokens: Mapping[str, UserInfo] | None = None, *, node_tokens: bool = True,
+                 bound_tokens: Optional[Callable[[str], Optional[UserInfo]]] = None) -> None:
         self.tokens = dict(default_tokens() if tokens is None else tokens)
         self.node_tokens = node_tokens
+        #: the user of a bound service account token, None when it does not verify (see the module docstring)
+        self.bound_tokens = bound_tokens
 
     def authenticate(self, token: str) -> UserInfo:
         """The user for `token`; raises APIError(401) for an unknown one."""
@@ -149,6 +156,10 @@ class TokenAuthenticator:
             found = user(NODE_PREFIX + token[5:-6], NODES)
             self.tokens[token] = found  # one UserInfo per node, shared by all its requests
             return found
+        if self.bound_tokens is not None:
+            found = self.bound_tokens(token)
+            if found is not None:
+                return found
         raise errors.unauthorized()
 
 

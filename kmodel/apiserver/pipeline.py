@@ -41,13 +41,14 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import attrs
 
-from kmodel.apiserver import clusterip, customresources, deletion, errors, strategy, validation
+from kmodel.apiserver import clusterip, customresources, deletion, errors, serviceaccount_tokens, strategy, validation
 from kmodel.apiserver.apply import writes as field_managers
 from kmodel.apiserver.dryrun import DryRunRegistry
 from kmodel.apiserver.customresource_cleanup import finalize_crds, first_crd_delete, names_freed
 from kmodel.apiserver.admission import CREATE, DELETE, UPDATE, AdmissionAttributes, run_mutating, run_validating
 from kmodel.apiserver.audit import ALLOW, FORBID, AuditLog
-from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo
+from kmodel.apiserver import tokenrequest
+from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo, service_account_user
 from kmodel.apiserver.authorization import Attributes, Authorizer
 from kmodel.apiserver.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from kmodel.apiserver.registry import Conflict, Registry
@@ -93,7 +94,8 @@ class Pipeline:
         self._backing = backing_store(store)  # for the revision on each audit record, read without the handle
         self.config = config
         self.audit = audit if audit is not None else AuditLog()
-        self.authenticator = TokenAuthenticator(config.tokens)
+        self._signing_key = serviceaccount_tokens.signing_key(config.seed)
+        self.authenticator = TokenAuthenticator(config.tokens, bound_tokens=self._bound_token_user)
         self.authorizer = Authorizer(store, node_authorizer=config.node_authorizer)
         self.registry = Registry(store)
         self._dry_registry = DryRunRegistry(self.registry)
@@ -143,6 +145,7 @@ class Pipeline:
 
     def admit_read(self, request: Request, now: int) -> Union[UserInfo, Response]:
         """Authentication and authorization only (for the watch cache): the user, or the error Response."""
+        self._now = now
         try:
             return self._admit(request)[1]
         except errors.APIError as e:
@@ -201,6 +204,8 @@ class Pipeline:
     def _create(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
         if request.subresource == "binding" or res.name == "bindings":
             return self._bind(request, user, now)
+        if request.subresource == "token":
+            return self._token_request(request, user, now, replica)
         if request.subresource:
             raise errors.method_not_allowed(f"create is not supported on {res.name}/{request.subresource}")
         if res.crd is not None:
@@ -487,6 +492,38 @@ class Pipeline:
             names_freed(self, self._now)  # its names are free: the naming controller looks again
         elif res.crd is not None and not self._finalizing:
             finalize_crds(self, self._now)
+
+    # --- serviceaccounts/token ------------------------------------------------------------------------
+
+    def _token_request(self, request: Request, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        """TokenREST.Create: a bound token for an existing service account (serviceaccount_tokens.py), answered
+        as the TokenRequest with its spec defaulted and its status filled; nothing is stored."""
+        namespace, name = request.namespace, request.name
+        token_request = tokenrequest.decode_request(request.body, name, namespace)
+        sa = self.registry.get(RESOURCES["serviceaccounts"], namespace, name)
+        token_request = tokenrequest.prepared(token_request, name, namespace, now)
+        spec = token_request.spec
+        if spec.bound_object_ref is not None:
+            raise errors.bad_request("kmodel does not bind tokens to objects: send a TokenRequest without "
+                                     "spec.boundObjectRef")
+        rng = self._rngs.get(replica) or self._rng(replica)
+        token = serviceaccount_tokens.issue(
+            self._signing_key, namespace=namespace, name=name, uid=sa.metadata.uid, audiences=spec.audiences,
+            expiration_seconds=spec.expiration_seconds, now=now, rng=rng)
+        return 201, tokenrequest.answer(token_request, token, now)
+
+    def _bound_token_user(self, token: str) -> Optional[UserInfo]:
+        """The service account a bound token authenticates now, or None (serviceaccount_tokens.verify)."""
+        if not serviceaccount_tokens.looks_like_jwt(token):
+            return None
+        accounts = RESOURCES["serviceaccounts"]
+
+        def stored(namespace: str, name: str) -> Any:
+            kv = self.registry.read(accounts, namespace, name)
+            return kv.value if kv is not None else None
+
+        found = serviceaccount_tokens.verify(self._signing_key, token, self._now, stored)
+        return service_account_user(found[1], found[0]) if found is not None else None
 
     # --- pods/binding ----------------------------------------------------------------------------------
 

@@ -6,13 +6,14 @@ prefix. The prefixes are kube-apiserver's defaults (pkg/kubeapiserver/default_st
 each registry's `NewREST` prefix): pods under /registry/pods/, nodes under /registry/minions/, services
 under /registry/services/specs/, endpoints under /registry/services/endpoints/, configmaps under
 /registry/configmaps/, leases under /registry/leases/, endpointslices under /registry/endpointslices/, deployments, replicasets and statefulsets under
-/registry/deployments/, /registry/replicasets/ and /registry/statefulsets/, RBAC under /registry/{roles,rolebindings,clusterroles,clusterrolebindings}/.
+/registry/deployments/, /registry/replicasets/ and /registry/statefulsets/, RBAC under /registry/{roles,rolebindings,clusterroles,clusterrolebindings}/, secrets, serviceaccounts and jobs
+under /registry/secrets/, /registry/serviceaccounts/ and /registry/jobs/.
 
 Keys: namespaced `<prefix>/<namespace>/<name>`, cluster-scoped `<prefix>/<name>`. `list_prefix(resource,
 namespace)` is the prefix a list or watch ranges over (every namespace when namespace is "").
 
 `bindings` is a create-only virtual resource (POST pods/<name>/binding, or POST bindings with the pod's
-name): nothing is stored under it.
+name): nothing is stored under it. TokenRequest is served only as serviceaccounts/<name>/token.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.objects import apiextensions, apps, coordination, core, discovery, rbac  # noqa: F401  (registers the kinds)
+from kmodel.objects import apiextensions, apps, batch, coordination, core, discovery, rbac, secrets  # noqa: F401  (registers the kinds)
 from kmodel.objects.registry import KINDS, KindInfo
 
 
@@ -71,13 +72,19 @@ _LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "rolebindings": ("/registry/rolebindings", ()),
     "clusterrolebindings": ("/registry/clusterrolebindings", ()),
     "customresourcedefinitions": ("/registry/apiextensions.k8s.io/customresourcedefinitions", ("status",)),
+    "secrets": ("/registry/secrets", ()),
+    "serviceaccounts": ("/registry/serviceaccounts", ("token",)),
+    "jobs": ("/registry/jobs", ("status",)),
 }
+#: kinds registered only so that their bodies decode, served as a subresource of another resource
+#: (TokenRequest: POST serviceaccounts/<name>/token), never as a resource of their own
+_SUBRESOURCE_KINDS = frozenset({"tokenrequests"})
 
 
 def _build() -> dict[str, Resource]:
     by_resource: dict[str, KindInfo] = {info.resource: info for info in KINDS.values()}
     table: dict[str, Resource] = {}
-    for name in sorted(by_resource):
+    for name in sorted(by_resource.keys() - _SUBRESOURCE_KINDS):
         info = by_resource[name]
         prefix, subs = _LAYOUT.get(name, (f"/registry/{name}", ()))
         table[name] = Resource(

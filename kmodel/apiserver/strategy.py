@@ -30,7 +30,11 @@ from kmodel.apiserver.deletion import NAMESPACE_FINALIZER
 from kmodel.apiserver.resources import Resource
 from kmodel.objects.fastevolve import replacer
 from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
-from kmodel.objects.meta import ObjectMeta
+from kmodel.objects.batch import (
+    CONTROLLER_UID_LABEL, JOB_NAME_LABEL, LEGACY_CONTROLLER_UID_LABEL, LEGACY_JOB_NAME_LABEL,
+)
+from kmodel.objects.frozendict import FrozenDict
+from kmodel.objects.meta import LabelSelector, ObjectMeta
 
 from kmodel.apiserver.fastevolve import evolve as _evolve
 from kmodel.apiserver import customresources
@@ -130,9 +134,32 @@ def prepare_for_create(res: Resource, obj: Any, *, now: int, rng: random.Random,
         if NAMESPACE_FINALIZER not in spec.finalizers:
             spec = _evolve(spec, finalizers=spec.finalizers + (NAMESPACE_FINALIZER,))
         return _evolve(obj, metadata=new_meta, spec=spec, status=_evolve(obj.status, phase="Active"))
+    if kind == "jobs":
+        obj = _generate_selector(obj, new_meta)
     if res.has_status and kind != "nodes":
         return _evolve(obj, metadata=new_meta, status=type(obj.status)())
     return _evolve(obj, metadata=new_meta)
+
+
+def _generate_selector(job: Any, meta: ObjectMeta) -> Any:
+    """The Job strategy's generateSelector (run upstream from Validate, once the uid is set), unless
+    spec.manualSelector is true: the template gets the job-name and controller-uid labels (legacy and
+    batch.kubernetes.io/ ones) it does not have yet, and the selector matchLabels batch.kubernetes.io/controller-uid
+    unless it names one already (a wrong one then fails validation: it does not match the template)."""
+    spec = job.spec
+    if spec.manual_selector:
+        return job
+    template = spec.template
+    labels = dict(template.metadata.labels)
+    for key in (LEGACY_JOB_NAME_LABEL, JOB_NAME_LABEL):
+        labels.setdefault(key, meta.name)
+    for key in (LEGACY_CONTROLLER_UID_LABEL, CONTROLLER_UID_LABEL):
+        labels.setdefault(key, meta.uid)
+    selector = spec.selector or LabelSelector()
+    if CONTROLLER_UID_LABEL not in selector.match_labels:
+        selector = _evolve(selector, match_labels=FrozenDict({**selector.match_labels, CONTROLLER_UID_LABEL: meta.uid}))
+    template = _evolve(template, metadata=_evolve(template.metadata, labels=FrozenDict(labels)))
+    return _evolve(job, spec=_evolve(spec, selector=selector, template=template))
 
 
 _PENDING: dict[tuple[type, str], Any] = {}
@@ -149,7 +176,7 @@ def _pending_status(cls: type, qos: str) -> Any:
 #: kinds whose status updates take the new metadata (upstream's status strategies reset only the spec); every
 #: other kind keeps the stored metadata, as ResetObjectMetaForStatus does (a simplification for pods, nodes and
 #: services, whose writers in the model send whole objects where upstream's send status patches)
-STATUS_UPDATES_KEEP_METADATA = frozenset({"deployments", "replicasets", "statefulsets"})
+STATUS_UPDATES_KEEP_METADATA = frozenset({"deployments", "replicasets", "statefulsets", "jobs"})
 
 
 def prepare_for_update(res: Resource, new: Any, old: Any, *, subresource: str, revision: int) -> Any:

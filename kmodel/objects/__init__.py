@@ -10,6 +10,7 @@ from .apps import (
     ReplicaSetCondition, ReplicaSetSpec, ReplicaSetStatus, RollingUpdateDeployment, RollingUpdateStatefulSetStrategy,
     StatefulSet, StatefulSetCondition, StatefulSetSpec, StatefulSetStatus, StatefulSetUpdateStrategy,
 )
+from .batch import Job, JobCondition, JobSpec, JobStatus, UncountedTerminatedPods
 from .codec import DecodeError, decode, dump, dump_struct, load
 from .coordination import Lease, LeaseSpec
 from .core import (
@@ -29,6 +30,7 @@ from .logical_time import EPOCH, EPOCH_RFC3339, format_time, parse_time
 from .meta import LabelSelector, LabelSelectorRequirement, ObjectMeta, ObjectReference, OwnerReference
 from .quantity import Quantity, QuantityError, parse_quantity
 from .rbac import AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject
+from .secrets import Secret, ServiceAccount, TokenRequest
 from .registry import KINDS, KindInfo, kind_info, lookup
 from .validation import validate, validate_update
 from .yaml_io import dump_yaml, load_yaml, parse_yaml

@@ -9,6 +9,7 @@ object: Service clusterIPs mirroring clusterIP, and Node podCIDR/podCIDRs kept i
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from .apps import (
@@ -18,8 +19,10 @@ from .core import (
     Container, ContainerPort, EndpointPort, Endpoints, EndpointSubset, HTTPGetAction, Namespace, Node, Pod,
     PodSecurityContext, PodSpec, Probe, Service, ServicePort,
 )
+from .batch import NON_INDEXED, Job
 from .discovery import EndpointSlice, EndpointSlicePort
-from .frozendict import FrozenDict
+from .frozendict import EMPTY_MAP, FrozenDict
+from .secrets import OPAQUE, Secret
 from .fastevolve import evolve, replacer
 from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
 from .rbac import GROUP as RBAC_GROUP, ClusterRoleBinding, RoleBinding, Subject
@@ -224,6 +227,47 @@ def _statefulset(sts: StatefulSet) -> StatefulSet:
     return evolve(sts, spec=evolve(s, **changes)) if changes else sts
 
 
+def _job(job: Job) -> Job:
+    """SetDefaults_Job: completions and parallelism both 1 when neither is set, parallelism 1, backoffLimit 6,
+    completionMode NonIndexed, suspend false, podReplacementPolicy TerminatingOrFailed, and the Job's labels
+    from its template's when it has none."""
+    s = job.spec
+    changes = _changed_template(s)
+    if s.completions is None and s.parallelism is None:
+        changes["completions"] = 1
+    if s.parallelism is None:
+        changes["parallelism"] = 1
+    if s.backoff_limit is None:
+        changes["backoff_limit"] = 6
+    if s.completion_mode is None:
+        changes["completion_mode"] = NON_INDEXED
+    if s.suspend is None:
+        changes["suspend"] = False
+    if s.pod_replacement_policy is None:
+        changes["pod_replacement_policy"] = "TerminatingOrFailed"
+    meta = job.metadata
+    if s.template.metadata.labels and not meta.labels:
+        meta = evolve(meta, labels=s.template.metadata.labels)
+    if not changes and meta is job.metadata:
+        return job
+    return evolve(job, metadata=meta, spec=evolve(s, **changes) if changes else s)
+
+
+def _secret(secret: Secret) -> Secret:
+    """SetDefaults_Secret (type Opaque), and stringData merged into data as base64 text: upstream's conversion to
+    the internal type does the merge (a key in both takes stringData's value), so stringData is never stored."""
+    changes: dict[str, Any] = {}
+    if not secret.type:
+        changes["type"] = OPAQUE
+    if secret.string_data:
+        data = dict(secret.data)
+        for key in sorted(secret.string_data):
+            data[key] = base64.b64encode(secret.string_data[key].encode()).decode()
+        changes["data"] = FrozenDict(data)
+        changes["string_data"] = EMPTY_MAP
+    return evolve(secret, **changes) if changes else secret
+
+
 def _service(svc: Service) -> Service:
     s = svc.spec
     changes: dict[str, Any] = {}
@@ -324,6 +368,8 @@ _BY_KIND = {
     Namespace: _namespace,
     RoleBinding: _binding,
     ClusterRoleBinding: _binding,
+    Job: _job,
+    Secret: _secret,
 }
 
 __all__ = ["with_defaults", "pod_spec_defaults", "ContainerPort", "ServicePort", "HTTPGetAction",

@@ -11,20 +11,26 @@ from typing import Any, Callable
 
 from ..apiextensions import CustomResourceDefinition
 from ..apps import ControllerRevision, Deployment, ReplicaSet, StatefulSet
+from ..batch import Job
 from ..coordination import Lease
 from ..core import Binding, ConfigMap, Endpoints, Event, Namespace, Node, Pod, Service
 from ..discovery import EndpointSlice
 from ..field_errors import FieldError
 from ..rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
+from ..secrets import Secret, ServiceAccount
 from .apiextensions import validate_crd, validate_crd_update
 from .cluster import (
     validate_binding, validate_endpoints, validate_event, validate_lease, validate_namespace, validate_node,
     validate_node_update, validate_service, validate_service_update,
 )
 from .common import validate_object_meta_update
+from .batch import validate_job, validate_job_update
 from .configmap import validate_configmap, validate_configmap_update
 from .discovery import validate_endpointslice, validate_endpointslice_update
 from .pod import validate_pod, validate_pod_update
+from .secrets import (
+    validate_secret, validate_secret_update, validate_service_account, validate_service_account_update,
+)
 from .rbac import validate_role, validate_role_binding, validate_role_binding_update
 from .workloads import (
     validate_controller_revision, validate_controller_revision_update, validate_deployment, validate_replicaset,
@@ -51,6 +57,9 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     RoleBinding: validate_role_binding,
     ClusterRoleBinding: validate_role_binding,
     CustomResourceDefinition: validate_crd,
+    Secret: validate_secret,
+    ServiceAccount: validate_service_account,
+    Job: validate_job,
 }
 
 _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
@@ -66,6 +75,9 @@ _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
     ClusterRoleBinding: validate_role_binding_update,
     CustomResourceDefinition: validate_crd_update,
     EndpointSlice: validate_endpointslice_update,
+    Secret: validate_secret_update,
+    ServiceAccount: validate_service_account_update,
+    Job: validate_job_update,
 }
 
 
