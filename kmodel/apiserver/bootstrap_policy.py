@@ -8,6 +8,11 @@ service account in kube-system and are allowed by its `system:controller:<accoun
 controller manager's own identity, `system:kube-controller-manager`, lists and watches everything for the
 shared informers (kmodel.controllers.base).
 
+The user-facing roles `view`, `edit` and `admin` are upstream's with the rules of their system:aggregate-to-*
+roles written in (the model runs no ClusterRole aggregation controller), cut to the resources the model serves:
+view reads but never Secrets; edit also writes, reads Secrets and asks tokens for service accounts; admin also
+manages Roles and RoleBindings. Nothing binds them until someone does.
+
 One role is not upstream's: `kmodel:pessimistic-locking` lets the controllers' service accounts create, read,
 update and delete the lock Leases of the pessimistic-locking variant (kmodel/variants/pessimistic_locking.py);
 nothing else in the model touches a Lease of theirs.
@@ -101,6 +106,37 @@ PESSIMISTIC_LOCKING = _role(
     _r(("create", "get", "update", "delete"), ("leases",), ("coordination.k8s.io",)),
 )
 
+#: upstream's ReadWrite and its verbs for edit (everything but read, which view grants)
+READ_WRITE = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+_EDIT_VERBS = ("create", "delete", "deletecollection", "patch", "update")
+_BATCH = ("batch",)
+#: system:aggregate-to-view, cut to the model's resources (no Secrets: view must not read credentials)
+_VIEW_RULES = (
+    _r(READ, ("pods", "pods/status", "services", "services/status", "endpoints", "configmaps", "serviceaccounts",
+              "bindings", "events", "namespaces", "namespaces/status")),
+    _r(READ, ("deployments", "deployments/scale", "deployments/status", "replicasets", "replicasets/scale",
+              "replicasets/status", "statefulsets", "statefulsets/scale", "statefulsets/status"), APPS),
+    _r(READ, ("jobs", "jobs/status"), _BATCH),
+)
+#: system:aggregate-to-edit, cut likewise
+_EDIT_RULES = (
+    _r(("impersonate",), ("serviceaccounts",)),
+    _r(_EDIT_VERBS, ("pods",)),
+    _r(_EDIT_VERBS, ("services", "endpoints", "configmaps", "secrets", "events", "serviceaccounts")),
+    _r(("create",), ("serviceaccounts/token",)),
+    _r(_EDIT_VERBS, ("deployments", "deployments/scale", "replicasets", "replicasets/scale", "statefulsets",
+                     "statefulsets/scale"), APPS),
+    _r(_EDIT_VERBS, ("jobs",), _BATCH),
+    _r(READ, ("secrets",)),
+)
+#: system:aggregate-to-admin, cut likewise (no localsubjectaccessreviews)
+_ADMIN_RULES = (
+    _r(READ_WRITE, ("rolebindings", "roles"), (_RBAC,)),
+)
+VIEW = _role("view", *_VIEW_RULES)
+EDIT = _role("edit", *_EDIT_RULES, *_VIEW_RULES)
+ADMIN = _role("admin", *_ADMIN_RULES, *_EDIT_RULES, *_VIEW_RULES)
+
 NODE_PROXIER = _role(
     "system:node-proxier",
     _r(READ, ("services", "endpoints")),
@@ -135,6 +171,9 @@ def bootstrap_policy() -> list:
         *roles,
         PESSIMISTIC_LOCKING,
         NODE_PROXIER,
+        ADMIN,
+        EDIT,
+        VIEW,
         _binding("cluster-admin", "Group", "system:masters"),
         _binding("system:kube-scheduler", "User", "system:kube-scheduler"),
         _binding("system:kube-controller-manager", "User", "system:kube-controller-manager"),

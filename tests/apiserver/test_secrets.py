@@ -66,3 +66,29 @@ def test_a_service_account_is_named_as_a_dns_subdomain(api):
     bad = api.handle(req("create", "serviceaccounts", "default", body={
         "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "Robot"}}), now=1_000)
     assert bad.code == 422 and bad.body.message.startswith('ServiceAccount "Robot" is invalid: metadata.name: ')
+
+
+def _bind(api, role: str) -> None:
+    binding = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+               "metadata": {"name": f"alice-{role}"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+               "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]}
+    assert api.handle(req("create", "rolebindings", "default", body=binding), now=1_000).code == 201
+
+
+def test_view_cannot_read_secrets_edit_and_admin_can(api):
+    assert create(api, secret(stringData={"p": "q"})).code == 201
+    _bind(api, "view")
+    as_alice = req("get", "secrets", "default", "s", token="alice-token")
+    refused = api.handle(as_alice, now=2_000)
+    assert (refused.code, refused.body.message) == (403, 'secrets "s" is forbidden: User "alice" cannot get resource '
+                                                         '"secrets" in API group "" in the namespace "default"')
+    assert api.handle(req("get", "configmaps", "default", "none", token="alice-token"), now=2_000).code == 404
+    for role in ("edit", "admin"):
+        api.handle(req("delete", "rolebindings", "default", f"alice-{'view' if role == 'edit' else 'edit'}"),
+                   now=2_000)
+        _bind(api, role)
+        assert api.handle(req("get", "secrets", "default", "s", token="alice-token"), now=3_000).code == 200
+    roles = req("create", "roles", "default", token="alice-token", body={
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"}, "rules": []})
+    assert api.handle(roles, now=4_000).code == 201  # admin manages roles
