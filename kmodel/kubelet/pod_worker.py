@@ -15,7 +15,8 @@ restarted finds the sandbox and containers of a pod again and adopts them: no se
   2. sandbox: the newest sandbox if it is ready; a dead one (after a reboot) is killed (CNI DEL) and a new one
      created with attempt + 1 (CNI ADD: the next host-local address); failing to create it is the event
      FailedCreatePodSandBox and a retry after the backoff period;
-  3. containers, in spec order: a running container that failed its liveness probe is killed (exit 137) and,
+  3. containers, in spec order: a running container of a run-to-completion pod whose run time is over exits by
+     itself (completion.py); a running container that failed its liveness probe is killed (exit 137) and,
      if the restart policy allows, started again at once (attempt + 1); a missing one is created and started;
      an exited one is restarted if the policy says so (Always; OnFailure for a non-zero exit) unless it is in
      back-off (10 s doubling to 5 min, keyed by pod uid and container name, reset when a container ran for
@@ -36,6 +37,7 @@ from typing import Callable, Iterable, Optional
 
 import attrs
 
+from kmodel.kubelet import completion
 from kmodel.kubelet.runtime import (
     ContainerConfig, ContainerMetadata, ContainerRuntime, ContainerState, CRIError, PodSandboxConfig,
     PodSandboxMetadata, PodSandboxState, PortMapping, SandboxResources, POD_UID_LABEL,
@@ -204,6 +206,15 @@ def sync_pod(worker: PodWorker, runtime: ContainerRuntime, backoff: RestartBacko
         newest, _ = view.containers.get(spec.name, (None, None))
         here = newest if newest is not None and newest.pod_sandbox_id == sid else None
         next_attempt = newest.metadata.attempt + 1 if newest is not None else 0
+        if here is not None and here.state == ContainerState.CONTAINER_RUNNING:
+            # a run-to-completion pod's process ends by itself (completion.py: the model's convention)
+            ends = completion.ends_at(pod, here.started_at)
+            if ends is not None and now >= ends:
+                runtime.exit_container(here.id, completion.exit_code(pod), now)
+                here = runtime.container_status(here.id)
+            elif ends is not None:
+                due = ends - now
+                result.requeue_ms = due if result.requeue_ms is None else min(result.requeue_ms, due)
         if here is not None and here.state == ContainerState.CONTAINER_RUNNING:
             if not liveness_failed(spec.name, here.id):
                 keep += 1

@@ -1,0 +1,46 @@
+"""Run-to-completion pods (kmodel.kubelet.completion): a container of a Never or OnFailure pod ends by itself after
+its run time with its exit code; an Always pod's containers serve until stopped."""
+
+from __future__ import annotations
+
+from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.cluster.kubectl import Apply
+
+
+def pod(name: str, policy: str, **annotations: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default", "annotations": annotations},
+            "spec": {"restartPolicy": policy, "containers": [{"name": "c", "image": "busybox"}]}}
+
+
+def statuses(c: Cluster) -> dict:
+    return {p.metadata.name: (p.status.phase, p.status.container_statuses[0]) for p in c.objects("pods", "default")}
+
+
+def test_pods_end_by_their_run_time_and_exit_code_and_servers_keep_running():
+    c = Cluster(ClusterConfig(nodes=1))
+    c.submit(Apply(pod("done", "Never")))
+    c.submit(Apply(pod("broken", "Never", **{"kmodel.io/exit-code": "3", "kmodel.io/run-seconds": "2"})))
+    c.submit(Apply(pod("retried", "OnFailure", **{"kmodel.io/exit-code": "1", "kmodel.io/run-seconds": "1"})))
+    c.submit(Apply(pod("server", "Always")))
+    c.run_for(30_000)
+    late = statuses(c)
+    phase, done = late["done"]
+    assert phase == "Succeeded" and done.state.terminated.exit_code == 0
+    assert done.state.terminated.reason == "Completed"
+    assert done.state.terminated.finished_at - done.state.terminated.started_at == 5_000  # the default run time
+    phase, broken = late["broken"]
+    assert phase == "Failed" and broken.state.terminated.exit_code == 3 and broken.restart_count == 0
+    assert broken.state.terminated.finished_at - (broken.state.terminated.started_at or 0) == 2_000  # None: at 0
+    phase, retried = late["retried"]
+    assert phase == "Running" and retried.restart_count >= 2  # OnFailure: restarted, with back-off
+    phase, server = late["server"]
+    assert phase == "Running" and server.state.running is not None
+
+
+def test_an_annotation_that_is_not_a_whole_number_counts_as_absent():
+    c = Cluster(ClusterConfig(nodes=1))
+    c.submit(Apply(pod("odd", "Never", **{"kmodel.io/exit-code": "-1", "kmodel.io/run-seconds": "soon"})))
+    c.run_for(20_000)
+    phase, status = statuses(c)["odd"]
+    assert phase == "Succeeded" and status.state.terminated.exit_code == 0
