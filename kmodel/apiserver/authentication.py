@@ -17,9 +17,10 @@ the cluster use them):
                                                                     system:serviceaccounts:kube-system
         for each controller's service account <sa> (controller_service_accounts(): deployment-controller,
         replicaset-controller, endpoint-controller, generic-garbage-collector, namespace-controller,
-        node-controller, pod-garbage-collector, statefulset-controller): kube-controller-manager runs each
+        node-controller, pod-garbage-collector, statefulset-controller, job-controller,
+        ttl-after-finished-controller, service-account-controller): kube-controller-manager runs each
         controller under its own service account, as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
-        service account's token (no ServiceAccount objects or token controller are modelled)
+        service account's token (these kube-system ServiceAccounts are not stored as objects)
     "proxy-token"                   system:kube-proxy
     "node-<name>-token"             system:node:<name>              system:nodes
     "<user>-token" for alice, bob   alice / bob                     (no extra group)

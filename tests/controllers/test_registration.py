@@ -16,18 +16,19 @@ LABELER = "tests.controllers.registered_labeler:PodLabeler"
 
 
 def test_the_built_in_components_are_registered_with_their_process_account_and_role():
-    assert DEFAULT_COMPONENTS == ("deployment", "endpoints", "endpointslice", "garbagecollector", "kubelet", "namespace",
-                                  "nodeipam", "nodelifecycle", "podgc", "proxy", "replicaset", "scheduler",
-                                  "statefulset", "traffic")
+    assert DEFAULT_COMPONENTS == ("deployment", "endpoints", "endpointslice", "garbagecollector", "job", "kubelet",
+                                  "namespace", "nodeipam", "nodelifecycle", "podgc", "proxy", "replicaset",
+                                  "scheduler", "serviceaccount", "statefulset", "traffic", "ttlafterfinished")
     by_name = {r.name: r for r in registry.builtin_registrations()}
     assert "etcdctl" in by_name and not by_name["etcdctl"].default  # a variant's extra component
     kcm = sorted(n for n, r in by_name.items() if r.process == registry.KUBE_CONTROLLER_MANAGER)
-    assert kcm == ["deployment", "endpoints", "endpointslice", "garbagecollector", "namespace", "nodeipam",
-                   "nodelifecycle", "podgc", "replicaset", "statefulset"]
+    assert kcm == ["deployment", "endpoints", "endpointslice", "garbagecollector", "job", "namespace", "nodeipam",
+                   "nodelifecycle", "podgc", "replicaset", "serviceaccount", "statefulset", "ttlafterfinished"]
     assert by_name["scheduler"].process == registry.KUBE_SCHEDULER
     assert registry.controller_service_accounts() == (
         "deployment-controller", "endpoint-controller", "endpointslice-controller", "generic-garbage-collector",
-        "namespace-controller", "node-controller", "pod-garbage-collector", "replicaset-controller", "statefulset-controller")
+        "job-controller", "namespace-controller", "node-controller", "pod-garbage-collector", "replicaset-controller",
+        "service-account-controller", "statefulset-controller", "ttl-after-finished-controller")
     roles = [o.metadata.name for o in bootstrap_policy() if type(o).__name__ == "ClusterRole"]
     assert [r for r in roles if r.startswith(CONTROLLER_ROLE_PREFIX)] == [
         CONTROLLER_ROLE_PREFIX + a for a in registry.controller_service_accounts()]
