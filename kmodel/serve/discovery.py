@@ -20,10 +20,10 @@ SERVED_VERSION = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-kmodel", "
 SHORT_NAMES = {
     "pods": ["po"], "services": ["svc"], "nodes": ["no"], "namespaces": ["ns"], "endpoints": ["ep"],
     "configmaps": ["cm"], "events": ["ev"], "deployments": ["deploy"], "replicasets": ["rs"],
-    "statefulsets": ["sts"], "customresourcedefinitions": ["crd", "crds"],
+    "statefulsets": ["sts"], "customresourcedefinitions": ["crd", "crds"], "serviceaccounts": ["sa"],
 }
 #: `kubectl get all` lists the resources in category "all"
-CATEGORY_ALL = ("pods", "services", "deployments", "replicasets", "statefulsets")
+CATEGORY_ALL = ("pods", "services", "deployments", "replicasets", "statefulsets", "jobs")
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 #: subresources the server serves beyond the model's own: scale, translated to the parent's spec.replicas
 SCALABLE = ("deployments", "replicasets", "statefulsets")
@@ -102,6 +102,9 @@ def resource_list(api_version: str, custom: Sequence[Resource] = ()) -> Optional
             continue
         entries.append(_entry(res, name, ALL_VERBS))
         for sub in res.subresources:
+            if sub == "token":  # serviceaccounts/token answers an authentication.k8s.io/v1 TokenRequest
+                entries.append(_entry(res, f"{name}/{sub}", ["create"], "TokenRequest", "authentication.k8s.io", "v1"))
+                continue
             verbs = ["create"] if sub == "binding" else (["update"] if sub == "finalize" else ["get", "patch", "update"])
             kind = "Binding" if sub == "binding" else res.kind
             entries.append(_entry(res, f"{name}/{sub}", verbs, kind))

@@ -295,6 +295,42 @@ def controller_revision_row(revision: Any, now: int) -> list:
     return [revision.metadata.name, controller, revision.revision, age(revision, now)]
 
 
+def _has_condition(job: Any, kind: str) -> bool:
+    return any(c.type == kind and c.status == "True" for c in job.status.conditions)
+
+
+#: printJob's STATUS, first match wins
+_JOB_STATUSES = ("Complete", "Failed", "Terminating", "Suspended", "FailureTarget", "SuccessCriteriaMet")
+
+
+def _job_status(job: Any) -> str:
+    for status in _JOB_STATUSES:
+        if status == "Terminating":
+            if job.metadata.deletion_timestamp is not None:
+                return status
+        elif _has_condition(job, status):
+            return status
+    return "Running"
+
+
+def job_row(job: Any, now: int) -> list:
+    """printJob: COMPLETIONS succeeded/completions ("n/1 of p" without completions and parallelism above 1),
+    DURATION from startTime to completionTime (to now while running)."""
+    s, spec = job.status, job.spec
+    if spec.completions is not None:
+        completions = f"{s.succeeded}/{spec.completions}"
+    elif (spec.parallelism or 0) > 1:
+        completions = f"{s.succeeded}/1 of {spec.parallelism}"
+    else:
+        completions = f"{s.succeeded}/1"
+    if s.start_time is None:
+        duration = ""
+    else:
+        duration = human_duration((s.completion_time if s.completion_time is not None else now) - s.start_time)
+    return [job.metadata.name, _job_status(job), completions, duration, age(job, now),
+            *containers_cells(spec.template.spec.containers), format_label_selector(spec.selector)]
+
+
 # -- the rest -----------------------------------------------------------------------------------------------
 
 def _subjects(binding: Any) -> list[str]:
@@ -332,6 +368,12 @@ PRINTERS: dict[str, tuple[list, Row]] = {
     "statefulsets": ([NAME, column("Ready"), AGE, *_TEMPLATE_COLUMNS], statefulset_row),
     "controllerrevisions": ([NAME, column("Controller"), column("Revision", "integer"), AGE],
                             controller_revision_row),
+    "secrets": ([NAME, column("Type"), column("Data", "string"), AGE],
+                lambda secret, now: [secret.metadata.name, secret.type, len(secret.data), age(secret, now)]),
+    "serviceaccounts": ([NAME, column("Secrets", "string"), AGE],
+                        lambda sa, now: [sa.metadata.name, len(sa.secrets), age(sa, now)]),
+    "jobs": ([NAME, column("Status"), column("Completions"), column("Duration"), AGE, *_TEMPLATE_COLUMNS,
+              column("Selector", priority=1)], job_row),
     "rolebindings": (_BINDING_COLUMNS, binding_row),
     "clusterrolebindings": (_BINDING_COLUMNS, binding_row),
 }

@@ -211,3 +211,47 @@ def test_negotiation_refuses_only_conversions() -> None:
     with pytest.raises(negotiation.NotAcceptable):
         negotiation.conversion("application/vnd.kubernetes.protobuf")
     assert negotiation.conversion("application/vnd.kubernetes.protobuf,application/json") == ""  # kubectl's
+
+
+def _job(spec: dict, status: dict, *, deleting: bool = False) -> Any:
+    meta: dict = {"name": "j", "creationTimestamp": "2024-01-01T00:00:00Z"}
+    if deleting:
+        meta["deletionTimestamp"] = "2024-01-01T00:09:00Z"
+    return load({"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+                 "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}, **spec},
+                 "status": status})
+
+
+def _cond(kind: str, status: str = "True") -> dict:
+    return {"type": kind, "status": status}
+
+
+@pytest.mark.parametrize("spec, status, deleting, expected", [
+    ({"completions": 3}, {}, False, ["Running", "0/3", ""]),
+    ({"completions": 3}, {"succeeded": 1, "startTime": "2024-01-01T00:05:00Z"}, False, ["Running", "1/3", "5m"]),
+    ({"completions": 1}, {"succeeded": 1, "startTime": "2024-01-01T00:00:00Z",
+                          "completionTime": "2024-01-01T00:00:12Z",
+                          "conditions": [_cond("SuccessCriteriaMet"), _cond("Complete")]}, False,
+     ["Complete", "1/1", "12s"]),
+    ({"completions": 1}, {"conditions": [_cond("FailureTarget"), _cond("Failed")]}, True, ["Failed", "0/1", ""]),
+    ({"completions": 1}, {"conditions": [_cond("FailureTarget")]}, False, ["FailureTarget", "0/1", ""]),
+    ({"completions": 1}, {"conditions": [_cond("Complete", "False")]}, True, ["Terminating", "0/1", ""]),
+    ({"parallelism": 2}, {"succeeded": 1}, False, ["Running", "1/1 of 2", ""]),
+    ({"parallelism": 1}, {}, False, ["Running", "0/1", ""]),
+])
+def test_job_status_completions_and_duration(spec: dict, status: dict, deleting: bool, expected: list) -> None:
+    row = printers.job_row(_job(spec, status, deleting=deleting), NOW)
+    assert row[1:4] == expected and row[4] == "10m" and row[5:7] == ["c", "busybox"]
+
+
+def test_secret_and_service_account_rows() -> None:
+    secret = load({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "data": {"a": "eA==", "b": "eQ=="},
+                   "metadata": {"name": "s", "creationTimestamp": "2024-01-01T00:00:00Z"}})
+    columns, row = printers.PRINTERS["secrets"]
+    assert [c["name"] for c in columns] == ["Name", "Type", "Data", "Age"]
+    assert row(secret, NOW) == ["s", "Opaque", 2, "10m"]
+    sa = load({"apiVersion": "v1", "kind": "ServiceAccount", "secrets": [{"name": "t"}],
+               "metadata": {"name": "default", "creationTimestamp": "2024-01-01T00:00:00Z"}})
+    columns, row = printers.PRINTERS["serviceaccounts"]
+    assert [c["name"] for c in columns] == ["Name", "Secrets", "Age"]
+    assert row(sa, NOW) == ["default", 1, "10m"]
