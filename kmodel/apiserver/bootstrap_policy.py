@@ -137,6 +137,12 @@ VIEW = _role("view", *_VIEW_RULES)
 EDIT = _role("edit", *_EDIT_RULES, *_VIEW_RULES)
 ADMIN = _role("admin", *_ADMIN_RULES, *_EDIT_RULES, *_VIEW_RULES)
 
+#: upstream's system:basic-user, bound to every authenticated user: review one's own access
+BASIC_USER = _role(
+    "system:basic-user",
+    _r(("create",), ("selfsubjectaccessreviews", "selfsubjectrulesreviews"), ("authorization.k8s.io",)),
+)
+
 NODE_PROXIER = _role(
     "system:node-proxier",
     _r(READ, ("services", "endpoints")),
@@ -174,6 +180,7 @@ def bootstrap_policy() -> list:
         ADMIN,
         EDIT,
         VIEW,
+        BASIC_USER,
         _binding("cluster-admin", "Group", "system:masters"),
         _binding("system:kube-scheduler", "User", "system:kube-scheduler"),
         _binding("system:kube-controller-manager", "User", "system:kube-controller-manager"),
@@ -181,4 +188,5 @@ def bootstrap_policy() -> list:
           for role in roles),
         _service_accounts_binding(PESSIMISTIC_LOCKING.metadata.name, controller_service_accounts()),
         _binding("system:node-proxier", "User", "system:kube-proxy"),
+        _binding("system:basic-user", "Group", "system:authenticated"),
     ]

@@ -206,6 +206,8 @@ class Pipeline:
             return self._bind(request, user, now)
         if request.subresource == "token":
             return self._token_request(request, user, now, replica)
+        if res.name == "selfsubjectaccessreviews":
+            return self._access_review(request, res, user)
         if request.subresource:
             raise errors.method_not_allowed(f"create is not supported on {res.name}/{request.subresource}")
         if res.crd is not None:
@@ -511,6 +513,28 @@ class Pipeline:
             self._signing_key, namespace=namespace, name=name, uid=sa.metadata.uid, audiences=spec.audiences,
             expiration_seconds=spec.expiration_seconds, now=now, rng=rng)
         return 201, tokenrequest.answer(token_request, token, now)
+
+    # --- selfsubjectaccessreviews ---------------------------------------------------------------------
+
+    def _access_review(self, request: Request, res: Resource, user: UserInfo) -> tuple[int, Any]:
+        """SelfSubjectAccessReview: whether the requester may do what the spec's resourceAttributes say, as
+        authorization would decide that request (status.allowed; denied stays false, as RBAC never denies).
+        nonResourceAttributes are answered not allowed: the model serves no non-resource URLs to authorize."""
+        review = validation.decode_body(res, request.body, request.field_validation)
+        attributes = review.spec.resource_attributes
+        if attributes is None and review.spec.non_resource_attributes is None:
+            raise errors.invalid(res.group_kind, res.group, res.kind, "", [
+                invalid("spec.resourceAttributes", GoValue("null"),
+                        "exactly one of nonResourceAttributes or resourceAttributes must be specified")])
+        allowed = False
+        if attributes is not None:
+            try:
+                self.authorizer.allows(user, attributes.verb, attributes.resource, attributes.namespace,
+                                       attributes.name, attributes.subresource, attributes.group)
+                allowed = True
+            except errors.APIError:
+                allowed = False
+        return 201, _evolve(review, status=_evolve(review.status, allowed=allowed))
 
     def _bound_token_user(self, token: str) -> Optional[UserInfo]:
         """The service account a bound token authenticates now, or None (serviceaccount_tokens.verify)."""

@@ -13,7 +13,8 @@ Keys: namespaced `<prefix>/<namespace>/<name>`, cluster-scoped `<prefix>/<name>`
 namespace)` is the prefix a list or watch ranges over (every namespace when namespace is "").
 
 `bindings` is a create-only virtual resource (POST pods/<name>/binding, or POST bindings with the pod's
-name): nothing is stored under it. TokenRequest is served only as serviceaccounts/<name>/token.
+name): nothing is stored under it; so is `selfsubjectaccessreviews` (the answer says whether the requester may
+do what it asks). TokenRequest is served only as serviceaccounts/<name>/token.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.objects import apiextensions, apps, batch, coordination, core, discovery, rbac, secrets  # noqa: F401  (registers the kinds)
+from kmodel.objects import apiextensions, apps, authorization, batch, coordination, core, discovery, rbac, secrets  # noqa: F401  (registers the kinds)
 from kmodel.objects.registry import KINDS, KindInfo
 
 
@@ -75,6 +76,7 @@ _LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "secrets": ("/registry/secrets", ()),
     "serviceaccounts": ("/registry/serviceaccounts", ("token",)),
     "jobs": ("/registry/jobs", ("status",)),
+    "selfsubjectaccessreviews": ("", ()),
 }
 #: kinds registered only so that their bodies decode, served as a subresource of another resource
 #: (TokenRequest: POST serviceaccounts/<name>/token), never as a resource of their own

@@ -14,6 +14,9 @@ before the request enters the model:
     any other token (admin-token included)  REFUSED, a token the model's authenticator answers 401 Unauthorized
 
 So the trace records model tokens only: it replays as it did, and holds nothing a client could use.
+
+A service account token the model issues (POST serviceaccounts/<name>/token) is a model token too, predictable
+from the run's seed: the client gets a token drawn for it instead (`issue`), which then stands for it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ class Credentials:
             token = secrets.token_urlsafe(TOKEN_BYTES)
             self.users.append((name, token))
             self._model_token[token] = model_token
+
+    def issue(self, model_token: str) -> str:
+        """A new client token that stands for `model_token` (a service account token the model issued)."""
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        self._model_token[token] = model_token
+        return token
 
     def model_token(self, client_token: str) -> str:
         """The model's token for what a client sent (see the module docstring)."""

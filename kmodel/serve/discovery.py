@@ -24,6 +24,8 @@ SHORT_NAMES = {
 }
 #: `kubectl get all` lists the resources in category "all"
 CATEGORY_ALL = ("pods", "services", "deployments", "replicasets", "statefulsets", "jobs")
+#: the virtual resources a client can only create (nothing is stored)
+CREATE_ONLY = ("bindings", "selfsubjectaccessreviews")
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 #: subresources the server serves beyond the model's own: scale, translated to the parent's spec.replicas
 SCALABLE = ("deployments", "replicasets", "statefulsets")
@@ -97,7 +99,7 @@ def resource_list(api_version: str, custom: Sequence[Resource] = ()) -> Optional
                 entries.append(_entry(res, f"{name}/{sub}", ["get", "patch", "update"], kind,
                                       *(("autoscaling", "v1") if sub == "scale" else ())))
             continue
-        if name == "bindings":
+        if name in CREATE_ONLY:
             entries.append(_entry(res, name, ["create"]))
             continue
         entries.append(_entry(res, name, ALL_VERBS))
@@ -137,7 +139,7 @@ def openapi_v3_group_version(path: str) -> Optional[dict]:
     paths = {}
     for name in sorted(RESOURCES):
         res = RESOURCES[name]
-        if _gv_path(res.api_version) != path or name == "bindings":
+        if _gv_path(res.api_version) != path or name in CREATE_ONLY:
             continue
         group, _, version = res.api_version.rpartition("/")
         scope = "/namespaces/{namespace}" if res.namespaced else ""

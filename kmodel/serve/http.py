@@ -488,7 +488,7 @@ class Handler(BaseHTTPRequestHandler):
         fields: dict[str, Any] = {}
         if r.verb in ("create", "update"):
             body = self._object_body(r, r.resource.kind)
-            if isinstance(body, dict) and r.subresource != "binding":
+            if isinstance(body, dict) and r.subresource not in ("binding", "token"):
                 # the decoder defaults a body's apiVersion and kind to the endpoint's (runtime.Decode's defaultGVK)
                 body = {"apiVersion": r.resource.api_version, "kind": r.resource.kind, **body}
                 body["apiVersion"] = body["apiVersion"] or r.resource.api_version
@@ -501,7 +501,17 @@ class Handler(BaseHTTPRequestHandler):
             kind = PATCH_TYPES[ctype]
             patch = self._body(tuple(PATCH_TYPES))
             fields["body"] = patch if kind == "merge" else PatchBody(kind, patch)
-        self._answer(self._ask(self._request(r, **fields)), r)
+        response = self._ask(self._request(r, **fields))
+        if r.subresource == "token" and response.code == 201:
+            response = self._client_token(response)
+        self._answer(response, r)
+
+    def _client_token(self, response: Response) -> Response:
+        """A TokenRequest's answer with the model's token exchanged for one drawn for this run (the client never
+        holds a model token: kmodel.serve.credentials)."""
+        status = response.body.status
+        client_token = self.credentials.issue(status.token)
+        return attrs.evolve(response, body=attrs.evolve(response.body, status=attrs.evolve(status, token=client_token)))
 
     def _delete(self, r: ResourceRoute, options: Any) -> None:
         options = options if isinstance(options, dict) else {}
