@@ -18,6 +18,8 @@
     workloads.py   replicaset-within-expectations, rollout-within-surge, endpoints-list-real-pods,
                    dependents-collected
     statefulset.py statefulset-one-pod-per-identity, statefulset-ordered-ready, converges-statefulsets
+    jobs.py        job-pods-counted-once, job-finalizer-after-counting, job-complete-has-its-completions,
+                   finished-jobs-release-pods
     crd.py         custom-objects-valid, custom-objects-scoped, crd-objects-removed
     namespaces.py  namespace-content-removed
 
@@ -25,8 +27,8 @@ See registry.py for the contract every invariant follows.
 """
 
 from kmodel.invariants import (  # noqa: F401
-    contract, crd, endpointslices, leader, lifecycle, liveness, namespaces, network, requests, scheduling, statefulset, storage,
-    traffic, watch, workloads,
+    contract, crd, endpointslices, jobs, leader, lifecycle, liveness, namespaces, network, patches, requests,
+    scheduling, statefulset, storage, traffic, watch, workloads,
 )
 from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, Invariant, invariant, registered, violations
 

@@ -342,8 +342,8 @@ def no_cidr_leak(cluster: Any, memo: dict) -> Iterator[str]:
 
 #: what the namespace controller deletes that a user's objects are made of (every namespaced kind the model serves
 #: but bindings)
-_NAMESPACED = ("configmaps", "deployments", "endpoints", "events", "leases", "pods", "replicasets", "rolebindings",
-               "roles", "services", "statefulsets")
+_NAMESPACED = ("configmaps", "deployments", "endpoints", "events", "jobs", "leases", "pods", "replicasets",
+               "rolebindings", "roles", "secrets", "serviceaccounts", "services", "statefulsets")
 
 
 @invariant("namespaces-terminate", kind=LIVENESS, principle="level-driven reconciliation")

@@ -1,0 +1,154 @@
+"""The Job guarantees: each finished pod counted at most once, a pod released by the tracking finalizer only once
+its Job holds it, a Complete Job backed by its successful pods, and finished Jobs letting go of their pods.
+
+The safety invariants read the pod and Job changes from the store's history, in revision order, keeping per Job
+uid the pods it controlled that ever succeeded and those that ever failed (phase Failed, or deleted or being
+deleted without having succeeded: upstream counts those as failures), and a mirror of every Job as stored. They
+judge from those records alone: never from the Job controller's helpers (kmodel.controllers.job_logic).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from kmodel.invariants._history import PODS, change_feed
+from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
+
+JOBS = "/registry/jobs/"
+#: batch/v1 JobTrackingFinalizer, spelled here so that a rename in the model fails loudly instead of silencing
+TRACKING = "batch.kubernetes.io/job-tracking"
+
+
+def _job_uid(pod: Any) -> str:
+    for ref in pod.metadata.owner_references:
+        if ref.controller and ref.kind == "Job" and ref.api_version == "batch/v1":
+            return ref.uid
+    return ""
+
+
+def _true(job: Any, kind: str) -> bool:
+    return any(c.type == kind and c.status == "True" for c in job.status.conditions)
+
+
+def _finished(job: Any) -> bool:
+    return _true(job, "Complete") or _true(job, "Failed")
+
+
+def _uncounted(job: Any) -> tuple[tuple, tuple]:
+    u = job.status.uncounted_terminated_pods
+    return ((), ()) if u is None else (u.succeeded, u.failed)
+
+
+class _Ledger:
+    """Per run: the pods each Job (by uid) had that succeeded and that failed, the Jobs as stored (by uid), and the
+    violations of job-finalizer-after-counting found so far."""
+
+    def __init__(self) -> None:
+        self.succeeded: dict[str, set] = {}
+        self.failed: dict[str, set] = {}
+        self.jobs: dict[str, Any] = {}  # job uid -> the Job now (absent: gone)
+        self.released: list[str] = []
+
+    def read(self, feed: Any, store: Any) -> None:
+        for ch in feed.read(store):
+            if ch.key.startswith(JOBS):
+                job = ch.value if ch.value is not None else ch.prev
+                if ch.value is None:
+                    self.jobs.pop(job.metadata.uid, None)
+                else:
+                    self.jobs[job.metadata.uid] = job
+                continue
+            pod = ch.value if ch.value is not None else ch.prev
+            uid = _job_uid(pod) if pod is not None else ""
+            if not uid:
+                continue
+            now = ch.value
+            if now is not None and now.status.phase == "Succeeded":
+                self.succeeded.setdefault(uid, set()).add(pod.metadata.uid)
+            elif now is None or now.status.phase == "Failed" or now.metadata.deletion_timestamp is not None:
+                if pod.status.phase != "Succeeded":
+                    self.failed.setdefault(uid, set()).add(pod.metadata.uid)
+            if ch.prev is not None and now is not None and TRACKING in ch.prev.metadata.finalizers \
+                    and TRACKING not in now.metadata.finalizers:
+                self._judge_release(ch.rev, now, uid)
+
+    def _judge_release(self, rev: int, pod: Any, job_uid: str) -> None:
+        if pod.status.phase not in ("Succeeded", "Failed"):
+            return  # an active pod deleted as one too many is not counted: its finalizer goes first
+        job = self.jobs.get(job_uid)
+        if job is None or job.metadata.deletion_timestamp is not None or _finished(job):
+            return  # an orphan, or a finished Job's: released without counting, as upstream
+        succeeded, failed = _uncounted(job)
+        if pod.metadata.uid not in succeeded and pod.metadata.uid not in failed:
+            self.released.append(
+                f"revision {rev}: pod {pod.metadata.namespace}/{pod.metadata.name} ({pod.status.phase}) lost its "
+                f"{TRACKING} finalizer while Job {job.metadata.namespace}/{job.metadata.name} did not list it in "
+                f"status.uncountedTerminatedPods: a finished pod may be deleted before it is counted")
+
+
+def _ledger(cluster: Any, memo: dict) -> _Ledger:
+    ledger = memo.get("ledger")
+    if ledger is None:
+        ledger = memo["ledger"] = _Ledger()
+        memo["feed"] = change_feed(memo, (PODS, JOBS))
+    ledger.read(memo["feed"], cluster.store)
+    return ledger
+
+
+@invariant("job-pods-counted-once", kind=SAFETY, principle="level-driven reconciliation")
+def job_pods_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
+    """A Job never counts more pods than it had: status.succeeded plus the uids in
+    uncountedTerminatedPods.succeeded are at most the distinct pods of the Job that ever succeeded, and likewise
+    for failed (a pod that failed, or was deleted without having succeeded)."""
+    ledger = _ledger(cluster, memo)
+    for uid, job in sorted(ledger.jobs.items()):
+        succeeded, failed = _uncounted(job)
+        s = job.status
+        for what, counted, seen in (("succeeded", s.succeeded + len(succeeded), ledger.succeeded.get(uid, ())),
+                                    ("failed", s.failed + len(failed), ledger.failed.get(uid, ()))):
+            if counted > len(seen):
+                yield (f"Job {job.metadata.namespace}/{job.metadata.name} counts {counted} {what} pods "
+                       f"(status.{what} {getattr(s, what)} + {len(succeeded if what == 'succeeded' else failed)} "
+                       f"uncounted) but only {len(seen)} of its pods ever {what}")
+
+
+@invariant("job-finalizer-after-counting", kind=SAFETY, principle="level-driven reconciliation")
+def job_finalizer_after_counting(cluster: Any, memo: dict) -> Iterator[str]:
+    """A finished pod of a running Job loses its tracking finalizer only once the Job's stored status lists it in
+    uncountedTerminatedPods (the finalizer keeps the pod until it is counted; a pod of a Job gone, being
+    deleted or finished is released without counting)."""
+    yield from _ledger(cluster, memo).released
+
+
+@invariant("job-complete-has-its-completions", kind=SAFETY, principle="level-driven reconciliation")
+def job_complete_has_its_completions(cluster: Any, memo: dict) -> Iterator[str]:
+    """A Complete Job has status.succeeded at least its completions (one without completions), that many of its
+    pods ever succeeded, and it is never Failed too."""
+    ledger = _ledger(cluster, memo)
+    for uid, job in sorted(ledger.jobs.items()):
+        if not _true(job, "Complete"):
+            continue
+        name = f"{job.metadata.namespace}/{job.metadata.name}"
+        wanted = job.spec.completions if job.spec.completions is not None else 1
+        seen = len(ledger.succeeded.get(uid, ()))
+        if job.status.succeeded < wanted or seen < wanted:
+            yield (f"Job {name} is Complete with status.succeeded {job.status.succeeded} and {seen} pods that ever "
+                   f"succeeded, wanting {wanted}")
+        if _true(job, "Failed"):
+            yield f"Job {name} is both Complete and Failed"
+
+
+@invariant("finished-jobs-release-pods", kind=LIVENESS, principle="level-driven reconciliation")
+def finished_jobs_release_pods(cluster: Any, memo: dict) -> Iterator[str]:
+    """Once the cluster settles, no pod of a finished Job, or of a Job that is gone, still holds the tracking
+    finalizer."""
+    jobs = {j.metadata.uid: j for j in cluster.objects("jobs")}
+    for pod in cluster.objects("pods"):
+        uid = _job_uid(pod)
+        if not uid or TRACKING not in pod.metadata.finalizers:
+            continue
+        job = jobs.get(uid)
+        if job is None or _finished(job):
+            state = "is gone" if job is None else "has finished"
+            yield (f"pod {pod.metadata.namespace}/{pod.metadata.name} still holds {TRACKING} though its Job "
+                   f"{state}")
