@@ -95,6 +95,7 @@ from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
 from kmodel.checker.statefulset_rules import StatefulSetRules
+from kmodel.checker.job_rules import JobRules
 from kmodel.checker.patch_rules import PatchRules
 from kmodel.checker.fault_rules import RequestFaultRules
 from kmodel.checker.session import InvariantViolation, Session, all_invariants, with_component_invariants
@@ -135,7 +136,7 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, RequestFaultRules, CrdRules,
+class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, RequestFaultRules, CrdRules, JobRules,
                     RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 

@@ -12,6 +12,8 @@ invocation it stands for, through its own `ApiClient` like any other client of t
                                  with one added or taken out, on the resourceVersion read (read again on a
                                  conflict, up to EDIT_TRIES times: the effect of kubectl's strategic merge patch)
     Get(resource, ns, name)      kubectl get
+    CreateToken(ns, name, ...)   kubectl create token: POST serviceaccounts/<name>/token, and with `then` a Get
+                                 sent with the token it answered (kubectl --token=$(kubectl create token ...))
     Patch(resource, ns, name, p) kubectl patch --type=merge|json|strategic (merge by default here), and what kubectl
                                  label, cordon/uncordon and rollout pause/resume send (a merge patch of the
                                  fields they change); a JSON patch or strategic merge patch goes as the wire's
@@ -207,7 +209,20 @@ class EditFinalizers:
     token: str = ""
 
 
-Command = Union[Apply, Scale, Delete, Get, Patch, TaintNode, RolloutUndo, EditFinalizers]
+@attrs.frozen
+class CreateToken:
+    """kubectl create token `name` -n `namespace` [--duration]: POST serviceaccounts/<name>/token (a TokenRequest,
+    expirationSeconds `expiration_seconds` or the server's default). With `then`, that Get runs next with the
+    token the answer carries, as `kubectl --token=$(kubectl create token ...) get ...` (its answer is the result)."""
+
+    namespace: str
+    name: str
+    expiration_seconds: Optional[int] = None
+    then: Optional[Get] = None
+    token: str = ""
+
+
+Command = Union[Apply, Scale, Delete, Get, Patch, TaintNode, RolloutUndo, EditFinalizers, CreateToken]
 
 #: the reason of a command kubectl refused before sending any request (CommandResult of code 0)
 KUBECTL_ERROR = "KubectlError"
@@ -299,6 +314,8 @@ class Kubectl(ClientComponent):
                                propagation_policy=command.propagation_policy, on_done=self._finisher(command))
         elif isinstance(command, EditFinalizers):
             self._edit_finalizers(now, out, command)
+        elif isinstance(command, CreateToken):
+            self._create_token(now, out, command)
         else:
             self.client.get(now, out, command.resource, command.name, namespace=command.namespace,
                             on_done=self._finisher(command))
@@ -321,6 +338,22 @@ class Kubectl(ClientComponent):
             self.results.append(CommandResult(command, response))
             self.current = None
         return done
+
+    def _create_token(self, now: int, out: Out, command: CreateToken) -> None:
+        spec = {} if command.expiration_seconds is None else {"expirationSeconds": command.expiration_seconds}
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec}
+
+        def issued(t: int, response: Response, o: Out) -> None:
+            then = command.then
+            if not response.ok or then is None:
+                self._finisher(command)(t, response, o)
+                return
+            self.client.token = response.body.status.token
+            self.client.get(t, o, then.resource, then.name, namespace=then.namespace,
+                            on_done=self._finisher(command))
+
+        self.client.request(now, out, "create", "serviceaccounts", namespace=command.namespace, name=command.name,
+                            subresource="token", body=body, on_done=issued)
 
     def _apply(self, now: int, out: Out, command: Apply) -> None:
         obj = command.obj

@@ -42,6 +42,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "invalid manifests": ("apply_invalid",),
     "StatefulSets applied and scaled": ("apply_statefulset", "scale_statefulset"),
     "StatefulSets deleted, with a cascade": ("delete_statefulset",),
+    "Jobs, Secrets and service account tokens": ("apply_job", "delete_job", "apply_secret", "request_token"),
     "per-request faults": ("fail_request_429", "fail_request_500", "fail_request_503", "fail_request_504"),
     "compaction at a chosen revision": ("compact", "compact_delete"),
     "API server and component restarts": ("crash", "restart"),
