@@ -47,6 +47,8 @@ EXPECTED = {
     "custom-objects-valid": SAFETY, "custom-objects-scoped": SAFETY, "crd-objects-removed": LIVENESS,
     "namespace-content-removed": SAFETY,
     "merge-patch-applied": SAFETY,
+    "job-pods-counted-once": SAFETY, "job-finalizer-after-counting": SAFETY, "job-complete-has-its-completions": SAFETY,
+    "finished-jobs-release-pods": LIVENESS,
 }
 
 
@@ -347,7 +349,7 @@ def test_watch_atomic_catches_a_revision_split_over_two_responses():
     memos = _watch_memos()
     _watch_check(cluster, memos)
     store = cluster.store
-    a, b = "/registry/secrets/default/a", "/registry/secrets/default/b"  # a prefix the model serves no resource under
+    a, b = "/registry/limitranges/default/a", "/registry/limitranges/default/b"  # a prefix the model serves nothing under
     replica = cluster.replicas[0]
     etcd_watch = cluster.etcd._watches[replica.name]
     store.txn([], [PutOp(a, "x"), PutOp(b, "y")], [])
