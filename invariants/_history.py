@@ -18,7 +18,7 @@ account of the store: a store whose state disagreed with its own history would s
 
 from __future__ import annotations
 
-from typing import Any, Iterable, NamedTuple, Optional
+from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from kmodel.invariants import _paths
 from kmodel.invariants.registry import SHARED
@@ -278,6 +278,16 @@ def change_feed(memo: dict, prefixes: tuple[str, ...] = ("",)) -> ChangeFeed:
     if shared is None:
         shared = home["history"] = SharedChanges()
     return ChangeFeed(shared, prefixes)
+
+
+def kept_ledger(memo: dict, prefixes: tuple[str, ...], make: Callable[[], Any]) -> tuple[Any, ChangeFeed]:
+    """The ledger an invariant keeps in its memo for the run (`make()` the first time) and its change feed over
+    `prefixes`, for the invariant to read the new changes into."""
+    ledger = memo.get("ledger")
+    if ledger is None:
+        ledger = memo["ledger"] = make()
+        memo["feed"] = change_feed(memo, prefixes)
+    return ledger, memo["feed"]
 
 
 def describe_write(request: Any, response: Any) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from kmodel.invariants._history import PODS, change_feed
+from kmodel.invariants._history import PODS, kept_ledger
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 
 JOBS = "/registry/jobs/"
@@ -78,20 +78,17 @@ class _Ledger:
         job = self.jobs.get(job_uid)
         if job is None or job.metadata.deletion_timestamp is not None or _finished(job):
             return  # an orphan, or a finished Job's: released without counting, as upstream
-        succeeded, failed = _uncounted(job)
-        if pod.metadata.uid not in succeeded and pod.metadata.uid not in failed:
-            self.released.append(
-                f"revision {rev}: pod {pod.metadata.namespace}/{pod.metadata.name} ({pod.status.phase}) lost its "
-                f"{TRACKING} finalizer while Job {job.metadata.namespace}/{job.metadata.name} did not list it in "
-                f"status.uncountedTerminatedPods: a finished pod may be deleted before it is counted")
+        if pod.metadata.uid in {uid for listed in _uncounted(job) for uid in listed}:
+            return
+        where = f"revision {rev}: pod {pod.metadata.namespace}/{pod.metadata.name} ({pod.status.phase})"
+        self.released.append(f"{where} lost its {TRACKING} finalizer while Job {job.metadata.namespace}/"
+                             f"{job.metadata.name} did not list it in status.uncountedTerminatedPods: a finished pod "
+                             f"may be deleted before it is counted")
 
 
 def _ledger(cluster: Any, memo: dict) -> _Ledger:
-    ledger = memo.get("ledger")
-    if ledger is None:
-        ledger = memo["ledger"] = _Ledger()
-        memo["feed"] = change_feed(memo, (PODS, JOBS))
-    ledger.read(memo["feed"], cluster.store)
+    ledger, feed = kept_ledger(memo, (PODS, JOBS), _Ledger)
+    ledger.read(feed, cluster.store)
     return ledger
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from kmodel.invariants._history import PODS, change_feed, condition, name_of
+from kmodel.invariants._history import PODS, condition, kept_ledger, name_of
 from kmodel.invariants.liveness import _foreign_finalizers, _machines, _stranded
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 from kmodel.invariants.scheduling import _node_runtimes
@@ -219,11 +219,8 @@ class _Ledger:
 
 
 def _ledger(cluster: Any, memo: dict) -> _Ledger:
-    ledger = memo.get("ledger")
-    if ledger is None:
-        ledger = memo["ledger"] = _Ledger()
-        memo["feed"] = change_feed(memo, (PODS, STATEFULSETS, REVISIONS))
-    ledger.read(memo["feed"], cluster)
+    ledger, feed = kept_ledger(memo, (PODS, STATEFULSETS, REVISIONS), _Ledger)
+    ledger.read(feed, cluster)
     return ledger
 
 
