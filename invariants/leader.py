@@ -46,10 +46,12 @@ def leader_acts_within_lease(cluster: Any, memo: dict) -> Iterator[str]:
     Judged from the observers' records alone, never by asking the elector (`holds_valid_lease`): each write its
     process's components sent (`Leadership.writes`), placed among the elector's `history` (acquired, stopped)
     and its `observations` (when it took which Lease record as observed), replayed by `_LeaseReplay`."""
-    for lease, leadership in leaderships(cluster, memo):
-        replay = memo.get(("replay", id(leadership)))
+    # each elector's replay kept under its place in `leaderships` (a stable order), not its id(): the memo is
+    # restored with the session from the campaign's snapshot, where an id() taken before is another object's
+    for i, (lease, leadership) in enumerate(leaderships(cluster, memo)):
+        replay = memo.get(("replay", i))
         if replay is None:
-            replay = memo[("replay", id(leadership))] = _LeaseReplay()
+            replay = memo[("replay", i)] = _LeaseReplay()
         for t, identity, what in replay.outside(leadership):
             yield (f"{identity} wrote at {t / 1000:g} s without an unexpired lease {LEASE_NAMESPACE}/{lease} by its "
                    f"own clock ({what})")
