@@ -1,5 +1,5 @@
-"""Leader election's guarantees (kmodel.client.leaderelection), for a cluster of several kube-controller-managers or
-kube-schedulers; with one of each nothing elects and both hold trivially.
+"""Leader election's guarantees (kmodel.client.leaderelection), for every kube-controller-manager and kube-scheduler
+that elects (all of them but with --leader-elect=false, where both hold trivially).
 
 Each reads the observers' records the model keeps beside each process's election (`Leadership`: every write its
 components sent, the last write of each identity; the elector's history and observations of the Lease) and the

@@ -1,8 +1,8 @@
 """Sometimes properties of leader election (kmodel.client.leaderelection) and the pause fault
 (kmodel.checker.leader_rules): the situations they exist to reach. They read the electors' and the processes'
 observers' records and the Leases in the store; they register in kmodel.invariants.sometimes' registry, which loads
-this module. With one kube-controller-manager and one kube-scheduler nothing elects: a run of that cluster neither
-counts nor lists them (elections_only).
+this module. They are about a standby taking over: a run of a cluster with one kube-controller-manager and one
+kube-scheduler (ClusterConfig.has_standbys false) neither counts nor lists them (elections_only).
 """
 
 from __future__ import annotations

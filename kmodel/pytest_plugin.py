@@ -179,7 +179,8 @@ def explore(machine: type[KmodelMachine], settings: Any) -> None:
     config = attrs.evolve(config, fixes=(*config.fixes, *_options["fixes"]), variant=machine.variant)
     options = CheckOptions(seed=_options["seed"], nodes=config.nodes, apiservers=config.apiservers,
                            variant=machine.variant, profile=_options["profile"], fixes=config.fixes,
-                           controller_managers=config.controller_managers, schedulers=config.schedulers)
+                           controller_managers=config.controller_managers, schedulers=config.schedulers,
+                           leader_elect=config.leader_elect)
     result = run_campaign(options, machine=machine, config=config, settings=settings)
     folder = _report_folder(machine)
     replay_with, fix_options = _replay_command(machine)

@@ -1,7 +1,7 @@
 """The `kmodel check`, `kmodel replay` and `kmodel invariants` subcommands: options, exit codes, output.
 
     kmodel check [--examples N] [--steps N] [--seed S] [--nodes N] [--apiservers N] [--controller-managers N]
-                 [--schedulers N] [--variant NAME]
+                 [--schedulers N] [--leader-elect=true|false] [--variant NAME]
                  [--fix NAME]… [--component SPEC]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
                  [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--keep-going]
                  [--database WHERE] [--reach]
@@ -43,6 +43,7 @@ from typing import Any, Callable
 from kmodel.checker.example_db import DEFAULT_DIRECTORY as DEFAULT_DATABASE
 from kmodel.checker.example_db import check_database_spec, saved_failures, shown as shown_database
 from kmodel.checker.profiles import PROFILES
+from kmodel.cluster.leader_elect_option import add_leader_elect_option
 from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
@@ -66,9 +67,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes (default 3)")
     p.add_argument("--apiservers", type=int, default=2, metavar="N", help="API server replicas (default 2)")
     p.add_argument("--controller-managers", type=int, default=1, metavar="N",
-                   help="kube-controller-managers; more than one elect a leader (default 1)")
-    p.add_argument("--schedulers", type=int, default=1, metavar="N",
-                   help="kube-schedulers; more than one elect a leader (default 1)")
+                   help="kube-controller-managers (default 1)")
+    p.add_argument("--schedulers", type=int, default=1, metavar="N", help="kube-schedulers (default 1)")
+    add_leader_elect_option(p)
     p.add_argument("--variant", default="default", metavar="NAME", help="model variant (default: default)")
     add_fix_option(p, "explore the model")
     add_component_option(p, "explore the cluster")
@@ -264,7 +265,8 @@ def check(args: argparse.Namespace) -> int:
         options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
                                apiservers=args.apiservers, variant=args.variant, profile=args.profile,
                                fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
-                               schedulers=args.schedulers, components=components_from(args.components, ()),
+                               schedulers=args.schedulers, leader_elect=args.leader_elect,
+                               components=components_from(args.components, ()),
                                keep_going=args.keep_going)
     except ValueError as exc:
         raise KmodelUsageError(str(exc)) from None

@@ -188,7 +188,8 @@ def campaign_identity(options: Any) -> bytes:
     runs (not the seed nor the number of examples)."""
     fields = {"variant": options.variant, "fixes": list(options.fixes), "nodes": options.nodes,
               "apiservers": options.apiservers, "controller_managers": options.controller_managers,
-              "schedulers": options.schedulers, "profile": options.profile, "steps": options.steps}
+              "schedulers": options.schedulers, "leader_elect": options.leader_elect, "profile": options.profile,
+              "steps": options.steps}
     digest = hashlib.blake2b(json.dumps(fields, sort_keys=True).encode(), digest_size=8).hexdigest()
     return f"kmodel:{digest}:".encode()
 

@@ -256,8 +256,8 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
     @classmethod
     def sometimes_list(cls) -> list[Sometimes]:
         """The sometimes properties this machine counts, in the order it asks them (those of leader election only
-        when its cluster elects), then those of the components its cluster runs (kmodel.component.registry)."""
-        elects = cls.config.controller_managers > 1 or cls.config.schedulers > 1
+        when its cluster has a standby: ClusterConfig.has_standbys), then those of the components its cluster runs (kmodel.component.registry)."""
+        elects = cls.config.has_standbys
         registered = [s for s in registered_sometimes() if elects or not s.elections_only]
         own = (registered if cls.registered_invariants else []) + list(cls.extra_sometimes)
         names = {s.name for s in own}

@@ -37,6 +37,7 @@ from kmodel.checker.stats import Stats
 from kmodel.checker.findings import Seen, minimize_findings
 from kmodel.checker.trace import ShrinkRecord, Trace, Violation
 from kmodel.cluster import ClusterConfig, DEFAULT_COMPONENTS
+from kmodel.cluster.config import check_election
 from kmodel.fixes import check_fixes
 from kmodel.checker.leader_rules import LeaderRules
 from kmodel.checker.own_crd_rules import OwnCrdRules
@@ -50,9 +51,11 @@ class CheckOptions:
     nodes: int = 3
     apiservers: int = 2  # two replicas, so one can lag behind the other (stale reads)
     variant: str = "default"
-    #: kube-controller-managers and kube-schedulers: with more than one, they elect a leader
+    #: kube-controller-managers and kube-schedulers
     controller_managers: int = 1
     schedulers: int = 1
+    #: --leader-elect: every copy elects (ClusterConfig.leader_elect); False only with one of each
+    leader_elect: bool = True
     profile: str = "dev"
     #: fixes of upstream bugs turned on (kmodel.fixes), each once, in the registry's order
     fixes: tuple[str, ...] = attrs.field(default=(), converter=check_fixes)
@@ -77,11 +80,12 @@ class CheckOptions:
         for name in ("controller_managers", "schedulers"):
             if not 1 <= getattr(self, name) <= 5:
                 raise ValueError(f"--{name.replace('_', '-')} must be between 1 and 5")
+        check_election(self.controller_managers, self.schedulers, self.leader_elect)
 
     def config(self) -> ClusterConfig:
         return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed or 0, variant=self.variant,
                              fixes=self.fixes, controller_managers=self.controller_managers,
-                             schedulers=self.schedulers,
+                             schedulers=self.schedulers, leader_elect=self.leader_elect,
                              components=tuple(dict.fromkeys([*DEFAULT_COMPONENTS, *self.components])))
 
     def settings(self) -> Settings:
@@ -268,8 +272,8 @@ def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bo
                   own_crds: bool = False) -> tuple[type, ...]:
     """The bases of the class a profile runs `machine` as: long runs (LONG_WAIT_PROFILES) add LongWaits' rules
     (wait_long, lose_node) and its settle bound, unless the machine sets its own bound (its own class comes
-    first); a cluster whose controller managers or schedulers elect a leader (`elects`) adds LeaderRules' pause;
-    one whose components bring CRDs of their own (`own_crds`) adds OwnCrdRules' rules on their objects."""
+    first); a cluster with a standby to take a lease over (`elects`: ClusterConfig.has_standbys) adds LeaderRules'
+    pause; one whose components bring CRDs of their own (`own_crds`) adds OwnCrdRules' rules on their objects."""
     if profile_name in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
         bases: tuple[type, ...] = (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
     else:
@@ -322,7 +326,7 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
         seen.append(Seen(stats.examples, trace_of(session)))  # the machine disposes of the session
 
     config = options.config() if config is None else config
-    elects = config.controller_managers > 1 or config.schedulers > 1
+    elects = config.has_standbys
     own_crds = bool(own_kinds(config.components))
     fields = {"config": config, "variant": options.variant, "stats": stats,
               "sink": staticmethod(keep_each if options.keep_going else keep_last)}

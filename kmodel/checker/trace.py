@@ -73,6 +73,8 @@ def config_to_json(config: ClusterConfig) -> dict[str, Any]:
     for name in ("controller_managers", "schedulers"):  # a trace without them ran one of each, as traces before
         if out[name] == 1:
             out.pop(name)
+    if not out["leader_elect"] or "controller_managers" in out or "schedulers" in out:
+        out.pop("leader_elect")  # a trace without it elected only with several copies (see config_from_json)
     for flag in GC_FLAGS:
         if not out[flag]:
             out.pop(flag)  # a trace without it ran a GC that did not (see config_from_json)
@@ -90,6 +92,9 @@ def config_from_json(data: Any) -> ClusterConfig:
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
     for flag in GC_FLAGS:  # a trace recorded before the flag existed ran a garbage collector without it
         kwargs.setdefault(flag, False)
+    # a trace without leader_elect elected only where it ran several copies (traces recorded before a lone
+    # kube-controller-manager and kube-scheduler elected, and any trace of several copies)
+    kwargs.setdefault("leader_elect", kwargs.get("controller_managers", 1) > 1 or kwargs.get("schedulers", 1) > 1)
     try:
         return ClusterConfig(**kwargs)
     except (TypeError, ValueError) as exc:

@@ -144,7 +144,7 @@ class Cluster:
         self.kubectl = Kubectl(config.apiserver_names())
         self.components: list[Component] = []
         #: the processes made of several components, by name: each kube-controller-manager's controllers, its shared
-        #: informers (kmodel.controllers.shared_informers) and, with several, its leader election
+        #: informers (kmodel.controllers.shared_informers) and, unless --leader-elect=false, its leader election
         #: (kmodel.controllers.manager) are one process upstream, so they crash and restart together (a panic in one
         #: controller ends them all); a caller's extra components are not in one
         self.processes: dict[str, tuple[str, ...]] = {}
@@ -219,7 +219,7 @@ class Cluster:
             self.components.append(informers)
             members = sorted([*names, informers.name])
             process = ctx.named(CONTROLLER_MANAGER)
-            if config.controller_managers > 1:
+            if config.leader_elect:
                 manager = ControllerManager(process, apiservers, host=ctx.host, members=members,
                                             fence_writes=LEADERELECTION_FENCE_WRITES in config.fixes)
                 self._configure_client(manager)
@@ -259,10 +259,10 @@ class Cluster:
 
     def acting(self, component: str) -> Optional[str]:
         """The copy of `component` (named as its first copy) that acts now: the one whose process leads, or the
-        component itself where nothing elects; None while no copy leads (an observer's question: invariants ask
+        component itself with --leader-elect=false; None while no copy leads (an observer's question: invariants ask
         it about the controllers whose memory they read)."""
         names = self.instances(component)
-        if len(names) <= 1:
+        if not self.config.leader_elect:
             return names[0] if names else None
         for name in names:
             member = self.loop.components[name]

@@ -40,10 +40,14 @@ class ClusterConfig:
     #: the components it runs: built-in ones by name, yours by import path (kmodel.component.registry); default:
     #: those registered as default
     components: tuple[str, ...] = attrs.field(factory=_default_components, converter=_names)
-    # how many kube-controller-managers and kube-schedulers run; with more than one, they elect a leader on a
-    # Lease (kmodel.client.leaderelection) and only the leader acts; with one, it elects none (--leader-elect=false)
+    # how many kube-controller-managers and kube-schedulers run
     controller_managers: int = attrs.field(default=1, validator=attrs.validators.ge(1))
     schedulers: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+    # --leader-elect, on by default as upstream's kube-controller-manager and kube-scheduler: every copy, even a
+    # lone one, is a candidate on a Lease (kmodel.client.leaderelection), only the leader acts, and a leader that
+    # cannot renew within RenewDeadline exits and restarts. False (--leader-elect=false) only with one of each:
+    # several copies that do not elect would all act, which the model does not run
+    leader_elect: bool = attrs.field(default=True)
     # users with a bearer token "<name>-token" (besides admin, alice and bob); no roles: RBAC decides
     users: tuple[str, ...] = ()
     # node capacity (what each kubelet reports)
@@ -77,6 +81,17 @@ class ClusterConfig:
     # (deployments, replicasets, statefulsets and pods only) only for traces recorded before it did
     gc_monitors_every_resource: bool = True
 
+    @leader_elect.validator
+    def _one_of_each_without_election(self, attribute: Any, value: bool) -> None:
+        check_election(self.controller_managers, self.schedulers, value)
+
+    @property
+    def has_standbys(self) -> bool:
+        """Several kube-controller-managers or kube-schedulers: a standby can take a lease over from a leader that
+        goes away (what the checker's pause rule and the elections-only sometimes properties are about; a lone
+        candidate only ever hands its lease to itself, restarted)."""
+        return self.controller_managers > 1 or self.schedulers > 1
+
     def node_names(self) -> list[str]:
         return [f"node-{i}" for i in range(1, self.nodes + 1)]
 
@@ -88,6 +103,13 @@ class ClusterConfig:
             if name == node:
                 return pods
         return ()
+
+
+def check_election(controller_managers: int, schedulers: int, leader_elect: bool) -> None:
+    """ValueError (one line) for several copies of a component that does not elect: they would all act."""
+    if not leader_elect and (controller_managers > 1 or schedulers > 1):
+        raise ValueError("--leader-elect=false runs one kube-controller-manager and one kube-scheduler: drop "
+                         "--controller-managers and --schedulers, or keep leader election on")
 
 
 def node_ip(node: str) -> str:

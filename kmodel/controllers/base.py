@@ -29,8 +29,8 @@ lists and watches authenticate as kube-controller-manager:
 * `sync.requeue_after(ms)` asks for the key again later (AddAfter), e.g. to look again when a toleration
   runs out.
 
-Leader election (kmodel.client.leaderelection): in a cluster of several kube-controller-managers, each
-controller of one is given its process's `Leadership` (`leadership`; None: the process elects no leader, as with
+Leader election (kmodel.client.leaderelection): unless --leader-elect=false, each controller of a
+kube-controller-manager is given its process's `Leadership` (`leadership`; None: the process elects no leader, as with
 --leader-elect=false). Upstream's kube-controller-manager creates its informers and starts its controllers only
 in OnStartedLeading, so a standby's controllers start nothing: `start` waits (`awaiting_leader`), and once the
 process leads, starting (the informers of a controller with a factory of its own, and `on_started`) is the

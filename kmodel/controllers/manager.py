@@ -3,11 +3,12 @@
 Theory of operation
 -------------------
 The model runs each controller of kube-controller-manager as a component of its own (kmodel.controllers.base);
-the process they make up is a name and a list of members (`Cluster.processes`). With more than one
-kube-controller-manager (`ClusterConfig.controller_managers` > 1), each process also has this component, named
-after the process ("kube-controller-manager", "kube-controller-manager-2", ...): upstream's main goroutine,
-which runs leaderElectAndRun on the Lease kube-system/kube-controller-manager (kmodel.client.leaderelection)
-with the leader-election client (its own connection, Timeout RenewDeadline) and, as upstream's Run does:
+the process they make up is a name and a list of members (`Cluster.processes`). With leader election on (the
+default, as upstream's --leader-elect: `ClusterConfig.leader_elect`), each process, a lone one too, also has this
+component, named after the process ("kube-controller-manager", "kube-controller-manager-2", ...): upstream's main
+goroutine, which runs leaderElectAndRun on the Lease kube-system/kube-controller-manager
+(kmodel.client.leaderelection) with the leader-election client (its own connection, Timeout RenewDeadline) and,
+as upstream's Run does:
 
 * OnStartedLeading: run the controllers. The controllers of the process and its shared informers share its
   `Leadership`; they started nothing before (upstream starts the controllers and then the informer factory in
@@ -16,8 +17,8 @@ with the leader-election client (its own connection, Timeout RenewDeadline) and,
   starts again RESTART_DELAY_MS later as the kubelet restarts a static pod's container, with a new identity,
   fresh informers and empty queues.
 
-With one kube-controller-manager the cluster builds none of this (as --leader-elect=false): its controllers
-start at once, as they always did.
+With --leader-elect=false (one kube-controller-manager) the cluster builds none of this: its controllers start
+at once.
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ Crash: everything in memory is lost (queue, cache, assumptions); on restart the 
 every pending pod is queued anew, as a restarted kube-scheduler does. A binding sent before the crash may
 still land; the new process sees it in its list.
 
-Leader election (kmodel.client.leaderelection), with more than one kube-scheduler: each embeds a `LeaderElector`
-on the Lease kube-system/kube-scheduler (`elector`; None: --leader-elect=false). As upstream's server.go, a
+Leader election (kmodel.client.leaderelection), on by default as upstream's --leader-elect: each kube-scheduler,
+a lone one too, embeds a `LeaderElector` on the Lease kube-system/kube-scheduler (`elector`; None:
+--leader-elect=false). As upstream's server.go, a
 standby starts its informers and fills its cache and queue (they are started before the election), but schedules
 nothing: `has_work` is false until it leads (OnStartedLeading runs sched.Run). OnStoppedLeading ("leaderelection
 lost") makes the process exit (`ExitProcess`), to start again RESTART_DELAY_MS later.
@@ -53,7 +54,7 @@ Differences from upstream:
   conditions of a pending pod, so the outcome is the same.
 - Events are core/v1 Events created each time (no correlator aggregating repeats into a count); source
   component "default-scheduler".
-- Leader election only with several schedulers (`ClusterConfig.schedulers` > 1; see below); no preemption (see preemption.py), no extenders, one profile.
+- Leader election unless --leader-elect=false (`ClusterConfig.leader_elect`; see below); no preemption (see preemption.py), no extenders, one profile.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ class Scheduler(ClientComponent):
         self.count_port_holders = count_port_holders
         self.client = ApiClient(name, endpoints, token=token, rate_limit=SCHEDULER_LIMIT)
         self.recorder = EventRecorder(self.event_source, instance=name)
-        #: its leader election when several schedulers run (`elect_on_host`: the host its identity names)
+        #: its leader election unless --leader-elect=false (`elect_on_host`: the host its identity names)
         self.elector: Optional[LeaderElector] = None
         #: its process's election, for the observer's record of its writes (Leadership.note_write)
         self.leadership: Optional[Leadership] = None
@@ -359,7 +360,7 @@ class Scheduler(ClientComponent):
 @component("scheduler", process=KUBE_SCHEDULER, default=True)  # one per kube-scheduler
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-scheduler."""
-    elect = ctx.config.schedulers > 1
+    elect = ctx.config.leader_elect
     return [Scheduler(ctx.named("scheduler"), ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS,
                       count_port_holders=SCHEDULER_COUNT_HOST_PORT_HOLDERS in ctx.config.fixes,
                       elect_on_host=ctx.host if elect else "",

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from kmodel.cluster.leader_elect_option import add_leader_elect_option
 from kmodel.errors import KmodelUsageError
 from kmodel.serve.kubeconfig import write_kubeconfig
 from kmodel.serve.tls import TLSError
@@ -53,6 +54,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--replay", metavar="TRACE",
                    help="run a recorded serve (its trace.json) again without the clients and compare the digests")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
+    add_leader_elect_option(p)
     p.set_defaults(handler=run)
 
 
@@ -76,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         session = ServeSession(nodes=args.nodes, manifests=manifests, seed=args.seed, speed=args.speed,
                                port=args.port, tls_dir=None if args.http else kubeconfig.parent, faults=faults,
-                               check_invariants=args.invariants, echo=lambda line: print(line, flush=True))
+                               check_invariants=args.invariants, leader_elect=args.leader_elect,
+                               echo=lambda line: print(line, flush=True))
     except (TLSError, ControlError) as exc:
         raise KmodelUsageError(str(exc)) from None
     except OSError as exc:

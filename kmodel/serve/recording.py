@@ -92,9 +92,10 @@ def request_from_json(data: dict) -> Request:
 class Recorder:
     """Collects the operations (see the module docstring); every method runs on the model's thread."""
 
-    def __init__(self, nodes: int, seed: int, users: Sequence[str], manifests: Sequence[dict]) -> None:
+    def __init__(self, nodes: int, seed: int, users: Sequence[str], manifests: Sequence[dict], *,
+                 leader_elect: bool = True) -> None:
         self.header = {"format": FORMAT, "version": VERSION, "nodes": nodes, "seed": seed, "users": list(users),
-                       "manifests": list(manifests)}
+                       "leader_elect": leader_elect, "manifests": list(manifests)}
         self.ops: list[list] = []
         self._submitted = 0
 
@@ -156,7 +157,9 @@ def replay(data: dict) -> str:
 
 def replay_cluster(data: dict) -> Cluster:
     """Run the recorded operations again on a fresh cluster; the cluster as they left it."""
-    config = ClusterConfig(nodes=data["nodes"], seed=data["seed"], users=tuple(data["users"]))
+    # a recording without "leader_elect" was made before the model elected a lone copy (as --leader-elect=false)
+    config = ClusterConfig(nodes=data["nodes"], seed=data["seed"], users=tuple(data["users"]),
+                           leader_elect=bool(data.get("leader_elect", False)))
     gateway = Gateway(config.apiserver_names())
     cluster = Cluster(config, extra=[gateway])
     if data["manifests"]:

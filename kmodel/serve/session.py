@@ -44,13 +44,14 @@ class ServeSession:
 
     def __init__(self, *, nodes: int = 3, manifests: Sequence[dict] = (), seed: int = 0, speed: float = 1.0,
                  host: str = "127.0.0.1", port: int = 0, tls_dir: Optional[Path] = None,
-                 faults: Sequence[Any] = (), check_invariants: bool = True,
+                 faults: Sequence[Any] = (), check_invariants: bool = True, leader_elect: bool = True,
                  echo: Callable[[str], None] = lambda line: None) -> None:
         """`tls_dir`: serve HTTPS with a self-signed certificate made there (kmodel.serve.tls); None: plain HTTP.
         `faults`: `kmodel simulate`'s FaultSpecs (partition, heal, crash, restart at a logical time). `echo` gets
-        one line per fault done and per invariant violation (the command prints them)."""
+        one line per fault done and per invariant violation (the command prints them). `leader_elect`: the
+        kube-controller-manager and kube-scheduler elect (ClusterConfig.leader_elect)."""
         users = tuple(u for u in rbac_users(manifests) if u not in BUILT_IN_USERS and u != "admin")
-        config = ClusterConfig(nodes=nodes, seed=seed, users=users)
+        config = ClusterConfig(nodes=nodes, seed=seed, users=users, leader_elect=leader_elect)
         self.gateway = Gateway(config.apiserver_names())
         self.cluster = Cluster(config, extra=[self.gateway])
         if manifests:
@@ -59,7 +60,7 @@ class ServeSession:
         #: what was done to the model while serving: (logical time, action, target, endpoints)
         self.actions: list[tuple[int, str, str, list[str]]] = []
         self.live = LiveChecker(self.cluster) if check_invariants else None
-        self.recorder = Recorder(nodes, seed, users, manifests)
+        self.recorder = Recorder(nodes, seed, users, manifests, leader_elect=leader_elect)
         self.gateway.recorder = self.recorder
         self.model = ModelThread(self.cluster, speed=speed, on_progress=self._check if check_invariants else None)
         self.model.recorder = self.recorder

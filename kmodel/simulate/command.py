@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from kmodel.cluster.leader_elect_option import add_leader_elect_option
 from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
 from kmodel.fixes.command import add_fix_option, fixes_from
@@ -57,9 +58,9 @@ def register(subparsers: Any) -> None:
                    help="send the requests as this user (default: the cluster admin)")
     p.add_argument("--seed", type=int, default=0, help="seed of the model's own choices (default 0)")
     p.add_argument("--controller-managers", type=int, default=1, metavar="N",
-                   help="kube-controller-managers; more than one elect a leader (default 1)")
-    p.add_argument("--schedulers", type=int, default=1, metavar="N",
-                   help="kube-schedulers; more than one elect a leader (default 1)")
+                   help="kube-controller-managers (default 1)")
+    p.add_argument("--schedulers", type=int, default=1, metavar="N", help="kube-schedulers (default 1)")
+    add_leader_elect_option(p)
     p.add_argument("--variant", default="default", metavar="NAME",
                    help="model variant (default: default; see kmodel variants)")
     add_fix_option(p, "simulate")
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         _, report = simulate(manifests, nodes=args.nodes, until_ms=round(args.until * 1000), faults=faults,
                              as_user=args.as_user, seed=args.seed, variant=args.variant, components=components,
                              fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
-                             schedulers=args.schedulers, applies=applies)
+                             schedulers=args.schedulers, leader_elect=args.leader_elect, applies=applies)
     except InputError as exc:
         raise KmodelUsageError(str(exc)) from None
     if args.json:

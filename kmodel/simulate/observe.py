@@ -180,7 +180,7 @@ def custom_objects(cluster: Cluster) -> list[dict]:
 
 def leases(cluster: Cluster) -> list[dict]:
     """The leader-election Leases (kube-system): who holds each and when it last renewed (kubectl get lease -n
-    kube-system). Empty with one kube-controller-manager and one kube-scheduler, which elect no leader."""
+    kube-system). Empty with --leader-elect=false, where nothing elects."""
     return [{"namespace": lease.metadata.namespace, "name": lease.metadata.name,
              "holder": lease.spec.holder_identity or "", "renewTime": _seconds(lease.spec.renew_time)}
             for lease in cluster.objects("leases", "kube-system")]

@@ -27,6 +27,7 @@ from kmodel.apiserver import customresources
 from kmodel.apiserver.wire import Response, Status
 from kmodel.cluster import Cluster, ClusterConfig, ClusterError, DEFAULT_COMPONENTS
 from kmodel.cluster.cluster import user_token
+from kmodel.cluster.config import check_election
 from kmodel.cluster.kubectl import CommandResult, custom_resource_of_manifest
 from kmodel.simulate.inputs import MACHINE_ACTIONS, ApplySpec, FaultSpec, InputError, Manifest
 from kmodel.simulate.observe import rejected, snapshot
@@ -90,7 +91,7 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
              faults: Sequence[FaultSpec] = (), as_user: Optional[str] = None, seed: int = 0,
              components: Optional[tuple[str, ...]] = None, variant: str = "default",
              fixes: tuple[str, ...] = (), controller_managers: int = 1, schedulers: int = 1,
-             applies: Sequence[ApplySpec] = ()) -> tuple[Cluster, dict]:
+             leader_elect: bool = True, applies: Sequence[ApplySpec] = ()) -> tuple[Cluster, dict]:
     """Run one simulation; returns the cluster (for inspection) and the report. `components`: those the cluster
     runs (default: DEFAULT_COMPONENTS); `applies`: the later `kubectl apply` invocations."""
     if nodes < 1:
@@ -100,10 +101,14 @@ def simulate(manifests: Sequence[Manifest], *, nodes: int = 3, until_ms: int = 6
     for option, value in (("--controller-managers", controller_managers), ("--schedulers", schedulers)):
         if not 1 <= value <= 5:
             raise InputError(f"{option} must be between 1 and 5 (got {value})")
+    try:
+        check_election(controller_managers, schedulers, leader_elect)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     users = (as_user,) if as_user and as_user not in BUILT_IN_USERS else ()
     cluster = Cluster(ClusterConfig(nodes=nodes, seed=seed, components=components or DEFAULT_COMPONENTS, users=users,
                                     variant=variant, fixes=fixes, controller_managers=controller_managers,
-                                    schedulers=schedulers))
+                                    schedulers=schedulers, leader_elect=leader_elect))
     check_faults(cluster, faults, until_ms)
     check_applies(applies, until_ms)
     token = "" if not as_user or as_user == "admin" else user_token(as_user)

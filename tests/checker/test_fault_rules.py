@@ -12,6 +12,7 @@ from kmodel.checker.action_json import action_from_json
 from kmodel.checker.fault_actions import PROBED_APP, FailLiveness, FlapReadiness, StallWatch
 from kmodel.checker.run import CheckOptions, run_campaign
 from kmodel.loop import Crash, EventNotEnabled
+from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import FailRequest
 
 from tests.checker.conftest import SmallMachine
@@ -40,7 +41,7 @@ def test_fail_request_answers_the_busiest_components_next_request_and_counts_its
     machine.fail_request(0, 0, False, 0)  # 429, Retry-After 1 s, on the first candidate
     [event] = [a.event for a in machine.session.actions[-1:]]
     assert event == FailRequest(machine.request_links()[0][0], "apiserver-0", 429, retry_after_seconds=1)
-    assert event.src.startswith("kubelet/")  # it renews its Lease every 10 s: the busiest
+    assert event.src == "kube-controller-manager"  # its leader election renews every 2 s: the busiest
     assert fired["fail_request_429"] == 1
     machine.advance_time(20)
     assert reached("request-retried-after", machine, memo)
@@ -97,8 +98,15 @@ def _lease_watch(machine: SmallMachine) -> tuple[str, str, str]:
     return first
 
 
+class NoElectionMachine(SmallMachine):
+    """Only the nodes renew Leases: no leader election renewing every 2 s (which alone would fill the window of
+    100 in 100 s)."""
+
+    config = ClusterConfig(nodes=2, apiservers=2, leader_elect=False)
+
+
 def test_a_watch_stalled_past_the_caches_window_resumes_into_410_and_relists():
-    machine = SmallMachine()
+    machine = NoElectionMachine()
     fired = Fired(machine)
     memo: dict = {}
     stream, replica, client = _lease_watch(machine)

@@ -130,6 +130,33 @@ def test_replay_exit_2_one_line(tmp_path, capsys):
     assert main(["replay", "--variant", "nope", str(path)]) == 2
 
 
+def test_leader_elect_is_written_for_a_lone_electing_copy_and_a_trace_without_it_elects_only_with_several():
+    """A trace recorded before a lone kube-controller-manager and kube-scheduler elected lacks the field: it replays
+    without election where it ran one of each, with it where it ran several (which always elected)."""
+    from kmodel.checker.trace import config_from_json, config_to_json
+
+    data = config_to_json(ClusterConfig())
+    assert data["leader_elect"] is True and config_from_json(data) == ClusterConfig()
+    older = {k: v for k, v in data.items() if k != "leader_elect"}
+    assert config_from_json(older) == ClusterConfig(leader_elect=False)
+    assert "leader_elect" not in config_to_json(ClusterConfig(leader_elect=False))
+    several = config_to_json(ClusterConfig(controller_managers=2))
+    assert "leader_elect" not in several and config_from_json(several).leader_elect is True
+    with pytest.raises(TraceError, match="leader-elect=false runs one kube-controller-manager"):
+        config_from_json({**older, "controller_managers": 2, "leader_elect": False})
+
+
+def test_leader_elect_option_takes_a_kubernetes_boolean_and_refuses_several_copies_without_election(capsys):
+    for argv in (["--leader-elect=maybe"], ["--leader-elect=false", "--controller-managers", "2"]):
+        try:
+            code = main(["check", "--examples", "1", *argv])
+        except SystemExit as exc:  # argparse's refusal
+            code = exc.code
+        assert code == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "leader-elect" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("flag", ["gc_monitors_custom_resources", "gc_monitors_every_resource"])
 def test_a_garbage_collector_flag_is_written_when_on_and_a_trace_without_it_replays_with_it_off(flag):
     """A trace recorded before the model's GC did what the flag says lacks the flag: it replays as it ran."""

@@ -1,11 +1,16 @@
-"""Leader election as client-go's tools/leaderelection does it, on a cluster of two kube-controller-managers and
-two kube-schedulers (kmodel.client.leaderelection)."""
+"""Leader election as client-go's tools/leaderelection does it (kmodel.client.leaderelection): on a cluster of two
+kube-controller-managers and two kube-schedulers, and on the default cluster's lone electing copy of each."""
 
 from __future__ import annotations
 
+import pytest
+
 from kmodel.checker.actions import CrashProcess
-from kmodel.client.leaderelection import LEASE_DURATION_MS, RETRY_PERIOD_MS, new_identity
+from kmodel.client.leaderelection import (
+    LEASE_DURATION_MS, RENEW_DEADLINE_MS, RESTART_DELAY_MS, RETRY_PERIOD_MS, new_identity,
+)
 from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.controllers.shared_informers import SHARED_INFORMERS
 from kmodel.loop.loop import RESTART_TIMER
 
 KCM, KCM2 = "kube-controller-manager", "kube-controller-manager-2"
@@ -115,8 +120,68 @@ def test_identity_is_hostname_and_a_uuid_from_the_seeded_random_source():
         KCM].elector.identity
 
 
-def test_one_controller_manager_elects_nothing():
-    cluster = Cluster(ClusterConfig())
+
+
+def test_leader_elect_false_elects_nothing():
+    cluster = Cluster(ClusterConfig(leader_elect=False))
     cluster.run(5_000)
     assert lease(cluster, "kube-controller-manager") is None and lease(cluster, "kube-scheduler") is None
     assert cluster.processes[KCM] == cluster.controller_manager and KCM not in cluster.loop.components
+    assert cluster.loop.components["scheduler"].elector is None
+
+
+def test_leader_election_off_refuses_several_copies():
+    with pytest.raises(ValueError, match="--leader-elect=false runs one kube-controller-manager"):
+        ClusterConfig(controller_managers=2, leader_elect=False)
+
+
+def test_a_lone_controller_manager_and_scheduler_elect_by_default():
+    cluster = Cluster(ClusterConfig())
+    cluster.run(5_000)
+    assert KCM in cluster.processes[KCM] and elector(cluster, KCM).leading
+    assert lease(cluster, "kube-controller-manager").spec.holder_identity == elector(cluster, KCM).identity
+    assert lease(cluster, "kube-scheduler").spec.holder_identity == elector(cluster, "scheduler").identity
+    assert cluster.acting("controller/nodeipam") == "controller/nodeipam"
+
+
+def _outage_exit_and_return(process: str, lease_name: str) -> Cluster:
+    """A lone `process` leads; etcd becomes unreachable: its renewals fail, and RenewDeadline (10 s) after the
+    renew round that could not succeed began, it stops leading and exits (upstream: OnStoppedLeading, klog
+    FlushAndExit); the kubelet starts it again 10 s later, a new candidate under a new identity, which acquires
+    the Lease once etcd is back and the old holder's lease has run out, and starts again from a fresh list."""
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(30_000)
+    mine = elector(cluster, process)
+    first = mine.identity
+    assert mine.leading
+    outage = cluster.now
+    cluster.partition("etcd")
+    cluster.run(outage + RENEW_DEADLINE_MS + RETRY_PERIOD_MS + 1_000)
+    stopped = [t for t, identity, what in mine.history if identity == first and what == "stopped"]
+    # the round that fails began within a retry period of the outage: it ends RenewDeadline after that
+    assert len(stopped) == 1 and outage + RENEW_DEADLINE_MS - RETRY_PERIOD_MS <= stopped[0] <= \
+        outage + RENEW_DEADLINE_MS + RETRY_PERIOD_MS
+    members = cluster.processes.get(process, (process,))
+    assert not any(cluster.loop.is_up(n) for n in members)
+    cluster.run(stopped[0] + RESTART_DELAY_MS + 1)
+    assert all(cluster.loop.is_up(n) for n in members) and mine.identity != first and not mine.leading
+    cluster.heal("etcd")
+    cluster.run(cluster.now + LEASE_DURATION_MS + 2 * RETRY_PERIOD_MS * 3)
+    assert mine.leading and mine.identities == [first, mine.identity]
+    held = lease(cluster, lease_name).spec
+    assert held.holder_identity == mine.identity and held.lease_transitions == 1
+    return cluster
+
+
+def test_a_lone_controller_manager_exits_when_it_cannot_renew_through_an_etcd_outage_and_its_restart_resyncs():
+    cluster = _outage_exit_and_return(KCM, "kube-controller-manager")
+    informers = cluster.loop.components[SHARED_INFORMERS]
+    # the restarted process listed every resource anew (one list in this life) and its controllers run again
+    assert informers.informers and all(inf.has_synced and inf.lists == 1 for inf in informers.informers)
+    assert not any(cluster.loop.components[n].awaiting_leader for n in cluster.processes[KCM] if n != KCM)
+
+
+def test_a_lone_scheduler_exits_when_it_cannot_renew_through_an_etcd_outage_and_its_restart_relists():
+    cluster = _outage_exit_and_return("scheduler", "kube-scheduler")
+    scheduler = cluster.loop.components["scheduler"]
+    assert scheduler.pods.has_synced and scheduler.nodes.has_synced and scheduler.nodes.lists == 1

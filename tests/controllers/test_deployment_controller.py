@@ -129,5 +129,7 @@ def test_two_syncs_converge_without_flapping():
     c.run(5_000)
     before = len(c.audit)
     c.run_for(60_000)
-    writes = [r for r in list(c.audit)[before:] if r.verb in ("create", "update", "patch", "delete")]
+    # (the leader elections renew their Leases every 2 s: writes by design, not a controller flapping)
+    writes = [r for r in list(c.audit)[before:] if r.verb in ("create", "update", "patch", "delete")
+              and r.resource != "leases"]
     assert writes == []

@@ -60,9 +60,12 @@ def test_each_controller_acts_as_its_own_service_account_and_the_shared_informer
     assert {("patch", "nodes"), ("update", "nodes/status"), ("delete", "pods")} <= seen[sa("node-controller")]
     assert ("delete", "pods") in seen[sa("pod-garbage-collector")]
     assert ("delete", "replicasets") in seen[sa("generic-garbage-collector")]
-    # the controller manager's own identity is only the shared informers' (watches and lists from the watch cache
-    # are off the audit trail: what the controllers sent shows them)
-    assert {verb for verb, _ in seen.get(KCM, set())} <= {"list"}
+    # the controller manager's own identity is the shared informers' (watches and lists from the watch cache are
+    # off the audit trail: what the controllers sent shows them) and its leader election's: its Lease, and the
+    # LeaderElection Events it records
+    assert {(verb, resource) for verb, resource in seen.get(KCM, set()) if resource != "leases"} <= {
+        ("list", resource) for _, resource in seen[KCM]} | {("create", "events")}
+    assert ("update", "leases") in seen[KCM]
     # the process's shared informers list and watch as the controller manager, for every controller; a controller
     # sends only its own requests, as its service account, and watches nothing itself
     assert set(sent) <= set(cluster.controller_manager) and SHARED_INFORMERS in sent

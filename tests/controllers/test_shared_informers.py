@@ -21,6 +21,18 @@ from tests.client.harness import Cluster as ClientCluster, Probe, pod
 KCM = "kube-controller-manager"
 
 
+def _restart_and_lead(c: Cluster) -> None:
+    """Restart the crashed controller manager and run until it leads again and its controllers and shared
+    informers have started (OnStartedLeading): the new process is a new candidate, which acquires the Lease once
+    its last holder's (the crashed process's) lease has run out."""
+    c.restart(KCM)
+    deadline = c.now + 40_000
+    members = [c.loop.components[name] for name in c.processes[KCM]]
+    while any(getattr(m, "awaiting_leader", False) for m in members):  # event by event, to stop as they start
+        assert c.now < deadline, "the restarted kube-controller-manager did not lead within 40 s"
+        c.run(deadline, max_events=1)
+
+
 def _tapped(cluster: Cluster) -> list:
     sent: list = []
 
@@ -163,13 +175,15 @@ def test_a_crash_forgets_the_shared_caches_and_the_restarted_process_lists_again
     c.crash(KCM)
     assert not nodes.has_synced and len(nodes.indexer) == 0 and nodes.watch_stream is None
     assert [listener.owner for listener in nodes.listeners] == owners  # every controller registered anew
-    c.restart(KCM)
+    _restart_and_lead(c)
     c.run(c.now + 5_000)
     assert nodes.has_synced and nodes.lists == 1 and len(nodes.indexer) == 1  # a new life, one list
 
 
 def test_controllers_wait_for_the_shared_caches_they_use_before_working():
-    c = Cluster(ClusterConfig(nodes=1))
+    # without leader election the restarted process starts its controllers and informers at once, where this
+    # test looks (with it, they start once the new process leads: _restart_and_lead)
+    c = Cluster(ClusterConfig(nodes=1, leader_elect=False))
     c.run(20_000)
     c.crash(KCM)
     c.restart(KCM)
@@ -181,7 +195,7 @@ def test_controllers_wait_for_the_shared_caches_they_use_before_working():
 
 
 def test_the_shared_informers_lists_take_tokens_from_their_own_client_s_bucket():
-    c = Cluster(ClusterConfig(nodes=1))
+    c = Cluster(ClusterConfig(nodes=1, leader_elect=False))  # lists sent as the restart happens (see above)
     c.run(20_000)
     informers = c.loop.components[SHARED_INFORMERS]
     assert informers.client.rate_limit == RateLimit(qps=20, burst=30)  # --kube-api-qps, --kube-api-burst

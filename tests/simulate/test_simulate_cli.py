@@ -22,7 +22,9 @@ def test_accepted_manifests_exit_0_and_report_every_section(capsys):
     assert code == 0
     assert set(report) == {"time", "nodes", "pods", "deployments", "replicasets", "services", "proxy", "events",
                            "leases", "custom_objects", "rejected", "control_plane"}
-    assert report["leases"] == []  # one controller manager and one scheduler elect nothing
+    # the lone kube-controller-manager and kube-scheduler each hold their leader-election Lease
+    assert [(lease["name"], lease["holder"].startswith("control-plane-1_")) for lease in report["leases"]] == [
+        ("kube-controller-manager", True), ("kube-scheduler", True)]
     assert report["time"] == 60
     assert [n["name"] for n in report["nodes"]] == ["node-1", "node-2", "node-3"]
     assert all(n["conditions"]["Ready"] == "True" and n["podCIDR"] for n in report["nodes"])
