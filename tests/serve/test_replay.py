@@ -105,3 +105,11 @@ def test_checker_options_on_a_serve_trace_exit_2_with_one_line(session_trace, ca
     [line] = capsys.readouterr().err.splitlines()
     assert line == (f"kmodel replay: error: {trace} is the trace of a kmodel serve run, which --lenient cannot "
                     "steer (only the checker's traces): replay it without it")
+
+
+def test_a_session_trace_records_leader_election_and_one_without_it_replays_without_election(session_trace) -> None:
+    trace, _ = session_trace
+    data = read_recording(trace)
+    assert data["leader_elect"] is True and replay_cluster(data).config.leader_elect is True
+    older = {key: value for key, value in data.items() if key != "leader_elect"}  # recorded before the default
+    assert replay_cluster(older).config.leader_elect is False
