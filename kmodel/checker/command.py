@@ -106,6 +106,12 @@ def register(subparsers: Any) -> None:
                    help="measure which lines and branch outcomes of the model packages and of each --component "
                         "module the run takes (coverage.py, branch mode; slower): the reports gain a reach section "
                         "listing the outcomes never taken; one process only, not with --workers or --scheduler")
+    p.add_argument("--guided", action="store_true",
+                   help="steer toward branch outcomes of the model never taken: examples that took a new one are "
+                        "kept in a corpus, and the examples of each later round start from their actions (the "
+                        "corpus is kept in --database, so the next run starts from it); slower per example, as "
+                        "coverage.py traces the first round's examples and some after it; one process only, not "
+                        "with --reach")
     add_operator_options(p)
     p.set_defaults(handler=check)
 
@@ -252,24 +258,38 @@ def _check_junit_path(value: str) -> Path:
     return path
 
 
+def check_options(args: argparse.Namespace) -> Any:
+    """The campaign's CheckOptions of `kmodel check`'s parsed arguments; a usage error for a bad value."""
+    from kmodel.checker.run import CheckOptions
+
+    try:
+        return CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
+                            apiservers=args.apiservers, variant=args.variant, profile=args.profile,
+                            fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
+                            schedulers=args.schedulers, leader_elect=args.leader_elect,
+                            components=components_from(args.components, ()),
+                            keep_going=args.keep_going, guided=args.guided)
+    except ValueError as exc:
+        raise KmodelUsageError(str(exc)) from None
+
+
+def options_from_args(argv: list[str]) -> Any:
+    """The CheckOptions `kmodel check ARGV` would run (benchmarks give their campaigns as check arguments)."""
+    parser = argparse.ArgumentParser(prog="kmodel")
+    register(parser.add_subparsers())
+    return check_options(parser.parse_args(["check", *argv]))
+
+
 def check(args: argparse.Namespace) -> int:
     from kmodel.checker.results import violation_lines, write_results
-    from kmodel.checker.run import CheckOptions, run_campaign
+    from kmodel.checker.run import run_campaign
 
     if args.operator is not None:
         return run_operator(args, f"{invocation()} replay")
     given = [name for name in OPERATOR_ONLY if getattr(args, name) not in (None, [])]
     if given:
         raise KmodelUsageError(f"--{given[0].replace('_', '-')} is for --operator runs: add --operator CMD")
-    try:
-        options = CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
-                               apiservers=args.apiservers, variant=args.variant, profile=args.profile,
-                               fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
-                               schedulers=args.schedulers, leader_elect=args.leader_elect,
-                               components=components_from(args.components, ()),
-                               keep_going=args.keep_going)
-    except ValueError as exc:
-        raise KmodelUsageError(str(exc)) from None
+    options = check_options(args)
     required = required_sometimes(args.require_sometimes)
     junit = _check_junit_path(args.junit_xml) if args.junit_xml is not None else None
     workers = workers_from(args.workers, args.scheduler)
@@ -281,6 +301,11 @@ def check(args: argparse.Namespace) -> int:
                                    else DEFAULT_DATABASE if parallel else NO_DATABASE)
     if args.reach and parallel:
         raise KmodelUsageError("--reach measures one process: run it without --workers and --scheduler")
+    if args.guided and parallel:
+        raise KmodelUsageError("--guided steers one process: run it without --workers and --scheduler")
+    if args.guided and args.reach:
+        raise KmodelUsageError("--guided and --reach each trace the run with coverage.py, which measures one at a "
+                               "time: choose one (benchmarks/reach.py --compare-guided counts a guided run's reach)")
     _prepare_report_folder(Path(args.report))
     replaying = saved_failures(None if database == NO_DATABASE else database, options)
     if replaying:  # said first: what such a run explores is not its seed's alone
@@ -323,6 +348,8 @@ def check(args: argparse.Namespace) -> int:
         sys.stderr.write("\n")
     if reach is not None:
         extra = {**(extra or {}), "reach": reach.section()}
+    if result.guided is not None:
+        extra = {**(extra or {}), "guided": result.guided.to_json()}
     replay_with = f"{invocation()} replay"
     report = write_results(result, Path(args.report), trace_command=replay_with, required_sometimes=required,
                            found=found, extra=extra)
@@ -350,6 +377,8 @@ def check(args: argparse.Namespace) -> int:
               + (f" (never: {', '.join(missed)})" if missed else ""))
     if report.get("reach"):
         print(reach_line(report["reach"]))
+    if report.get("guided"):
+        print(guided_line(report["guided"]))
     if options.keep_going:
         print_findings(report, replay_with)
     for v in report["violations"]:
@@ -525,6 +554,14 @@ def reach_line(section: dict) -> str:
     low = min(shown, key=lambda p: (p["outcomes"]["taken"] / p["outcomes"]["total"], p["name"]), default=None)
     fewest = f"; fewest in {low['name']}: {share(low['outcomes'])}" if low is not None else ""
     return f"reach: {share(total)} branch outcomes taken{fewest} (the report lists the ones never taken)"
+
+
+def guided_line(section: dict) -> str:
+    """The terminal's one line of a --guided run: its rounds, the examples traced and kept, the corpus."""
+    loaded = f" (besides {section['corpus_loaded']:,} loaded from the database)" if section["corpus_loaded"] else ""
+    return (f"guided: {section['rounds']} rounds; {section['examples_measured']:,} examples traced, "
+            f"{section['corpus_kept']:,} kept in the corpus{loaded}; {section['examples_from_corpus']:,} started "
+            f"from a corpus example; {section['outcomes_seen']:,} branch outcomes seen")
 
 
 def print_changes(change: Any, action: str) -> None:

@@ -51,6 +51,9 @@ NONE = "none"
 #: the ends of the keys Hypothesis keeps beside a test's failing examples (the larger ones a shrink went
 #: through, its Pareto front): not failures to replay
 SECONDARY_KEYS = (b".secondary", b".pareto")
+#: the key a guided campaign keeps its corpus under (kmodel.checker.guided), beside Hypothesis' own keys (which
+#: are digests of the test): one entry per kept example, never a failure to replay
+CORPUS_KEY = b"guided-corpus"
 
 
 def check_database_spec(spec: str) -> str:
@@ -134,7 +137,7 @@ class ForgivingDatabase(ExampleDatabase):
     @property
     def unsaved(self) -> int:
         """The failing examples not saved (under primary keys, as `found_entries` counts them)."""
-        return sum(1 for key, _ in self._unsaved if not key.endswith(SECONDARY_KEYS))
+        return sum(1 for key, _ in self._unsaved if not key.endswith((*SECONDARY_KEYS, CORPUS_KEY)))
 
     def _set_aside(self, exc: Exception) -> None:
         if self.error is None:
@@ -323,6 +326,20 @@ def saved_failures(spec: Optional[str], options: Any) -> int:
         else:  # RedisExampleDatabase: its keys are its own prefix + ours
             own = db._prefix + prefix
             keys = [key[len(db._prefix):] for key in db.redis.scan_iter(match=own + b"*")]
-        return sum(len(list(db.fetch(key))) for key in keys if not key.endswith(SECONDARY_KEYS))
+        return sum(len(list(db.fetch(key))) for key in keys if not key.endswith((*SECONDARY_KEYS, CORPUS_KEY)))
     except Exception:  # noqa: BLE001 - a database that cannot be read here is reported by the run itself
         return 0
+
+
+def load_corpus(db: Optional[ExampleDatabase]) -> list[bytes]:
+    """The guided corpus `db` holds (a campaign's database: `campaign_database`), each entry once, sorted, so
+    the order a run draws from does not depend on how the database lists them; none without a database."""
+    return [] if db is None else sorted(set(db.fetch(CORPUS_KEY)))
+
+
+def save_corpus(db: Optional[ExampleDatabase], entries: Iterable[bytes]) -> None:
+    """Add guided corpus entries to `db` (nothing without one; a failing database is a ForgivingDatabase's
+    to set aside)."""
+    if db is not None:
+        for entry in entries:
+            db.save(CORPUS_KEY, entry)

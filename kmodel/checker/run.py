@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import attrs
 from hypothesis import seed as hypothesis_seed
@@ -64,6 +64,9 @@ class CheckOptions:
     #: a violation ends its example, not the campaign: the whole budget is explored and every distinct violation
     #: reported (kmodel.checker.findings)
     keep_going: bool = False
+    #: a guided campaign (kmodel.checker.guided): examples that took new branch outcomes are kept in a corpus
+    #: and later examples start from them
+    guided: bool = False
 
     def __attrs_post_init__(self) -> None:
         profile(self.profile)  # ValueError for an unknown one
@@ -116,6 +119,8 @@ class CampaignResult:
     stopped: bool = False
     #: with keep_going: the distinct violations (kmodel.checker.findings.Finding), the first also in `failure`
     findings: tuple = ()
+    #: a guided campaign's figures (kmodel.checker.guided.GuidedFigures); None for a plain one
+    guided: Any = None
 
     def invariant_list(self) -> list:
         """The invariants the campaign checked: its machine's, and those of the components its cluster ran."""
@@ -332,7 +337,15 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
               "sink": staticmethod(keep_each if options.keep_going else keep_last)}
     if options.keep_going:
         fields["keep_going"] = True
-    bound = type("CheckMachine", profile_bases(machine, options.profile, elects=elects, own_crds=own_crds), fields)
+    bases = profile_bases(machine, options.profile, elects=elects, own_crds=own_crds)
+    run_settings = options.settings() if settings is None else settings
+    guide = None
+    if options.guided:
+        from kmodel.checker.guided import Guide, guided_bases
+
+        guide = Guide(options.components, run_settings.database)
+        bases, fields["guide"] = guided_bases(bases), guide
+    bound = type("CheckMachine", bases, fields)
     if options.seed is not None:
         bound = hypothesis_seed(options.seed)(bound)
     # a machine's own components are rebuilt, fresh, for each replay of minimization (those its configuration
@@ -345,7 +358,10 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
         with with_reporter(lambda text: None), shrink_limits(stats), campaign_gc(), \
                 no_source_constants():
             # our own replay tells the story; Hypothesis stays quiet
-            run_state_machine_as_test(bound, settings=options.settings() if settings is None else settings)
+            if guide is None:
+                run_state_machine_as_test(bound, settings=run_settings)
+            else:  # in rounds, each its own Hypothesis run (kmodel.checker.guided)
+                guide.explore(bound, run_settings, options.seed)
     except CampaignStopped:
         result.stopped = True
     except InvariantViolation:
@@ -369,4 +385,5 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
                                             on_replay=on_replay)
         result.failure, result.shrink = result.findings[0].trace, result.findings[0].shrink
     result.seconds = time.perf_counter() - started
+    result.guided = guide.figures if guide is not None else None
     return result

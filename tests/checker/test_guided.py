@@ -1,0 +1,120 @@
+"""`kmodel check --guided`: the corpus keeps the examples that took a branch outcome of the model no earlier one
+took, later rounds start from them, a guided run is a function of its seed, and the corpus outlives the run in
+the example database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kmodel.checker.actions import ScaleDeployment
+from kmodel.checker.example_db import CORPUS_KEY, load_corpus, save_corpus
+from kmodel.checker.guided import Corpus, CorpusEntry, Guide, entry_from_bytes, round_seed
+from kmodel.checker.outcomes import ExampleOutcomes
+from kmodel.checker.stats import Stats
+from kmodel.cli import main
+from kmodel.ipam.bitmap import first_clear
+from hypothesis.database import InMemoryExampleDatabase
+
+BITMAP = "kmodel/ipam/bitmap.py"
+FIRST = first_clear.__code__.co_firstlineno
+#: first_clear's two guards: `if hi <= lo:` (two lines in) and `if free == 0:` (six lines in)
+RANGE_OK = f"{BITMAP}:{FIRST + 2} -> {FIRST + 5}"
+ALL_SET = f"{BITMAP}:{FIRST + 6} -> {FIRST + 7}"
+ONE_FREE = f"{BITMAP}:{FIRST + 6} -> {FIRST + 8}"
+
+
+def test_an_examples_outcomes_are_the_sides_of_the_branches_it_took_keyed_by_file_and_line():
+    outcomes = ExampleOutcomes()
+    outcomes.start()
+    first_clear(0, 0, 4)  # one offset free
+    outcomes.stop()
+    taken = outcomes.taken()
+    assert {RANGE_OK, ONE_FREE} <= taken
+    assert ALL_SET not in taken
+    outcomes.start()
+    outcomes.stop()
+    assert outcomes.taken() == set()  # read once: the collector is emptied
+
+
+def test_the_corpus_keeps_an_example_that_took_a_new_outcome_and_drops_one_that_took_none():
+    guide = Guide()
+    stats = Stats()
+    first, again, other = (ScaleDeployment("web", 1),), (ScaleDeployment("web", 2),), (ScaleDeployment("api", 3),)
+    for actions, bits in ((first, 0), (again, 0), (other, 0b1111)):
+        guide.begin(stats)
+        first_clear(bits, 0, 4)
+        guide.end(actions)
+    assert [entry.actions for entry in guide.corpus.entries] == [first, other]  # `again` took nothing new
+    assert guide.corpus.entries[1].first_took == (ALL_SET,)  # only what no earlier example took
+    assert (guide.figures.measured, guide.figures.kept) == (3, 2)
+
+
+def test_an_entry_is_kept_only_for_the_outcomes_it_took_first():
+    corpus = Corpus()
+    one, two, three = ((ScaleDeployment("web", n),) for n in (1, 2, 3))
+    assert corpus.offer(one, {"a.py:1 -> 2", "a.py:1 -> 3"}) is not None
+    assert corpus.offer(two, {"a.py:1 -> 3"}) is None
+    kept = corpus.offer(three, {"a.py:1 -> 2", "a.py:4 -> exit"})
+    assert kept is not None and kept.first_took == ("a.py:4 -> exit",)
+    assert corpus.seen == {"a.py:1 -> 2", "a.py:1 -> 3", "a.py:4 -> exit"}
+
+
+def test_a_corpus_read_back_from_the_database_is_the_same_in_a_stable_order():
+    db = InMemoryExampleDatabase()
+    entries = [CorpusEntry((ScaleDeployment(app, n),), (f"a.py:{n} -> exit",)) for app, n in (("web", 3), ("api", 1))]
+    save_corpus(db, [e.to_bytes() for e in entries])
+    save_corpus(db, [entries[0].to_bytes()])  # once only
+    read = [entry_from_bytes(value) for value in load_corpus(db)]
+    assert read == sorted(entries, key=CorpusEntry.to_bytes)
+    assert Corpus(read).seen == {"a.py:3 -> exit", "a.py:1 -> exit"}
+    assert entry_from_bytes(b'{"actions": [{"name": "no-such-action"}], "first_took": []}') is None
+    assert list(db.fetch(CORPUS_KEY))
+
+
+def test_each_round_has_a_seed_of_its_own_from_the_campaigns():
+    assert round_seed(1, 0) == round_seed(1, 0)
+    assert len({round_seed(1, 0), round_seed(1, 1), round_seed(2, 0)}) == 3
+
+
+GUIDED = ["check", "--guided", "--fix", "all", "--examples", "30", "--steps", "8", "--seed", "3"]
+
+
+def guided_run(report, *extra: str, hashseed: str = "0") -> tuple[str, dict]:
+    """A guided `kmodel check` in a process of its own: its trace digest and report.json's guided section."""
+    out = subprocess.run([sys.executable, "-m", "kmodel", *GUIDED, "--report", str(report), *extra],
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONHASHSEED": hashseed})
+    assert out.returncode == 0, out.stdout + out.stderr
+    report_json = json.loads((report / "report.json").read_text())
+    return report_json["trace_digest"], report_json["guided"]
+
+
+def test_a_guided_run_is_a_function_of_its_seed_under_any_hash_seed(tmp_path):
+    digest, guided = guided_run(tmp_path / "one", hashseed="1")
+    again, guided_again = guided_run(tmp_path / "two", hashseed="2")
+    assert digest == again
+    assert guided == guided_again
+    assert guided["rounds"] == 2 and guided["examples_from_corpus"] > 0  # the second round drew from the corpus
+
+
+def test_a_guided_run_starts_from_the_corpus_an_earlier_run_kept_in_the_database(tmp_path):
+    database = tmp_path / "db"
+    digest, first = guided_run(tmp_path / "one", "--database", str(database))
+    assert first["corpus_kept"] > 0 and first["corpus_loaded"] == 0
+    again, second = guided_run(tmp_path / "two", "--database", str(database))
+    assert second["corpus_loaded"] == first["corpus_kept"]
+    assert again != digest  # its first round drew from the loaded corpus
+
+
+@pytest.mark.parametrize("other, message", [
+    (["--workers", "2"], "--guided steers one process: run it without --workers and --scheduler"),
+    (["--reach"], "--guided and --reach each trace the run with coverage.py, which measures one at a time: choose "
+                  "one (benchmarks/reach.py --compare-guided counts a guided run's reach)"),
+])
+def test_guided_with_what_it_cannot_share_is_a_usage_error(tmp_path, capsys, other, message):
+    assert main(["check", "--guided", *other, "--report", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"kmodel check: error: {message}"]
