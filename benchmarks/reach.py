@@ -25,6 +25,17 @@ no longer reads as recorded is reported stale and not applied.
 
 `--checker-report DIR` reads (b) from the report folder of an earlier `kmodel check --reach` run of the same
 code instead of running it.
+
+    python benchmarks/reach.py --compare-guided [--cpu-seconds S] [--checker-args "--fix all --seed 1"]
+
+instead runs, in this process, the plain campaign and the guided one (`kmodel check --guided`,
+kmodel.checker.guided) of the same options, each until it has spent S seconds of this process's CPU time
+(default 60). The budget is CPU time, not a number of examples: a guided example costs more (it may start
+from a corpus entry's actions, and some are traced by coverage.py), and that cost is what guidance has to pay
+for. CPU time rather than wall-clock time because the machine may be shared. Each campaign records every
+example's actions; afterwards, outside both budgets, every example is replayed under coverage.py, the same way
+for both, and read with kmodel's reach code. It prints, for each: examples, steps, CPU seconds, the branch
+outcomes of the model packages taken and per CPU-minute, and the sometimes properties reached; then the ratio.
 """
 
 from __future__ import annotations
@@ -233,6 +244,114 @@ def chosen_packages(text: str) -> tuple[str, ...]:
     return tuple(n for n in MODEL_PACKAGES if n in names)
 
 
+@dataclass
+class Explored:
+    """One campaign of --compare-guided: what it cost and every example it ran, as its actions."""
+
+    name: str
+    cpu_seconds: float
+    examples: list[tuple] = field(default_factory=list)
+    steps: int = 0
+    sometimes_reached: int = 0
+    sometimes: int = 0
+    outcomes: int = 0
+    outcomes_total: int = 0
+    guided: Optional[dict] = None  # a guided campaign's figures (kmodel.checker.guided.GuidedFigures)
+
+    def per_cpu_minute(self) -> float:
+        return 60 * self.outcomes / self.cpu_seconds if self.cpu_seconds else 0.0
+
+
+def explore_on_budget(name: str, options: "object", cpu_seconds: float) -> Explored:
+    """Run one campaign until it has spent `cpu_seconds` of this process's CPU time (asked as each example
+    starts), recording the actions of every example it runs (its closing settle included)."""
+    from kmodel.checker.machine import KmodelMachine
+    from kmodel.checker.run import run_campaign
+
+    recorded: list[tuple] = []
+
+    class Recorded(KmodelMachine):
+        def teardown(self) -> None:
+            actions = self.session.actions  # the list itself: the closing settle is appended to it
+            super().teardown()
+            recorded.append(tuple(actions))
+
+    began = time.process_time()
+    result = run_campaign(options, machine=Recorded, stop=lambda stats: time.process_time() - began >= cpu_seconds)
+    spent = time.process_time() - began
+    return Explored(name, spent, recorded, result.stats.steps, len(result.stats.reached), len(result.sometimes),
+                    guided=result.guided.to_json() if result.guided is not None else None)
+
+
+def outcomes_by_replay(explored: Explored, options: "object") -> Reach:
+    """Every example of a campaign replayed under coverage.py from the warmed-up cluster (built under it too),
+    read by kmodel's reach code: what the campaign took of the model, counted the same way for any campaign."""
+    from kmodel.checker.actions import RunFair
+    from kmodel.checker.machine import KmodelMachine
+    from kmodel.checker.session import InvariantViolation, Session, TraceDiverged, all_invariants
+    from kmodel.checker.snapshot import Snapshot
+
+    sources = model_sources(options.components)
+    cov = coverage_of(sources)
+    cov.start()
+    try:
+        invariants = all_invariants()
+        warm = Session(options.config(), invariants, variant=options.variant)
+        for action in (*KmodelMachine.initial_actions, RunFair(KmodelMachine.warmup_ms)):
+            warm.execute(action)
+        snapshot = Snapshot(warm, shared=(warm.stats, *invariants))
+        skip = len(KmodelMachine.initial_actions) + 1
+        for actions in explored.examples:
+            session = snapshot.restore()
+            for action in actions[skip:]:
+                try:
+                    session.execute(action)
+                except (InvariantViolation, TraceDiverged):
+                    break
+            session.dispose()
+    finally:
+        cov.stop()
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # files named relative to the repository, as the rest of this script names them
+    try:
+        return reach_of(cov, sources)
+    finally:
+        os.chdir(cwd)
+
+
+def compare_guided(checker_args: list[str], cpu_seconds: float) -> list[str]:
+    """--compare-guided: the plain and the guided campaign of the same options on the same CPU budget."""
+    import attrs
+
+    from kmodel.checker.command import options_from_args
+
+    options = attrs.evolve(options_from_args(checker_args), examples=10**6, keep_going=True)
+    runs = []
+    for name, guided in (("plain", False), ("guided", True)):
+        print(f"{name}: {cpu_seconds:.0f} CPU seconds of kmodel check {shlex.join(checker_args)}"
+              f"{' --guided' if guided else ''} ...", file=sys.stderr)
+        run = explore_on_budget(name, attrs.evolve(options, guided=guided), cpu_seconds)
+        print(f"{name}: replaying its {len(run.examples)} examples under coverage.py ...", file=sys.stderr)
+        total = outcomes_by_replay(run, options).total()
+        run.outcomes, run.outcomes_total = total.outcomes_taken, total.outcomes
+        runs.append(run)
+    lines = [f"kmodel check {shlex.join(checker_args)}, plain and --guided, each on {cpu_seconds:.0f} s of CPU time "
+             f"(examples replayed under coverage.py afterwards to count their branch outcomes)",
+             f"{'campaign':<8} {'examples':>8} {'steps':>7} {'CPU s':>6} {'outcomes':>9} {'of':>6} "
+             f"{'per CPU-min':>11} {'sometimes':>9}"]
+    for r in runs:
+        lines.append(f"{r.name:<8} {len(r.examples):>8,} {r.steps:>7,} {r.cpu_seconds:>6.0f} {r.outcomes:>9,} "
+                     f"{r.outcomes_total:>6,} {r.per_cpu_minute():>11,.0f} {r.sometimes_reached:>5}/{r.sometimes}")
+    plain, guided = runs
+    if guided.guided is not None:
+        g = guided.guided
+        lines.append(f"guided: {g['rounds']} rounds, {g['examples_measured']} examples traced, {g['corpus_kept']} kept "
+                     f"in the corpus, {g['examples_from_corpus']} started from a corpus entry")
+    ratio = guided.per_cpu_minute() / plain.per_cpu_minute() if plain.per_cpu_minute() else float("inf")
+    lines.append(f"guided / plain, branch outcomes per CPU-minute: {ratio:.2f}")
+    return lines
+
+
 def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="the branch outcomes the checker takes beside the unit tests'",
                                 epilog="exit codes: 0 the figures were printed; 2 bad usage, or a run that failed")
@@ -246,6 +365,11 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
     p.add_argument("--json", default=None, metavar="PATH", help="write the figures and lists here")
     p.add_argument("--checker-report", default=None, metavar="DIR",
                    help="read the checker's reach from this kmodel check --reach report folder instead of running it")
+    p.add_argument("--compare-guided", action="store_true",
+                   help="run the plain and the guided campaign of --checker-args on the same CPU budget and print "
+                        "the branch outcomes each takes (the unit tests are not run)")
+    p.add_argument("--cpu-seconds", type=float, default=60.0, metavar="S",
+                   help="with --compare-guided: CPU seconds each campaign explores for (default 60)")
     return p.parse_args(argv)
 
 
@@ -270,6 +394,11 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    if args.compare_guided:
+        if args.cpu_seconds <= 0:
+            raise UsageError("--cpu-seconds must be more than 0")
+        print("\n".join(compare_guided(shlex.split(args.checker_args), args.cpu_seconds)))
+        return 0
     packages = chosen_packages(args.packages)
     if args.top < 0:
         raise UsageError("--top must be 0 or more")
