@@ -559,7 +559,8 @@ def reach_line(section: dict) -> str:
 def guided_line(section: dict) -> str:
     """The terminal's one line of a --guided run: its rounds, the examples traced and kept, the corpus."""
     loaded = f" (besides {section['corpus_loaded']:,} loaded from the database)" if section["corpus_loaded"] else ""
-    return (f"guided: {section['rounds']} rounds; {section['examples_measured']:,} examples traced, "
+    rounds = section["rounds"]
+    return (f"guided: {rounds} round{'s' if rounds != 1 else ''}; {section['examples_measured']:,} examples traced, "
             f"{section['corpus_kept']:,} kept in the corpus{loaded}; {section['examples_from_corpus']:,} started "
             f"from a corpus example; {section['outcomes_seen']:,} branch outcomes seen")
 

@@ -21,11 +21,12 @@ a function of the seed and the model's behaviour: the keys are file:line pairs, 
 examples were found in, and one loaded from the database is sorted. The campaign's trace digest covers every
 round's examples, in order.
 
-What it costs. Tracing an example with coverage.py's C tracer makes it about twice as slow
-(benchmarks/reach.py --compare-guided prints the figures), so not every example is measured: every example of
-the first round (the corpus has to start somewhere) and then one in MEASURE_EVERY, chosen by the example's
-number, never by time. An example not measured is explored all the same; only what it would have taught the
-corpus is lost.
+What it costs. coverage.py's C tracer makes the code it traces two to three times as slow, so it traces
+only where it can teach the corpus something. Only an example's own steps are traced, from the end of
+`from_corpus` on: the actions it replayed took nothing their entry had not taken when it was measured. And not
+every example is measured: every example of the first round (the corpus has to start somewhere), then one in
+MEASURE_EVERY, chosen by the example's number, never by time. An example not measured is explored all the
+same; only what it would have taught the corpus is lost.
 
 The corpus is kept in the example database when the run has one (`--database`: kmodel.checker.example_db,
 `load_corpus` and `save_corpus`), under the campaign's identity, so the next run with the same options starts
@@ -145,7 +146,8 @@ class Guide:
     # -- one example ----------------------------------------------------------------------------------------
 
     def begin(self, stats: Any) -> None:
-        """An example starts: trace it if it is one to measure (none once a violation is being shrunk)."""
+        """An example's own steps start (after `from_corpus`): trace them if it is an example to measure (none
+        once a violation is being shrunk)."""
         self._counted += 1
         if stats.first_failure_at is not None:
             return
@@ -182,24 +184,24 @@ class Guide:
         try:
             for size in sizes:  # Hypothesis' own budgets, adding up to the campaign's (as a plain run counts it)
                 self.round_entries = tuple(self.corpus.entries)
+                self.figures.rounds = self.round + 1  # begun (a violation ends the campaign inside its round)
                 run(hypothesis_seed(round_seed(seed or 0, self.round))(machine),
                     settings=Settings(settings, max_examples=size))
                 self.round += 1
-                self.figures.rounds = self.round
         finally:
             self.abandon()
             save_corpus(self.database, [entry.to_bytes() for entry in self.corpus.entries[self.corpus.loaded:]])
 
 
 def guided_bases(bases: tuple[type, ...]) -> tuple[type, ...]:
-    """The bases of a guided campaign's machine: GuidedRules first (its __init__ and teardown wrap the
-    machine's)."""
+    """The bases of a guided campaign's machine: GuidedRules first (its teardown wraps the machine's)."""
     return (GuidedRules, *bases)
 
 
 class GuidedRules:
-    """The mixin of a guided campaign's machine: the `from_corpus` initialize rule, and the measurement
-    around each example (see the module docstring)."""
+    """The mixin of a guided campaign's machine: the `from_corpus` initialize rule, which starts the
+    measurement of the example's own steps, and the teardown that offers the example to the corpus (see the
+    module docstring)."""
 
     guide: ClassVar[Optional[Guide]] = None
     cluster: Any
@@ -208,29 +210,26 @@ class GuidedRules:
     initial_actions: ClassVar[tuple]
     _do: Callable[[str, Any], None]  # KmodelMachine's
 
-    def __init__(self) -> None:
-        super().__init__()
-        guide = type(self).guide
-        if guide is not None:
-            guide.begin(self.stats)
-
     @initialize(entry=DRAW, cut=DRAW)
     def from_corpus(self, entry: int, cut: int) -> None:
         """Replay the first actions of a corpus entry (`entry` modulo one more than the entries: 0 starts afresh;
         `cut` modulo its actions: how many of its last actions to leave out, so that the least draw, where
         Hypothesis draws often and shrinks to, replays it whole), then let the rules extend it."""
         guide = type(self).guide
-        entries = guide.round_entries if guide is not None else ()
-        chosen = entry % (len(entries) + 1)
-        if not chosen or not entries[chosen - 1].actions:
+        if guide is None:
             return
-        actions = entries[chosen - 1].actions
-        guide.figures.from_corpus += 1  # type: ignore[union-attr]
-        for action in actions[: len(actions) - cut % len(actions)]:
+        entries = guide.round_entries
+        chosen = entry % (len(entries) + 1)
+        actions = entries[chosen - 1].actions if chosen else ()
+        if actions:
+            guide.figures.from_corpus += 1
+        for action in actions[: len(actions) - cut % len(actions)] if actions else ():
             try:
                 self._do("from_corpus", action)
             except TraceDiverged:  # an entry of another model (an older database): extend from where it got
-                return
+                break
+        # measured from here on: what the replayed actions take, their corpus entry took when it was measured
+        guide.begin(self.stats)
 
     def teardown(self) -> None:
         skip = len(self.initial_actions) + 1  # the user's first actions and the warm-up: every example's

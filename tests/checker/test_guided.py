@@ -118,3 +118,15 @@ def test_a_guided_run_starts_from_the_corpus_an_earlier_run_kept_in_the_database
 def test_guided_with_what_it_cannot_share_is_a_usage_error(tmp_path, capsys, other, message):
     assert main(["check", "--guided", *other, "--report", str(tmp_path)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"kmodel check: error: {message}"]
+
+
+def test_the_terminal_says_what_guidance_did_in_one_line():
+    from kmodel.checker.command import guided_line
+
+    section = {"rounds": 1, "examples_measured": 25, "corpus_kept": 12, "corpus_loaded": 0,
+               "examples_from_corpus": 0, "outcomes_seen": 3210}
+    assert guided_line(section) == ("guided: 1 round; 25 examples traced, 12 kept in the corpus; 0 started from a "
+                                    "corpus example; 3,210 branch outcomes seen")
+    loaded = guided_line({**section, "rounds": 3, "corpus_loaded": 40})
+    assert loaded.startswith("guided: 3 rounds; 25 examples traced, 12 kept in the corpus (besides 40 loaded from "
+                             "the database);")
