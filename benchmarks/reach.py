@@ -27,6 +27,7 @@ no longer reads as recorded is reported stale and not applied.
 code instead of running it.
 
     python benchmarks/reach.py --compare-guided [--cpu-seconds S] [--checker-args "--fix all --seed 1"]
+                               [--with-unit-tests]
 
 instead runs, in this process, the plain campaign and the guided one (`kmodel check --guided`,
 kmodel.checker.guided) of the same options, each until it has spent S seconds of this process's CPU time
@@ -36,6 +37,7 @@ for. CPU time rather than wall-clock time because the machine may be shared. Eac
 example's actions; afterwards, outside both budgets, every example is replayed under coverage.py, the same way
 for both, and read with kmodel's reach code. It prints, for each: examples, steps, CPU seconds, the branch
 outcomes of the model packages taken and per CPU-minute, and the sometimes properties reached; then the ratio.
+With --with-unit-tests it also runs (a) and says how many of the unit tests' outcomes each campaign takes.
 """
 
 from __future__ import annotations
@@ -256,6 +258,7 @@ class Explored:
     sometimes: int = 0
     outcomes: int = 0
     outcomes_total: int = 0
+    of_unit: Optional[int] = None  # of the outcomes the unit tests take, how many this campaign takes
     guided: Optional[dict] = None  # a guided campaign's figures (kmodel.checker.guided.GuidedFigures)
 
     def per_cpu_minute(self) -> float:
@@ -319,21 +322,30 @@ def outcomes_by_replay(explored: Explored, options: "object") -> Reach:
         os.chdir(cwd)
 
 
-def compare_guided(checker_args: list[str], cpu_seconds: float) -> list[str]:
-    """--compare-guided: the plain and the guided campaign of the same options on the same CPU budget."""
+def compare_guided(checker_args: list[str], cpu_seconds: float, unit: Optional[Reach] = None) -> list[str]:
+    """--compare-guided: the plain and the guided campaign of the same options on the same CPU budget (and, given
+    the unit tests' reach, how many of their outcomes each takes)."""
     import attrs
 
     from kmodel.checker.command import options_from_args
 
-    options = attrs.evolve(options_from_args(checker_args), examples=10**6, keep_going=True)
+    from kmodel.errors import KmodelUsageError
+
+    try:
+        options = attrs.evolve(options_from_args(checker_args), examples=10**6, keep_going=True)
+    except KmodelUsageError as exc:
+        raise UsageError(f"--checker-args: {exc}") from None
+    unit_keys = {o.where() for o in unit.taken} if unit is not None else None
     runs = []
     for name, guided in (("plain", False), ("guided", True)):
         print(f"{name}: {cpu_seconds:.0f} CPU seconds of kmodel check {shlex.join(checker_args)}"
               f"{' --guided' if guided else ''} ...", file=sys.stderr)
         run = explore_on_budget(name, attrs.evolve(options, guided=guided), cpu_seconds)
         print(f"{name}: replaying its {len(run.examples)} examples under coverage.py ...", file=sys.stderr)
-        total = outcomes_by_replay(run, options).total()
-        run.outcomes, run.outcomes_total = total.outcomes_taken, total.outcomes
+        reach = outcomes_by_replay(run, options)
+        run.outcomes, run.outcomes_total = reach.total().outcomes_taken, reach.total().outcomes
+        if unit_keys is not None:
+            run.of_unit = len(unit_keys & {o.where() for o in reach.taken})
         runs.append(run)
     lines = [f"kmodel check {shlex.join(checker_args)}, plain and --guided, each on {cpu_seconds:.0f} s of CPU time "
              f"(examples replayed under coverage.py afterwards to count their branch outcomes)",
@@ -342,6 +354,8 @@ def compare_guided(checker_args: list[str], cpu_seconds: float) -> list[str]:
     for r in runs:
         lines.append(f"{r.name:<8} {len(r.examples):>8,} {r.steps:>7,} {r.cpu_seconds:>6.0f} {r.outcomes:>9,} "
                      f"{r.outcomes_total:>6,} {r.per_cpu_minute():>11,.0f} {r.sometimes_reached:>5}/{r.sometimes}")
+    if unit_keys is not None:
+        lines += [f"{r.name}: {r.of_unit:,} of the {len(unit_keys):,} branch outcomes the unit tests take" for r in runs]
     plain, guided = runs
     if guided.guided is not None:
         g = guided.guided
@@ -370,6 +384,9 @@ def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
                         "the branch outcomes each takes (the unit tests are not run)")
     p.add_argument("--cpu-seconds", type=float, default=60.0, metavar="S",
                    help="with --compare-guided: CPU seconds each campaign explores for (default 60)")
+    p.add_argument("--with-unit-tests", action="store_true",
+                   help="with --compare-guided: also run the unit tests under coverage.py (minutes) and say how many "
+                        "of their branch outcomes each campaign takes")
     return p.parse_args(argv)
 
 
@@ -397,7 +414,13 @@ def _main(args: argparse.Namespace) -> int:
     if args.compare_guided:
         if args.cpu_seconds <= 0:
             raise UsageError("--cpu-seconds must be more than 0")
-        print("\n".join(compare_guided(shlex.split(args.checker_args), args.cpu_seconds)))
+        unit = None
+        if args.with_unit_tests:
+            folders = unit_test_folders(MODEL_PACKAGES)
+            print(f"unit tests: {' '.join(folders)} under coverage.py ...", file=sys.stderr)
+            with tempfile.TemporaryDirectory(prefix="kmodel-reach-") as scratch:
+                unit = run_unit_tests(folders, Path(scratch) / ".coverage-unit")[0]
+        print("\n".join(compare_guided(shlex.split(args.checker_args), args.cpu_seconds, unit)))
         return 0
     packages = chosen_packages(args.packages)
     if args.top < 0:
