@@ -53,10 +53,12 @@ from kmodel.checker.example_db import load_corpus, save_corpus
 from kmodel.checker.outcomes import ExampleOutcomes
 from kmodel.checker.session import TraceDiverged
 
-#: examples per round: the corpus a round draws from is the one the rounds before it left
-ROUND_EXAMPLES = 25
-#: after the first round, one example in this many is measured (coverage.py's tracer doubles an example's cost)
-MEASURE_EVERY = 2
+#: examples per round: the corpus a round draws from is the one the rounds before it left (short rounds, so that
+#: what one example finds is drawn from soon)
+ROUND_EXAMPLES = 10
+#: after the first round, one example in this many is measured (coverage.py's tracer makes a traced example
+#: two to three times as dear; measuring one in two rather than one in four bought no more outcomes per CPU-minute)
+MEASURE_EVERY = 4
 #: the draws of `from_corpus`: an entry and a cut, each taken modulo what there is
 DRAW = st.integers(0, 2**16 - 1)
 
