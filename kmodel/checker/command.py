@@ -4,7 +4,7 @@
                  [--schedulers N] [--leader-elect=true|false] [--variant NAME]
                  [--fix NAME]… [--component SPEC]… [--profile dev|ci|campaign] [--report DIR] [--junit-xml PATH]
                  [--workers N|auto] [--scheduler ADDRESS] [--[no-]stop-on-first] [--keep-going]
-                 [--database WHERE] [--reach]
+                 [--database WHERE] [--reach] [--guided]
                  [--operator CMD --operator-manifests PATH… [--operator-user NAME] [--operator-ready SPEC]
                   [--invariants MODULE:NAME]… [--reproduce N] [--speed X] [--operator-settle S]
                   [--operator-actions FILE]]
@@ -12,7 +12,9 @@
         --keep-going explores the whole budget and reports every distinct violation (kmodel.checker.findings);
         --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); with several workers or a
         scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel);
-        --reach measures the branch outcomes the run takes (kmodel.checker.reach) for the reports' reach section
+        --reach measures the branch outcomes the run takes (kmodel.checker.reach) for the reports' reach section;
+        --guided steers toward outcomes never taken, from a corpus of the examples that took new ones
+        (kmodel.checker.guided)
     kmodel replay TRACE [--variant NAME] [--fix NAME]… [--lenient] [--quiet | --state]
         re-execute a trace step by step without Hypothesis, its steps numbered from 1 as in the report (--state:
         with what each step changed); exit 1 a violation reproduced, 0 the trace passes,
