@@ -85,10 +85,12 @@ GUIDED = ["check", "--guided", "--fix", "all", "--examples", "30", "--steps", "8
 
 
 def guided_run(report, *extra: str, hashseed: str = "0") -> tuple[str, dict]:
-    """A guided `kmodel check` in a process of its own: its trace digest and report.json's guided section."""
+    """A guided `kmodel check` in a process of its own: its trace digest and report.json's guided section (the
+    corpus it kept is never taken for saved failures to replay first)."""
     out = subprocess.run([sys.executable, "-m", "kmodel", *GUIDED, "--report", str(report), *extra],
                          capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONHASHSEED": hashseed})
     assert out.returncode == 0, out.stdout + out.stderr
+    assert "saved failing example" not in out.stdout
     report_json = json.loads((report / "report.json").read_text())
     return report_json["trace_digest"], report_json["guided"]
 
