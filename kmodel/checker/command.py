@@ -330,7 +330,9 @@ def check(args: argparse.Namespace) -> int:
         saved = parallel_run.saved
         read_errors = [o.database_error for o in parallel_run.outcomes if o.database_error is not None]
         database_error, unsaved = saved.error or (read_errors[0] if read_errors else None), saved.unsaved
-        extra = {"parallel": {"workers": len(parallel_run.outcomes), "stop_on_first": stop_on_first,
+        extra = {"parallel": {"workers": parallel_run.workers, "shards": len(parallel_run.outcomes),
+                              "startup_seconds": round(parallel_run.startup_seconds, 3),
+                              "stop_on_first": stop_on_first,
                               "scheduler": args.scheduler, "database": shown_database(database),
                               "database_entries_saved": saved.written, "database_entries_unsaved": unsaved,
                               "database_error": database_error},
@@ -366,10 +368,12 @@ def check(args: argparse.Namespace) -> int:
           f"{result.stats.events} model events in {result.seconds:.1f} s; {checked}/{len(report['invariants'])} "
           f"invariants checked; trace digest {report['trace_digest']}")
     if parallel_run is not None:
+        print(f"  {parallel_run.workers} workers, {len(parallel_run.outcomes)} shards; the cluster answered after "
+              f"{parallel_run.startup_seconds:.1f} s (start-up, included in the run's time)")
         for worker in report["workers"]:
             stopped = ", stopped" if worker["stopped"] else ""
             found_one = f", found {worker['violation']}" if worker["violation"] else ""
-            print(f"  worker {worker['shard']}: seed {worker['seed']}, {worker['examples']}/{worker['budget']} "
+            print(f"  shard {worker['shard']}: seed {worker['seed']}, {worker['examples']}/{worker['budget']} "
                   f"examples, {worker['steps']} steps, {worker['model_events']} model events in "
                   f"{worker['seconds']:.1f} s{found_one}{stopped}")
     situations = report["sometimes"]

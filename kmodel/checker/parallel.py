@@ -1,12 +1,17 @@
 """A campaign on several processes or machines: `kmodel check --workers N` and `--scheduler ADDRESS`, on Dask.
 
-`run_parallel` splits the campaign into shards (kmodel.checker.shards: a seed and a share of the budget each),
-runs each as one Dask task (`shard_task`, on a worker thread; one thread per worker process, since a shard
-is pure Python), gathers the outcomes, and merges them (kmodel.checker.merge); the caller writes the reports
-as for a single run. Without `--scheduler` the command starts a LocalCluster of `workers` processes on this
+`run_parallel` splits the campaign into shards (kmodel.checker.shards: a seed and a share of the budget each,
+several per worker so that the work balances), runs each as one Dask task (`shard_task`, on a worker thread;
+one thread per worker process, since a shard is pure Python), gathers the outcomes, and merges them
+(kmodel.checker.merge); the caller writes the reports as for a single run. Without `--scheduler` the command starts a LocalCluster of `workers` processes on this
 machine and stops it when done; with one, it submits to that cluster (``dask scheduler`` and ``dask worker``
 processes on any machines that have kmodel installed: a task names `shard_task` by module, and its outcome is
 plain data).
+
+A LocalCluster's worker processes are forked from this one where the platform can fork (`local_start_method`):
+kmodel is imported here already, so a forked worker starts in a fraction of a second, where a spawned one
+imports Python, Dask and kmodel again (seconds, a large share of a dev run on two workers). The seconds until
+the cluster answers are the run's `startup_seconds`, reported apart from the shards'.
 
 The workers talk to each other through the scheduler's metadata, under keys of this run's id:
 
@@ -24,6 +29,7 @@ Dask is what the parallel run needs and nothing else: a single `kmodel check` ne
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import time
 import uuid
@@ -68,6 +74,8 @@ class ParallelRun:
     found: list
     saved: Saved  # what the example database took (kmodel.checker.example_db.save_found)
     address: str  # the scheduler's (a LocalCluster's own when the command started one)
+    workers: int  # the worker count the budget was split for
+    startup_seconds: float  # from the start to a client of a cluster that answers (a LocalCluster started)
 
 
 def _key(run_id: str, what: str) -> str:
@@ -110,6 +118,24 @@ def shard_task(options: CheckOptions, shard: Shard, database: Optional[str], run
     return outcome
 
 
+def _all_done(futures: list) -> bool:
+    """Whether every future is done, waiting at most PROGRESS_SECONDS for it (returning as soon as they are, so
+    that the run does not idle to the end of a progress period)."""
+    from distributed import wait
+
+    try:
+        wait(futures, timeout=PROGRESS_SECONDS)
+    except TimeoutError:
+        return False
+    return True
+
+
+def local_start_method() -> str:
+    """How a LocalCluster starts its worker processes: forked from this process where the platform can (see the
+    module docstring), else spawned (Dask's default)."""
+    return "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+
+
 @contextmanager
 def dask_client(workers: int, scheduler: Optional[str]) -> Iterator[Any]:
     """A client of the cluster at `scheduler`, or of a LocalCluster of `workers` processes started now and
@@ -128,8 +154,11 @@ def dask_client(workers: int, scheduler: Optional[str]) -> Iterator[Any]:
         with client:
             yield client
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      memory_limit=0, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    import dask
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": local_start_method()}), \
+            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                         memory_limit=0, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
         yield client
 
 
@@ -146,13 +175,13 @@ def run_parallel(options: CheckOptions, workers: Optional[int], *, scheduler: Op
     None for none. `on_progress` is called with the run's progress about every PROGRESS_SECONDS."""
     started = time.perf_counter()
     with dask_client(workers or available_cores(), scheduler) as client:
+        startup = time.perf_counter() - started
         count = workers if workers is not None else cluster_threads(client)
         shards = plan_shards(options, count)
         run_id = uuid.uuid4().hex  # names this run's metadata only; nothing explored depends on it
         futures = [client.submit(shard_task, options, shard, database, run_id, stop_on_first, pure=False,
                                  key=_key(run_id, f"shard-{shard.index}")) for shard in shards]
-        while not all(future.done() for future in futures):
-            time.sleep(PROGRESS_SECONDS)
+        while not _all_done(futures):
             if on_progress is not None:
                 reports = [client.get_metadata(_key(run_id, f"progress-{s.index}"), default=None) for s in shards]
                 reports = [r for r in reports if r]
@@ -163,4 +192,4 @@ def run_parallel(options: CheckOptions, workers: Optional[int], *, scheduler: Op
     saved = save_found(database, [o.saved for o in outcomes])
     result = merge_outcomes(options, outcomes, time.perf_counter() - started)
     return ParallelRun(result, sorted(outcomes, key=lambda o: o.shard.index), distinct_violations(outcomes),
-                       saved, address)
+                       saved, address, count, startup)

@@ -1,9 +1,15 @@
 """A parallel campaign's shards: what each worker explores, and what it sends back.
 
-`plan_shards(options, workers)` splits the campaign's example budget into `workers` shards (the first ones
-one example more when it does not divide), each with its own Hypothesis seed derived from the campaign's seed
-and the shard's index (`shard_seed`): the same seed, budget and worker count always give the same shards, on
-any machine and under any PYTHONHASHSEED. A single shard is the campaign itself (its seed is the campaign's).
+`plan_shards(options, workers)` splits the campaign's example budget into SHARDS_PER_WORKER shards per worker
+(fewer on a small budget; the first ones one example more when it does not divide), each with its own
+Hypothesis seed derived from the campaign's seed and the shard's index (`shard_seed`): the same seed, budget
+and worker count always give the same shards, on any machine and under any PYTHONHASHSEED, whichever worker
+runs which. A single worker's one shard is the campaign itself (its seed is the campaign's).
+
+Several shards per worker balance the work: examples differ in cost (a long settle, a large cluster), so one
+shard per worker leaves a worker idle while the other finishes a costly share; with small shards a worker that
+is done takes the next one waiting (Dask's scheduler hands queued tasks to free workers, and steals from busy
+ones), and what is merged stays in shard order.
 
 `run_shard` is what a worker runs: `kmodel.checker.run.run_campaign` on its seed and share of the budget, with
 the run's example database read-only (kmodel.checker.example_db), and `stop` asked as each example starts.
@@ -42,10 +48,20 @@ def shard_seed(seed: int, index: int, count: int) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
+#: shards per worker of a parallel run (see the module docstring): enough that the last ones to finish are short
+SHARDS_PER_WORKER = 4
+#: but no more shards than give each this many examples, and never fewer than one per worker: a shard's own
+#: start (a Hypothesis run, its first examples the smallest) is not worth it for a handful of examples
+MIN_SHARD_EXAMPLES = 5
+
+
 def plan_shards(options: CheckOptions, workers: int) -> list[Shard]:
-    """The campaign's budget split into `workers` shards (fewer if there are fewer examples than workers)."""
+    """The campaign's budget split into SHARDS_PER_WORKER shards per worker (fewer when the shards would have
+    fewer than MIN_SHARD_EXAMPLES examples, but one per worker still, and never one without examples); a single
+    worker's one shard is the campaign itself."""
     total = options.settings().max_examples
-    count = max(1, min(workers, total))
+    balanced = min(workers * SHARDS_PER_WORKER, max(workers, total // MIN_SHARD_EXAMPLES))
+    count = max(1, min(balanced if workers > 1 else 1, total))
     share, extra = divmod(total, count)
     return [Shard(i, count, shard_seed(options.seed or 0, i, count), share + (1 if i < extra else 0))
             for i in range(count)]

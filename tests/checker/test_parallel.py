@@ -22,7 +22,7 @@ from hypothesis.database import InMemoryExampleDatabase
 from kmodel.checker.example_db import ForgivingDatabase, Saved, found_entries, save_found, shard_database
 from kmodel.checker.merge import distinct_violations, merge_outcomes
 from kmodel.checker.run import CheckOptions
-from kmodel.checker.shards import ShardOutcome, plan_shards, shard_seed
+from kmodel.checker.shards import SHARDS_PER_WORKER, ShardOutcome, plan_shards, run_shard, shard_seed
 from kmodel.checker.trace import read_trace
 from kmodel.cli import main
 
@@ -39,6 +39,14 @@ def test_a_budget_splits_into_shards_each_with_a_seed_of_its_own():
     assert shards[0].seed == shard_seed(3, 0, 3) == 3652690166904680456
     assert plan_shards(options, 1)[0].seed == 3  # one shard is the campaign itself
     assert len(plan_shards(CheckOptions(examples=2), 4)) == 2  # never a shard without examples
+
+
+def test_a_large_budget_splits_into_several_shards_per_worker_so_that_the_work_balances():
+    dev = plan_shards(CheckOptions(seed=3), 2)  # the dev profile's 200 examples
+    assert len(dev) == 2 * SHARDS_PER_WORKER and {s.examples for s in dev} == {200 // len(dev)}
+    assert [s.examples for s in plan_shards(CheckOptions(examples=22), 2)] == [6, 6, 5, 5]  # 5 examples at least
+    assert [s.examples for s in plan_shards(CheckOptions(examples=6), 2)] == [3, 3]  # but one shard per worker
+    assert len(plan_shards(CheckOptions(seed=3), 1)) == 1  # one worker: the campaign itself
 
 
 def _outcome(index: int, failure: dict | None, examples: int = 5) -> ShardOutcome:
@@ -208,13 +216,31 @@ def test_two_local_workers_give_the_same_merged_digest_on_every_run(tmp_path):
     for hashseed in ("1", "2"):
         folder = tmp_path / hashseed
         folder.mkdir()
-        run, report = _check(folder, "--workers", "2", "--examples", "4", "--steps", "5", "--seed", "3",
-                             "--no-stop-on-first", env={"PYTHONHASHSEED": hashseed})
-        assert report["parallel"]["workers"] == 2 and len(report["workers"]) == 2
+        run, report = _check(folder, "--workers", "2", "--examples", "20", "--steps", "3", "--seed", "3",
+                             "--no-stop-on-first", "--database", "none", env={"PYTHONHASHSEED": hashseed})
+        assert report["parallel"]["workers"] == 2 and report["parallel"]["shards"] == len(report["workers"]) == 4
         assert report["figures"]["examples_run"] == sum(w["examples"] for w in report["workers"])
-        assert [w["budget"] for w in report["workers"]] == [2, 2]
+        assert [w["budget"] for w in report["workers"]] == [5, 5, 5, 5]
+        assert 0 < report["parallel"]["startup_seconds"] < report["figures"]["seconds"]
+        assert "2 workers, 4 shards; the cluster answered after" in run.stdout
         digests.append(report["trace_digest"])
     assert digests[0] == digests[1]
+    # whichever worker ran which shard: the same as the four shards one after the other in this process
+    options = CheckOptions(examples=20, steps=3, seed=3)
+    in_turn = [run_shard(options, shard) for shard in plan_shards(options, 2)]
+    assert merge_outcomes(options, in_turn, 1.0).stats.trace_digest() == digests[0]
+
+
+def test_a_local_cluster_s_workers_are_forked_from_the_booted_process(monkeypatch):
+    import kmodel.checker.shards as shards
+    from kmodel.checker.parallel import dask_client
+
+    # set here at run time, never by an import: a worker sees it only if it was forked from this process
+    monkeypatch.setattr(shards, "_forked_from", os.getpid(), raising=False)
+    with dask_client(1, None) as client:
+        seen = client.submit(lambda: getattr(sys.modules["kmodel.checker.shards"], "_forked_from", None),
+                             pure=False).result(timeout=60)
+    assert seen == os.getpid()
 
 
 @pytest.fixture
@@ -346,14 +372,14 @@ def test_a_failure_kept_in_redis_is_replayed_first_by_the_next_run_on_another_ma
     assert found in ("replicaset-within-expectations", "converges-replicas")
     kept = redis.Redis.from_url(redis_url).keys("hypothesis-example:kmodel:*")
     assert kept
-    # seed 2 on two workers, from another folder: each worker reads Redis as the run begins and replays what
-    # seed 1 kept before anything else. Without the database (measured) worker 0 needs 25 examples to find and
-    # shrink a violation and worker 1 finds none in its 30.
+    # seed 2 on two workers, from another folder: each shard reads Redis as the run begins and replays what
+    # seed 1 kept before anything else, so every one of them finds it within its first examples
     run, report = _check(there, *campaign, "--seed", "2", "--workers", "2", "--no-stop-on-first")
     assert run.returncode == 1 and not (there / ".hypothesis").exists()
     assert run.stdout.startswith(f"replaying 1 saved failing example from the example database {redis_url} first")
-    assert [w["violation"] is not None and w["examples"] <= 3 for w in report["workers"]] == [True, True]
-    assert [(v["invariant"], v["workers"]) for v in report["violations"]] == [(found, 2)]
+    shards = len(report["workers"])
+    assert shards == 8 and all(w["violation"] is not None and w["examples"] <= 3 for w in report["workers"])
+    assert [(v["invariant"], v["workers"]) for v in report["violations"]] == [(found, shards)]
     assert report["parallel"]["database"] == redis_url
 
 
