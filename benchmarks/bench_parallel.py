@@ -1,14 +1,24 @@
-"""Parallel campaigns: examples per second with 1 and 2 workers on the same budget, side by side, and the time to
-first violation of each anti-pattern variant with 1 and 2 workers.
+"""Parallel campaigns: `kmodel check --workers 1` against `--workers 2` as a user runs them, examples per second
+with 1 and 2 workers on the same budget, side by side, and the time to first violation of each anti-pattern
+variant with 1 and 2 workers.
 
 Run: python benchmarks/bench_parallel.py [--profile campaign] [--examples N] [--seed S] [--seeds N]
                                          [--dev-examples N] [--dev-seeds N] [--variants a,b] [--budget N]
-                                         [--skip-throughput] [--skip-model] [--skip-variants]
+                                         [--command-seed S] [--command-campaign-examples N] [--repeats N]
+                                         [--skip-command] [--skip-throughput] [--skip-model] [--skip-variants]
+
+The command, A/B: `kmodel check --fix all --seed S --database none` at the dev profile's budget, then at the
+campaign profile's with `--examples N`, each with `--workers 1` and `--workers 2` in turn (`--repeats` times,
+alternating), each in a process of its own as a user runs it. Its examples per second are timed from outside,
+from the process' start to its exit (interpreter, imports, cluster start-up and stop included); the cluster's
+start-up (report.json's `parallel.startup_seconds`) is printed apart. The ratio is the median examples per
+second of `--workers 2` over that of `--workers 1`, and every `--workers 2` run of a budget must print the same
+trace digest (said when they do not).
 
 Throughput: the same budget of `--examples` examples (profile, every fix on, no example database) explored on
-one worker (in this process), then in the two shards `--workers 2` splits it into, at once on a local Dask
-cluster of two processes (its start-up timed apart); then the same two shards one after the other on one
-worker, so that the speed-up is also measured on the very same examples.
+one worker (in this process), then in the shards `--workers 2` splits it into, on a local Dask cluster of two
+processes (its start-up timed apart); then the same shards one after the other on one worker, so that the
+speed-up is also measured on the very same examples.
 
 Exploration is what is timed, and a violation does not end it. A campaign that finds a violation would go on
 shrinking it, and a shrink is not exploration: so each campaign stops at the end of its first violating
@@ -38,9 +48,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -102,6 +115,42 @@ def explore_shard(options: CheckOptions, shard: Shard) -> tuple[int, float, int]
     return explore(attrs.evolve(options, seed=shard.seed, examples=shard.examples))
 
 
+def check_command(workers: int, args: list[str]) -> tuple[int, int, float, Optional[float], str]:
+    """`kmodel check ... --workers N` in a process of its own: examples and model events run, wall seconds from
+    its start to its exit, the cluster's start-up seconds (None with one worker) and the trace digest."""
+    with tempfile.TemporaryDirectory() as folder:
+        started = time.perf_counter()
+        run = subprocess.run([sys.executable, "-m", "kmodel", "check", "--report", "r", "--database", "none",
+                              "--workers", str(workers), *args], cwd=folder, capture_output=True, text=True,
+                             timeout=3600)
+        seconds = time.perf_counter() - started
+        if run.returncode not in (0, 1):
+            raise SystemExit(f"kmodel check failed (exit {run.returncode}): {run.stderr.strip()[-400:]}")
+        report = json.loads((Path(folder) / "r" / "report.json").read_text())
+    startup = report.get("parallel", {}).get("startup_seconds")
+    figures = report["figures"]
+    return figures["examples_run"], figures["model_events"], seconds, startup, report["trace_digest"]
+
+
+def command_throughput(label: str, args: list[str], repeats: int) -> None:
+    """`--workers 1` against `--workers 2` of one command, A/B (see the module docstring)."""
+    rates: dict[int, list[float]] = {1: [], 2: []}
+    digests: dict[int, set[str]] = {1: set(), 2: set()}
+    print(f"kmodel check {' '.join(args)} ({label}), --workers 1 against 2, timed from outside:")
+    for _ in range(repeats):
+        for workers in (1, 2):
+            examples, events, seconds, startup, digest = check_command(workers, args)
+            rates[workers].append(examples / seconds)
+            digests[workers].add(digest)
+            print(f"  --workers {workers}: {examples} examples in {seconds:.1f} s = {rates[workers][-1]:.2f} "
+                  f"examples/s" + (f" (cluster start-up {startup:.1f} s of it)" if startup is not None else "")
+                  + f", {events / seconds:,.0f} model events/s; digest {digest}; load {load()}")
+    one, two = statistics.median(rates[1]), statistics.median(rates[2])
+    print(f"  speed-up ({label}): {two / one:.2f}x (median {two:.2f} against {one:.2f} examples/s); "
+          + ("the same merged digest on every --workers 2 run" if len(digests[2]) == 1
+             else f"DIFFERENT digests on --workers 2 runs: {sorted(digests[2])}"))
+
+
 def throughput(options: CheckOptions) -> None:
     from distributed import Client, LocalCluster
 
@@ -119,14 +168,14 @@ def throughput(options: CheckOptions) -> None:
                                 for shard in plan_shards(options, 2)])
         wall = time.perf_counter() - begun
     total = sum(n for n, _, _ in shards)
-    print(f"  2 workers: {total} examples in {wall:.1f} s = {total / wall:.2f} examples/s (per worker: "
+    print(f"  2 workers: {total} examples in {wall:.1f} s = {total / wall:.2f} examples/s (per shard: "
           + ", ".join(f"{n} in {s:.1f} s, {c} campaigns" for n, s, c in shards)
           + f"; the local cluster started in {up:.1f} s besides, {total / (wall + up):.2f} examples/s with it)")
     print(f"  speed-up: {total / wall / rate_one:.2f}x")
-    # the very same examples on one worker: the two shards one after the other, in this process
+    # the very same examples on one worker: the shards one after the other, in this process
     sequential = [explore_shard(options, shard) for shard in plan_shards(options, 2)]
     same, same_seconds = sum(n for n, _, _ in sequential), sum(s for _, s, _ in sequential)
-    print(f"  1 worker, the two shards in turn (the same examples as 2 workers): {same} examples in "
+    print(f"  1 worker, the shards in turn (the same examples as 2 workers): {same} examples in "
           f"{same_seconds:.1f} s = {same / same_seconds:.2f} examples/s; speed-up on the same examples: "
           f"{(total / wall) / (same / same_seconds):.2f}x")
 
@@ -220,12 +269,23 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per variant for the time to first violation")
     parser.add_argument("--variants", default=",".join(n for n in NAMES if n != "default"))
     parser.add_argument("--budget", type=int, default=200, help="examples before a variant's run gives up")
+    parser.add_argument("--command-seed", type=int, default=3, help="the seed of the A/B runs of the command")
+    parser.add_argument("--command-campaign-examples", type=int, default=60,
+                        help="the budget of the command's A/B runs at the campaign profile")
+    parser.add_argument("--repeats", type=int, default=1, help="A/B pairs of the command per budget")
+    parser.add_argument("--skip-command", action="store_true", help="no A/B runs of the command")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--skip-model", action="store_true", help="no dev runs (model figures)")
     parser.add_argument("--skip-variants", action="store_true")
     args = parser.parse_args()
     print(f"cores: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}; "
           f"load average before: {load()}")
+    if not args.skip_command:
+        common = ["--fix", "all", "--seed", str(args.command_seed)]
+        command_throughput("dev profile", common, args.repeats)
+        command_throughput("campaign profile", [*common, "--profile", "campaign", "--examples",
+                                                str(args.command_campaign_examples)], args.repeats)
+        print(f"load average: {load()}")
     if not args.skip_throughput:
         # every known fix on, so that a violation (which hands the budget to the next campaign) stays rare
         throughput(CheckOptions(seed=args.seed, examples=args.examples, profile=args.profile, fixes=("all",)))
