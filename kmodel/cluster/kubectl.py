@@ -22,6 +22,9 @@ invocation it stands for, through its own `ApiClient` like any other client of t
                                  (ReorganizeTaints), PATCH spec.taints (a list replaced whole)
     RolloutUndo(ns, name, rev)   kubectl rollout undo deployment: GET it, LIST its ReplicaSets, PATCH the chosen
                                  revision's template (and annotations) back into it
+    Raw(verb, resource, ...)     one request as any HTTP client of the API sends it (kubectl get --raw, create
+                                 --raw, replace --raw; curl with a bearer token): any verb, subresource,
+                                 resourceVersion and selectors, the body as given, no read first
 
 A command kubectl refuses before sending anything (a rollback of a paused Deployment, a taint to remove that is not
 there) gets a result whose response has code 0 and a Status of reason `KubectlError` (`CommandResult.ok` is
@@ -167,6 +170,25 @@ class Patch:
 
 
 @attrs.frozen
+class Raw:
+    """One request of `verb` ("get", "list", "create", "update", "patch", "delete") on `resource`, as an HTTP client
+    sends it: `subresource` ("status", "binding", ...), `body` (the object's JSON shape, sent as it is),
+    `resource_version` (a read's ?resourceVersion=), `label_selector` and `field_selector` (a list's). What the
+    components send, sent by a user or a second controller."""
+
+    verb: str
+    resource: str
+    namespace: str = ""
+    name: str = ""
+    subresource: str = ""
+    body: Any = attrs.field(default=None, eq=False)
+    resource_version: str = ""
+    label_selector: str = ""
+    field_selector: str = ""
+    token: str = ""
+
+
+@attrs.frozen
 class TaintNode:
     """kubectl taint nodes `node` key=value:effect --overwrite, or with `remove`, key:effect- (key- when
     `effect` is ""): the Node is read, its taints reorganised as kubectl's ReorganizeTaints does (the new taint
@@ -222,7 +244,7 @@ class CreateToken:
     token: str = ""
 
 
-Command = Union[Apply, Scale, Delete, Get, Patch, TaintNode, RolloutUndo, EditFinalizers, CreateToken]
+Command = Union[Apply, Scale, Delete, Get, Patch, TaintNode, RolloutUndo, EditFinalizers, CreateToken, Raw]
 
 #: the reason of a command kubectl refused before sending any request (CommandResult of code 0)
 KUBECTL_ERROR = "KubectlError"
@@ -316,6 +338,11 @@ class Kubectl(ClientComponent):
             self._edit_finalizers(now, out, command)
         elif isinstance(command, CreateToken):
             self._create_token(now, out, command)
+        elif isinstance(command, Raw):
+            self.client.request(now, out, command.verb, command.resource, namespace=command.namespace,
+                                name=command.name, subresource=command.subresource, body=command.body,
+                                resource_version=command.resource_version, label_selector=command.label_selector,
+                                field_selector=command.field_selector, on_done=self._finisher(command))
         else:
             self.client.get(now, out, command.resource, command.name, namespace=command.namespace,
                             on_done=self._finisher(command))
