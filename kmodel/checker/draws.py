@@ -18,3 +18,59 @@ INDEX = st.integers(min_value=0, max_value=63)
 def pick(index: int, options: Sequence[Any]) -> Any:
     """The candidate `index` names (modulo their number), or None when there is none."""
     return options[index % len(options)] if options else None
+
+
+# -- small shared pools: values drawn from a few, so that two draws meet (the same label, the same address, the
+# same resourceVersion), which is where the API server's guards are. Each lists its simplest value first.
+
+#: label selectors a user sends with a list (kubectl get -l): the apps' labels, every operator the parser knows
+#: (=, ==, !=, in, notin, exists, !key, > and <), then the mistakes a user makes, which the API server refuses with
+#: 400 and the parser's text (kmodel.apiserver.selectors: an unknown operator, `in` without parentheses, an empty or
+#: unclosed set, a trailing comma, a non-integer for `>`, a `!key` followed by an operator)
+LABEL_SELECTORS: tuple[str, ...] = (
+    "", "app=web", "app==api", "app!=web", "app in (web,api)", "app notin (web)", "app", "!app", "tier",
+    "app=web,tier!=canary", "run in (debug-1,debug-2),app notin (web)", "app>1", "app<2",
+    "app ~ web", "app in web", "app in ()", "app in (web", "app=web,", "app>x", "!app=web", "app in (web,)",
+)
+#: field selectors (kubectl get --field-selector): `=`, `==` and `!=` on a pod's fields and every kind's name and
+#: namespace, then a field the resource does not support and a term without an operator (400)
+FIELD_SELECTORS: tuple[str, ...] = (
+    "", "metadata.name=web", "metadata.namespace==default", "spec.nodeName=node-1", "status.phase!=Running",
+    "spec.nodeName=node-2,status.phase=Running", "spec.replicas=1", "metadata.name",
+)
+#: which resourceVersion a read names (the rule turns it into a number from the store as it is when it runs):
+#: none (a consistent read from etcd), "0" (any, from the watch cache), the newest revision, one behind the
+#: object's or the list's, one the cache has not reached (it waits, then 504 Too large resource version), a
+#: revision compacted away, and one that is not a number (400)
+RESOURCE_VERSIONS: tuple[str, ...] = ("none", "0", "newest", "stale", "future", "compacted", "invalid")
+#: how far ahead of the newest revision a `future` read asks
+FUTURE_REVISIONS = 1_000
+
+
+def resource_version(kind: str, store: Any, stale_of: int = 0) -> str:
+    """The resourceVersion `kind` (one of RESOURCE_VERSIONS) names now, in `store`; `stale_of` is the revision the
+    stale one is one behind (the object's, or the newest)."""
+    newest = store.revision
+    if kind == "none":
+        return ""
+    if kind == "0":
+        return "0"
+    if kind == "newest":
+        return str(newest)
+    if kind == "stale":
+        return str(max(1, (stale_of or newest) - 1))
+    if kind == "future":
+        return str(newest + FUTURE_REVISIONS)
+    if kind == "compacted":
+        return str(max(1, store.compact_revision - 1))
+    if kind == "invalid":
+        return "latest"
+    raise ValueError(f"unknown resourceVersion kind {kind!r}; known: {', '.join(RESOURCE_VERSIONS)}")
+
+
+#: ClusterIPs a Service asks for (spec.clusterIP), beside "taken" (the one an existing Service holds, drawn when the
+#: rule runs): a free address of the service CIDR, the range's first (kubernetes' own), its network address and its
+#: broadcast address (never allocated), one outside the range, an IPv6 address in an IPv4 cluster, headless
+#: ("None"), not an address at all
+CLUSTER_IPS: tuple[str, ...] = ("taken", "10.96.0.200", "10.96.0.1", "10.96.0.0", "10.111.255.255", "10.0.0.10",
+                                "fd00::10", "None", "10.96.0")

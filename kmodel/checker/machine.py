@@ -90,6 +90,7 @@ from kmodel.checker.actions import (
     Settle,
     Action,
 )
+from kmodel.checker.collide_rules import CollideRules
 from kmodel.checker.crd_rules import CrdRules
 from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
@@ -137,7 +138,7 @@ class _Warm:
 
 
 class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, RequestFaultRules, CrdRules, JobRules,
-                    RuleBasedStateMachine):
+                    CollideRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()
