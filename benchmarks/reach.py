@@ -74,6 +74,32 @@ FIXES_COMMAND = "`kmodel fixes`, the listing of the fixes: a front end, which no
 UNKNOWN_FIX = ("the error for a fix name that does not exist, raised while the options are read (a usage error, "
                "exit 2): the campaign only ever names fixes that exist")
 
+#: why the service IP allocator's range checks are not taken
+SERVICE_RANGE = ("sizes and validates the service CIDR when kube-apiserver starts; a checked cluster has one, "
+                 "ClusterConfig.service_cidr (10.96.0.0/12): other sizes and the IPv6 family are the unit tests' "
+                 "vectors")
+#: why the service IP allocator never fills
+SERVICE_RANGE_FULL = ("the service CIDR 10.96.0.0/12 holds 1,048,574 addresses and its dynamic block all but 256 of "
+                      "them; a checked cluster's Services hold a handful, so neither fills")
+#: why the node IPAM's cluster CIDR checks are not taken
+NODE_CIDR_CONFIG = ("validates --cluster-cidr against --node-cidr-mask-size when the node IPAM controller starts; a "
+                    "checked cluster has one pair, 10.244.0.0/16 and /24")
+#: why host-local's range configuration checks are not taken
+HOSTLOCAL_CONFIG = ("validates a host-local range configuration (rangeStart, rangeEnd, gateway, several ranges, "
+                    "their families and overlaps); the kubelet's CNI configures one range per node, its podCIDR, "
+                    "with none of these set")
+#: why host-local never allocates a requested address
+HOSTLOCAL_REQUESTED = ("a CNI ADD asking for a given address (the `ips` argument); the container runtime never asks "
+                       "for one, host-local picks it")
+#: why host-local's walk never wraps
+HOSTLOCAL_WRAP = ("host-local's walk past the end of the range, back to its start, and over addresses taken; it "
+                  "starts after the last address handed out, and a node's /24 holds 253 addresses, which the pods "
+                  "of a checked node never use up in a run")
+#: why the kubelet's NodeName admission check always passes
+OWN_NODE = ("the kubelet admits only the pods bound to its own node (its watch selects spec.nodeName=<node>, and its "
+            "static pods are its own), so the NodeName predicate always fits; upstream's admission runs it all the "
+            "same")
+
 #: Outcomes the unit tests take and the checker cannot or need not, explained: "file:line -> target" (as the
 #: work list prints it) -> (the line's text when the reason was written, why). Counted apart, never hidden.
 EXCLUSIONS: dict[str, tuple[str, str]] = {
@@ -124,6 +150,46 @@ EXCLUSIONS: dict[str, tuple[str, str]] = {
     "kmodel/fixes/command.py:55 -> 56": ('for line in lines[1:]:', FIXES_COMMAND),
     "kmodel/fixes/__init__.py:283 -> 282": ('if name != ALL:', OPTIONS_READ),
     "kmodel/fixes/__init__.py:260 -> 263": ('for f in FIXES:', UNKNOWN_FIX),
+    "kmodel/ipam/serviceip.py:95 -> 96": ('if host_bits >= 63:', SERVICE_RANGE),
+    "kmodel/ipam/serviceip.py:103 -> 104": ('if size <= 16:', SERVICE_RANGE),
+    "kmodel/ipam/serviceip.py:112 -> 113": ('if bits - net.prefixlen > MAX_CIDR_BITS:', SERVICE_RANGE),
+    "kmodel/ipam/serviceip.py:121 -> 122":
+        ('if min(range_size(net), 1 << 16) < MIN_SERVICE_RANGE_SIZE:', SERVICE_RANGE),
+    "kmodel/ipam/serviceip.py:136 -> 137": ('if net.version == 6:', SERVICE_RANGE),
+    "kmodel/ipam/serviceip.py:200 -> 201": ('if self.count >= self.max:', SERVICE_RANGE_FULL),
+    "kmodel/ipam/serviceip.py:206 -> 209": ('if found is not None:', SERVICE_RANGE_FULL),
+    "kmodel/ipam/cidrset.py:96 -> 97": ('if cluster.prefixlen > node_mask_size:', NODE_CIDR_CONFIG),
+    "kmodel/ipam/cidrset.py:98 -> 99":
+        ('if cluster.version == 6 and node_mask_size - cluster.prefixlen > CLUSTER_SUBNET_MAX_DIFF:', NODE_CIDR_CONFIG),
+    "kmodel/ipam/hostlocal.py:169 -> 170": ('if ones > masklen - 2:', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:172 -> 173": ('if iface.ip != network.network_address:', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:180 -> 182": ('if start is not None:', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:182 -> 183": ('if not _range_contains(network, start, start, end):', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:182 -> 186": ('if not _range_contains(network, start, start, end):', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:186 -> 187": ('if end is not None:', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:187 -> 188": ('if not _range_contains(network, end, start, None):', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:187 -> 191": ('if not _range_contains(network, end, start, None):', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:199 -> 201":
+        ('if self.range_start.version != other.range_start.version:', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:232 -> 233": ('if not ranges:', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:235 -> 236":
+        ('if any(r.range_start.version != family for r in ranges):', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:238 -> 239": ('for second in ranges[i + 1:]:', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:239 -> 238": ('if first.overlaps(second):', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:239 -> 240": ('if first.overlaps(second):', HOSTLOCAL_CONFIG),
+    "kmodel/ipam/hostlocal.py:342 -> 343": ('if requested_ip is not None:', HOSTLOCAL_REQUESTED),
+    "kmodel/ipam/hostlocal.py:345 -> 346": ('if ip == r.gateway:', HOSTLOCAL_REQUESTED),
+    "kmodel/ipam/hostlocal.py:345 -> 347": ('if ip == r.gateway:', HOSTLOCAL_REQUESTED),
+    "kmodel/ipam/hostlocal.py:347 -> 348":
+        ('if not self.store.reserve(container_id, ifname, ip, self.range_id):', HOSTLOCAL_REQUESTED),
+    "kmodel/ipam/hostlocal.py:347 -> 351":
+        ('if not self.store.reserve(container_id, ifname, ip, self.range_id):', HOSTLOCAL_REQUESTED),
+    "kmodel/ipam/hostlocal.py:291 -> 292": ('if self.cur == r.range_end:', HOSTLOCAL_WRAP),
+    "kmodel/ipam/hostlocal.py:299 -> 300": ('elif self.cur == self.start_ip:', HOSTLOCAL_WRAP),
+    "kmodel/ipam/hostlocal.py:360 -> 364": ('while (step := walk.next()) is not None:', HOSTLOCAL_WRAP),
+    "kmodel/ipam/hostlocal.py:362 -> 360":
+        ('if self.store.reserve(container_id, ifname, ip, self.range_id):', HOSTLOCAL_WRAP),
+    "kmodel/kubelet/admission.py:71 -> 72": ('if not nodename.fits(pod, info):', OWN_NODE),
 }
 
 
