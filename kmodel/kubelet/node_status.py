@@ -6,7 +6,8 @@ On start the kubelet registers its Node (registerWithAPIServer → initialNode):
 kubernetes.io/os, kubernetes.io/arch; capacity and allocatable cpu, memory and pods from the KubeletConfig;
 addresses InternalIP (node_ip) and Hostname; the daemon endpoint 10250; and the conditions the setters
 produce, in their order: MemoryPressure, DiskPressure, PIDPressure (False, "has sufficient …") and Ready
-(True, KubeletReady, `kubelet is posting ready status`). A 409 AlreadyExists is fine (the Node is there from
+(True, KubeletReady, `kubelet is posting ready status`), each updated where it is in the Node's list, the
+conditions of other writers kept. A 409 AlreadyExists is fine (the Node is there from
 an earlier run). Then every nodeStatusUpdateFrequency (10 s) it recomputes the status from the Node it reads
 (`status`: lastHeartbeatTime = now for every condition, lastTransitionTime kept unless the condition's status
 changed, as the setters keep it) and writes it to nodes/status only when it differs from the Node's in more
@@ -55,15 +56,19 @@ def resources(config: KubeletConfig) -> dict:
 
 
 def conditions(now: int, old: tuple = ()) -> tuple:
-    """The four conditions with heartbeat now; lastTransitionTime kept from `old` while the status is the same."""
+    """The kubelet's four conditions with heartbeat now, lastTransitionTime kept from `old` while the status is the
+    same, beside the conditions of other writers (node-problem-detector's, a user's), which are kept as they are:
+    each of upstream's setters (nodestatus/setters.go) finds its own type in node.Status.Conditions and updates it
+    in place, or appends it when it is missing, so every condition stays where it was and the others are left."""
     previous = {c.type: c for c in old}
-    out = []
+    own = {}
     for typ, status, reason, message in CONDITIONS:
         before = previous.get(typ)
         transition = before.last_transition_time if before is not None and before.status == status else now
-        out.append(NodeCondition(type=typ, status=status, last_heartbeat_time=now, last_transition_time=transition,
-                                 reason=reason, message=message))
-    return tuple(out)
+        own[typ] = NodeCondition(type=typ, status=status, last_heartbeat_time=now, last_transition_time=transition,
+                                 reason=reason, message=message)
+    kept = [own.get(c.type, c) for c in old]
+    return (*kept, *(c for typ, c in own.items() if typ not in previous))
 
 
 @functools.lru_cache(maxsize=None)

@@ -6,6 +6,7 @@ import attrs
 
 from kmodel.kubelet.config import KubeletConfig
 from kmodel.kubelet.node_status import initial_node, status, status_changed
+from kmodel.objects.core import NodeCondition
 
 CONFIG = KubeletConfig(node="node-1", node_ip="172.18.0.2")
 
@@ -33,3 +34,18 @@ def test_a_field_other_than_the_conditions_counts():
     posted = initial_node(CONFIG, 1_000).status
     assert status_changed(posted, attrs.evolve(posted, addresses=posted.addresses[:1]))
     assert status_changed(posted, attrs.evolve(posted, conditions=posted.conditions[:3]))
+
+
+def test_a_condition_of_another_writer_is_kept_where_it_is():
+    """As node-problem-detector's: upstream's setters update their own types in place and leave the others."""
+    posted = initial_node(CONFIG, 1_000).status
+    theirs = NodeCondition(type="example.com/Checked", status="True", reason="Checked", last_heartbeat_time=500)
+    written = attrs.evolve(posted, conditions=(posted.conditions[0], theirs, *posted.conditions[1:]))
+    recomputed = status(CONFIG, 11_000, written)
+    assert [c.type for c in recomputed.conditions] == [c.type for c in written.conditions]
+    assert recomputed.conditions[1] == theirs
+    assert all(c.last_heartbeat_time == 11_000 for c in recomputed.conditions if c is not theirs)
+    assert not status_changed(written, recomputed)
+    missing = status(CONFIG, 12_000, attrs.evolve(posted, conditions=(theirs, posted.conditions[3])))
+    assert [c.type for c in missing.conditions] == ["example.com/Checked", "Ready", "MemoryPressure",
+                                                    "DiskPressure", "PIDPressure"]
