@@ -35,6 +35,7 @@ from kmodel.checker.profiles import LONG_WAIT_PROFILES, profile
 from kmodel.checker.session import VARIANTS, InvariantViolation, Session, with_component_invariants
 from kmodel.checker.stats import Stats
 from kmodel.checker.findings import Seen, minimize_findings
+from kmodel.checker.guided import Guide, guided_bases
 from kmodel.checker.trace import ShrinkRecord, Trace, Violation
 from kmodel.cluster import ClusterConfig, DEFAULT_COMPONENTS
 from kmodel.cluster.config import check_election
@@ -341,8 +342,6 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
     run_settings = options.settings() if settings is None else settings
     guide = None
     if options.guided:
-        from kmodel.checker.guided import Guide, guided_bases
-
         guide = Guide(options.components, run_settings.database)
         bases, fields["guide"] = guided_bases(bases), guide
     bound = type("CheckMachine", bases, fields)

@@ -139,10 +139,12 @@ def test_reach_with_several_workers_is_a_usage_error(tmp_path, capsys):
 def test_without_reach_coverage_is_never_imported_and_the_report_has_no_reach(tmp_path):
     program = ("import sys; from kmodel.cli import main; "
                f"code = main(['check', '--examples', '1', '--steps', '3', '--report', {str(tmp_path)!r}]); "
-               "print(code, 'coverage' in sys.modules, 'kmodel.checker.reach' in sys.modules)")
+               "print(code, 'coverage' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONHASHSEED": "0"})
-    assert out.stdout.strip().splitlines()[-1] == "0 False False", out.stderr
+    # coverage.py is what costs: kmodel.checker.reach itself imports it only when a run measures (the guided
+    # campaign's module, imported by run.py, reads reach's helpers too)
+    assert out.stdout.strip().splitlines()[-1] == "0 False", out.stderr
     assert "reach" not in json.loads((tmp_path / "report.json").read_text())
 
 
