@@ -79,7 +79,8 @@ FIXES: tuple[Fix, ...] = (
         ("nodeipam-node-deleted-between-its-two-lists.json",
          "nodeipam-tombstone-older-than-the-cidr-it-was-given.json")),
     Fix(
-        ETCD_KEEP_COMPACTION_TOMBSTONE, ("converges-replicas", "converges-proxy-rules", "no-cidr-leak"),
+        ETCD_KEEP_COMPACTION_TOMBSTONE,
+        ("converges-replicas", "converges-proxy-rules", "converges-endpointslices", "no-cidr-leak"),
         "etcd's compaction drops a tombstone made at the compaction revision, yet a watch starting at that "
         "revision is not refused: an API server resuming its etcd watch there never gets the delete, and its "
         "watch cache, so every informer on it, keeps the object for good",
