@@ -65,6 +65,10 @@ FIRES_RETRIES_THE_FIX_MOVES = {
 #: traces whose burst after a restart the fix holds up: the consistent first list reads etcd over the link the
 #: trace holds, so the restarted component's events that follow its list are not enabled; replayed leniently
 WAITS_ON_THE_LINK_THE_TRACE_HOLDS = {"stale-scheduler-binds-two-pods-on-one-host-port.json"}
+#: traces whose pods the fix names otherwise: an API server draws every create's generated name and uid from one
+#: random source per replica, and the fix moves the creates that draw from it, so the trace's container failures
+#: name pods that do not exist with the fix on; replayed leniently (those steps are skipped)
+NAMES_PODS_OTHERWISE = {"kubelet-restarted-against-a-lagging-cache-reruns-a-deleted-pod-on-a-host-port.json"}
 
 
 @pytest.mark.parametrize("fix, trace", [(f.name, t) for f in FIXES for t in f.traces])
@@ -72,7 +76,8 @@ def test_each_fix_takes_out_its_bug_on_its_traces(fix, trace):
     loaded = read_trace(REGRESSIONS / trace)
     without = replay(loaded, record_messages=False)
     assert without.violation is not None and without.violation.invariant == loaded.expected_invariant
-    lenient = trace in FIRES_RETRIES_THE_FIX_MOVES | WAITS_ON_THE_LINK_THE_TRACE_HOLDS  # else strict: it fits
+    lenient = trace in FIRES_RETRIES_THE_FIX_MOVES | WAITS_ON_THE_LINK_THE_TRACE_HOLDS | NAMES_PODS_OTHERWISE
+    # else strict: it fits
     with_fix = replay(loaded, record_messages=False, fixes=(fix,), lenient=lenient)
     assert with_fix.violation is None, with_fix.violation
     assert lenient or with_fix.skipped == 0
