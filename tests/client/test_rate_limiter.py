@@ -82,7 +82,7 @@ def test_every_component_of_a_cluster_gets_its_upstream_default_limit_and_a_buck
     cluster = ModelCluster(ClusterConfig(nodes=1, apiservers=1))
     limits = {name: c.client.rate_limit for name, c in cluster.loop.components.items() if hasattr(c, "client")}
     controllers = {n: l for n, l in limits.items() if n.startswith("controller/") and n != SHARED_INFORMERS}
-    assert len(controllers) == 11
+    assert len(controllers) == 14  # with the job, serviceaccount and ttlafterfinished controllers
     # the shared informers' "shared-informers" client: kube-controller-manager's limit, a bucket of its own
     assert limits[SHARED_INFORMERS] == RateLimit(qps=20, burst=30)
     assert set(controllers.values()) == {RateLimit(qps=20, burst=30)}  # --kube-api-qps, --kube-api-burst
