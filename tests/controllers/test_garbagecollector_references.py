@@ -178,6 +178,7 @@ def owner_recreated_while_the_watch_was_down() -> Cluster:
     assert admin(c, "delete", "configmaps", name="owner").code == 200
     new = create(c, "configmaps", config_map("owner"))
     assert new.metadata.uid != old.metadata.uid
+    c.run_for(1 * S)  # the API servers' watch caches see both changes before the relist they hold is served
     c.heal(SHARED_INFORMERS)
     c.run_for(120 * S)  # the relist: owner/ updated to the new uid
     return c
