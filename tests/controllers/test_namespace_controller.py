@@ -132,7 +132,9 @@ def test_a_failed_discovery_empties_the_built_in_resources_and_keeps_the_namespa
     controller = next(x for x in c.components if x.name == "controller/namespace")
     replica = c.replicas[0]
     replica.fail_next_request(controller.client.owner, FailRequest(controller.client.owner, replica.name, 503))
-    c.run_for(100)  # the first sweep, without custom resources
+    # the first sweep, without custom resources: 34 requests, the last four waiting 50 ms each for a token
+    # (the controller manager's 20 qps, burst 30)
+    c.run_for(300)
     status, reason, message = conditions(c)["NamespaceDeletionDiscoveryFailure"]
     assert (status, reason, message) == ("True", "DiscoveryFailed",
                                          "the server is currently unable to handle the request")
