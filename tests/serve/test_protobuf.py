@@ -220,6 +220,11 @@ SAMPLES: dict[tuple[str, str], dict] = {
                                                       "subjects": SUBJECTS, "roleRef": ROLE_REF},
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): {"metadata": {"name": "b"}, "subjects": SUBJECTS,
                                                              "roleRef": ROLE_REF},
+    # what `kubectl auth can-i list deployments.apps` sends: every unset string and status.denied left out,
+    # status.allowed (no omitempty) kept at false
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): {"metadata": {}, "spec": {"resourceAttributes": {
+        "namespace": "default", "verb": "list", "group": "apps", "resource": "deployments"}},
+        "status": {"allowed": False}},
     ("v1", "DeleteOptions"): {"gracePeriodSeconds": 0, "propagationPolicy": "Foreground", "orphanDependents": False,
                               "preconditions": {"uid": "u-1", "resourceVersion": "7"}, "dryRun": ["All"]},
 }

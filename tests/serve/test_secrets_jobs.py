@@ -1,7 +1,8 @@
 """Secrets, ServiceAccounts and their tokens, Jobs and `kubectl auth can-i` against `kmodel serve`, with kubectl and
 the official Python client. kubectl 1.32 sends `create secret generic`, `create job`, `create serviceaccount`,
-`create token` and `auth can-i` as protobuf, which the server does not read: the creates go through `-o json
---dry-run=client | kubectl create -f -` here, the review is posted as JSON (docs/serve.md)."""
+`create token` and `auth can-i` as protobuf; the server reads the built-in kinds' and the SelfSubjectAccessReview's
+(authorization.k8s.io/v1 is vendored), not a TokenRequest's. The creates also go through `-o json
+--dry-run=client | kubectl create -f -` here, and the review is posted as JSON too (docs/serve.md)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,13 @@ def test_a_self_subject_access_review_answers_what_kubectl_auth_can_i_asks(serve
     for user, allowed in (("admin", True), ("bob", False)):
         code, text = raw(served, "POST", path, body=body, user=user)
         assert code == 201 and json.loads(text)["status"]["allowed"] is allowed
+
+
+@needs_kubectl
+def test_kubectl_auth_can_i_is_answered_from_its_protobuf_review(served: Any) -> None:
+    for user, answer in (("admin", "yes"), ("bob", "no")):
+        asked = kubectl(served, "auth", "can-i", "get", "secrets", check=False, user=user)
+        assert asked.stdout.strip() == answer, asked.stderr
 
 
 def test_a_service_account_token_from_the_python_client_authenticates_as_the_service_account(served: Any) -> None:

@@ -22,6 +22,7 @@ GROUP_PACKAGES = {
     "batch": "k8s.io.api.batch",
     "coordination.k8s.io": "k8s.io.api.coordination",
     "rbac.authorization.k8s.io": "k8s.io.api.rbac",
+    "authorization.k8s.io": "k8s.io.api.authorization",
     "policy": "k8s.io.api.policy",
     "discovery.k8s.io": "k8s.io.api.discovery",
 }
