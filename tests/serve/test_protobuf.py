@@ -228,10 +228,8 @@ SAMPLES: dict[tuple[str, str], dict] = {
     ("v1", "DeleteOptions"): {"gracePeriodSeconds": 0, "propagationPolicy": "Foreground", "orphanDependents": False,
                               "preconditions": {"uid": "u-1", "resourceVersion": "7"}, "dryRun": ["All"]},
 }
-#: served kinds that take no protobuf body: upstream's CRDs live in apiextensions-apiserver, and the
-#: authorization.k8s.io messages are not vendored either (docs/serve.md says kubectl auth can-i is refused)
-NOT_VENDORED = {("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
-                ("authorization.k8s.io/v1", "SelfSubjectAccessReview")}
+#: served kinds that take no protobuf body: upstream's CRDs live in apiextensions-apiserver (not vendored)
+NOT_VENDORED = {("apiextensions.k8s.io/v1", "CustomResourceDefinition")}
 SERVED = sorted({(r.api_version, r.kind) for r in RESOURCES.values() if r.crd is None} - NOT_VENDORED)
 
 
