@@ -130,7 +130,7 @@ def test_a_pod_sized_to_what_a_node_has_left_fits_and_one_unit_more_does_not():
     """Pinned, the kubelet's admission judges it (OutOfcpu; NodePorts for a host port a pod there holds); through
     the scheduler, its filters do (Pending)."""
     machine = SmallMachine()
-    machine.apply_deployment("web", 1, 500, True)
+    machine.apply_deployment("web", 1, 500, True, False)
     machine.advance_time(15)
     [web] = machine.cluster.objects("pods", "default")
     node = web.spec.node_name
@@ -154,7 +154,7 @@ def test_a_pod_sized_to_what_a_node_has_left_fits_and_one_unit_more_does_not():
 
 def test_each_rule_sends_its_request_on_a_machine():
     machine = SmallMachine()
-    machine.apply_deployment("web", 2, 0, False)
+    machine.apply_deployment("web", 2, 0, False, False)
     machine.apply_service("web")
     machine.advance_time(15)
     machine.list_objects(0, 4, 3, 1, 0, False)
