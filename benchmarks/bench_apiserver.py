@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import attrs  # noqa: E402
 
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy  # noqa: E402
+from kmodel.component.registry import builtin_controller_roles  # noqa: E402
 from kmodel.apiserver.pipeline import Pipeline  # noqa: E402
 from kmodel.apiserver.resources import key_prefix, object_key, resource_of  # noqa: E402
 from kmodel.apiserver.wire import Request  # noqa: E402
@@ -35,7 +36,7 @@ from kmodel.store import Store, prefix_end  # noqa: E402
 
 def boot() -> Store:
     store = Store()
-    for obj in bootstrap_policy() + [Namespace(metadata=ObjectMeta(name="bench"))]:
+    for obj in bootstrap_policy(builtin_controller_roles()) + [Namespace(metadata=ObjectMeta(name="bench"))]:
         store.put(object_key(resource_of(obj), obj.metadata.namespace, obj.metadata.name), obj)
     return store
 

@@ -48,6 +48,7 @@ from typing import Any, Callable
 import attrs
 
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy
+from kmodel.component.registry import builtin_controller_roles
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline
 from kmodel.apiserver.replica import APIServerReplica
@@ -66,7 +67,7 @@ WATCHERS = 10
 
 def booted() -> Store:
     store = Store()
-    for obj in [*bootstrap_policy(), Namespace(metadata=ObjectMeta(name="default"))]:
+    for obj in [*bootstrap_policy(builtin_controller_roles()), Namespace(metadata=ObjectMeta(name="default"))]:
         store.put(object_key(resource_of(obj), obj.metadata.namespace, obj.metadata.name), obj)
     return store
 

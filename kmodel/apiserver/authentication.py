@@ -6,7 +6,7 @@ Like kube-apiserver with a static token file (--token-auth-file) and anonymous a
 * the empty token → `system:anonymous` in group `system:unauthenticated`, which then meets authorization;
 * any other token → 401 Unauthorized (message "Unauthorized").
 
-`default_tokens(node_names)` is the model's token table. Token strings (documented here because tests and
+`default_tokens(node_names, controller_accounts)` is the model's token table. Token strings (documented here because tests and
 the cluster use them):
 
     "admin-token"                   admin                           system:masters
@@ -15,10 +15,11 @@ the cluster use them):
     "sa-<sa>-token"                 system:serviceaccount:kube-system:<sa>
                                                                     system:serviceaccounts,
                                                                     system:serviceaccounts:kube-system
-        for each controller's service account <sa> (controller_service_accounts(): deployment-controller,
-        replicaset-controller, endpoint-controller, generic-garbage-collector, namespace-controller,
-        node-controller, pod-garbage-collector, statefulset-controller, job-controller,
-        ttl-after-finished-controller, service-account-controller): kube-controller-manager runs each
+        for each controller's service account <sa> (`controller_accounts`, which the cluster takes from the
+        components' registrations: deployment-controller, replicaset-controller, endpoint-controller,
+        generic-garbage-collector, namespace-controller, node-controller, pod-garbage-collector,
+        statefulset-controller, job-controller, ttl-after-finished-controller, service-account-controller,
+        endpointslice-controller): kube-controller-manager runs each
         controller under its own service account, as with --use-service-account-credentials (kubeadm's default). The static token stands in for the
         service account's token (these kube-system ServiceAccounts are not stored as objects)
     "proxy-token"                   system:kube-proxy
@@ -40,7 +41,6 @@ from typing import Callable, Iterable, Mapping, Optional, Union
 import attrs
 
 from kmodel.apiserver import errors
-from kmodel.component import registry
 
 AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
@@ -52,14 +52,6 @@ SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 SERVICE_ACCOUNTS = "system:serviceaccounts"
 KUBE_SYSTEM = "kube-system"
 CONTROLLER_MANAGER_TOKEN = "controller-manager-token"
-
-
-def controller_service_accounts() -> tuple[str, ...]:
-    """The service accounts kube-controller-manager's controllers run as, sorted: those their registrations name
-    (kmodel.component.registry; upstream's names: several controllers share node-controller: node lifecycle, node
-    IPAM and taint eviction, "taint-manager uses existing cluster role from node-controller" in
-    cmd/kube-controller-manager/app/core.go)."""
-    return registry.controller_service_accounts()
 
 
 @attrs.frozen
@@ -112,8 +104,10 @@ def user_service_account_token(namespace: str, name: str) -> str:
     return f"sa-{namespace}-{name}-token"
 
 
-def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
-    """The model's identities by token (see the module docstring)."""
+def default_tokens(node_names: Iterable[str] = (), controller_accounts: Iterable[str] = ()) -> dict[str, UserInfo]:
+    """The model's identities by token (see the module docstring): `controller_accounts` are the kube-system
+    service accounts kube-controller-manager's controllers run as (the cluster knows them from the components'
+    registrations: the API server never reads the registry)."""
     tokens = {
         "admin-token": user("admin", MASTERS),
         "scheduler-token": user("system:kube-scheduler"),
@@ -122,7 +116,7 @@ def default_tokens(node_names: Iterable[str] = ()) -> dict[str, UserInfo]:
         "alice-token": user("alice"),
         "bob-token": user("bob"),
     }
-    for account in controller_service_accounts():
+    for account in controller_accounts:
         tokens[service_account_token(account)] = service_account_user(account)
     for namespace, account in USER_SERVICE_ACCOUNTS:
         tokens[user_service_account_token(namespace, account)] = service_account_user(account, namespace)

@@ -18,17 +18,20 @@ update and delete the lock Leases of the pessimistic-locking variant (kmodel/var
 nothing else in the model touches a Lease of theirs.
 
 Each controller's own role is declared by its registration (kmodel.component.registry: `rbac_rules`, written
-with `rule` and `events_rule` from here); `bootstrap_policy()` returns the objects in install order (roles
-before bindings).
+with `rule` and `events_rule` from here). The API server does not read the registrations (that would load every
+component): the cluster hands `bootstrap_policy(controller_roles)` every built-in controller's account and rules,
+whichever controllers it runs, as upstream's bootstrap policy installs every controller's role. It returns the
+objects in install order (roles before bindings).
 """
 
 from __future__ import annotations
+
+from typing import Sequence
 
 from kmodel.apiserver.authentication import KUBE_SYSTEM
 from kmodel.objects.frozendict import frozen_map
 from kmodel.objects.meta import ObjectMeta
 from kmodel.objects.rbac import ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject
-from kmodel.component.registry import builtin_registrations, controller_service_accounts, roles_by_account
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete")
@@ -160,16 +163,23 @@ def controller_role(service_account: str, rules: tuple[PolicyRule, ...]) -> list
     return [role, _service_accounts_binding(role.metadata.name, (service_account,))]
 
 
-def controller_roles() -> list[ClusterRole]:
-    """Each built-in controller's role, `system:controller:<service account>` (controller_policy.go), cut to the
-    model's resources, by account: the rules its registration declares (kmodel.component.registry)."""
-    return [_role(CONTROLLER_ROLE_PREFIX + account, *rules) for account, rules in roles_by_account(builtin_registrations())]
+#: (service account, its rules) of each controller whose role the bootstrap policy installs, sorted by account
+ControllerRoles = Sequence[tuple[str, tuple[PolicyRule, ...]]]
 
 
-def bootstrap_policy() -> list:
+def controller_roles(accounts: ControllerRoles) -> list[ClusterRole]:
+    """Each controller's role, `system:controller:<service account>` (controller_policy.go), cut to the model's
+    resources, in the order of `accounts`."""
+    return [_role(CONTROLLER_ROLE_PREFIX + account, *rules) for account, rules in accounts]
+
+
+def bootstrap_policy(controllers: ControllerRoles) -> list:
     """The bootstrap ClusterRoles then ClusterRoleBindings (cluster-admin bound to group system:masters,
-    as upstream; the privileged-group authorizer lets masters through even without it)."""
-    roles = controller_roles()
+    as upstream; the privileged-group authorizer lets masters through even without it). `controllers`: every
+    built-in controller's service account and rules, by account (the cluster reads them from the registrations:
+    kmodel.component.registry.builtin_controller_roles); the pessimistic-locking role is bound to those
+    accounts."""
+    roles = controller_roles(controllers)
     return [
         CLUSTER_ADMIN,
         KUBE_SCHEDULER,
@@ -186,7 +196,7 @@ def bootstrap_policy() -> list:
         _binding("system:kube-controller-manager", "User", "system:kube-controller-manager"),
         *(_service_accounts_binding(role.metadata.name, (role.metadata.name[len(CONTROLLER_ROLE_PREFIX):],))
           for role in roles),
-        _service_accounts_binding(PESSIMISTIC_LOCKING.metadata.name, controller_service_accounts()),
+        _service_accounts_binding(PESSIMISTIC_LOCKING.metadata.name, tuple(account for account, _ in controllers)),
         _binding("system:node-proxier", "User", "system:kube-proxy"),
         _binding("system:basic-user", "Group", "system:authenticated"),
     ]

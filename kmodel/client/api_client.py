@@ -249,6 +249,9 @@ class ApiClient:
         self._later_seq = 0
         #: the anti-pattern variant this client runs (kmodel.variants); set by the cluster
         self.variant = DEFAULT
+        #: whether this client's updates take the `pessimistic-locking` variant's lock (a built-in controller's, whose
+        #: service account the lock role is bound to: kmodel/variants/pessimistic_locking.py); set by the cluster
+        self.takes_locks = False
         #: the `reflector-consistent-first-list` fix (kmodel.fixes): this client's informers list consistently
         #: (resourceVersion "") the first time, not from a watch cache; set by the cluster
         self.consistent_first_list = False

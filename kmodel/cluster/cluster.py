@@ -40,7 +40,10 @@ from kmodel.apiserver.replica import APIServerReplica
 from kmodel.apiserver.resources import RESOURCES, list_prefix
 from kmodel.apiserver.wire import Request
 from kmodel.cluster.components import CONTROLLER_MANAGER, ClusterContext, instance_name, wire
-from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, Registration, resolve, roles_by_account
+from kmodel.component.registry import (
+    KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER, Registration, builtin_controller_roles, controller_service_accounts, resolve,
+    roles_by_account,
+)
 from kmodel.cluster.config import ClusterConfig
 from kmodel.cluster.kubectl import Apply, Command, Delete, Kubectl, manifest_name, resource_of_manifest
 from kmodel.component import Component
@@ -76,7 +79,8 @@ def apiserver_ip(name: str) -> str:
 
 
 def boot_objects(service_cidr: str, apiservers: list[str]) -> list:
-    """What a new cluster holds before anyone acts: RBAC bootstrap policy, the four namespaces, and the
+    """What a new cluster holds before anyone acts: RBAC bootstrap policy (with every built-in controller's role,
+    whichever the cluster runs, as upstream installs them), the four namespaces, and the
     `kubernetes` Service with its Endpoints and EndpointSlice (kube-apiserver's endpoint reconciler keeps them in a real cluster;
     here the replicas are fixed, so they are written once)."""
     endpoints = Endpoints(
@@ -97,7 +101,7 @@ def boot_objects(service_cidr: str, apiservers: list[str]) -> list:
         endpoints=tuple(Endpoint(addresses=(apiserver_ip(a),), conditions=EndpointConditions(ready=True))
                         for a in apiservers),
         ports=(EndpointSlicePort(name="https", port=6443, protocol="TCP"),))
-    return [*bootstrap_policy(), *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes,
+    return [*bootstrap_policy(builtin_controller_roles()), *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes,
             endpoints, slice_]
 
 
@@ -106,6 +110,9 @@ class Cluster:
 
     def __init__(self, config: ClusterConfig = ClusterConfig(), *, extra: Iterable[Component] = ()) -> None:
         self.config = config
+        #: the tokens of the built-in controllers' service accounts: their clients take the pessimistic-locking
+        #: variant's lock (kmodel/variants/pessimistic_locking.py), the role of it being bound to those accounts
+        self._locking_tokens = frozenset(service_account_token(a) for a in controller_service_accounts())
 
         self.store = Store(keep_compaction_tombstone=ETCD_KEEP_COMPACTION_TOMBSTONE in config.fixes)
         self.network = Network()
@@ -113,7 +120,9 @@ class Cluster:
         self.audit = AuditLog()
         self.service_ips = ServiceIPAllocator(config.service_cidr, random.Random(f"{config.seed}/serviceips"))
         extra = list(extra)
-        tokens = default_tokens(config.node_names())
+        # every built-in controller's service account is known by its token, whichever controllers run (as its
+        # role is installed whichever run: the bootstrap policy)
+        tokens = default_tokens(config.node_names(), controller_service_accounts())
         #: the registrations of the components the config names (kmodel.component.registry), in its order
         self.registrations: list[Registration] = [resolve(name) for name in config.components]
         own = [r for r in self.registrations if not r.builtin]
@@ -284,11 +293,12 @@ class Cluster:
         return components
 
     def _configure_client(self, component: Component) -> None:
-        """Tell a component's ApiClient the variant, the consistent-first-list fix and its seeded random source
-        (see `_build`)."""
+        """Tell a component's ApiClient the variant, whether it takes the pessimistic-locking variant's lock, the
+        consistent-first-list fix and its seeded random source (see `_build`)."""
         client = getattr(component, "client", None)
         if client is not None:
             client.variant = self.config.variant
+            client.takes_locks = client.token in self._locking_tokens
             client.consistent_first_list = REFLECTOR_CONSISTENT_FIRST_LIST in self.config.fixes
             client.rng = random.Random(f"{self.config.seed}/{client.owner}/rand")
 

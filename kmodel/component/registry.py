@@ -27,7 +27,10 @@ The registration says everything the cluster needs to know about it, in one plac
 
 Built-in registrations live in the modules of BUILTIN_PACKAGES, all imported the first time the registry is
 read, so a new module there needs nothing but its decorator. Their roles and tokens are installed in every
-cluster, as upstream's bootstrap policy installs every controller's role whichever controllers run.
+cluster, as upstream's bootstrap policy installs every controller's role whichever controllers run: the cluster
+reads them here (`builtin_controller_roles`, `controller_service_accounts`) and hands them to the API server,
+which never imports the registry (it would load every component; tests/test_imports.py places this module in
+the components' layer, above the API server, and counts the modules it loads by name as its imports).
 
 A component of your own is named in `ClusterConfig.components` by its import path, ``package.module:attr``
 (the decorated factory or class), or by the name of an entry point of the group ``kmodel.components`` that an
@@ -166,6 +169,12 @@ def controller_service_accounts() -> tuple[str, ...]:
     """The service accounts the built-in controllers run as, sorted."""
     return tuple(sorted({r.service_account for r in builtin_registrations() if r.service_account
                          and r.process == KUBE_CONTROLLER_MANAGER}))
+
+
+def builtin_controller_roles() -> list[tuple[str, tuple]]:
+    """(service account, its rules) of every built-in controller, by account: what the bootstrap policy installs
+    in every cluster (kmodel.apiserver.bootstrap_policy)."""
+    return roles_by_account(builtin_registrations())
 
 
 def roles_by_account(registrations: Sequence[Registration]) -> list[tuple[str, tuple]]:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from kmodel.apiserver.authentication import controller_service_accounts, service_account_token
 from kmodel.apiserver.wire import Response, Status
 from kmodel.component import Out
 from kmodel.objects.coordination import Lease, LeaseSpec
@@ -40,24 +39,17 @@ from kmodel.objects.meta import ObjectMeta
 LOCK_NAMESPACE = "kube-system"
 LOCK_RETRY_MS = 1_000
 LOCK_WAIT_MS = 60_000
-#: the identities whose writers take locks: the controllers' service accounts (the bootstrap policy's
-#: kmodel:pessimistic-locking role lets them create, update and delete Leases), read at the first lock
-_lockers: list[frozenset] = []
-
-
-def lockers_tokens() -> frozenset:
-    if not _lockers:
-        _lockers.append(frozenset(service_account_token(a) for a in controller_service_accounts()))
-    return _lockers[0]
 
 Done = Callable[[int, Response, Out], Any]
 Send = Callable[[int, Out, Done], int]
 
 
 def takes_locks(client: Any) -> bool:
-    """Does this client's writer lock? The controller manager's do; kubelets (the Node authorizer lets them
-    touch only their own node's Lease), the scheduler and kube-proxy never update under a lock."""
-    return client.token in lockers_tokens()
+    """Does this client's writer lock? The built-in controllers' do (the cluster says so, `ApiClient.takes_locks`:
+    the bootstrap policy's kmodel:pessimistic-locking role lets their service accounts create, update and delete
+    Leases); kubelets (the Node authorizer lets them touch only their own node's Lease), the scheduler and
+    kube-proxy never update under a lock."""
+    return client.takes_locks
 
 
 def lock_name(resource: str, namespace: str, name: str) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy
+from kmodel.component.registry import builtin_controller_roles
 from kmodel.apiserver.pipeline import Pipeline
 from kmodel.apiserver.resources import object_key, resource_of
 from kmodel.apiserver.wire import Request
@@ -35,7 +36,7 @@ def req(verb: str, resource: str, namespace: str = "", name: str = "", *, token:
 @pytest.fixture
 def store() -> Store:
     s = Store()
-    for obj in bootstrap_policy():
+    for obj in bootstrap_policy(builtin_controller_roles()):
         install(s, obj)
     for ns in ("default", "kube-system", "kube-node-lease", "shop"):
         install(s, Namespace(metadata=ObjectMeta(name=ns)))

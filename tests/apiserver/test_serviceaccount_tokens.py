@@ -8,6 +8,7 @@ import json
 
 from kmodel.apiserver.authentication import AUTHENTICATED
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy
+from kmodel.component.registry import builtin_controller_roles
 from kmodel.apiserver.pipeline import Pipeline
 from kmodel.objects import Namespace, ObjectMeta
 from kmodel.store import Store
@@ -89,7 +90,7 @@ def test_two_runs_from_one_seed_issue_the_same_token():
     tokens = []
     for _ in range(2):
         store = Store()
-        for obj in [*bootstrap_policy(), Namespace(metadata=ObjectMeta(name="default"))]:
+        for obj in [*bootstrap_policy(builtin_controller_roles()), Namespace(metadata=ObjectMeta(name="default"))]:
             install(store, obj)
         api = Pipeline(store)
         api.handle(req("create", "serviceaccounts", "default", body=SA), now=1_000)

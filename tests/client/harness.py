@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from kmodel.apiserver.bootstrap_policy import bootstrap_policy
+from kmodel.component.registry import builtin_controller_roles
 from kmodel.apiserver.etcd_endpoint import EtcdServer
 from kmodel.apiserver.pipeline import Pipeline
 from kmodel.apiserver.replica import APIServerReplica
@@ -25,7 +26,7 @@ def install(store: Store, obj: Any) -> None:
 
 def booted_store() -> Store:
     store = Store()
-    for obj in bootstrap_policy():
+    for obj in bootstrap_policy(builtin_controller_roles()):
         install(store, obj)
     for ns in ("default", "kube-system"):
         install(store, Namespace(metadata=ObjectMeta(name=ns)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kmodel.apiserver.bootstrap_policy import CONTROLLER_ROLE_PREFIX, bootstrap_policy
+from kmodel.component.registry import builtin_controller_roles
 from kmodel.checker.session import Session
 from kmodel.cli import main
 from kmodel.cluster import DEFAULT_COMPONENTS, Cluster, ClusterConfig
@@ -29,7 +30,7 @@ def test_the_built_in_components_are_registered_with_their_process_account_and_r
         "deployment-controller", "endpoint-controller", "endpointslice-controller", "generic-garbage-collector",
         "job-controller", "namespace-controller", "node-controller", "pod-garbage-collector", "replicaset-controller",
         "service-account-controller", "statefulset-controller", "ttl-after-finished-controller")
-    roles = [o.metadata.name for o in bootstrap_policy() if type(o).__name__ == "ClusterRole"]
+    roles = [o.metadata.name for o in bootstrap_policy(builtin_controller_roles()) if type(o).__name__ == "ClusterRole"]
     assert [r for r in roles if r.startswith(CONTROLLER_ROLE_PREFIX)] == [
         CONTROLLER_ROLE_PREFIX + a for a in registry.controller_service_accounts()]
 
