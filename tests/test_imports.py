@@ -7,9 +7,16 @@ failure to the moment the function first runs), and under `if TYPE_CHECKING:`. `
 edge to the module `pkg.name` when that is a module, else to `pkg`; a relative import is resolved against
 the importing module's package. Importing a module also runs its parent packages' __init__ first: for the
 cycle check, importing `a.b.c` is also an edge to `a.b` and `a` (unless the importer is inside them, when they
-are already being imported); the layer check counts only the modules named. Modules loaded by name at run
-time (`importlib.import_module`, as kmodel/component/registry.py loads the modules of the built-in
-components) are not edges.
+are already being imported); the layer check counts only the modules named.
+
+Modules loaded by name at run time count for the layer check (`dynamic=True`): `importlib.import_module("kmodel.x")`
+is an edge to kmodel.x, and in a module that calls `importlib.import_module` with a computed name (as
+kmodel/component/registry.py loads every module of the packages in its BUILTIN_PACKAGES), every string literal
+that names a kmodel module or package is an edge to it and to each module under it. So the registry sits in the
+components' layer and nothing below it (the API server) may reach it. The cycle check leaves them out: the
+registry and the components it loads depend on each other by design (a component's module imports the
+registry's decorator at its top; the registry imports the module when it is first read, long after both are
+loaded).
 """
 
 from __future__ import annotations
@@ -42,8 +49,41 @@ def module_files(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Path]:
     return found
 
 
-def _imported_modules(module: str, path: Path, files: dict[str, Path], package: str) -> Iterator[str]:
-    """The package's modules that `module` imports, wherever the import is written."""
+def _loads_by_name(tree: ast.AST) -> tuple[list[str], bool]:
+    """The literal names a module passes to `importlib.import_module`, and whether it also passes a computed one."""
+    literal, computed = [], False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name != "import_module":
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            literal.append(arg.value)
+        else:
+            computed = True
+    return literal, computed
+
+
+def _dynamic_imports(tree: ast.AST, files: dict[str, Path], package: str) -> Iterator[str]:
+    """The package's modules a module loads by name at run time (see the module docstring)."""
+    literal, computed = _loads_by_name(tree)
+    named = set(literal)
+    if computed:
+        named |= {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)
+                  and isinstance(node.value, str) and node.value in files}
+    for name in sorted(named):
+        if name in files:
+            yield name
+            yield from sorted(m for m in files if m.startswith(name + "."))
+
+
+def _imported_modules(module: str, path: Path, files: dict[str, Path], package: str,
+                      dynamic: bool = False) -> Iterator[str]:
+    """The package's modules that `module` imports, wherever the import is written; with `dynamic`, also those it
+    loads by name (`_dynamic_imports`)."""
     home = module if path.name == "__init__.py" else module.rpartition(".")[0]
 
     def resolve(name: str) -> Optional[str]:
@@ -54,7 +94,10 @@ def _imported_modules(module: str, path: Path, files: dict[str, Path], package: 
             name = name.rpartition(".")[0]
         return name or None
 
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    if dynamic:
+        yield from _dynamic_imports(tree, files, package)
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield resolve(alias.name)
@@ -69,14 +112,16 @@ def _imported_modules(module: str, path: Path, files: dict[str, Path], package: 
                 yield resolve(f"{source}.{alias.name}") if f"{source}.{alias.name}" in files else resolve(source)
 
 
-def import_graph(root: Path = ROOT, package: str = PACKAGE, *, parents: bool = False) -> nx.DiGraph:
+def import_graph(root: Path = ROOT, package: str = PACKAGE, *, parents: bool = False,
+                 dynamic: bool = False) -> nx.DiGraph:
     """The directed graph importer -> imported over the package's modules; with `parents`, also an edge to
-    each package above an imported module that does not hold the importer (Python initialises those first)."""
+    each package above an imported module that does not hold the importer (Python initialises those first);
+    with `dynamic`, also an edge to each module it loads by name (see the module docstring)."""
     files = module_files(root, package)
     graph = nx.DiGraph()
     graph.add_nodes_from(files)
     for module, path in files.items():
-        for target in _imported_modules(module, path, files, package):
+        for target in _imported_modules(module, path, files, package, dynamic):
             if target is None or target == module:
                 continue
             graph.add_edge(module, target)
@@ -118,6 +163,29 @@ def test_the_walk_sees_function_level_imports(tmp_path: Path) -> None:
     assert not nx.is_directed_acyclic_graph(graph)
 
 
+def _scratch_package(root: Path, files: dict[str, str]) -> Path:
+    """Write a scratch package under `root`: relative path -> source, folders made as needed."""
+    for relative, source in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    return root
+
+
+def test_the_layer_walk_sees_modules_loaded_by_name(tmp_path: Path) -> None:
+    """`importlib.import_module` with a literal name is an edge; with a computed one, every literal naming a module
+    or package of the module's is (a package's modules too); neither counts without `dynamic`."""
+    _scratch_package(tmp_path, {
+        "kmodel/__init__.py": "", "kmodel/plugins/__init__.py": "", "kmodel/plugins/one.py": "", "kmodel/high.py": "",
+        "kmodel/low.py": "import importlib\n\ndef f():\n    return importlib.import_module('kmodel.high')\n",
+        "kmodel/loader.py": "import importlib\nPACKAGES = ('kmodel.plugins',)\n\n"
+                            "def load(name):\n    return importlib.import_module(f'{name}.one')\n"})
+    graph = import_graph(tmp_path, "kmodel", dynamic=True)
+    assert graph.has_edge("kmodel.low", "kmodel.high")
+    assert graph.has_edge("kmodel.loader", "kmodel.plugins") and graph.has_edge("kmodel.loader", "kmodel.plugins.one")
+    assert not import_graph(tmp_path, "kmodel").has_edge("kmodel.low", "kmodel.high")
+
+
 def test_the_walk_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
     """`a.py` imports `pkg.mod`, whose package's __init__ imports `a`: a cycle Python runs into, though no
     module names the package."""
@@ -145,7 +213,9 @@ def test_the_walk_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
 #: * `component` (the sans-IO protocol every component implements) sits on the network's messages;
 #: * `ipam` (the allocators) is used by the API server, the node IPAM controller and the kubelet's CNI;
 #: * the pessimistic-locking variant is the client's update path (kmodel/client/api_client.py calls it);
-#: * `traffic` (application traffic between pods) and the etcdctl variant's client are components.
+#: * `traffic` (application traffic between pods) and the etcdctl variant's client are components;
+#: * the component registry (kmodel.component.registry) loads every built-in component's module by name, so it is
+#:   with them, above the API server (the cluster hands the API server the roles and tokens it reads there).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("kmodel", "kmodel.errors", "kmodel.runtime", "kmodel.fixes", "kmodel.variants", "kmodel.report"),
     ("kmodel.store",),
@@ -158,13 +228,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kmodel.apiserver",),
     ("kmodel.client", "kmodel.variants.pessimistic_locking"),
     ("kmodel.controllers", "kmodel.scheduler", "kmodel.kubelet", "kmodel.proxy", "kmodel.traffic",
-     "kmodel.variants.etcdctl"),
+     "kmodel.variants.etcdctl", "kmodel.component.registry"),
     ("kmodel.cluster",),
     ("kmodel.invariants",),
     ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs", "kmodel.serve"),
     ("kmodel.operator",),
     ("kmodel.operator.command", "kmodel.operator.fixture",
      "kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
+     "kmodel.component.command",
      "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles", "kmodel.serve.command",
      "kmodel.serve.ctl"),
 )
@@ -200,7 +271,7 @@ def _known(importer: str, imported: str) -> Optional[tuple[str, str]]:
 
 
 def test_every_import_points_down_the_layers() -> None:
-    graph = import_graph()
+    graph = import_graph(dynamic=True)
     upward, used = [], set()
     for importer, imported in sorted(graph.edges):
         if layer_of(imported) <= layer_of(importer):
@@ -217,6 +288,8 @@ def test_every_import_points_down_the_layers() -> None:
 
 def test_the_layer_check_can_fail() -> None:
     assert layer_of("kmodel.store.store") < layer_of("kmodel.apiserver.pipeline") < layer_of("kmodel.cli")
+    assert layer_of("kmodel.apiserver.bootstrap_policy") < layer_of("kmodel.component.registry")
+    assert layer_of("kmodel.component.registry") == layer_of("kmodel.controllers.deployment")
     assert layer_of("kmodel.fixes") < layer_of("kmodel.store") < layer_of("kmodel.fixes.command")
     assert _known("kmodel.store.store", "kmodel.cli") is None
 
