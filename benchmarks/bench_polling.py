@@ -4,7 +4,7 @@ Run: python benchmarks/bench_polling.py [--nodes 10,100,1000] [--seconds 60] [--
                                         [--png reports/polling-costs.png]
 
 For each size, runs the default model (informers watch) and the `polling` variant (informers list every
-10 s) over the same logical window after boot with the same workload (kmodel/variants/costs.py says what is
+10 s) over the same logical window after boot with the same workload (kmodel/principles/costs.py says what is
 counted and how), prints one line per run as it finishes, then the Markdown table, and draws the PNG
 (requests/s and bytes/s against nodes on log scales, and the delays) when matplotlib is installed
 (`pip install 'kmodel[plot]'`). Counts are deterministic; wall times depend on the machine and its load.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kmodel.variants.costs import MODES, measure_one, plot_png, table_markdown  # noqa: E402
+from kmodel.principles.costs import MODES, measure_one, plot_png, table_markdown  # noqa: E402
 
 
 def main() -> None:

@@ -22,7 +22,7 @@ from kmodel.runtime import tune_gc
 from kmodel.serve import command as serve_command
 from kmodel.serve import ctl as ctl_command
 from kmodel.simulate import command as simulate_command
-from kmodel.variants import command as variants_command
+from kmodel.principles import command as variants_command
 
 __all__ = ["KmodelUsageError", "OneLineParser", "build_parser", "console_main", "main"]
 

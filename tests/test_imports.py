@@ -212,8 +212,8 @@ def test_the_walk_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
 #:   the stories it is given and imports nothing of the model) are below everything;
 #: * `component` (the sans-IO protocol every component implements) sits on the network's messages;
 #: * `ipam` (the allocators) is used by the API server, the node IPAM controller and the kubelet's CNI;
-#: * the pessimistic-locking variant is the client's update path (kmodel/client/api_client.py calls it);
-#: * `traffic` (application traffic between pods) and the etcdctl variant's client are components;
+#: * `traffic` (application traffic between pods) and `etcdctl` (the bypass-apiserver variant's) are components;
+#: * the experiments on the variants (kmodel.principles) run whole clusters and the checker: at the top;
 #: * the component registry (kmodel.component.registry) loads every built-in component's module by name, so it is
 #:   with them, above the API server (the cluster hands the API server the roles and tokens it reads there).
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -226,17 +226,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kmodel.objects",),
     ("kmodel.ipam",),
     ("kmodel.apiserver",),
-    ("kmodel.client", "kmodel.variants.pessimistic_locking"),
+    ("kmodel.client",),
     ("kmodel.controllers", "kmodel.scheduler", "kmodel.kubelet", "kmodel.proxy", "kmodel.traffic",
-     "kmodel.variants.etcdctl", "kmodel.component.registry"),
+     "kmodel.etcdctl", "kmodel.component.registry"),
     ("kmodel.cluster",),
     ("kmodel.invariants",),
-    ("kmodel.checker", "kmodel.simulate", "kmodel.variants.costs", "kmodel.serve"),
+    ("kmodel.checker", "kmodel.simulate", "kmodel.serve"),
     ("kmodel.operator",),
     ("kmodel.operator.command", "kmodel.operator.fixture",
      "kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
      "kmodel.component.command",
-     "kmodel.simulate.command", "kmodel.variants.command", "kmodel.variants.principles", "kmodel.serve.command",
+     "kmodel.simulate.command", "kmodel.principles", "kmodel.serve.command",
      "kmodel.serve.ctl"),
 )
 
@@ -290,6 +290,7 @@ def test_the_layer_check_can_fail() -> None:
     assert layer_of("kmodel.store.store") < layer_of("kmodel.apiserver.pipeline") < layer_of("kmodel.cli")
     assert layer_of("kmodel.apiserver.bootstrap_policy") < layer_of("kmodel.component.registry")
     assert layer_of("kmodel.component.registry") == layer_of("kmodel.controllers.deployment")
+    assert layer_of("kmodel.variants") < layer_of("kmodel.client.informer") < layer_of("kmodel.principles.costs")
     assert layer_of("kmodel.fixes") < layer_of("kmodel.store") < layer_of("kmodel.fixes.command")
     assert _known("kmodel.store.store", "kmodel.cli") is None
 

@@ -14,7 +14,7 @@ view reads but never Secrets; edit also writes, reads Secrets and asks tokens fo
 manages Roles and RoleBindings. Nothing binds them until someone does.
 
 One role is not upstream's: `kmodel:pessimistic-locking` lets the controllers' service accounts create, read,
-update and delete the lock Leases of the pessimistic-locking variant (kmodel/variants/pessimistic_locking.py);
+update and delete the lock Leases of the pessimistic-locking variant (kmodel/client/pessimistic_locking.py);
 nothing else in the model touches a Lease of theirs.
 
 Each controller's own role is declared by its registration (kmodel.component.registry: `rbac_rules`, written

@@ -33,7 +33,7 @@ Other clients. Real etcd has no idea who is calling: anyone who reaches its port
 (etcdctl, an operator's script) gets the same KV API. Such a client sends an `EtcdCall` as a message to
 "etcd" and gets an `EtcdReply` back (`on_message`); the call is served on the store like a replica's, and
 nothing records it in any replica's handle (so a write made this way shows as one no API server made). Only
-the `bypass-apiserver` variant's etcdctl (kmodel/variants/etcdctl.py) calls etcd this way.
+the `bypass-apiserver` variant's etcdctl (kmodel/etcdctl.py) calls etcd this way.
 """
 
 from __future__ import annotations

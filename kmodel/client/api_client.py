@@ -77,7 +77,7 @@ Variants (kmodel.variants; `variant` is set on every component's client by the c
   takes the update unconditionally (Kubernetes allows that for every resource the model serves) and the
   last writer wins. The record above still says which version the body was read at.
 * ``pessimistic-locking``: the controller manager's writers take a lock around each update
-  (kmodel/variants/pessimistic_locking.py: a Lease without expiry, created before the update and deleted
+  (kmodel/client/pessimistic_locking.py: a Lease without expiry, created before the update and deleted
   after its answer; a writer that finds it taken waits and tries again).
 """
 
@@ -95,7 +95,7 @@ from kmodel.objects.meta import ObjectMeta, ObjectReference
 from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
 from kmodel.objects.fastevolve import constructor, evolve
 from kmodel.client.rate_limiter import RateLimit
-from kmodel.variants.pessimistic_locking import locked_update, takes_locks
+from kmodel.client.pessimistic_locking import locked_update, takes_locks
 
 Done = Callable[[int, Response, Out], None]
 OnEvent = Callable[[int, str, WatchEvent, Out], None]
@@ -250,7 +250,7 @@ class ApiClient:
         #: the anti-pattern variant this client runs (kmodel.variants); set by the cluster
         self.variant = DEFAULT
         #: whether this client's updates take the `pessimistic-locking` variant's lock (a built-in controller's, whose
-        #: service account the lock role is bound to: kmodel/variants/pessimistic_locking.py); set by the cluster
+        #: service account the lock role is bound to: kmodel/client/pessimistic_locking.py); set by the cluster
         self.takes_locks = False
         #: the `reflector-consistent-first-list` fix (kmodel.fixes): this client's informers list consistently
         #: (resourceVersion "") the first time, not from a watch cache; set by the cluster

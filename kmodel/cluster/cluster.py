@@ -111,7 +111,7 @@ class Cluster:
     def __init__(self, config: ClusterConfig = ClusterConfig(), *, extra: Iterable[Component] = ()) -> None:
         self.config = config
         #: the tokens of the built-in controllers' service accounts: their clients take the pessimistic-locking
-        #: variant's lock (kmodel/variants/pessimistic_locking.py), the role of it being bound to those accounts
+        #: variant's lock (kmodel/client/pessimistic_locking.py), the role of it being bound to those accounts
         self._locking_tokens = frozenset(service_account_token(a) for a in controller_service_accounts())
 
         self.store = Store(keep_compaction_tombstone=ETCD_KEEP_COMPACTION_TOMBSTONE in config.fixes)

@@ -60,7 +60,7 @@ KUBE_SCHEDULER = "kube-scheduler"
 #: where the built-in registrations are: every module of a package named here, or a module named here (imported
 #: when a default ClusterConfig is first made, so none of them may import kmodel.cluster's package at its top)
 BUILTIN_PACKAGES: tuple[str, ...] = ("kmodel.controllers", "kmodel.scheduler", "kmodel.kubelet", "kmodel.proxy",
-                                     "kmodel.traffic", "kmodel.variants.etcdctl")
+                                     "kmodel.traffic", "kmodel.etcdctl")
 #: the entry point group through which an installed package offers components
 ENTRY_POINT_GROUP = "kmodel.components"
 #: the attribute a decorated factory or class carries its registration in

@@ -8,6 +8,12 @@ invariants in `expect`, which is what `kmodel principles` measures.
 
     kmodel variants          lists them with what each changes
     kmodel check --variant NAME, kmodel replay --variant NAME, kmodel simulate --variant NAME
+
+This package is only the table (names read by the client, the informer, the controllers and the cluster), so
+it sits below everything that reads a switch. The places a variant changes live where they act (the
+pessimistic-locking variant's lock in kmodel/client, the bypass-apiserver variant's etcdctl in
+kmodel/etcdctl.py), and the experiments on the variants (`kmodel principles`, watch versus polling costs) in
+kmodel/principles, above the checker.
 """
 
 from __future__ import annotations
@@ -73,7 +79,7 @@ VARIANTS: tuple[Variant, ...] = (
         "authentication, authorization, admission and validation.",
         "an operator's etcdctl job fixes things straight in etcd: it puts a hand-written pod, already bound to a "
         "node, with no uid, creationTimestamp or admission defaults (the etcdctl put anti-pattern)",
-        "kmodel/variants/etcdctl.py", ("api-single-contract", "admission-enforced")),
+        "kmodel/etcdctl.py", ("api-single-contract", "admission-enforced")),
     Variant(
         DIRECT_CALLS, "the API as the single contract",
         "Components never call each other: the scheduler writes a Binding and the kubelet learns of it by "

@@ -8,7 +8,7 @@ from kmodel.component import Out, Send, SetTimer
 from kmodel.network import Message, Network
 from kmodel.store import Store
 from kmodel.variants import BYPASS_APISERVER, variant
-from kmodel.variants.etcdctl import PERIOD_MS, POD_NAME, TICK_TIMER, Etcdctl, hand_written_pod, pod_key
+from kmodel.etcdctl import PERIOD_MS, POD_NAME, TICK_TIMER, Etcdctl, hand_written_pod, pod_key
 from kmodel.invariants.registry import REGISTRY
 
 S = 1000
@@ -16,7 +16,7 @@ S = 1000
 
 def test_the_variant_is_registered_where_the_switch_is():
     v = variant(BYPASS_APISERVER)
-    assert v.where == "kmodel/variants/etcdctl.py"
+    assert v.where == "kmodel/etcdctl.py"
     assert v.expect == ("api-single-contract", "admission-enforced")
 
 

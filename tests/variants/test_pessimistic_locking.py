@@ -9,7 +9,7 @@ from kmodel.controllers.manager import PROCESS as CONTROLLER_MANAGER_LEASE
 from kmodel.controllers.replicaset import ReplicaSetController
 from kmodel.objects import Lease, LeaseSpec, ObjectMeta
 from kmodel.variants import DEFAULT, PESSIMISTIC_LOCKING, variant
-from kmodel.variants.pessimistic_locking import LOCK_NAMESPACE, LOCK_WAIT_MS, lock_name, takes_locks
+from kmodel.client.pessimistic_locking import LOCK_NAMESPACE, LOCK_WAIT_MS, lock_name, takes_locks
 from tests.controllers.cluster_helpers import admin, live_pods, mark_ready, replicaset
 
 LOCK = "replicasets.default.web"

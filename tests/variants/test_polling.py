@@ -16,8 +16,8 @@ from kmodel.network import Message
 from kmodel.objects import ObjectMeta, frozen_map
 from kmodel.objects.codec import dump
 from kmodel.variants import DEFAULT, POLLING, variant
-from kmodel.variants import costs
-from kmodel.variants.costs import Meter, Sizer, percentile, request_path
+from kmodel.principles import costs
+from kmodel.principles.costs import Meter, Sizer, percentile, request_path
 from tests.client.harness import Cluster, Probe, pod
 
 
@@ -111,7 +111,7 @@ def test_a_poll_scheduled_before_a_crash_is_dropped():
 # -- a whole cluster ----------------------------------------------------------------------------------------
 
 def test_a_small_cluster_under_polling_converges_and_opens_no_watch():
-    from kmodel.variants.costs import deployment
+    from kmodel.principles.costs import deployment
 
     c = FullCluster(ClusterConfig(nodes=2, variant=POLLING))
     watches = []

@@ -9,7 +9,7 @@ import pytest
 
 from kmodel.cli import main
 from kmodel.variants import VARIANTS, variant
-from kmodel.variants.principles import Run, principles_table, write_page
+from kmodel.principles.page import Run, principles_table, write_page
 
 
 def _trace(tmp_path, name):
@@ -101,7 +101,7 @@ def test_what_polling_breaks_is_a_finding_replayed_under_watch_not_a_problem(tmp
 
 
 def test_the_costs_section_shows_its_plot_or_says_why_there_is_none(tmp_path, monkeypatch):
-    from kmodel.variants import command, costs
+    from kmodel.principles import command, costs
 
     monkeypatch.setattr(costs, "measure", lambda nodes: [])
     monkeypatch.setattr(costs, "table_markdown", lambda rows: "TABLE\n")

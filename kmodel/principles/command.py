@@ -67,7 +67,7 @@ def principles_command(args: Any) -> int:
     from pathlib import Path
 
     from kmodel.variants import variant
-    from kmodel.variants.principles import run_all, write_page
+    from kmodel.principles.page import run_all, write_page
 
     seeds = _ints(args.seeds, "--seeds")
     try:
@@ -101,7 +101,7 @@ def costs_section(cost_nodes: list[int], out: Path) -> tuple[str, str]:
     there is none."""
     if not cost_nodes:
         return "Not measured (--cost-nodes none).\n", ""
-    from kmodel.variants import costs
+    from kmodel.principles import costs
 
     print(f"  watch vs polling at {', '.join(map(str, cost_nodes))} nodes …", flush=True)
     rows = costs.measure(cost_nodes)

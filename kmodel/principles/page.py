@@ -15,7 +15,7 @@ broke, how many seeds caught it, the median wall time of a run that caught it (s
 included), the shortest shrunk trace and the command that replays it (the trace is copied beside the page, in
 reports/principles/). `polling` is expected to break nothing; what it breaks anyway is listed under the table
 (each such trace replayed under watch too), not counted as a problem, and the page ends with the watch-versus-polling
-cost table and plot (kmodel.variants.costs).
+cost table and plot (kmodel.principles.costs).
 
 Everything the page shows comes from these runs: rerun `kmodel principles` to regenerate it.
 """

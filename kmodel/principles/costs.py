@@ -451,7 +451,7 @@ def table_markdown(rows: Sequence[CostRow]) -> str:
     periods = sorted({r.node_status_ms for r in rows})
     lines.append("")
     lines.append(f"Counts over {', '.join(map(str, seconds))} s of logical time after boot; verbs are request "
-                 "counts in the window; bytes are compact-JSON estimates (kmodel/variants/costs.py); "
+                 "counts in the window; bytes are compact-JSON estimates (kmodel/principles/costs.py); "
                  f"kubelets write an unchanged Node status every {', '.join(f'{p / 1000:g}' for p in periods)} s.")
     return "\n".join(lines)
 
