@@ -102,7 +102,8 @@ OnEvent = Callable[[int, str, WatchEvent, Out], None]
 OnClosed = Callable[[int, str, Optional[Response], Out], None]
 #: Request(...) from every field in order (id, verb, resource, namespace, name, subresource, body, token,
 #: resource_version, label_selector, field_selector, allow_watch_bookmarks, field_validation,
-#: grace_period_seconds, timeout_seconds, propagation_policy), its slots filled directly: one per request sent
+#: grace_period_seconds, timeout_seconds, propagation_policy, field_manager, force, dry_run), its slots filled
+#: directly: one per request sent
 _request = constructor(Request)
 
 DEFAULT_TIMEOUT_MS = 60_000
@@ -340,13 +341,15 @@ class ApiClient:
         the informers have a client of their own (see the module docstring). `timeout_ms` overrides the client's
         request timeout, and `throttled=False` sends past its rate limit: a request of a client built from a copy
         of the config with its own Timeout and QPS -1 (the kubelet's heartbeat client), over the same
-        connections."""
+        connections. The keywords are built once into the `Request` sent (kmodel.apiserver.wire), which is what
+        goes down the send path and through the pessimistic-locking variant's lock."""
         guard = self.write_guard
         if guard is not None and verb in _WRITE_VERBS and resource not in _UNGUARDED:
             refusal = guard(now, self.owner, verb, resource)
             if refusal:
                 return self._refuse(now, out, verb, resource, refusal, on_done)
         read_rv = ""
+        locked = False
         if verb == "update":
             read_rv = _read_rv(body)
             variant = self.variant
@@ -354,16 +357,26 @@ class ApiClient:
                 if variant == BLIND_WRITES and read_rv:
                     body = without_resource_version(body)
                 elif variant == PESSIMISTIC_LOCKING and resource != "leases":
-                    if takes_locks(self):
-                        return locked_update(self, now, out, lambda t, o, done: self._send_request(
-                            t, o, verb, resource, namespace, name, subresource, body, resource_version, read_rv,
-                            on_done=done, timeout_ms=timeout_ms, throttled=throttled),
-                            resource=resource, namespace=namespace, name=name, on_done=on_done)
-        return self._send_request(now, out, verb, resource, namespace, name, subresource, body, resource_version,
-                                  read_rv, label_selector=label_selector, field_selector=field_selector,
-                                  grace_period_seconds=grace_period_seconds, on_done=on_done,
-                                  informer=informer, timeout_ms=timeout_ms, throttled=throttled,
-                                  propagation_policy=propagation_policy, field_manager=field_manager, force=force)
+                    locked = takes_locks(self)
+        # the request, built once here and passed down as one value; numbered now unless the lock puts its
+        # sending off (then numbered when sent: a client numbers its requests in the order they leave it)
+        if not locked:
+            self._next_id += 1
+        req = _request(0 if locked else self._next_id, verb, resource, namespace, name, subresource, body,
+                       self.informer_token if informer else self.token, resource_version, label_selector,
+                       field_selector, False, "Strict", grace_period_seconds, None, propagation_policy,
+                       field_manager, force, False)
+        # an informer's list, when the informers have a client of their own, is past this client's rate limit
+        throttled = throttled and not (informer and self.informers_own_client)
+        if locked:
+            return locked_update(self, now, out, req, on_done, lambda t, o, done: self._send_request(
+                t, o, self._numbered(req), done, read_rv, timeout_ms, throttled))
+        return self._send_request(now, out, req, on_done, read_rv, timeout_ms, throttled)
+
+    def _numbered(self, draft: Request) -> Request:
+        """`draft` (a request built before it could be sent) with the next request id."""
+        self._next_id += 1
+        return evolve(draft, id=self._next_id)
 
     def _refuse(self, now: int, out: Out, verb: str, resource: str, reason: str, on_done: Optional[Done]) -> int:
         """A write the guard refused: never sent; its caller gets a 503 with `reason` a moment later."""
@@ -374,19 +387,12 @@ class ApiClient:
             self.call_later(now, out, 0, lambda t, o: on_done(t, response, o))
         return rid
 
-    def _send_request(self, now: int, out: Out, verb: str, resource: str, namespace: str, name: str,
-                      subresource: str, body: Any, resource_version: str, read_rv: str, *, label_selector: str = "",
-                      field_selector: str = "", grace_period_seconds: Optional[int] = None,
-                      on_done: Optional[Done] = None, informer: bool = False, timeout_ms: Optional[int] = None,
-                      throttled: bool = True, propagation_policy: str = "", field_manager: str = "",
-                      force: bool = False) -> int:
-        self._next_id += 1
-        req = _request(self._next_id, verb, resource, namespace, name, subresource, body,
-                       self.informer_token if informer else self.token, resource_version, label_selector,
-                       field_selector, False, "Strict", grace_period_seconds, None, propagation_policy,
-                       field_manager, force, False)
+    def _send_request(self, now: int, out: Out, req: Request, on_done: Optional[Done], read_rv: str,
+                      timeout_ms: Optional[int], throttled: bool) -> int:
+        """Send `req` (numbered) once the client's rate limit gives it a token, when it is `throttled`; `read_rv`:
+        an update's body's resourceVersion, for the record of updates; `timeout_ms`: None for the client's own."""
         bucket = self._bucket
-        takes_token = bucket is not None and throttled and not (informer and self.informers_own_client)
+        takes_token = bucket is not None and throttled
         at = bucket.reserve(now) if takes_token else now  # type: ignore[union-attr]
         timeout = self.timeout_ms if timeout_ms is None else timeout_ms
         if at > now:  # the bucket is empty: the request waits for its token, as rest.Request's tryThrottle does

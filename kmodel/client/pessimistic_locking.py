@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from kmodel.apiserver.wire import Response, Status
+from kmodel.apiserver.wire import Request, Response, Status
 from kmodel.component import Out
 from kmodel.objects.coordination import Lease, LeaseSpec
 from kmodel.objects.meta import ObjectMeta
@@ -79,13 +79,12 @@ def lock_wait_timeout(resource: str, namespace: str, name: str, lock: str) -> Re
 class LockedUpdate:
     """One update under the lock (see the module docstring)."""
 
-    def __init__(self, client: Any, send: Send, *, resource: str, namespace: str, name: str,
-                 on_done: Optional[Done], now: int) -> None:
+    def __init__(self, client: Any, request: Request, on_done: Optional[Done], send: Send, now: int) -> None:
         self.client = client
         self.send = send
-        self.resource, self.namespace, self.name = resource, namespace, name
+        self.resource, self.namespace, self.name = request.resource, request.namespace, request.name
         self.on_done = on_done
-        self.lock = lock_name(resource, namespace, name)
+        self.lock = lock_name(request.resource, request.namespace, request.name)
         self.started = now
         self.incarnation = client.incarnation
 
@@ -115,9 +114,8 @@ class LockedUpdate:
             self.on_done(now, response, out)
 
 
-def locked_update(client: Any, now: int, out: Out, send: Send, *, resource: str, namespace: str, name: str,
-                  on_done: Optional[Done]) -> int:
-    """Run `send(now, out, on_done)` (the update) under the object's lock; returns 0 (no request id yet)."""
-    LockedUpdate(client, send, resource=resource, namespace=namespace, name=name, on_done=on_done,
-                 now=now).acquire(now, out)
+def locked_update(client: Any, now: int, out: Out, request: Request, on_done: Optional[Done], send: Send) -> int:
+    """Run `send(now, out, done)` (it sends `request`, the update, as the caller built it) under the lock of the
+    object `request` names; `on_done` gets the update's answer. Returns 0 (no request id yet)."""
+    LockedUpdate(client, request, on_done, send, now).acquire(now, out)
     return 0
