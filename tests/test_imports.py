@@ -208,7 +208,7 @@ def test_the_walk_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
 #: which reads a whole cluster), checker, command line), with the
 #: modules it does not name placed where their imports put them:
 #: * the root package (`__version__`), the command's error type, GC tuning, the tables of fixes and variants
-#:   (names and descriptions, read by every layer that has a switch) and the report renderer (it renders
+#:   (names and descriptions, read by every layer that has a switch), the `Switches` value components are built with and the report renderer (it renders
 #:   the stories it is given and imports nothing of the model) are below everything;
 #: * `component` (the sans-IO protocol every component implements) sits on the network's messages;
 #: * `ipam` (the allocators) is used by the API server, the node IPAM controller and the kubelet's CNI;
@@ -217,7 +217,8 @@ def test_the_walk_sees_a_cycle_through_a_package_init(tmp_path: Path) -> None:
 #: * the component registry (kmodel.component.registry) loads every built-in component's module by name, so it is
 #:   with them, above the API server (the cluster hands the API server the roles and tokens it reads there).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("kmodel", "kmodel.errors", "kmodel.runtime", "kmodel.fixes", "kmodel.variants", "kmodel.report"),
+    ("kmodel", "kmodel.errors", "kmodel.runtime", "kmodel.fixes", "kmodel.variants", "kmodel.switches",
+     "kmodel.report"),
     ("kmodel.store",),
     ("kmodel.network",),
     ("kmodel.component",),

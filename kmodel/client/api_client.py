@@ -70,8 +70,8 @@ the server accepted (an object came back), the client appends an `UpdateRecord` 
 `reset`): what it wrote, the resourceVersion its body was read at, and the one the answer carries. The
 `occ-no-lost-update` invariant reads it (an answer that never arrives leaves no record).
 
-Variants (kmodel.variants; `variant` is set on every component's client by the cluster from
-`ClusterConfig.variant`). The update path of `request` is the one place two of them switch:
+Variants (kmodel.variants; a client is built with its cluster's `Switches`, kmodel.switches, and reads the
+variant from them). The update path of `request` is the one place two of them switch:
 
 * ``blind-writes``: the client strips metadata.resourceVersion from every update body, so the API server
   takes the update unconditionally (Kubernetes allows that for every resource the model serves) and the
@@ -95,6 +95,8 @@ from kmodel.objects.meta import ObjectMeta, ObjectReference
 from kmodel.variants import BLIND_WRITES, DEFAULT, PESSIMISTIC_LOCKING
 from kmodel.objects.fastevolve import constructor, evolve
 from kmodel.client.rate_limiter import RateLimit
+from kmodel.fixes import REFLECTOR_CONSISTENT_FIRST_LIST
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from kmodel.client.pessimistic_locking import locked_update, takes_locks
 
 Done = Callable[[int, Response, Out], None]
@@ -228,7 +230,7 @@ class ApiClient:
 
     def __init__(self, owner: str, endpoints: Sequence[str], *, token: str = "", informer_token: Optional[str] = None,
                  timeout_ms: int = DEFAULT_TIMEOUT_MS, read_attempts: int = 3, timer_prefix: str = "api/",
-                 rate_limit: Optional[RateLimit] = None) -> None:
+                 rate_limit: Optional[RateLimit] = None, switches: Switches = DEFAULT_SWITCHES) -> None:
         if not endpoints:
             raise ValueError("an ApiClient needs at least one API server endpoint")
         self.owner = owner
@@ -248,14 +250,14 @@ class ApiClient:
         self._next_id = 0  # survives reset (see the module docstring)
         self._watch_seq = 0
         self._later_seq = 0
-        #: the anti-pattern variant this client runs (kmodel.variants); set by the cluster
-        self.variant = DEFAULT
+        #: the anti-pattern variant this client runs (kmodel.variants), from its switches
+        self.variant = switches.variant
         #: whether this client's updates take the `pessimistic-locking` variant's lock (a built-in controller's, whose
-        #: service account the lock role is bound to: kmodel/client/pessimistic_locking.py); set by the cluster
-        self.takes_locks = False
+        #: service account the lock role is bound to: kmodel/client/pessimistic_locking.py), from its switches
+        self.takes_locks = token in switches.lock_holders
         #: the `reflector-consistent-first-list` fix (kmodel.fixes): this client's informers list consistently
-        #: (resourceVersion "") the first time, not from a watch cache; set by the cluster
-        self.consistent_first_list = False
+        #: (resourceVersion "") the first time, not from a watch cache; from its switches
+        self.consistent_first_list = switches.on(REFLECTOR_CONSISTENT_FIRST_LIST)
         #: this process's random source (Go's math/rand) for its reflectors' watch timeouts and backoff jitter; the
         #: cluster seeds it from the run's seed and the owner, so a run replays
         self.rng = random.Random(f"{owner}/rand")

@@ -59,7 +59,7 @@ from kmodel.objects import (
 from kmodel.store import Store, prefix_end
 from kmodel.controllers.manager import ControllerManager
 from kmodel.controllers.shared_informers import SHARED_INFORMERS, SharedInformers
-from kmodel.fixes import ETCD_KEEP_COMPACTION_TOMBSTONE, LEADERELECTION_FENCE_WRITES, REFLECTOR_CONSISTENT_FIRST_LIST
+from kmodel.fixes import ETCD_KEEP_COMPACTION_TOMBSTONE, LEADERELECTION_FENCE_WRITES
 
 BOOT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -110,9 +110,6 @@ class Cluster:
 
     def __init__(self, config: ClusterConfig = ClusterConfig(), *, extra: Iterable[Component] = ()) -> None:
         self.config = config
-        #: the tokens of the built-in controllers' service accounts: their clients take the pessimistic-locking
-        #: variant's lock (kmodel/client/pessimistic_locking.py), the role of it being bound to those accounts
-        self._locking_tokens = frozenset(service_account_token(a) for a in controller_service_accounts())
 
         self.store = Store(keep_compaction_tombstone=ETCD_KEEP_COMPACTION_TOMBSTONE in config.fixes)
         self.network = Network()
@@ -230,7 +227,8 @@ class Cluster:
             process = ctx.named(CONTROLLER_MANAGER)
             if config.leader_elect:
                 manager = ControllerManager(process, apiservers, host=ctx.host, members=members,
-                                            fence_writes=LEADERELECTION_FENCE_WRITES in config.fixes)
+                                            fence_writes=LEADERELECTION_FENCE_WRITES in config.fixes,
+                                            switches=ctx.switches)
                 self._configure_client(manager)
                 for component in self.components:
                     if component.name in members:
@@ -245,7 +243,7 @@ class Cluster:
         of the process registered on them in construction order. The process's clients share one record of
         their writes' answers (`ApiClient.written_rvs`, an observer's record that restart-no-time-travel
         compares the shared informers' lists with: what the process wrote, whichever controller wrote it)."""
-        informers = SharedInformers(ctx.named(SHARED_INFORMERS), ctx.apiservers)
+        informers = SharedInformers(ctx.named(SHARED_INFORMERS), ctx.apiservers, ctx.switches)
         self._configure_client(informers)
         for controller in controllers:
             informers.register(controller)
@@ -283,23 +281,18 @@ class Cluster:
         return None
 
     def _build(self, registration: Registration, ctx: ClusterContext) -> list[Component]:
-        """The components `registration`'s factory builds, each one's ApiClient told the cluster's variant (read where
-        a variant changes how clients behave, e.g. kmodel/client/informer.py for `polling`) and whether the
-        `reflector-consistent-first-list` fix is on (read in kmodel/client/informer.py), with a random source
-        for its reflectors' watch timeouts and backoff jitter seeded from the run's seed."""
+        """The components `registration`'s factory builds (with the cluster's switches, `ctx.switches`: the variant
+        and the fixes, which their ApiClients read), each one's ApiClient given a random source for its reflectors'
+        watch timeouts and backoff jitter seeded from the run's seed."""
         components = registration.factory(ctx)
         for component in components:
             self._configure_client(component)
         return components
 
     def _configure_client(self, component: Component) -> None:
-        """Tell a component's ApiClient the variant, whether it takes the pessimistic-locking variant's lock, the
-        consistent-first-list fix and its seeded random source (see `_build`)."""
+        """Give a component's ApiClient its seeded random source (see `_build`)."""
         client = getattr(component, "client", None)
         if client is not None:
-            client.variant = self.config.variant
-            client.takes_locks = client.token in self._locking_tokens
-            client.consistent_first_list = REFLECTOR_CONSISTENT_FIRST_LIST in self.config.fixes
             client.rng = random.Random(f"{self.config.seed}/{client.owner}/rand")
 
     # -- time ----------------------------------------------------------------------------------------------

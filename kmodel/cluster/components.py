@@ -13,8 +13,10 @@ from typing import Any, Callable
 
 import attrs
 
+from kmodel.apiserver.authentication import service_account_token
 from kmodel.cluster.config import ClusterConfig
-from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, resolve
+from kmodel.component.registry import KUBE_CONTROLLER_MANAGER, controller_service_accounts, resolve
+from kmodel.switches import Switches
 from kmodel.variants import BYPASS_APISERVER
 from kmodel.traffic.dataplane import DataPlane
 
@@ -44,9 +46,22 @@ class ClusterContext:
         return instance_name(base, self.instance)
 
     @property
+    def switches(self) -> Switches:
+        """What the components are built with and hand their ApiClient (`switches_of`)."""
+        return switches_of(self.config)
+
+    @property
     def host(self) -> str:
         """The control-plane machine this copy runs on (what its leader-election identity names)."""
         return f"control-plane-{self.instance}"
+
+
+def switches_of(config: ClusterConfig) -> Switches:
+    """The cluster's switches (kmodel.switches): its variant and fixes, and as the pessimistic-locking variant's lock
+    holders the tokens of every built-in controller's service account (the bootstrap policy binds the lock's role
+    to them, whichever controllers run)."""
+    holders = frozenset(service_account_token(account) for account in controller_service_accounts())
+    return Switches(config.variant, frozenset(config.fixes), holders)
 
 
 def instance_name(base: str, instance: int) -> str:

@@ -2,7 +2,8 @@
 
 Theory of operation
 -------------------
-A component joins by decorating its factory (`make(ctx: ClusterContext) -> list[Component]`) or, for a
+A component joins by decorating its factory (`make(ctx: ClusterContext) -> list[Component]`; a component that
+builds an ApiClient hands it `ctx.switches`, the cluster's variant and fixes: kmodel.switches) or, for a
 controller, its class:
 
     @controller("deployment", service_account="deployment-controller", rbac_rules=(...), default=True)
@@ -131,14 +132,15 @@ def controller(name: str, *, service_account: str, rbac_rules: Sequence[Any] = (
                boot_objects: Sequence[Any] = (), sometimes: Sequence[Any] = ()) -> Callable[[Any], Any]:
     """Register a controller: `component` with its service account required and kube-controller-manager as its
     process. On a `Controller` subclass, the class is given `service_account` and `rbac_rules`, and each copy is
-    built with Controller's own constructor, ``cls(ctx.named("controller/<name>"), ctx.apiservers)``."""
+    built with Controller's own constructor, ``cls(ctx.named("controller/<name>"), ctx.apiservers,
+    switches=ctx.switches)``."""
     return component(name, process=process, service_account=service_account, rbac_rules=rbac_rules,
                      default=default, invariants=invariants, boot_objects=boot_objects, sometimes=sometimes)
 
 
 def _class_factory(cls: type, name: str) -> Callable[[Any], list]:
     def make(ctx: Any) -> list:
-        return [cls(ctx.named(f"controller/{name}"), ctx.apiservers)]
+        return [cls(ctx.named(f"controller/{name}"), ctx.apiservers, switches=ctx.switches)]
 
     make.__qualname__ = f"{cls.__qualname__}.make"
     return make

@@ -56,6 +56,7 @@ from kmodel.client.component import ClientComponent
 from kmodel.client.leaderelection import StartsWhenLeading
 from kmodel.component import Out
 from kmodel.network import Message
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 
 Done = Callable[[int, Response, Out], Optional[bool]]
 
@@ -156,14 +157,14 @@ class Controller(StartsWhenLeading, ClientComponent):
     #: which sets them here; an extra component passed to the Cluster sets them itself)
     rbac_rules: tuple = ()
 
-    def __init__(self, name: str, endpoints: Sequence[str]) -> None:
+    def __init__(self, name: str, endpoints: Sequence[str], switches: Switches = DEFAULT_SWITCHES) -> None:
         super().__init__(name)
         if not self.service_account:
             raise ValueError(f"{type(self).__name__} names no service_account: set it to the kube-system service "
                              f"account its requests authenticate as, and its rbac_rules to what it may do")
         token = service_account_token(self.service_account)
         self.client = ApiClient(name, endpoints, token=token, informer_token=CONTROLLER_MANAGER_TOKEN,
-                                rate_limit=CONTROLLER_MANAGER_LIMIT)
+                                rate_limit=CONTROLLER_MANAGER_LIMIT, switches=switches)
         self.recorder: Optional[EventRecorder] = None  # made on first use: subclasses may set event_source late
         #: its process's leader election (see the module docstring); None: it elects no leader
         self.leadership: Optional[Any] = None

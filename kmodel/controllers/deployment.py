@@ -48,6 +48,7 @@ from kmodel.objects.fastevolve import evolve
 from kmodel.fixes import DEPLOYMENT_REFRESH_ANNOTATIONS, DEPLOYMENT_RETRY_PAST_MAX_RETRIES
 
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
 from .deployment_logic import (
     REVISION_ANNOTATION, _set_deployment_condition, build_new_replica_set, calculate_status,
@@ -519,7 +520,8 @@ class DeploymentController(Controller):
 
     max_retries = 15  # maxRetries in deployment_controller.go
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, refresh_annotations: bool = False,
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES,
+                 refresh_annotations: bool = False,
                  retry_past_max_retries: bool = False) -> None:
         #: the deployment-refresh-annotations fix (kmodel.fixes): scale() refreshes stale replica annotations
         self.refresh_annotations = refresh_annotations
@@ -529,7 +531,7 @@ class DeploymentController(Controller):
         #: create or scale sent, in order: read by the rollout-within-surge invariant, which judges a write
         #: only against what its sync could have seen
         self.rs_write_views: list[tuple[str, int]] = []
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.d_informer = self.informer("deployments", indexers={NAMESPACE_INDEX: index_by_namespace})
@@ -639,5 +641,6 @@ class DeploymentController(Controller):
 def make(ctx: Any) -> list:
     """The cluster factory: one Deployment controller talking to the API servers in order."""
     fixes = ctx.config.fixes
-    return [DeploymentController(ctx.apiservers, name=ctx.named(NAME), refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in fixes,
+    return [DeploymentController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
+                                 refresh_annotations=DEPLOYMENT_REFRESH_ANNOTATIONS in fixes,
                                  retry_past_max_retries=DEPLOYMENT_RETRY_PAST_MAX_RETRIES in fixes)]

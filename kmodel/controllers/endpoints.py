@@ -59,6 +59,7 @@ from kmodel.fixes import ENDPOINTS_RETRY_PAST_MAX_RETRIES
 
 from . import endpoints_logic as el
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .pod_state import is_pod_ready
 
 NAME = "controller/endpoints"
@@ -123,10 +124,11 @@ class EndpointsController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
+                 switches: Switches = DEFAULT_SWITCHES,
                  retry_past_max_retries: bool = False) -> None:
         if retry_past_max_retries:  # the endpoints-retry-past-max-retries fix (kmodel.fixes)
             self.retry_for_good()
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.services = self.informer("services", indexers={NAMESPACE_INDEX: index_by_namespace})
@@ -229,5 +231,5 @@ def _ignore(*args: Any) -> None:
     events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The Endpoints controller."""
-    return [EndpointsController(ctx.apiservers, name=ctx.named(NAME),
+    return [EndpointsController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
                                 retry_past_max_retries=ENDPOINTS_RETRY_PAST_MAX_RETRIES in ctx.config.fixes)]

@@ -50,6 +50,7 @@ from kmodel.objects.discovery import MANAGED_BY_LABEL, SERVICE_NAME_LABEL, Endpo
 
 from . import endpointslice_logic as esl
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .endpoints import pod_service_memberships, services_to_update_on_pod_change
 from .endpointslice_tracker import EndpointSliceTracker, service_key_of
 from .replicaset import NAMESPACE_TERMINATING
@@ -87,9 +88,10 @@ class EndpointSliceController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
+                 switches: Switches = DEFAULT_SWITCHES,
                  max_endpoints_per_slice: int = esl.MAX_ENDPOINTS_PER_SLICE) -> None:
         self.max_endpoints_per_slice = max_endpoints_per_slice
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         # a rate limiter of its own: 1 s x 2^n, up to 1000 s (a new queue comes with every life)
@@ -242,4 +244,4 @@ def _ignore(*args: Any) -> None:
     events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The EndpointSlice controller."""
-    return [EndpointSliceController(ctx.apiservers, name=ctx.named(NAME))]
+    return [EndpointSliceController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]

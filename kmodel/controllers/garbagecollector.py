@@ -101,6 +101,7 @@ from kmodel.objects import dump_struct
 from kmodel.fixes import GARBAGECOLLECTOR_FORGET_REPLACED_OWNER
 
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .gc_identity import INVALID_NAMESPACE_REASON, Identity, invalid_namespace_message
 
 NAME = "controller/garbagecollector"
@@ -173,7 +174,8 @@ class GarbageCollector(Controller):
     service_account = "generic-garbage-collector"
     event_source = EVENT_SOURCE
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, custom_resources: bool = True,
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES,
+                 custom_resources: bool = True,
                  every_resource: bool = True, forget_replaced_owner: bool = False) -> None:
         #: the garbagecollector-forget-replaced-owner fix (kmodel.fixes): the one place that reads it is _on_update
         self.forget_replaced_owner = forget_replaced_owner
@@ -181,7 +183,7 @@ class GarbageCollector(Controller):
         self.custom_resources = custom_resources
         #: the built-in resources monitored from the start (ClusterConfig.gc_monitors_every_resource)
         self.builtin = monitored(every_resource)
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def _init_memory(self) -> None:
         #: uid -> identity of every object its monitors have seen and not seen deleted (upstream's observed graph
@@ -646,7 +648,7 @@ class _CustomResource:
     events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one garbage collector talking to the API servers in order."""
-    return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME),
+    return [GarbageCollector(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
                              custom_resources=ctx.config.gc_monitors_custom_resources,
                              every_resource=ctx.config.gc_monitors_every_resource,
                              forget_replaced_owner=GARBAGECOLLECTOR_FORGET_REPLACED_OWNER in ctx.config.fixes)]

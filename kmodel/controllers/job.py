@@ -49,6 +49,7 @@ from kmodel.objects.fastevolve import evolve
 
 from . import job_logic as logic
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
 from .expectations import Expectations
 from .replicaset_logic import get_pods_to_delete
@@ -87,8 +88,8 @@ class JobController(Controller):
 
     service_account = "job-controller"
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME) -> None:
-        super().__init__(name, endpoints)
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES) -> None:
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.expectations = Expectations()
@@ -537,4 +538,4 @@ class JobController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The Job controller."""
-    return [JobController(ctx.apiservers, name=ctx.named(NAME))]
+    return [JobController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]

@@ -33,6 +33,7 @@ from kmodel.client.leaderelection import (
 )
 from kmodel.component import Out
 from kmodel.network import Message
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 
 #: the process name of the first kube-controller-manager (the checker's CrashProcess names it)
 PROCESS = "kube-controller-manager"
@@ -46,9 +47,10 @@ class ControllerManager(ClientComponent):
     RECORDS = ClientComponent.RECORDS | {"elector", "leadership"}
 
     def __init__(self, name: str, endpoints: Sequence[str], *, host: str, members: Sequence[str],
-                 fence_writes: bool = False) -> None:
+                 fence_writes: bool = False, switches: Switches = DEFAULT_SWITCHES) -> None:
         super().__init__(name)
-        self.client = ApiClient(name, endpoints, token=CONTROLLER_MANAGER_TOKEN, timeout_ms=RENEW_DEADLINE_MS)
+        self.client = ApiClient(name, endpoints, token=CONTROLLER_MANAGER_TOKEN, timeout_ms=RENEW_DEADLINE_MS,
+                                switches=switches)
         self.leadership = Leadership(members=tuple(members), fence=fence_writes)
         self.elector = LeaderElector(self.client, ElectionConfig(PROCESS), host=host, timer=ELECTION_TIMER,
                                      event_source=PROCESS, on_started_leading=self._started_leading,

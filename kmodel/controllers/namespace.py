@@ -53,6 +53,7 @@ from kmodel.apiserver.deletion import BACKGROUND, NAMESPACE_FINALIZER
 from kmodel.apiserver.resources import RESOURCES, Resource
 from kmodel.component import Out
 from kmodel.controllers.base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from kmodel.controllers.namespace_conditions import DeletionOutcome, updated
 from kmodel.objects import dump
 
@@ -143,8 +144,8 @@ class NamespaceController(Controller):
 
     service_account = "namespace-controller"
 
-    def __init__(self, endpoints: Any, *, name: str = NAME) -> None:
-        super().__init__(name, endpoints)
+    def __init__(self, endpoints: Any, *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES) -> None:
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.namespaces = self.informer("namespaces", on_add=self._seen, on_update=self._seen_update,
@@ -346,4 +347,4 @@ class NamespaceController(Controller):
     rule(("get", "list", "delete", "deletecollection"), ("*",), ("*",))))
 def make(ctx: Any) -> list:
     """The cluster factory: one namespace controller."""
-    return [NamespaceController(ctx.apiservers, name=ctx.named(NAME))]
+    return [NamespaceController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]

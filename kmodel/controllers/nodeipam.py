@@ -61,6 +61,7 @@ from kmodel.objects import Node, ObjectReference
 from kmodel.fixes import NODEIPAM_RELEASE_BY_OWNER, NODEIPAM_RELEASE_ONLY_ON_DELETE
 
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 
 NAME = "controller/nodeipam"
 EVENT_SOURCE = "cidrAllocator"
@@ -92,7 +93,8 @@ class NodeIpamController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, cluster_cidr: str = "10.244.0.0/16",
-                 node_mask_size: int = 24, name: str = NAME, release_by_owner: bool = False,
+                 node_mask_size: int = 24, name: str = NAME, switches: Switches = DEFAULT_SWITCHES,
+                 release_by_owner: bool = False,
                  release_only_on_delete: bool = False) -> None:
         self.cluster_cidr = cluster_cidr
         self.node_mask_size = node_mask_size
@@ -100,7 +102,7 @@ class NodeIpamController(Controller):
         self.release_by_owner = release_by_owner
         #: the nodeipam-release-only-on-delete fix (kmodel.fixes): syncNode leaves a node being deleted alone
         self.release_only_on_delete = release_only_on_delete
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.cidrs = CidrSet(self.cluster_cidr, self.node_mask_size)
@@ -273,6 +275,7 @@ def make(ctx: ClusterContext) -> list:
     """The node IPAM controller over the cluster CIDR of the config."""
     c = ctx.config
 
-    return [NodeIpamController(ctx.apiservers, name=ctx.named(NAME), cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size,
+    return [NodeIpamController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
+                               cluster_cidr=c.cluster_cidr, node_mask_size=c.node_cidr_mask_size,
                                release_by_owner=NODEIPAM_RELEASE_BY_OWNER in c.fixes,
                                release_only_on_delete=NODEIPAM_RELEASE_ONLY_ON_DELETE in c.fixes)]

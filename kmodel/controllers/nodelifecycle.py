@@ -78,6 +78,7 @@ from kmodel.fixes import TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD, TAINTEVICTI
 
 from . import node_lifecycle_logic as nl
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .nodeipam import status_change_message
 from .tainteviction import NAME as TAINT_EVICTION_NAME, TaintEvictionController
 
@@ -179,13 +180,14 @@ class NodeLifecycleController(Controller):
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, monitor_period_ms: int = nl.DEFAULT_NODE_MONITOR_PERIOD_MS,
                  grace_period_ms: int = nl.DEFAULT_NODE_MONITOR_GRACE_PERIOD_MS,
-                 startup_grace_period_ms: int = nl.DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS, name: str = NAME) -> None:
+                 startup_grace_period_ms: int = nl.DEFAULT_NODE_STARTUP_GRACE_PERIOD_MS, name: str = NAME,
+                 switches: Switches = DEFAULT_SWITCHES) -> None:
         self.monitor_period_ms = monitor_period_ms
         self.grace_period_ms = grace_period_ms
         self.startup_grace_period_ms = startup_grace_period_ms
         #: (time, node) when a heartbeat change of node reached the informers; (time, None) at each start
         self.heard: list[tuple[int, Optional[str]]] = []
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.health: dict[str, nl.NodeHealth] = {}
@@ -496,10 +498,11 @@ def make(ctx: ClusterContext) -> list:
     """The node lifecycle controller and the taint eviction controller (both in kube-controller-manager)."""
     c = ctx.config
     return [
-        NodeLifecycleController(ctx.apiservers, name=ctx.named(NAME), monitor_period_ms=c.node_monitor_period_ms,
+        NodeLifecycleController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
+                                monitor_period_ms=c.node_monitor_period_ms,
                                 grace_period_ms=c.node_monitor_grace_period_ms,
                                 startup_grace_period_ms=c.node_startup_grace_period_ms),
-        TaintEvictionController(ctx.apiservers, name=ctx.named(TAINT_EVICTION_NAME),
+        TaintEvictionController(ctx.apiservers, name=ctx.named(TAINT_EVICTION_NAME), switches=ctx.switches,
                                 retry_failed_evictions=TAINTEVICTION_RETRY_FAILED_EVICTIONS in c.fixes,
                                 evict_only_the_scheduled_pod=TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD in c.fixes),
     ]

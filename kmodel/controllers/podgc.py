@@ -25,6 +25,7 @@ from kmodel.component.registry import controller
 from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.controllers.base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 
 GC_CHECK_PERIOD_MS = 20_000
 QUARANTINE_MS = 40_000
@@ -34,9 +35,10 @@ TIMER = "podgc/check"
 class PodGCController(Controller):
     service_account = "pod-garbage-collector"
 
-    def __init__(self, endpoints: Any, *, name: str = "controller/podgc") -> None:
+    def __init__(self, endpoints: Any, *, name: str = "controller/podgc",
+                 switches: Switches = DEFAULT_SWITCHES) -> None:
         self.missing_since: dict[str, int] = {}
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.missing_since = {}
@@ -92,4 +94,4 @@ class PodGCController(Controller):
     rule(("patch",), ("pods/status",))))
 def make(ctx: ClusterContext) -> list:
     """The pod garbage collector (orphaned pods)."""
-    return [PodGCController(ctx.apiservers, name=ctx.named("controller/podgc"))]
+    return [PodGCController(ctx.apiservers, name=ctx.named("controller/podgc"), switches=ctx.switches)]

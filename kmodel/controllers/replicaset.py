@@ -66,6 +66,7 @@ from kmodel.fixes import (
 )
 
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .controller_ref import claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref
 from .expectations import Expectations
 from .pod_state import filter_active_pods, is_pod_ready
@@ -103,7 +104,8 @@ class ReplicaSetController(Controller):
     #: what invariants may read of it (kmodel.invariants.records): the views its creates were decided on
     RECORDS = Controller.RECORDS | {"create_views"}
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, burst_replicas: int = BURST_REPLICAS,
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES,
+                 burst_replicas: int = BURST_REPLICAS,
                  variant: str = DEFAULT, manage_only_current: bool = False,
                  confirm_expired_expectations: bool = False, expect_timed_out_creations: bool = False) -> None:
         self.burst_replicas = burst_replicas
@@ -122,7 +124,7 @@ class ReplicaSetController(Controller):
         #: pod create sent, in order: read by the replicaset-within-expectations invariant, which judges a create
         #: against the replicas asked for since that version
         self.create_views: list[tuple[str, int]] = []
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def _init_memory(self) -> None:
         self.expectations = Expectations()
@@ -505,7 +507,8 @@ class ReplicaSetController(Controller):
 def make(ctx: Any) -> list:
     """The cluster factory: one ReplicaSet controller talking to the API servers in order."""
     fixes = ctx.config.fixes
-    return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), variant=ctx.config.variant,
+    return [ReplicaSetController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
+                                 variant=ctx.config.variant,
                                  manage_only_current=REPLICASET_MANAGE_ONLY_CURRENT in fixes,
                                  confirm_expired_expectations=REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS in fixes,
                                  expect_timed_out_creations=REPLICASET_EXPECT_TIMED_OUT_CREATIONS in fixes)]

@@ -25,6 +25,7 @@ from kmodel.component.registry import controller
 from kmodel.objects import ObjectMeta, ServiceAccount
 
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 
 NAME = "controller/serviceaccount"
 #: serviceAccountsToEnsure (kube-controller-manager's default)
@@ -41,8 +42,8 @@ class ServiceAccountsController(Controller):
 
     service_account = "service-account-controller"
 
-    def __init__(self, endpoints: Any, *, name: str = NAME) -> None:
-        super().__init__(name, endpoints)
+    def __init__(self, endpoints: Any, *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES) -> None:
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.namespaces = self.informer("namespaces", key=lambda ns: ns.metadata.name,
@@ -77,4 +78,4 @@ class ServiceAccountsController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The service account controller."""
-    return [ServiceAccountsController(ctx.apiservers, name=ctx.named(NAME))]
+    return [ServiceAccountsController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]

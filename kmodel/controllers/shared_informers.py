@@ -40,6 +40,7 @@ from kmodel.client.rate_limiter import CONTROLLER_MANAGER_LIMIT
 from kmodel.client.shared_informer import SharedInformerFactory
 from kmodel.component import Out
 from kmodel.network import Message
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 
 #: the member of each kube-controller-manager that holds its shared informers (`ClusterContext.named` makes the
 #: other copies' names)
@@ -49,9 +50,10 @@ SHARED_INFORMERS = "controller/shared-informers"
 class SharedInformers(StartsWhenLeading, ClientComponent):
     """One kube-controller-manager's shared informer factory (see the module docstring)."""
 
-    def __init__(self, name: str, endpoints: Sequence[str]) -> None:
+    def __init__(self, name: str, endpoints: Sequence[str], switches: Switches = DEFAULT_SWITCHES) -> None:
         super().__init__(name)
-        self.client = ApiClient(name, endpoints, token=CONTROLLER_MANAGER_TOKEN, rate_limit=CONTROLLER_MANAGER_LIMIT)
+        self.client = ApiClient(name, endpoints, token=CONTROLLER_MANAGER_TOKEN, rate_limit=CONTROLLER_MANAGER_LIMIT,
+                                switches=switches)
         self.factory = SharedInformerFactory(self.client)
         #: the informers of the factory, in the order they were first asked for (what invariants read)
         self.informers: list[Informer] = []

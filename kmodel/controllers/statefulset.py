@@ -57,6 +57,7 @@ from kmodel.objects import ControllerRevision, Pod, StatefulSet, StatefulSetStat
 from kmodel.objects.fastevolve import evolve
 
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .controller_ref import (
     Claims, claim, controller_of, issue_claims, new_controller_ref, owners_selecting, resolve_controller_ref,
 )
@@ -101,8 +102,8 @@ class StatefulSetController(Controller):
 
     service_account = "statefulset-controller"
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME) -> None:
-        super().__init__(name, endpoints)
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES) -> None:
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.sts_informer = self.informer("statefulsets", on_add=self._add_set, on_update=self._update_set,
@@ -422,4 +423,4 @@ class StatefulSetController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one StatefulSet controller talking to the API servers in order."""
-    return [StatefulSetController(ctx.apiservers, name=ctx.named(NAME))]
+    return [StatefulSetController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]

@@ -51,6 +51,7 @@ from kmodel.objects.fastevolve import evolve
 
 from . import taint_eviction_logic as te
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 
 NAME = "controller/tainteviction"
 EVENT_SOURCE = "taint-eviction-controller"
@@ -93,6 +94,7 @@ class TaintEvictionController(Controller):
     event_source = EVENT_SOURCE
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
+                 switches: Switches = DEFAULT_SWITCHES,
                  retry_failed_evictions: bool = False, evict_only_the_scheduled_pod: bool = False) -> None:
         #: (time, node, NoExecute taints) as the informer delivered them; (time, None, ()) at each start
         self.heard: list[tuple[int, Optional[str], tuple]] = []
@@ -102,7 +104,7 @@ class TaintEvictionController(Controller):
         #: the tainteviction-evict-only-the-scheduled-pod fix (kmodel.fixes): the eviction reads and deletes the
         #: pod it was scheduled for (its uid), not whichever pod has its name now
         self.evict_only_the_scheduled_pod = evict_only_the_scheduled_pod
-        super().__init__(name, endpoints)
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.scheduled: dict[str, te.ScheduledEviction] = {}

@@ -27,6 +27,7 @@ from kmodel.component.registry import controller
 from kmodel.objects import Job
 
 from .base import Controller, Sync
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from .job_logic import COMPLETE, FAILED
 
 NAME = "controller/ttlafterfinished"
@@ -48,8 +49,8 @@ class TTLAfterFinishedController(Controller):
 
     service_account = "ttl-after-finished-controller"
 
-    def __init__(self, endpoints: Any, *, name: str = NAME) -> None:
-        super().__init__(name, endpoints)
+    def __init__(self, endpoints: Any, *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES) -> None:
+        super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
         self.jobs = self.informer("jobs", on_add=self._seen, on_update=lambda now, old, cur, out: self._seen(
@@ -98,4 +99,4 @@ class TTLAfterFinishedController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The TTL-after-finished controller."""
-    return [TTLAfterFinishedController(ctx.apiservers, name=ctx.named(NAME))]
+    return [TTLAfterFinishedController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]

@@ -85,6 +85,7 @@ from kmodel.kubelet.static_pods import (
 )
 from kmodel.kubelet.status import StatusManager, generate_status, merge_status
 from kmodel.network import Message
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from kmodel.objects import Pod
 from kmodel.objects.core import PodStatus
 from kmodel.objects.fastevolve import evolve
@@ -114,7 +115,8 @@ class Kubelet(ClientComponent):
 
     reconciles = True
 
-    def __init__(self, config: KubeletConfig, apiservers: Sequence[str], token: str) -> None:
+    def __init__(self, config: KubeletConfig, apiservers: Sequence[str], token: str,
+                 switches: Switches = DEFAULT_SWITCHES) -> None:
         super().__init__(kubelet_name(config.node))
         self.config = config
         self.apiservers = tuple(apiservers)
@@ -122,7 +124,7 @@ class Kubelet(ClientComponent):
         # The node's disk and processes: they outlive the kubelet process.
         self.cni_disk: dict[str, str] = {}
         self.runtime = ContainerRuntime()
-        self.client = ApiClient(self.name, self.apiservers, token=token, rate_limit=KUBELET_LIMIT)
+        self.client = ApiClient(self.name, self.apiservers, token=token, rate_limit=KUBELET_LIMIT, switches=switches)
         #: the heartbeat client's requests (Lease, node status): upstream's kubelet makes them through a copy of its
         #: client config with Timeout min(nodeStatusUpdateFrequency, nodeLeaseDurationSeconds) and QPS -1
         #: (cmd/kubelet/app/server.go), over the same connections
@@ -663,5 +665,5 @@ def make(ctx: Any) -> list[Component]:
             node_status_report_period_ms=config.node_status_report_period_ms,
             lease_duration_seconds=config.lease_duration_seconds,
             lease_renew_interval_ms=config.lease_renew_interval_ms, static_pods=tuple(config.static_pods_of(node)))
-        out.append(Kubelet(kc, ctx.apiservers, node_token(node)))
+        out.append(Kubelet(kc, ctx.apiservers, node_token(node), ctx.switches))
     return out

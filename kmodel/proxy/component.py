@@ -41,6 +41,7 @@ from kmodel.client.rate_limiter import PROXY_LIMIT
 from kmodel.component import Component, Out
 from kmodel.objects.discovery import SERVICE_NAME_LABEL
 from kmodel.network import Message
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from kmodel.proxy.rules import service_rules
 
 PROXY_TOKEN = "proxy-token"
@@ -72,10 +73,11 @@ def _slice_service(eps: Any) -> list[str]:
 class KubeProxy(ClientComponent):
     """The kube-proxy of one node (see the module docstring)."""
 
-    def __init__(self, name: str, node: str, endpoints: Sequence[str], *, token: str = PROXY_TOKEN) -> None:
+    def __init__(self, name: str, node: str, endpoints: Sequence[str], *, token: str = PROXY_TOKEN,
+                 switches: Switches = DEFAULT_SWITCHES) -> None:
         super().__init__(name)
         self.node = node
-        self.client = ApiClient(name, endpoints, token=token, rate_limit=PROXY_LIMIT)
+        self.client = ApiClient(name, endpoints, token=token, rate_limit=PROXY_LIMIT, switches=switches)
         # the kernel's state: survives a crash of the process
         self._programmed: dict[str, dict[str, list[str]]] = {}
         self._view: Optional[dict[str, list[str]]] = {}
@@ -167,4 +169,4 @@ class KubeProxy(ClientComponent):
 @component("proxy", default=True)  # one per node
 def make(ctx: Any) -> list[Component]:
     """The cluster's factory: one kube-proxy per node."""
-    return [KubeProxy(f"proxy/{node}", node, ctx.apiservers) for node in ctx.config.node_names()]
+    return [KubeProxy(f"proxy/{node}", node, ctx.apiservers, switches=ctx.switches) for node in ctx.config.node_names()]

@@ -73,6 +73,7 @@ from kmodel.client.component import ClientComponent
 from kmodel.client.rate_limiter import SCHEDULER_LIMIT
 from kmodel.component import Component, Out
 from kmodel.network import Message
+from kmodel.switches import DEFAULT_SWITCHES, Switches
 from kmodel.objects import Node, Pod, PodCondition
 from kmodel.objects.codec import dump_struct
 from kmodel.scheduler.cache import SchedulerCache
@@ -161,13 +162,13 @@ class Scheduler(ClientComponent):
 
     def __init__(self, name: str, endpoints: Sequence[str], *, token: str = SCHEDULER_TOKEN,
                  direct_calls: bool = False, count_port_holders: bool = False, elect_on_host: str = "",
-                 fence_writes: bool = False) -> None:
+                 fence_writes: bool = False, switches: Switches = DEFAULT_SWITCHES) -> None:
         super().__init__(name)
         #: the direct-calls variant (kmodel.variants): bind by telling the kubelet, not by writing the Binding
         self.direct_calls = direct_calls
         #: the `scheduler-count-host-port-holders` fix (kmodel.fixes), passed on to the cache
         self.count_port_holders = count_port_holders
-        self.client = ApiClient(name, endpoints, token=token, rate_limit=SCHEDULER_LIMIT)
+        self.client = ApiClient(name, endpoints, token=token, rate_limit=SCHEDULER_LIMIT, switches=switches)
         self.recorder = EventRecorder(self.event_source, instance=name)
         #: its leader election unless --leader-elect=false (`elect_on_host`: the host its identity names)
         self.elector: Optional[LeaderElector] = None
@@ -364,4 +365,4 @@ def make(ctx: Any) -> list[Component]:
     return [Scheduler(ctx.named("scheduler"), ctx.apiservers, direct_calls=ctx.config.variant == DIRECT_CALLS,
                       count_port_holders=SCHEDULER_COUNT_HOST_PORT_HOLDERS in ctx.config.fixes,
                       elect_on_host=ctx.host if elect else "",
-                      fence_writes=LEADERELECTION_FENCE_WRITES in ctx.config.fixes)]
+                      fence_writes=LEADERELECTION_FENCE_WRITES in ctx.config.fixes, switches=ctx.switches)]
