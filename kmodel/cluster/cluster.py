@@ -108,7 +108,10 @@ def boot_objects(service_cidr: str, apiservers: list[str]) -> list:
 class Cluster:
     """See the module docstring."""
 
-    def __init__(self, config: ClusterConfig = ClusterConfig(), *, extra: Iterable[Component] = ()) -> None:
+    def __init__(self, config: Optional[ClusterConfig] = None, *, extra: Iterable[Component] = ()) -> None:
+        # The default is built per call, not at import: ClusterConfig() reads the component registry, which
+        # imports every controller module, and one of those importing kmodel.cluster would then find it half-made.
+        config = ClusterConfig() if config is None else config
         self.config = config
 
         self.store = Store(keep_compaction_tombstone=ETCD_KEEP_COMPACTION_TOMBSTONE in config.fixes)
