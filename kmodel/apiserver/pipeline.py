@@ -52,7 +52,7 @@ from kmodel.apiserver.authentication import TokenAuthenticator, UserInfo, servic
 from kmodel.apiserver.authorization import Attributes, Authorizer
 from kmodel.apiserver.patch import PatchError, json_patch, merge_patch, strategic_merge_patch
 from kmodel.apiserver.registry import Conflict, Registry
-from kmodel.apiserver.resources import RESOURCES, Resource
+from kmodel.apiserver.resources import RESOURCES, Resource, resource as served_resource
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from kmodel.apiserver.storeview import backing_store
 from kmodel.store import StoreError
@@ -158,7 +158,7 @@ class Pipeline:
         return res, user
 
     def _resource(self, request: Request) -> Resource:
-        res = RESOURCES.get(request.resource)
+        res = served_resource(request.resource)
         if res is None:
             res = customresources.served(self.store, request.resource)
         subresource = request.subresource
@@ -328,7 +328,10 @@ class Pipeline:
 
         def patched(old: Any) -> Any:
             try:
-                applied = apply(dump(old), patch)
+                if res.wire is None:
+                    applied = apply(dump(old), patch)
+                else:  # another group version of the stored kind: patched in its own field names
+                    applied = res.wire.to_core(apply(res.wire.from_core(dump(old)), patch))
             except PatchError as e:
                 raise errors.APIError(Status(e.code, "Invalid" if e.code == 422 else "BadRequest", str(e))) from None
             return _decode_patched(res, request, applied, old.metadata.name, old.metadata.namespace)

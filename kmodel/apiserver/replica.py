@@ -55,7 +55,7 @@ from kmodel.apiserver.errors import StatusCause, StatusDetails
 from kmodel.apiserver.etcd_log import EtcdLog
 from kmodel.apiserver.etcd_endpoint import ETCD, ETCD_REQUEST_TIMEOUT_MS, REGISTRY_PREFIX, EtcdHandle
 from kmodel.apiserver.request_faults import fault_status
-from kmodel.apiserver.resources import list_prefix, object_key
+from kmodel.apiserver.resources import list_prefix, object_key, resource, storage_name
 from kmodel.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from kmodel.apiserver.watchcache import CacheWatcher, WatchCache, WatchCacheConfig
 from kmodel.apiserver.wire import ListResult, Request, Response, Status
@@ -261,7 +261,7 @@ class APIServerReplica(Component):
         if verb == "watch":
             self._watch(now, msg, req, out)
         elif (verb == "get" or verb == "list") and req.resource_version and not req.subresource \
-                and self.cache.ready and req.resource in self.cache.resources:
+                and self.cache.ready and storage_name(req.resource) in self.cache.resources:
             self._cached_read(now, msg, req, out)
         else:
             timeouts = self.etcd.timeouts
@@ -335,18 +335,20 @@ class APIServerReplica(Component):
             out.cancel_timer(TIMER_FRESH)
 
     def _read_from_cache(self, req: Request) -> Response:
-        rc = self.cache.resources[req.resource]
+        stored = storage_name(req.resource)  # another group version reads its stored resource's cache
+        rc = self.cache.resources[stored]
         res = rc.resource
         if req.verb == "get":
             obj = rc.objects.get(object_key(res, req.namespace, req.name))
             if obj is None:
-                return Response(req.id, 404, errors.not_found(res.group, res.name, req.name).status)
+                group = res.group if stored == req.resource else (resource(req.resource) or res).group
+                return Response(req.id, 404, errors.not_found(group, res.name, req.name).status)
             return Response(req.id, 200, obj)
         try:
             labels, fields = _selectors(req)
         except SelectorError as error:
             return Response(req.id, 400, errors.bad_request(str(error)).status)
-        items = self.cache.list(req.resource, req.namespace, labels, fields)
+        items = self.cache.list(stored, req.namespace, labels, fields)
         return Response(req.id, 200, ListResult(tuple(items), str(self.cache.resource_version)))
 
     def _watch(self, now: int, msg: Message, req: Request, out: Out) -> None:
@@ -358,7 +360,8 @@ class APIServerReplica(Component):
         if isinstance(admitted, Response):
             out.send(msg.src, admitted, stream)
             return
-        rc = self.cache.resources.get(req.resource)
+        stored = storage_name(req.resource)
+        rc = self.cache.resources.get(stored)
         if rc is None:
             out.send(msg.src, Response(req.id, 404, resource_not_found()), stream)
             return
@@ -375,7 +378,7 @@ class APIServerReplica(Component):
             out.send(msg.src, _bad_rv(req), stream)
             return
         trigger = fields.required_value(rc.trigger_field) if rc.trigger_field and fields is not None else None
-        w = CacheWatcher(msg.src, stream, req.id, req.resource, list_prefix(rc.resource, req.namespace),
+        w = CacheWatcher(msg.src, stream, req.id, stored, list_prefix(rc.resource, req.namespace),
                          name=req.name, labels=labels, fields=fields, bookmarks=req.allow_watch_bookmarks,
                          trigger=trigger, deadline=now + self._watch_timeout_ms(req))
         if self.cache.start_watch(w, rv, now, out):
@@ -423,5 +426,5 @@ def _bad_rv(req: Request) -> Response:
 
 def _selectors(req: Request) -> tuple[Any, Any]:
     labels = parse_label_selector(req.label_selector) if req.label_selector else None
-    fields = parse_field_selector(req.field_selector, req.resource) if req.field_selector else None
+    fields = parse_field_selector(req.field_selector, storage_name(req.resource)) if req.field_selector else None
     return labels, fields

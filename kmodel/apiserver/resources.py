@@ -15,6 +15,13 @@ namespace)` is the prefix a list or watch ranges over (every namespace when name
 `bindings` is a create-only virtual resource (POST pods/<name>/binding, or POST bindings with the pod's
 name): nothing is stored under it; so is `selfsubjectaccessreviews` (the answer says whether the requester may
 do what it asks). TokenRequest is served only as serviceaccounts/<name>/token.
+
+One storage, two group versions: kube-apiserver serves the Events of /registry/events as core/v1 `events` and as
+events.k8s.io/v1 `events` (pkg/registry/events/rest). `RESOURCES` is the storage table, keyed by plural;
+`GROUP_VERSIONS` holds the other group versions of a stored resource, keyed by their group-qualified name
+(`events.events.k8s.io`, which is what a `Request` names them by): the same prefix and class, its own group (so
+RBAC and discovery see it apart) and a `wire` conversion of its JSON (kmodel.objects.events_v1).
+`resource(name)` finds either; `served(group, plural)` finds what a URL names.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.objects import apiextensions, apps, authorization, batch, coordination, core, discovery, rbac, secrets  # noqa: F401  (registers the kinds)
+from kmodel.objects import apiextensions, apps, authorization, batch, coordination, core, discovery, events_v1, rbac, secrets  # noqa: F401  (registers the kinds)
 from kmodel.objects.registry import KINDS, KindInfo
 
 
@@ -41,6 +48,15 @@ class Resource:
     has_status: bool = False  # main-resource updates keep the stored status (a status subresource exists)
     #: a custom resource: the CustomResourceDefinition that declares it (kmodel/apiserver/customresources.py)
     crd: Any = None
+    #: another group version of a stored resource: its JSON conversion to and from the stored kind's
+    #: (`to_core(doc)`, `from_core(doc)`, `core_field_selector(selector)`; kmodel.objects.events_v1)
+    wire: Any = None
+
+    @property
+    def key(self) -> str:
+        """What a `Request` names the resource by: its plural, or for another group version of a stored resource
+        its group-qualified name."""
+        return self.group_resource if self.wire is not None else self.name
 
     @property
     def group_kind(self) -> str:
@@ -101,9 +117,35 @@ RESOURCES: dict[str, Resource] = _build()
 _BY_CLASS: dict[type, Resource] = {r.cls: r for r in RESOURCES.values()}
 
 
+def _group_version(stored: str, group: str, version: str, wire: Any) -> Resource:
+    base = RESOURCES[stored]
+    return attrs.evolve(base, group=group, api_version=f"{group}/{version}", wire=wire)
+
+
+#: the other group versions of stored resources, by group-qualified name (see the module docstring)
+GROUP_VERSIONS: dict[str, Resource] = {
+    res.key: res for res in (_group_version("events", "events.k8s.io", "v1", events_v1),)
+}
+#: every built-in resource the server serves, by the name a Request gives
+SERVED: dict[str, Resource] = {**RESOURCES, **GROUP_VERSIONS}
+_BY_URL: dict[tuple[str, str], Resource] = {(r.group, r.name): r for r in SERVED.values()}
+
+
 def resource(name: str) -> Optional[Resource]:
-    """The resource called `name` (plural), or None when the server does not serve it."""
-    return RESOURCES.get(name)
+    """The resource a Request names `name` (a plural, or a group-qualified name of GROUP_VERSIONS), or None when
+    the server does not serve it."""
+    return RESOURCES.get(name) or GROUP_VERSIONS.get(name)
+
+
+def served(group: str, plural: str) -> Optional[Resource]:
+    """The built-in resource `plural` of API group `group` ("" for core), or None."""
+    return _BY_URL.get((group, plural))
+
+
+def storage_name(name: str) -> str:
+    """The plural of the stored resource a Request's resource name reads (the watch cache is keyed by it)."""
+    res = GROUP_VERSIONS.get(name)
+    return res.name if res is not None else name
 
 
 def resource_of(obj: object) -> Resource:

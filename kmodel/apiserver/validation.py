@@ -17,7 +17,11 @@ from typing import Any
 from kmodel.apiserver import customresources, errors
 from kmodel.apiserver.resources import Resource
 from kmodel.objects import DecodeError, decode, validate, validate_update, with_defaults
+from kmodel.objects.validation.events import validate_event_v1_create, validate_event_v1_update
 from kmodel.apiserver.customresources import check
+
+
+EVENTS_GROUP = "events.k8s.io"
 
 
 def decode_body(res: Resource, body: Any, field_validation: str = "Strict") -> Any:
@@ -27,9 +31,15 @@ def decode_body(res: Resource, body: Any, field_validation: str = "Strict") -> A
     if isinstance(body, res.cls):
         return with_defaults(body)
     if isinstance(body, dict):
+        if res.wire is not None:  # another group version of the stored kind (kmodel.objects.events_v1)
+            if body.get("apiVersion") != res.api_version:
+                raise errors.bad_request(f'the API version in the data ({body.get("apiVersion", "")}) does not '
+                                         f'match the expected API version ({res.api_version})')
+            body = res.wire.to_core(body)
         obj = decode(body, strict=(field_validation == "Strict"))
         if isinstance(obj, DecodeError):
-            raise errors.APIError(errors.Status(obj.code, obj.reason, obj.message))
+            message = res.wire.v1_message(obj.message) if res.wire is not None else obj.message
+            raise errors.APIError(errors.Status(obj.code, obj.reason, message))
         if not isinstance(obj, res.cls):
             raise errors.bad_request(
                 f'the API version in the data ({body.get("apiVersion", "")}) does not match the expected API '
@@ -46,11 +56,15 @@ def check_create(res: Resource, obj: Any) -> None:
     if res.crd is not None:
         return check(res, obj)
     found = validate(obj)
+    if res.group == EVENTS_GROUP:  # the strict rules of events.k8s.io/v1 (kmodel.objects.validation.events)
+        found = found + validate_event_v1_create(obj)
     if found:
         raise errors.invalid(res.group_kind, res.group, res.kind, obj.metadata.name, found)
 
 
 def check_update(res: Resource, new: Any, old: Any) -> None:
     found = validate_update(new, old)
+    if res.group == EVENTS_GROUP:
+        found = found + validate_event_v1_update(new, old)
     if found:
         raise errors.invalid(res.group_kind, res.group, res.kind, new.metadata.name, found)

@@ -504,6 +504,15 @@ class EventSource:
     host: str = fld(STRING)
 
 
+@attrs.frozen
+class EventSeries:
+    """core/v1 EventSeries: a recurring event's count and the time it was last seen (events.k8s.io/v1's
+    recorder writes it; the legacy recorder counts in Event.count)."""
+
+    count: int = fld(INT32)
+    last_observed_time: int | None = fld(MICRO_TIME)
+
+
 @api_kind("v1", "Event", "events", namespaced=True)
 @attrs.frozen
 class Event:
@@ -521,6 +530,7 @@ class Event:
     related: ObjectReference | None = fld(struct(ObjectReference), ptr=True)
     reporting_component: str = fld(STRING, keep=True)
     reporting_instance: str = fld(STRING, keep=True)
+    series: EventSeries | None = fld(struct(EventSeries), ptr=True)
 
 
 @api_kind("v1", "Binding", "bindings", namespaced=True)

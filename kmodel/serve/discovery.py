@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from kmodel.apiserver.resources import RESOURCES, Resource
+from kmodel.apiserver.resources import RESOURCES, SERVED, Resource
 from kmodel.objects.logical_time import EPOCH_RFC3339
 
 #: the Kubernetes release whose API this server speaks (GET /version)
@@ -34,7 +34,7 @@ SCALABLE = ("deployments", "replicasets", "statefulsets")
 def group_versions(custom: Sequence[Resource] = ()) -> list[tuple[str, str]]:
     """(group, version) of every API group the model serves but the core one, sorted by group; `custom`: the
     custom resources served now (their CRDs' groups and storage versions)."""
-    seen = {res.group: res.api_version.rpartition("/")[2] for res in [*RESOURCES.values(), *custom] if res.group}
+    seen = {res.group: res.api_version.rpartition("/")[2] for res in [*SERVED.values(), *custom] if res.group}
     return sorted(seen.items())
 
 
@@ -87,11 +87,12 @@ def _custom_entry(res: Resource) -> dict:
 def resource_list(api_version: str, custom: Sequence[Resource] = ()) -> Optional[dict]:
     """The APIResourceList of one group version, None when the model serves none of it."""
     entries: list[dict] = []
-    table = {**RESOURCES, **{res.name: res for res in custom if res.name not in RESOURCES}}
-    for name in sorted(table):
-        res = table[name]
+    table = {**SERVED, **{res.name: res for res in custom if res.name not in RESOURCES}}
+    for key in sorted(table):
+        res = table[key]
         if res.api_version != api_version:
             continue
+        name = res.name
         if res.crd is not None:
             entries.append(_custom_entry(res))
             for sub in res.subresources:
@@ -125,7 +126,7 @@ def _gv_path(api_version: str) -> str:
 
 def openapi_v3_root() -> dict:
     """/openapi/v3: the group versions, each pointing at its document."""
-    versions = sorted({res.api_version for res in RESOURCES.values()})
+    versions = sorted({res.api_version for res in SERVED.values()})
     return {"paths": {_gv_path(v): {"serverRelativeURL": f"/openapi/v3/{_gv_path(v)}"} for v in versions}}
 
 
@@ -137,8 +138,9 @@ def openapi_v3_group_version(path: str) -> Optional[dict]:
     a server without OpenAPI, and `kubectl explain` says in one line that the kind is not in the OpenAPI schema
     (without components at all it fails on a Go template error)."""
     paths = {}
-    for name in sorted(RESOURCES):
-        res = RESOURCES[name]
+    for key in sorted(SERVED):
+        res = SERVED[key]
+        name = res.name
         if _gv_path(res.api_version) != path or name in CREATE_ONLY:
             continue
         group, _, version = res.api_version.rpartition("/")

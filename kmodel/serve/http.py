@@ -418,10 +418,13 @@ class Handler(BaseHTTPRequestHandler):
                                         self._media_type() == write_options.APPLY_MEDIA_TYPE)
         except write_options.OptionsRefused as e:
             raise _status_answer(e.status) from None
-        base = dict(verb=verb, resource=r.resource.name, namespace=r.namespace, name=r.name,
+        field_selector = q.get("fieldSelector", "")
+        if r.resource.wire is not None:  # another group version's field names, as the stored kind's labels
+            field_selector = r.resource.wire.core_field_selector(field_selector)
+        base = dict(verb=verb, resource=r.resource.key, namespace=r.namespace, name=r.name,
                     subresource=r.subresource, token=self._token(),
                     resource_version=q.get("resourceVersion", ""), label_selector=q.get("labelSelector", ""),
-                    field_selector=q.get("fieldSelector", ""),
+                    field_selector=field_selector,
                     field_validation=q.get("fieldValidation", "") or "Strict", **options)
         base.update(fields)
         return Request(0, **base)
@@ -447,7 +450,7 @@ class Handler(BaseHTTPRequestHandler):
                 items, metadata = rest.page(body, r.query)
                 raise _Answer(200, tables.table(r.resource, items, self.client.now(), include, metadata))
             raise _Answer(response.code, tables.table(r.resource, [body], self.client.now(), include))
-        answer = rest.list_json(r.resource, body, r.query) if is_list else rest.body_json(body)
+        answer = rest.list_json(r.resource, body, r.query) if is_list else rest.body_json(body, r.resource)
         if kind == negotiation.PARTIAL_LIST:
             answer = partial.partial_list(answer)
         elif kind == negotiation.PARTIAL:
@@ -563,7 +566,7 @@ class Handler(BaseHTTPRequestHandler):
                 if a.code < 400 and a.body.get("kind") != "Status":
                     deleted.append(a.body)
                 elif a.code < 400:
-                    deleted.append(rest.body_json(obj))
+                    deleted.append(rest.body_json(obj, r.resource))
         raise _Answer(200, {"kind": f"{r.resource.kind}List", "apiVersion": r.resource.api_version,
                             "metadata": {"resourceVersion": listed.body.resource_version}, "items": deleted})
 
@@ -661,14 +664,14 @@ class Handler(BaseHTTPRequestHandler):
         kind = self._conversion()
         if kind in (negotiation.PARTIAL, negotiation.PARTIAL_LIST):
             def metadata_only(event: WatchEvent) -> dict:
-                doc = rest.watch_event_json(event)
+                doc = rest.watch_event_json(event, r.resource)
                 if not isinstance(event.object, Status):
                     doc["object"] = partial.partial_object(doc["object"])
                 return doc
 
             return metadata_only
         if kind != negotiation.TABLE:
-            return rest.watch_event_json
+            return lambda event: rest.watch_event_json(event, r.resource)
         include, first = self._include_object(r), [True]
 
         def as_table(event: WatchEvent) -> dict:

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs
 import attrs
 
 from kmodel.apiserver.errors import StatusDetails
-from kmodel.apiserver.resources import RESOURCES, Resource
+from kmodel.apiserver.resources import Resource, served
 from kmodel.apiserver.wire import ListResult, Status, WatchEvent
 from kmodel.objects import dump
 
@@ -90,7 +90,7 @@ def route(method: str, path: str, query: Mapping[str, str],
         namespace, rest = rest[1], rest[2:]
     if not rest or len(rest) > 3:
         raise not_found()
-    res = RESOURCES.get(rest[0]) or (custom(rest[0]) if group else None)
+    res = served(group, rest[0]) or (custom(rest[0]) if group else None)
     api_version = f"{group}/{version}" if group else version
     if res is None or res.api_version != api_version or (namespace and not res.namespaced):
         raise not_found()
@@ -154,13 +154,21 @@ def status_json(status: Status) -> dict:
     return out
 
 
-def body_json(body: Any) -> Any:
-    """An answer's body (an object, a Status or a plain value) as JSON."""
+def object_json(res: Optional[Resource], obj: Any) -> dict:
+    """An object as JSON in the group version `res` serves it in (another group version of a stored kind converts
+    the stored kind's JSON: kmodel.objects.events_v1)."""
+    doc = dump(obj)
+    wire = res.wire if res is not None else None
+    return doc if wire is None else wire.from_core(doc)
+
+
+def body_json(body: Any, res: Optional[Resource] = None) -> Any:
+    """An answer's body (an object, a Status or a plain value) as JSON; `res`: the resource it was asked of."""
     if isinstance(body, Status):
         return status_json(body)
     if body is None or isinstance(body, (dict, list, str, int, float, bool)):
         return body
-    return dump(body)
+    return object_json(res, body)
 
 
 def key_of(obj: Any) -> str:
@@ -188,7 +196,7 @@ def list_json(res: Resource, result: ListResult, query: Mapping[str, str]) -> di
     """A list answer as `<Kind>List`, cut to the page `limit` and `continue` ask for."""
     items, metadata = page(result, query)
     return {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": metadata,
-            "items": [dump(o) for o in items]}
+            "items": [object_json(res, o) for o in items]}
 
 
 def page(result: ListResult, query: Mapping[str, str]) -> tuple[Sequence[Any], dict]:
@@ -209,8 +217,8 @@ def page(result: ListResult, query: Mapping[str, str]) -> tuple[Sequence[Any], d
     return items, metadata
 
 
-def watch_event_json(event: WatchEvent) -> dict:
-    return {"type": event.type, "object": body_json(event.object)}
+def watch_event_json(event: WatchEvent, res: Optional[Resource] = None) -> dict:
+    return {"type": event.type, "object": body_json(event.object, res)}
 
 
 def scale_json(obj: Any) -> dict:

@@ -117,10 +117,10 @@ def printer(res: Resource) -> tuple[list, Row]:
 
 # -- Tables ---------------------------------------------------------------------------------------------------
 
-def _row_object(obj: Any, include: str) -> Optional[dict]:
+def _row_object(res: Resource, obj: Any, include: str) -> Optional[dict]:
     if include == "None":
         return None
-    doc = dump(obj)
+    doc = dump(obj) if res.wire is None else res.wire.from_core(dump(obj))
     if include == "Object":
         return doc
     return partial_object(doc)
@@ -131,7 +131,7 @@ def table(res: Resource, objects: Sequence[Any], now: int, include: str = "Metad
     """A meta.k8s.io/v1 Table of `objects`. `list_metadata`: the list's resourceVersion, continue and
     remainingItemCount (a single object's Table carries that object's resourceVersion)."""
     columns, row = printer(res)
-    rows = [{"cells": row(obj, now), "object": _row_object(obj, include)} for obj in objects]
+    rows = [{"cells": row(obj, now), "object": _row_object(res, obj, include)} for obj in objects]
     if list_metadata is not None:
         metadata = dict(list_metadata)
     else:

@@ -78,10 +78,12 @@ def with_entries(obj: Any, entries: list[Entry]) -> Any:
     return attrs.evolve(obj, metadata=attrs.evolve(obj.metadata, managed_fields=managed))
 
 
-def _plain(obj: Any) -> dict:
+def _plain(obj: Any, res: Resource) -> dict:
+    """The object's JSON without managedFields, in the group version `res` serves (a manager's fields are named
+    as the group version it wrote through names them)."""
     data = dump(obj)
     data.get("metadata", {}).pop("managedFields", None)
-    return data
+    return data if res.wire is None else res.wire.from_core(data, nulls=False)
 
 
 def track(res: Resource, request: Request, old: Optional[Any], new: Any, sent: Any, now: int) -> Any:
@@ -95,7 +97,7 @@ def track(res: Resource, request: Request, old: Optional[Any], new: Any, sent: A
         return new if new.metadata.managed_fields == sent else attrs.evolve(
             new, metadata=attrs.evolve(new.metadata, managed_fields=sent))
     base = sent if (sent and not request.subresource) or old is None else old.metadata.managed_fields
-    entries = managers.update(_entries(base), None if old is None else _plain(old), _plain(new), manager,
+    entries = managers.update(_entries(base), None if old is None else _plain(old, res), _plain(new, res), manager,
                               scope_of(res, request.subresource), now)
     return with_entries(new, entries)
 
@@ -111,7 +113,7 @@ def applied(res: Resource, request: Request, old: Optional[Any], config: dict, n
     live = None
     entries: list[Entry] = []
     if old is not None:
-        live = _plain(old)
+        live = _plain(old, res)
         entries = _entries(old.metadata.managed_fields)
     try:
         merged, entries = managers.apply(entries, live, config, request.field_manager, request.force,
@@ -120,4 +122,6 @@ def applied(res: Resource, request: Request, old: Optional[Any], config: dict, n
         causes = tuple(StatusCause(FIELD_MANAGER_CONFLICT, f"conflict with {entry.printed()}",
                                    path_string(path)) for entry, path in e.conflicts)
         raise errors.APIError(Status(409, "Conflict", str(e), StatusDetails(causes=causes))) from None
+    if res.wire is not None:  # merged in the served group version's names: back to the stored kind's
+        merged = res.wire.to_core(merged)
     return merged, entries

@@ -10,6 +10,7 @@ from .common import (
 )
 from .names import CIDR_ERROR, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, \
     is_valid_label_value, is_valid_port_num, parse_cidr, parse_ip
+from .events import validate_new_style
 from .pod import validate_resources, validate_taint_effect
 
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
@@ -178,10 +179,13 @@ def validate_endpoints(ep: Endpoints) -> list[FieldError]:
 
 
 def validate_event(ev: Event) -> list[FieldError]:
-    """ValidateEventCreate for core/v1 Events (the subset the model uses)."""
+    """ValidateEventCreate for core/v1 Events (the subset the model uses): an Event with eventTime set is held to
+    the rules of new-style Events (legacyValidateEvent), whatever the group version it is written through."""
     errs = validate_object_meta(ev.metadata, True, is_dns1123_subdomain)
     inv = ev.involved_object
-    if inv.namespace and inv.namespace != ev.metadata.namespace:
+    if ev.event_time is not None:
+        errs += validate_new_style(ev)
+    elif inv.namespace and inv.namespace != ev.metadata.namespace:
         errs.append(invalid("involvedObject.namespace", inv.namespace, "does not match event.namespace"))
     if ev.type and ev.type not in ("Normal", "Warning"):
         errs.append(not_supported("type", ev.type, ("Normal", "Warning")))
