@@ -25,6 +25,8 @@ GROUP_PACKAGES = {
     "authorization.k8s.io": "k8s.io.api.authorization",
     "policy": "k8s.io.api.policy",
     "discovery.k8s.io": "k8s.io.api.discovery",
+    "authentication.k8s.io": "k8s.io.api.authentication",
+    "events.k8s.io": "k8s.io.api.events",
 }
 #: the options kinds every group version registers (metav1.AddToGroupVersion), decoded as meta/v1's
 OPTIONS_KINDS = ("DeleteOptions", "CreateOptions", "UpdateOptions", "PatchOptions")

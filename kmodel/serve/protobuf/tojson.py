@@ -5,7 +5,9 @@ Rules, each what Go's encoding/json does with the Go type the message was genera
 
 - a field's key is its proto name, which go-to-protobuf takes from the Go JSON tag, except where
   `json_fields.json` (benchmarks/regenerate_protobuf.py, from the Go sources) says otherwise: an embedded struct
-  tagged ``json:",inline"`` (Volume's volumeSource, Probe's handler, ...) puts its fields into its parent's object;
+  tagged ``json:",inline"`` (Volume's volumeSource, Probe's handler, ...) puts its fields into its parent's object,
+  and a field whose proto name is not its JSON name (authentication/v1 BoundObjectReference's ``uID``) takes the
+  JSON name;
 - a field not on the wire is left out (proto2 presence: Go's encoder writes every set pointer, non-empty slice
   and map, and every value field); a value scalar field tagged omitempty is left out at its zero value ("", 0,
   false), as encoding/json leaves it out, while a pointer's zero (``replicas: 0``) stays;
@@ -41,6 +43,15 @@ def _table() -> dict[str, tuple[frozenset, frozenset]]:
     return {name: (frozenset(entry["inline"]), frozenset(entry["omit_zero"])) for name, entry in raw.items()}
 
 
+@functools.lru_cache(maxsize=1)
+def _renamed() -> dict[tuple[str, int], str]:
+    """(message full name, field number) -> the field's JSON name, where it is not the proto name (the types with
+    a JSON form of their own, json:"-", are in SPECIAL instead)."""
+    raw = json.loads(JSON_FIELDS.read_text())
+    return {(name, int(number)): json_name for name, entry in raw.items()
+            for number, json_name in entry["renamed"].items() if json_name != "-"}
+
+
 _NO_RULES: tuple[frozenset, frozenset] = (frozenset(), frozenset())
 
 
@@ -55,16 +66,17 @@ def message_json(msg: Message) -> Any:
         if field.number in inline:
             out.update(message_json(value))
             continue
+        key = _renamed().get((msg.DESCRIPTOR.full_name, field.number), field.name)
         if field.message_type is not None and field.message_type.GetOptions().map_entry:
             value_field = field.message_type.fields_by_name["value"]
             # in key order, as encoding/json writes a map (the runtime's own map order is not stable)
-            out[field.name] = {k: _value(value_field, value[k]) for k in sorted(value)}
+            out[key] = {k: _value(value_field, value[k]) for k in sorted(value)}
         elif field.is_repeated:
-            out[field.name] = [_value(field, v) for v in value]
+            out[key] = [_value(field, v) for v in value]
         elif field.number in omit_zero and field.type != FieldDescriptor.TYPE_MESSAGE and not value:
             continue
         else:
-            out[field.name] = _value(field, value)
+            out[key] = _value(field, value)
     return out
 
 
