@@ -140,9 +140,10 @@ VIEW = _role("view", *_VIEW_RULES)
 EDIT = _role("edit", *_EDIT_RULES, *_VIEW_RULES)
 ADMIN = _role("admin", *_ADMIN_RULES, *_EDIT_RULES, *_VIEW_RULES)
 
-#: upstream's system:basic-user, bound to every authenticated user: review one's own access
+#: upstream's system:basic-user, bound to every authenticated user: review who one is and one's own access
 BASIC_USER = _role(
     "system:basic-user",
+    _r(("create",), ("selfsubjectreviews",), ("authentication.k8s.io",)),
     _r(("create",), ("selfsubjectaccessreviews", "selfsubjectrulesreviews"), ("authorization.k8s.io",)),
 )
 

@@ -59,6 +59,7 @@ from kmodel.store import StoreError
 from kmodel.apiserver.wire import PatchBody, Preconditions, Request, Response, Status
 from kmodel.ipam.serviceip import DEFAULT_SERVICE_CIDR, ServiceIPAllocator
 from kmodel.objects import decode, dump, validate
+from kmodel.objects.authentication import SelfSubjectReviewStatus, UserInfo as AuthenticatedUser
 from kmodel.objects.core import PodCondition
 from kmodel.store import Store
 
@@ -208,6 +209,8 @@ class Pipeline:
             return self._token_request(request, user, now, replica)
         if res.name == "selfsubjectaccessreviews":
             return self._access_review(request, res, user)
+        if res.name == "selfsubjectreviews":
+            return self._self_review(request, res, user)
         if request.subresource:
             raise errors.method_not_allowed(f"create is not supported on {res.name}/{request.subresource}")
         if res.crd is not None:
@@ -538,6 +541,13 @@ class Pipeline:
             except errors.APIError:
                 allowed = False
         return 201, _evolve(review, status=_evolve(review.status, allowed=allowed))
+
+    def _self_review(self, request: Request, res: Resource, user: UserInfo) -> tuple[int, Any]:
+        """SelfSubjectReview (pkg/registry/authentication/selfsubjectreview): the requester as authentication saw
+        it, in status.userInfo; the body's own status is ignored."""
+        review = validation.decode_body(res, request.body, request.field_validation)
+        info = AuthenticatedUser(username=user.name, groups=tuple(user.groups))
+        return 201, _evolve(review, status=SelfSubjectReviewStatus(user_info=info))
 
     def _bound_token_user(self, token: str) -> Optional[UserInfo]:
         """The service account a bound token authenticates now, or None (serviceaccount_tokens.verify)."""

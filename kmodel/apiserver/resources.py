@@ -13,8 +13,8 @@ Keys: namespaced `<prefix>/<namespace>/<name>`, cluster-scoped `<prefix>/<name>`
 namespace)` is the prefix a list or watch ranges over (every namespace when namespace is "").
 
 `bindings` is a create-only virtual resource (POST pods/<name>/binding, or POST bindings with the pod's
-name): nothing is stored under it; so is `selfsubjectaccessreviews` (the answer says whether the requester may
-do what it asks). TokenRequest is served only as serviceaccounts/<name>/token.
+name): nothing is stored under it; so are `selfsubjectaccessreviews` (the answer says whether the requester may
+do what it asks) and `selfsubjectreviews` (the answer says who the requester is). TokenRequest is served only as serviceaccounts/<name>/token.
 
 One storage, two group versions: kube-apiserver serves the Events of /registry/events as core/v1 `events` and as
 events.k8s.io/v1 `events` (pkg/registry/events/rest). `RESOURCES` is the storage table, keyed by plural;
@@ -30,7 +30,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.objects import apiextensions, apps, authorization, batch, coordination, core, discovery, events_v1, rbac, secrets  # noqa: F401  (registers the kinds)
+from kmodel.objects import apiextensions, apps, authentication, authorization, batch, coordination, core, discovery, events_v1, rbac, secrets  # noqa: F401  (registers the kinds)
 from kmodel.objects.registry import KINDS, KindInfo
 
 
@@ -93,6 +93,7 @@ _LAYOUT: dict[str, tuple[str, tuple[str, ...]]] = {
     "serviceaccounts": ("/registry/serviceaccounts", ("token",)),
     "jobs": ("/registry/jobs", ("status",)),
     "selfsubjectaccessreviews": ("", ()),
+    "selfsubjectreviews": ("", ()),
 }
 #: kinds registered only so that their bodies decode, served as a subresource of another resource
 #: (TokenRequest: POST serviceaccounts/<name>/token), never as a resource of their own

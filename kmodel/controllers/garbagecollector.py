@@ -110,9 +110,9 @@ EVENT_SOURCE = "garbage-collector-controller"
 #: what the GC monitored before it monitored every resource (`monitored(every_resource=False)`)
 WORKLOADS = ("deployments", "replicasets", "statefulsets", "pods")
 #: built-in resources the GC never monitors: upstream's DefaultIgnoredResources (events, which nothing owns and
-#: which are the most written kind), and bindings and selfsubjectaccessreviews, which the API can only create (no
-#: list, watch or delete)
-UNMONITORED = ("bindings", "events", "selfsubjectaccessreviews")
+#: which are the most written kind), and bindings, selfsubjectaccessreviews and selfsubjectreviews, which the API
+#: can only create (no list, watch or delete)
+UNMONITORED = ("bindings", "events", "selfsubjectaccessreviews", "selfsubjectreviews")
 
 
 def monitored(every_resource: bool = True) -> tuple[str, ...]:

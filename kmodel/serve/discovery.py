@@ -25,7 +25,7 @@ SHORT_NAMES = {
 #: `kubectl get all` lists the resources in category "all"
 CATEGORY_ALL = ("pods", "services", "deployments", "replicasets", "statefulsets", "jobs")
 #: the virtual resources a client can only create (nothing is stored)
-CREATE_ONLY = ("bindings", "selfsubjectaccessreviews")
+CREATE_ONLY = ("bindings", "selfsubjectaccessreviews", "selfsubjectreviews")
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 #: subresources the server serves beyond the model's own: scale, translated to the parent's spec.replicas
 SCALABLE = ("deployments", "replicasets", "statefulsets")

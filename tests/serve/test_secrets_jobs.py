@@ -1,8 +1,9 @@
 """Secrets, ServiceAccounts and their tokens, Jobs and `kubectl auth can-i` against `kmodel serve`, with kubectl and
 the official Python client. kubectl 1.32 sends `create secret generic`, `create job`, `create serviceaccount`,
-`create token` and `auth can-i` as protobuf; the server reads the built-in kinds' and the SelfSubjectAccessReview's
-(authorization.k8s.io/v1 is vendored), not a TokenRequest's. The creates also go through `-o json
---dry-run=client | kubectl create -f -` here, and the review is posted as JSON too (docs/serve.md)."""
+`create token` and `auth can-i` as protobuf; the server reads the built-in kinds', the TokenRequest's and the
+SelfSubjectAccessReview's (authentication.k8s.io/v1 and authorization.k8s.io/v1 are vendored; `create token` is
+tested in test_tokens.py). The creates also go through `-o json --dry-run=client | kubectl create -f -` here, and
+the review is posted as JSON too (docs/serve.md)."""
 
 from __future__ import annotations
 
