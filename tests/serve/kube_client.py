@@ -39,3 +39,13 @@ def raw(served: Any, method: str, path: str, *, body: Any = None, content_type: 
     response = api.rest_client.pool_manager.request(method, cfg.host + path, headers=headers,
                                                     body=None if body is None else json.dumps(body))
     return response.status, response.data.decode()
+
+
+def grant(served: Any, name: str, subject: Any, rule: Any, namespace: str = "default") -> None:
+    """A Role `name` with the one `rule` (a V1PolicyRule), bound to `subject` (an RbacV1Subject), made by the
+    admin."""
+    rbac = client.RbacAuthorizationV1Api(api_client(served.kubeconfig))
+    rbac.create_namespaced_role(namespace, client.V1Role(metadata=client.V1ObjectMeta(name=name), rules=[rule]))
+    rbac.create_namespaced_role_binding(namespace, client.V1RoleBinding(
+        metadata=client.V1ObjectMeta(name=name), subjects=[subject],
+        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name=name)))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .kube_client import api_client, raw
+from .kube_client import api_client, grant, raw
 from .test_kubectl import MIN_MINOR, kubectl, kubectl_minor
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -121,14 +121,8 @@ def test_a_field_selector_names_events_v1_fields(served: Any) -> None:
 
 def test_rbac_decides_per_group(served: Any) -> None:
     """A Role over core events lets bob read them through core/v1 only: events.k8s.io is another API group."""
-    rbac = client.RbacAuthorizationV1Api(api_client(served.kubeconfig))
-    rbac.create_namespaced_role("default", client.V1Role(
-        metadata=client.V1ObjectMeta(name="core-events"),
-        rules=[client.V1PolicyRule(api_groups=[""], resources=["events"], verbs=["list"])]))
-    rbac.create_namespaced_role_binding("default", client.V1RoleBinding(
-        metadata=client.V1ObjectMeta(name="core-events"),
-        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="core-events"),
-        subjects=[client.RbacV1Subject(kind="User", name="bob", api_group="rbac.authorization.k8s.io")]))
+    grant(served, "core-events", client.RbacV1Subject(kind="User", name="bob", api_group="rbac.authorization.k8s.io"),
+          client.V1PolicyRule(api_groups=[""], resources=["events"], verbs=["list"]))
     assert raw(served, "GET", "/api/v1/namespaces/default/events", user="bob")[0] == 200
     code, text = raw(served, "GET", f"{V1}/namespaces/default/events", user="bob")
     assert code == 403 and 'cannot list resource "events" in API group "events.k8s.io"' in json.loads(text)["message"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .kube_client import api_client, raw
+from .kube_client import grant, raw
 from .test_kubectl import kubectl, kubectl_minor
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -28,14 +28,8 @@ def test_kubectl_create_token_prints_a_token_that_acts_as_the_service_account(se
     refused = kubectl(served, f"--token={token}", "get", "configmaps", check=False)
     assert refused.returncode == 1
     assert f'User "{ROBOT}" cannot list resource "configmaps"' in refused.stderr
-    rbac = client.RbacAuthorizationV1Api(api_client(served.kubeconfig))
-    rbac.create_namespaced_role("default", client.V1Role(
-        metadata=client.V1ObjectMeta(name="read-configmaps"),
-        rules=[client.V1PolicyRule(api_groups=[""], resources=["configmaps"], verbs=["list"])]))
-    rbac.create_namespaced_role_binding("default", client.V1RoleBinding(
-        metadata=client.V1ObjectMeta(name="read-configmaps"),
-        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="read-configmaps"),
-        subjects=[client.RbacV1Subject(kind="ServiceAccount", name="default", namespace="default")]))
+    grant(served, "read-configmaps", client.RbacV1Subject(kind="ServiceAccount", name="default", namespace="default"),
+          client.V1PolicyRule(api_groups=[""], resources=["configmaps"], verbs=["list"]))
     assert kubectl(served, f"--token={token}", "get", "configmaps").returncode == 0
 
 
