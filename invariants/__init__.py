@@ -19,7 +19,7 @@
                    dependents-collected
     statefulset.py statefulset-one-pod-per-identity, statefulset-ordered-ready, converges-statefulsets
     jobs.py        job-pods-counted-once, job-finalizer-after-counting, job-complete-has-its-completions,
-                   finished-jobs-release-pods
+                   job-indexes-counted-once, job-completed-indexes-kept, finished-jobs-release-pods
     crd.py         custom-objects-valid, custom-objects-scoped, crd-objects-removed
     namespaces.py  namespace-content-removed
 

@@ -1,10 +1,14 @@
 """The Job guarantees: each finished pod counted at most once, a pod released by the tracking finalizer only once
-its Job holds it, a Complete Job backed by its successful pods, and finished Jobs letting go of their pods.
+its Job holds it, a Complete Job backed by its successful pods, and finished Jobs letting go of their pods; for
+Indexed Jobs, each completion index counted at most once and only once one of its pods succeeded, and
+status.completedIndexes never losing an index.
 
 The safety invariants read the pod and Job changes from the store's history, in revision order, keeping per Job
 uid the pods it controlled that ever succeeded and those that ever failed (phase Failed, or deleted or being
-deleted without having succeeded: upstream counts those as failures), and a mirror of every Job as stored. They
-judge from those records alone: never from the Job controller's helpers (kmodel.controllers.job_logic).
+deleted without having succeeded: upstream counts those as failures), the completion indexes of its pods that ever
+succeeded, and a mirror of every Job as stored. They judge from those records alone: never from the Job
+controller's helpers (kmodel.controllers.job_logic); the interval lists of completedIndexes are read by a parser
+of their own here.
 """
 
 from __future__ import annotations
@@ -17,6 +21,31 @@ from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 JOBS = "/registry/jobs/"
 #: batch/v1 JobTrackingFinalizer, spelled here so that a rename in the model fails loudly instead of silencing
 TRACKING = "batch.kubernetes.io/job-tracking"
+#: batch/v1 JobCompletionIndexAnnotation: an Indexed Job's pod's completion index
+INDEX = "batch.kubernetes.io/job-completion-index"
+
+
+def _indexed(job: Any) -> bool:
+    return job.spec.completion_mode == "Indexed"
+
+
+def _pod_index(pod: Any) -> int:
+    """The pod's completion index, -1 when it has none that reads as a non-negative decimal number."""
+    text = pod.metadata.annotations.get(INDEX, "")
+    return int(text) if text.isascii() and text.isdigit() else -1
+
+
+def _completed(job: Any) -> list[int]:
+    """The indexes status.completedIndexes lists ("1,3-5": 1, 3, 4, 5), in the order written; an interval that is
+    not one reads as -1 (so that it is reported, not skipped)."""
+    found: list[int] = []
+    for part in filter(None, job.status.completed_indexes.split(",")):
+        first, sep, last = part.partition("-")
+        if not first.isdigit() or (sep and not last.isdigit()):
+            found.append(-1)
+            continue
+        found.extend(range(int(first), int(last if sep else first) + 1))
+    return found
 
 
 def _job_uid(pod: Any) -> str:
@@ -48,6 +77,10 @@ class _Ledger:
         self.failed: dict[str, set] = {}
         self.jobs: dict[str, Any] = {}  # job uid -> the Job now (absent: gone)
         self.released: list[str] = []
+        #: job uid -> the completion indexes of its pods that ever succeeded (Indexed Jobs)
+        self.succeeded_indexes: dict[str, set] = {}
+        #: violations of job-completed-indexes-kept found so far
+        self.lost_indexes: list[str] = []
 
     def read(self, feed: Any, store: Any) -> None:
         for ch in feed.read(store):
@@ -56,6 +89,9 @@ class _Ledger:
                 if ch.value is None:
                     self.jobs.pop(job.metadata.uid, None)
                 else:
+                    before = self.jobs.get(job.metadata.uid)
+                    if before is not None and _indexed(job):
+                        self._judge_kept(ch.rev, before, job)
                     self.jobs[job.metadata.uid] = job
                 continue
             pod = ch.value if ch.value is not None else ch.prev
@@ -65,6 +101,7 @@ class _Ledger:
             now = ch.value
             if now is not None and now.status.phase == "Succeeded":
                 self.succeeded.setdefault(uid, set()).add(pod.metadata.uid)
+                self.succeeded_indexes.setdefault(uid, set()).add(_pod_index(now))
             elif now is None or now.status.phase == "Failed" or now.metadata.deletion_timestamp is not None:
                 if pod.status.phase != "Succeeded":
                     self.failed.setdefault(uid, set()).add(pod.metadata.uid)
@@ -80,10 +117,20 @@ class _Ledger:
             return  # an orphan, or a finished Job's: released without counting, as upstream
         if pod.metadata.uid in {uid for listed in _uncounted(job) for uid in listed}:
             return
+        if _indexed(job) and pod.status.phase == "Succeeded" and _pod_index(pod) in _completed(job):
+            return  # an Indexed Job counts a succeeded pod by its index, in completedIndexes
         where = f"revision {rev}: pod {pod.metadata.namespace}/{pod.metadata.name} ({pod.status.phase})"
         self.released.append(f"{where} lost its {TRACKING} finalizer while Job {job.metadata.namespace}/"
                              f"{job.metadata.name} did not list it in status.uncountedTerminatedPods: a finished pod "
                              f"may be deleted before it is counted")
+
+    def _judge_kept(self, rev: int, before: Any, job: Any) -> None:
+        lost = sorted(set(_completed(before)) - set(_completed(job)))
+        if lost:
+            self.lost_indexes.append(
+                f"revision {rev}: Job {job.metadata.namespace}/{job.metadata.name}'s status.completedIndexes went from "
+                f"{before.status.completed_indexes!r} to {job.status.completed_indexes!r}, losing "
+                f"{', '.join(map(str, lost))}")
 
 
 def _ledger(cluster: Any, memo: dict) -> _Ledger:
@@ -133,6 +180,37 @@ def job_complete_has_its_completions(cluster: Any, memo: dict) -> Iterator[str]:
                    f"succeeded, wanting {wanted}")
         if _true(job, "Failed"):
             yield f"Job {name} is both Complete and Failed"
+
+
+@invariant("job-indexes-counted-once", kind=SAFETY, principle="level-driven reconciliation")
+def job_indexes_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
+    """An Indexed Job counts each completion index at most once and only once one of its pods with that index
+    succeeded: status.completedIndexes lists distinct indexes below completions, in increasing order,
+    status.succeeded is their number, and each of them is the index of a pod of the Job that ever succeeded."""
+    ledger = _ledger(cluster, memo)
+    for uid, job in sorted(ledger.jobs.items()):
+        if not _indexed(job) or not job.status.completed_indexes:
+            continue
+        name = f"Job {job.metadata.namespace}/{job.metadata.name}"
+        listed = _completed(job)
+        completions = job.spec.completions or 0
+        if listed != sorted(set(listed)) or any(not 0 <= ix < completions for ix in listed):
+            yield (f"{name}'s status.completedIndexes {job.status.completed_indexes!r} is not a list of increasing "
+                   f"distinct indexes below completions {completions}")
+        if job.status.succeeded != len(set(listed)):
+            yield (f"{name} has status.succeeded {job.status.succeeded} but status.completedIndexes "
+                   f"{job.status.completed_indexes!r} lists {len(set(listed))} indexes")
+        missing = sorted(set(listed) - ledger.succeeded_indexes.get(uid, set()))
+        if missing:
+            yield (f"{name} lists index {', '.join(map(str, missing))} in status.completedIndexes, but no pod of "
+                   f"the Job with that index ever succeeded")
+
+
+@invariant("job-completed-indexes-kept", kind=SAFETY, principle="level-driven reconciliation")
+def job_completed_indexes_kept(cluster: Any, memo: dict) -> Iterator[str]:
+    """An Indexed Job's status.completedIndexes never loses an index: each stored version of the Job lists every
+    index the version before it listed."""
+    yield from _ledger(cluster, memo).lost_indexes
 
 
 @invariant("finished-jobs-release-pods", kind=LIVENESS, principle="level-driven reconciliation")

@@ -27,9 +27,17 @@ notes a tracking finalizer it was removing as gone; a pod whose Job is gone queu
 
 A status write is an update with the cached Job's resourceVersion: a conflict fails the sync (retried with the
 rate limiter). The sync of an orphan-pod key removes the tracking finalizer of a pod whose Job is gone or
-finished (syncOrphanPod). Not modelled: suspend (a suspended Job is synced as a running one), Indexed
-completion (refused by the controller as an unknown mode: see docs/differences.md), podFailurePolicy,
-successPolicy, backoffLimitPerIndex, managedBy.
+finished (syncOrphanPod).
+
+Indexed Jobs (completionMode Indexed; job_logic.py's "Indexed Jobs"): manageJob first removes the active pods
+with no valid completion index, an index past completions, or an index another active pod holds, then creates
+one pod for each of the lowest pending indexes (generateName "<job>-<index>-", hostname "<job>-<index>", the
+index's annotation and label); trackJobStatusAndRemoveFinalizers counts a succeeded pod by its index into
+status.completedIndexes (status.succeeded is their number) before its finalizer goes, never by its uid.
+
+Not modelled: suspend (a suspended Job is synced as a running one), the JOB_COMPLETION_INDEX environment
+variable of an Indexed Job's containers (the model's env has no valueFrom), podFailurePolicy, successPolicy,
+backoffLimitPerIndex, managedBy.
 """
 
 from __future__ import annotations
@@ -44,7 +52,9 @@ from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
 from kmodel.component import Out
 from kmodel.component.registry import controller
 from kmodel.objects import Job, ObjectMeta, Pod
-from kmodel.objects.batch import JOB_TRACKING_FINALIZER, NON_INDEXED, UncountedTerminatedPods
+from kmodel.objects.batch import COMPLETION_INDEX_ANNOTATION, INDEXED, JOB_TRACKING_FINALIZER, NON_INDEXED, \
+    UncountedTerminatedPods
+from kmodel.objects.frozendict import frozen_map
 from kmodel.objects.fastevolve import evolve
 
 from . import job_logic as logic
@@ -65,15 +75,22 @@ def _message(response: Any) -> str:
     return getattr(response.body, "message", str(response.body))
 
 
-def pod_from_template(job: Job) -> Pod:
+def pod_from_template(job: Job, index: Optional[int] = None) -> Pod:
     """The pod manageJob creates: the template's metadata and spec, generateName "<job>-", the tracking finalizer
-    and the Job as controller."""
+    and the Job as controller. For an Indexed Job's completion `index`: the index's annotation and label
+    (PodIndexLabel, on by default since 1.28), generateName "<job>-<index>-" and hostname "<job>-<index>"."""
     t = job.spec.template
-    meta = ObjectMeta(generate_name=f"{job.metadata.name}-", namespace=job.metadata.namespace,
-                      labels=t.metadata.labels, annotations=t.metadata.annotations,
+    generate_name, labels, annotations, spec = f"{job.metadata.name}-", t.metadata.labels, t.metadata.annotations, t.spec
+    if index is not None:
+        generate_name = logic.indexed_generate_name(job.metadata.name, index)
+        labels = frozen_map({**labels, COMPLETION_INDEX_ANNOTATION: str(index)})
+        annotations = frozen_map({**annotations, COMPLETION_INDEX_ANNOTATION: str(index)})
+        spec = evolve(spec, hostname=f"{job.metadata.name}-{index}")
+    meta = ObjectMeta(generate_name=generate_name, namespace=job.metadata.namespace,
+                      labels=labels, annotations=annotations,
                       finalizers=t.metadata.finalizers + (JOB_TRACKING_FINALIZER,),
                       owner_references=(new_controller_ref(job, "batch/v1", "Job"),))
-    return Pod(metadata=meta, spec=t.spec)
+    return Pod(metadata=meta, spec=spec)
 
 
 def remove_finalizer_patch(pod: Pod) -> PatchBody:
@@ -195,7 +212,7 @@ class JobController(Controller):
         job = self.jobs.get(namespace, name)
         if job is None or logic.is_finished(job):
             return
-        if (job.spec.completion_mode or NON_INDEXED) != NON_INDEXED:
+        if (job.spec.completion_mode or NON_INDEXED) not in (NON_INDEXED, INDEXED):
             self.event(now, out, job, "Warning", "UnknownCompletionMode",
                        "Skipped Job sync because completion mode is unknown")
             return
@@ -270,15 +287,23 @@ class JobController(Controller):
                 then: Callable[[int, Out, int, Optional[str]], None]) -> None:
         active = len(counts.active)
         want = logic.want_active(job, active, counts.succeeded)
-        if active > want:
-            victims = get_pods_to_delete(list(counts.active), list(counts.active), active - want, now)
+        indexed = logic.is_indexed(job)
+        completions = job.spec.completions or 0
+        everyone = list(counts.active)
+        victims: list = []
+        if indexed:  # duplicated and out-of-range indexes go even when no pod is one too many
+            victims = logic.indexed_pods_for_removal(
+                everyone, active - want, completions, lambda some, n: get_pods_to_delete(some, everyone, n, now))
+        elif active > want:
+            victims = get_pods_to_delete(everyone, everyone, active - want, now)
+        if victims:
             victims = victims[:logic.MAX_POD_CREATE_DELETE_PER_SYNC]
 
             def deleted(t: int, o: Out, removed: int, error: Optional[str]) -> None:
                 then(t, o, active - removed, error)
             self._delete_pods(key, job, victims, sync, now, out, deleted, keep_finalizers=False)
             return
-        if active == want:
+        if active >= want:
             then(now, out, active, None)
             return
         wait = logic.pod_backoff_remaining(job, pods, now)
@@ -287,9 +312,17 @@ class JobController(Controller):
             then(now, out, active, None)
             return
         missing = min(want - active, logic.MAX_POD_CREATE_DELETE_PER_SYNC)
+        if indexed:
+            indexes = logic.first_pending_indexes(everyone, counts.succeeded_indexes, missing, completions)
+            templates = [pod_from_template(job, ix) for ix in indexes]
+            missing = len(templates)
+            if missing == 0:
+                then(now, out, active, None)
+                return
+        else:
+            templates = [pod_from_template(job)]
         self.expectations = self.expectations.expect_creations(key, missing, now)
-        template = pod_from_template(job)
-        state = {"created": 0, "left": missing, "error": None}
+        state = {"created": 0, "left": missing, "error": None, "next": 0}
 
         def batch(t: int, o: Out, size: int) -> None:
             answers = {"left": size, "failed": 0}
@@ -318,6 +351,8 @@ class JobController(Controller):
                 return True
 
             for _ in range(size):
+                template = templates[state["next"] % len(templates)]  # an Indexed Job's: one per index
+                state["next"] += 1
                 sync.create(t, o, "pods", template, on_done=created)
 
         batch(now, out, 1)
@@ -385,6 +420,8 @@ class JobController(Controller):
         succeeded, failed = list(uncounted.succeeded), list(uncounted.failed)
         to_remove: list[Pod] = []
         reached_max = False
+        indexed = logic.is_indexed(job)
+        completions = job.spec.completions or 0
         for pod in pods:
             uid = pod.metadata.uid
             if not logic.has_tracking_finalizer(pod) or uid in expected:
@@ -395,7 +432,11 @@ class JobController(Controller):
                 continue
             to_remove.append(pod)
             if pod.status.phase == "Succeeded" and uid not in failed:
-                if uid not in succeeded:
+                if indexed:  # the completion index is counted, never the pod's uid
+                    ix = logic.completion_index(pod)
+                    if 0 <= ix < completions and ix not in counts.prev_succeeded_indexes:
+                        needs_flush = True
+                elif uid not in succeeded:
                     succeeded.append(uid)
                     needs_flush = True
             elif considered_failed or (finished is not None and finished.type != logic.SUCCESS_CRITERIA_MET):
@@ -407,6 +448,10 @@ class JobController(Controller):
                 break
         status = evolve(status, uncounted_terminated_pods=UncountedTerminatedPods(
             succeeded=tuple(succeeded), failed=tuple(failed)))
+        if indexed:
+            completed = logic.format_indexes(counts.succeeded_indexes)
+            needs_flush = needs_flush or completed != status.completed_indexes
+            status = evolve(status, completed_indexes=completed, succeeded=len(counts.succeeded_indexes))
         if finished is not None and finished.type == logic.FAILURE_TARGET:
             status = evolve(status, conditions=status.conditions + (finished,))
             needs_flush = True

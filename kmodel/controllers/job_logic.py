@@ -16,12 +16,12 @@ Terms, as upstream's:
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import attrs
 
 from kmodel.objects import Job, JobCondition, Pod
-from kmodel.objects.batch import JOB_TRACKING_FINALIZER, UncountedTerminatedPods
+from kmodel.objects.batch import COMPLETION_INDEX_ANNOTATION, INDEXED, JOB_TRACKING_FINALIZER, UncountedTerminatedPods
 
 from .pod_state import is_pod_active, is_pod_ready
 
@@ -75,8 +75,12 @@ class Counts:
     terminating: int
     new_succeeded: tuple  # finished pods with the finalizer, in no counter and not in uncounted
     new_failed: tuple
-    succeeded: int  # status.succeeded + new + uncounted
+    succeeded: int  # status.succeeded + new + uncounted (an Indexed Job: its succeeded indexes)
     failed: int
+    #: an Indexed Job's indexes status.completedIndexes lists, and those plus the newly succeeded pods' indexes
+    #: (calculateSucceededIndexes); empty for a NonIndexed Job
+    prev_succeeded_indexes: frozenset = frozenset()
+    succeeded_indexes: frozenset = frozenset()
 
 
 def uncounted_of(job: Job) -> UncountedTerminatedPods:
@@ -93,10 +97,16 @@ def count(job: Job, pods: Sequence[Pod], expected_removals: frozenset) -> Counts
     new_succeeded = tuple(p for p in fresh if p.status.phase == "Succeeded")
     new_failed = tuple(p for p in fresh if is_pod_failed(p))
     s = job.status
+    before: frozenset = frozenset()
+    indexes: frozenset = frozenset()
+    succeeded = s.succeeded + len(new_succeeded) + len(uncounted.succeeded)
+    if is_indexed(job):
+        before, indexes = succeeded_indexes(job, pods)
+        succeeded = len(indexes)
     return Counts(active=active, ready=sum(1 for p in active if is_pod_ready(p)),
                   terminating=sum(1 for p in pods if is_terminating(p)), new_succeeded=new_succeeded,
-                  new_failed=new_failed, succeeded=s.succeeded + len(new_succeeded) + len(uncounted.succeeded),
-                  failed=s.failed + len(new_failed) + len(uncounted.failed))
+                  new_failed=new_failed, succeeded=succeeded, failed=s.failed + len(new_failed) + len(uncounted.failed),
+                  prev_succeeded_indexes=before, succeeded_indexes=indexes)
 
 
 def past_backoff_limit_on_failure(job: Job, pods: Sequence[Pod]) -> bool:
@@ -204,3 +214,123 @@ def with_condition(conditions: tuple, new: JobCondition) -> tuple:
                 return conditions
             return conditions[:i] + (new,) + conditions[i + 1:]
     return conditions + (new,)
+
+
+# -- Indexed Jobs (pkg/controller/job/indexed_job_utils.go) ------------------------------------------------------
+#
+# An Indexed Job's pods each carry a completion index (0 to completions-1) in the annotation and label
+# batch.kubernetes.io/job-completion-index. The Job succeeds index by index: status.completedIndexes lists the
+# indexes that have a succeeded pod, as intervals ("0-2,5"), and status.succeeded is their number, so a second
+# pod that succeeds for an index already listed is never counted. The controller keeps one active pod per index
+# that has not succeeded, creating the lowest pending indexes first, and removes active pods with no valid index,
+# an index past completions, or an index another active pod holds.
+
+#: MaxGeneratedNameLength (validation.DNS1123SubdomainMaxLength 63 - 5 random characters)
+MAX_GENERATED_NAME_LENGTH = 58
+UNKNOWN_INDEX = -1
+
+
+def completion_index(pod: Pod) -> int:
+    """getCompletionIndex: the pod's completion index annotation as a non-negative integer, else UNKNOWN_INDEX."""
+    text = pod.metadata.annotations.get(COMPLETION_INDEX_ANNOTATION)
+    if text is None or not text.isdigit() or not text.isascii():
+        return UNKNOWN_INDEX
+    return int(text)
+
+
+def parse_indexes(text: str, completions: int) -> frozenset:
+    """parseIndexesFromString: the indexes below `completions` in a list of intervals ("1,3-5"); a malformed
+    interval is skipped (upstream logs it), and the first one starting at or past completions ends the list."""
+    found: set[int] = set()
+    if not text:
+        return frozenset()
+    for part in text.split(","):
+        first, sep, last = part.partition("-")
+        if not first.isdigit() or (sep and not last.isdigit()):
+            continue
+        lo = int(first)
+        if lo >= completions:
+            break
+        hi = min(int(last), completions - 1) if sep else lo
+        found.update(range(lo, hi + 1))
+    return frozenset(found)
+
+
+def format_indexes(indexes: frozenset) -> str:
+    """orderedIntervals.String: the indexes as sorted intervals, "0-2,5" (a pair is written "3,4")."""
+    out: list[str] = []
+    ordered = sorted(indexes)
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        if j == i:
+            out.append(str(ordered[i]))
+        elif j == i + 1:
+            out.append(f"{ordered[i]},{ordered[j]}")
+        else:
+            out.append(f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def succeeded_indexes(job: Job, pods: Sequence[Pod]) -> tuple[frozenset, frozenset]:
+    """calculateSucceededIndexes: (the indexes status.completedIndexes lists, those plus the valid indexes of the
+    succeeded pods that still hold the tracking finalizer)."""
+    completions = job.spec.completions or 0
+    before = parse_indexes(job.status.completed_indexes, completions)
+    fresh = {completion_index(p) for p in pods if p.status.phase == "Succeeded" and has_tracking_finalizer(p)}
+    return before, before | {ix for ix in fresh if 0 <= ix < completions}
+
+
+def first_pending_indexes(active: Sequence[Pod], succeeded: frozenset, count: int, completions: int) -> list[int]:
+    """firstPendingIndexes (podReplacementPolicy TerminatingOrFailed): the `count` lowest indexes below
+    `completions` that neither succeeded nor have an active pod."""
+    taken = set(succeeded) | {completion_index(p) for p in active}
+    out: list[int] = []
+    ix = 0
+    while ix < completions and len(out) < count:
+        if ix not in taken:
+            out.append(ix)
+        ix += 1
+    return out
+
+
+def indexed_pods_for_removal(active: Sequence[Pod], remove_at_least: int, completions: int,
+                             order: Callable[[list, int], list]) -> list[Pod]:
+    """activePodsForRemoval of an Indexed Job: every active pod with no valid index or one past completions, all
+    but one of the pods sharing an index (the one kept is the last in deletion order), then more in deletion order
+    until `remove_at_least` go. `order(pods, n)`: the n pods to delete first among `pods` (the controller's
+    ranking)."""
+    groups: dict[int, list[Pod]] = {}
+    for pod in active:
+        groups.setdefault(completion_index(pod), []).append(pod)
+    remove: list[Pod] = []
+    left: list[Pod] = []
+    for ix in sorted(groups):
+        group = groups[ix]
+        if ix == UNKNOWN_INDEX or ix >= completions:
+            remove += group
+        elif len(group) == 1:
+            left += group
+        else:
+            extra = order(group, len(group) - 1)
+            remove += extra
+            left += [p for p in group if p not in extra]
+    if len(remove) < remove_at_least:
+        remove += order(left, remove_at_least - len(remove))
+    return remove
+
+
+def indexed_generate_name(job_name: str, index: int) -> str:
+    """podGenerateNameWithIndex: "<job>-<index>-", the job's name cut so that the prefix fits a generated name."""
+    suffix = f"-{index}-"
+    prefix = job_name + suffix
+    if len(prefix) > MAX_GENERATED_NAME_LENGTH:
+        prefix = prefix[:MAX_GENERATED_NAME_LENGTH - len(suffix)] + suffix
+    return prefix
+
+
+def is_indexed(job: Job) -> bool:
+    return job.spec.completion_mode == INDEXED

@@ -48,7 +48,7 @@ EXPECTED = {
     "namespace-content-removed": SAFETY,
     "merge-patch-applied": SAFETY,
     "job-pods-counted-once": SAFETY, "job-finalizer-after-counting": SAFETY, "job-complete-has-its-completions": SAFETY,
-    "finished-jobs-release-pods": LIVENESS,
+    "job-indexes-counted-once": SAFETY, "job-completed-indexes-kept": SAFETY, "finished-jobs-release-pods": LIVENESS,
 }
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from kmodel.cluster import DEFAULT_COMPONENTS, Cluster, ClusterConfig
@@ -16,7 +18,8 @@ from tests.invariants.test_invariants import call
 S = 1000
 #: a cluster without the Job controller, so that a test can set a Job's state by hand
 NO_JOB_CONTROLLER = tuple(name for name in DEFAULT_COMPONENTS if name != "job")
-JOB_INVARIANTS = ("job-pods-counted-once", "job-finalizer-after-counting", "job-complete-has-its-completions")
+JOB_INVARIANTS = ("job-pods-counted-once", "job-finalizer-after-counting", "job-complete-has-its-completions",
+                  "job-indexes-counted-once", "job-completed-indexes-kept")
 
 
 def stepped(cluster: Cluster, until_ms: int, memos: dict) -> list:
@@ -27,6 +30,18 @@ def stepped(cluster: Cluster, until_ms: int, memos: dict) -> list:
         for name in JOB_INVARIANTS:
             found += [(name, m) for m in REGISTRY[name].check(cluster, memos.setdefault(name, {}))]
     return found
+
+
+def owned_pod(owner: Any, name: str, *, annotations: dict | None = None, tracked: bool = True) -> dict:
+    """A pod the Job `owner` controls and selects, as its controller would make it (with the tracking finalizer when
+    `tracked`), for a test to create by hand."""
+    meta = owner.metadata
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": name, "namespace": "default", "labels": dict(owner.spec.template.metadata.labels),
+        "annotations": annotations or {}, "finalizers": [JOB_TRACKING_FINALIZER] if tracked else [],
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": meta.name, "uid": meta.uid,
+                             "controller": True}]},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
 
 
 def check(cluster: Cluster, name: str, memo: dict) -> list[str]:
@@ -89,13 +104,7 @@ def test_finalizer_after_counting_fails_when_a_finished_pod_is_released_uncounte
     c.submit(Apply(job("manual", completions=1, parallelism=1)))
     c.run_for(2 * S)
     owner = c.get("jobs", "default", "manual")
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": "manual-1", "namespace": "default", "labels": dict(owner.spec.template.metadata.labels),
-        "finalizers": [JOB_TRACKING_FINALIZER], "ownerReferences": [{
-            "apiVersion": "batch/v1", "kind": "Job", "name": "manual", "uid": owner.metadata.uid,
-            "controller": True}]},
-        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
-    assert call(c, "create", "pods", "default", body=pod).code == 201
+    assert call(c, "create", "pods", "default", body=owned_pod(owner, "manual-1")).code == 201
     c.run_for(20 * S)
     assert c.get("pods", "default", "manual-1").status.phase == "Succeeded"
     memo: dict = {}
@@ -122,3 +131,88 @@ def test_finished_jobs_release_pods_fails_while_a_finished_jobs_pod_keeps_the_fi
     assert call(c, "create", "pods", "default", body=held).code == 201
     assert list(REGISTRY["finished-jobs-release-pods"].check(c, {})) == [
         "pod default/one-x still holds batch.kubernetes.io/job-tracking though its Job has finished"]
+
+
+# -- Indexed Jobs ------------------------------------------------------------------------------------------------
+
+def test_they_hold_while_indexed_jobs_complete_fail_and_are_deleted():
+    c = Cluster(ClusterConfig(nodes=2))
+    c.submit(Apply(job("idx", completions=4, parallelism=2, completionMode="Indexed")))
+    c.submit(Apply(job("idx-flaky", completions=2, parallelism=2, backoffLimit=1, completionMode="Indexed",
+                       annotations=failing())))
+    memos: dict = {}
+    assert stepped(c, 60 * S, memos) == []
+    assert c.get("jobs", "default", "idx").status.completed_indexes == "0-3"
+    c.submit(Delete("jobs", "default", "idx"))
+    assert stepped(c, c.now + 30 * S, memos) == []
+    assert list(REGISTRY["finished-jobs-release-pods"].check(c, {})) == []
+
+
+def _indexed_without_controller(completions: int = 3) -> tuple[Cluster, Any]:
+    """A cluster with an Indexed Job nobody manages, and one pod of it with index 0 that succeeds; the Job."""
+    c = Cluster(ClusterConfig(nodes=1, components=NO_JOB_CONTROLLER))
+    c.submit(Apply(job("manual", completions=completions, parallelism=1, completionMode="Indexed")))
+    c.run_for(2 * S)
+    owner = c.get("jobs", "default", "manual")
+    pod = owned_pod(owner, "manual-0-a", annotations={"batch.kubernetes.io/job-completion-index": "0"})
+    assert call(c, "create", "pods", "default", body=pod).code == 201
+    c.run_for(20 * S)
+    assert c.get("pods", "default", "manual-0-a").status.phase == "Succeeded"
+    return c, c.get("jobs", "default", "manual")
+
+
+def _write_status(c: Cluster, job: Any, **status: Any) -> Any:
+    body = {**dump(job), "status": {**dump(job).get("status", {}), **status}}
+    answer = call(c, "update", "jobs", "default", "manual", subresource="status", body=body)
+    assert answer.code == 200
+    return answer.body
+
+
+def test_indexes_counted_once_fails_for_an_index_no_pod_succeeded_for_or_a_miscount():
+    c, owner = _indexed_without_controller()
+    memo: dict = {}
+    owner = _write_status(c, owner, completedIndexes="0", succeeded=1)
+    assert check(c, "job-indexes-counted-once", memo) == []
+    owner = _write_status(c, owner, completedIndexes="0,1", succeeded=2)
+    assert check(c, "job-indexes-counted-once", memo) == [
+        "Job default/manual lists index 1 in status.completedIndexes, but no pod of the Job with that index ever "
+        "succeeded"]
+    _write_status(c, owner, completedIndexes="0", succeeded=2)
+    assert check(c, "job-indexes-counted-once", memo) == [
+        "Job default/manual has status.succeeded 2 but status.completedIndexes '0' lists 1 indexes"]
+
+
+def test_indexes_counted_once_fails_for_an_index_past_completions():
+    c, owner = _indexed_without_controller(completions=1)
+    _write_status(c, owner, completedIndexes="0,3", succeeded=2)
+    found = check(c, "job-indexes-counted-once", {})
+    assert found[0] == ("Job default/manual's status.completedIndexes '0,3' is not a list of increasing distinct "
+                        "indexes below completions 1")
+
+
+def test_completed_indexes_kept_fails_when_an_index_is_lost():
+    c, owner = _indexed_without_controller()
+    memo: dict = {}
+    owner = _write_status(c, owner, completedIndexes="0", succeeded=1)
+    assert check(c, "job-completed-indexes-kept", memo) == []
+    _write_status(c, owner, completedIndexes="", succeeded=0)
+    found = check(c, "job-completed-indexes-kept", memo)
+    assert len(found) == 1 and found[0].endswith(
+        "Job default/manual's status.completedIndexes went from '0' to '', losing 0")
+
+
+def test_finalizer_after_counting_takes_a_succeeded_pod_counted_by_its_index():
+    c, owner = _indexed_without_controller()
+    memo: dict = {}
+    _write_status(c, owner, completedIndexes="0", succeeded=1)
+    release = {"metadata": {"finalizers": []}}
+    assert call(c, "patch", "pods", "default", "manual-0-a", body=release).code == 200
+    assert check(c, "job-finalizer-after-counting", memo) == []
+
+
+def test_finalizer_after_counting_fails_for_an_indexed_pod_released_before_its_index_is_listed():
+    c, _ = _indexed_without_controller()
+    release = {"metadata": {"finalizers": []}}
+    assert call(c, "patch", "pods", "default", "manual-0-a", body=release).code == 200
+    found = check(c, "job-finalizer-after-counting", {})
+    assert len(found) == 1 and "pod default/manual-0-a (Succeeded) lost its" in found[0]
