@@ -3,9 +3,10 @@ and asking a token for the namespace's default ServiceAccount.
 
 Each action is one kubectl invocation sent through the cluster's kubectl component (`Cluster.submit`):
 
-* ``kubectl apply`` of the Job `report`: drawn completions (1-3) and parallelism (1-2), pods that succeed or fail
-  (the model's kmodel.io/exit-code convention: kmodel.kubelet.completion) with backoffLimit 1, and a TTL after
-  it finishes or none. A Job's template and completions are immutable: applying it again with others is refused
+* ``kubectl apply`` of the Job `report`: drawn completions (1-3) and parallelism (1-2), completion mode
+  NonIndexed or Indexed (one pod per completion index), pods that succeed or fail (the model's
+  kmodel.io/exit-code convention: kmodel.kubelet.completion) with backoffLimit 1, and a TTL after it finishes or
+  none. A Job's template and completions are immutable: applying it again with others is refused
   (422), as upstream's;
 * ``kubectl apply`` of the Secret `creds`: one of two passwords in stringData, immutable or not (a password
   changed on an immutable Secret is refused, 422);
@@ -37,7 +38,7 @@ BACKOFF_LIMIT = 1
 TTL_SECONDS = 30
 
 
-def job_manifest(completions: int, parallelism: int, fails: bool, ttl: bool) -> dict:
+def job_manifest(completions: int, parallelism: int, fails: bool, ttl: bool, indexed: bool = False) -> dict:
     """The `report` Job (see the module docstring)."""
     annotations = {"kmodel.io/run-seconds": str(RUN_SECONDS)}
     if fails:
@@ -48,6 +49,8 @@ def job_manifest(completions: int, parallelism: int, fails: bool, ttl: bool) -> 
                                         "containers": [{"name": "report", "image": "busybox"}]}}}
     if ttl:
         spec["ttlSecondsAfterFinished"] = TTL_SECONDS
+    if indexed:
+        spec["completionMode"] = "Indexed"
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": JOB, "namespace": "default"}, "spec": spec}
 
 
@@ -57,19 +60,21 @@ class ApplyJob(Action):
 
     kind: ClassVar[str] = "apply-job"
     simplest: ClassVar[Simplest] = (("completions", fewer(1)), ("parallelism", fewer(1)), ("fails", default(False)),
-                                    ("ttl", default(False)))
+                                    ("ttl", default(False)), ("indexed", default(False)))
     completions: int = 1
     parallelism: int = 1
     fails: bool = False
     ttl: bool = False
+    indexed: bool = False
 
     @property
     def name(self) -> str:
-        extras = (", failing" if self.fails else "") + (f", ttl {TTL_SECONDS}s" if self.ttl else "")
+        extras = ((", indexed" if self.indexed else "") + (", failing" if self.fails else "")
+                  + (f", ttl {TTL_SECONDS}s" if self.ttl else ""))
         return f"kubectl apply job {JOB} ({self.completions} completions, parallelism {self.parallelism}{extras})"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(Apply(job_manifest(self.completions, self.parallelism, self.fails, self.ttl)))
+        cluster.submit(Apply(job_manifest(self.completions, self.parallelism, self.fails, self.ttl, self.indexed)))
 
 
 @attrs.frozen

@@ -1,13 +1,14 @@
 """The Job, Secret and token rules (a mixin of `KmodelMachine`):
 
-    apply_job       kubectl apply job report: 1-3 completions, parallelism 1-2, pods that succeed or fail, a TTL
+    apply_job       kubectl apply job report: 1-3 completions, parallelism 1-2, NonIndexed or Indexed, pods that
+                    succeed or fail, a TTL
     delete_job      kubectl delete job report, with a cascade: none (the server's default), background, foreground
                     or orphan
     apply_secret    kubectl apply secret creds: one of two passwords, immutable or not
     request_token   kubectl create token default, and a request with the token
 
-Every draw shrinks toward the simplest: one completion, parallelism 1, pods that succeed, no TTL, the first
-password, mutable, the token only. Every rule always sends its command (a delete before the Job exists is
+Every draw shrinks toward the simplest: one completion, parallelism 1, NonIndexed, pods that succeed, no TTL, the
+first password, mutable, the token only. Every rule always sends its command (a delete before the Job exists is
 kubectl's 404, a token before the default ServiceAccount exists 404, recorded as their results).
 """
 
@@ -28,9 +29,10 @@ class JobRules:
 
     _do: Any
 
-    @rule(completions=st.integers(1, 3), parallelism=st.integers(1, 2), fails=st.booleans(), ttl=st.booleans())
-    def apply_job(self, completions: int, parallelism: int, fails: bool, ttl: bool) -> None:
-        self._do("apply_job", ApplyJob(completions, parallelism, fails, ttl))
+    @rule(completions=st.integers(1, 3), parallelism=st.integers(1, 2), fails=st.booleans(), ttl=st.booleans(),
+          indexed=st.booleans())
+    def apply_job(self, completions: int, parallelism: int, fails: bool, ttl: bool, indexed: bool) -> None:
+        self._do("apply_job", ApplyJob(completions, parallelism, fails, ttl, indexed))
 
     @rule(cascade=st.sampled_from(PROPAGATION))
     def delete_job(self, cascade: str) -> None:

@@ -13,7 +13,7 @@ from kmodel.cluster import Cluster, ClusterConfig
 
 from tests.checker.conftest import SmallMachine
 
-EXAMPLES = [ApplyJob(), ApplyJob(3, 2, fails=True, ttl=True), ApplySecret(1, immutable=True), RequestToken(True)]
+EXAMPLES = [ApplyJob(), ApplyJob(3, 2, fails=True, ttl=True), ApplyJob(2, 1, indexed=True), ApplySecret(1, immutable=True), RequestToken(True)]
 
 
 @pytest.mark.parametrize("action", EXAMPLES, ids=lambda a: a.name)
@@ -46,6 +46,16 @@ def test_the_actions_do_what_their_kubectl_commands_do():
     assert codes(cluster) == [201, 201, 403, 422, 422]  # the token authenticates: then RBAC refuses the get
 
 
+def test_an_indexed_job_runs_one_pod_per_index():
+    cluster = Cluster(ClusterConfig(nodes=2))
+    ApplyJob(3, 2, indexed=True).apply(cluster)
+    cluster.run(60_000)
+    job = cluster.get("jobs", "default", "report")
+    assert (job.status.succeeded, job.status.completed_indexes) == (3, "0-2")
+    names = sorted(p.metadata.name.rsplit("-", 1)[0] for p in cluster.objects("pods", "default"))
+    assert names == ["report-0", "report-1", "report-2"]
+
+
 def test_a_failing_job_fails_and_one_with_a_ttl_goes_away():
     cluster = Cluster(ClusterConfig(nodes=1))
     ApplyJob(fails=True, ttl=True).apply(cluster)
@@ -58,7 +68,7 @@ def test_a_failing_job_fails_and_one_with_a_ttl_goes_away():
 
 def test_every_job_rule_fires_on_a_machine():
     machine = SmallMachine()
-    for name, fire in {"apply_job": lambda: machine.apply_job(2, 1, False, False),
+    for name, fire in {"apply_job": lambda: machine.apply_job(2, 1, False, False, True),
                        "delete_job": lambda: machine.delete_job("Foreground"),
                        "apply_secret": lambda: machine.apply_secret(1, True),
                        "request_token": lambda: machine.request_token(True)}.items():
