@@ -117,8 +117,10 @@ class _Ledger:
             return  # an orphan, or a finished Job's: released without counting, as upstream
         if pod.metadata.uid in {uid for listed in _uncounted(job) for uid in listed}:
             return
-        if _indexed(job) and pod.status.phase == "Succeeded" and _pod_index(pod) in _completed(job):
-            return  # an Indexed Job counts a succeeded pod by its index, in completedIndexes
+        if _indexed(job) and pod.status.phase == "Succeeded":
+            index = _pod_index(pod)
+            if index in _completed(job) or not 0 <= index < (job.spec.completions or 0):
+                return  # counted by its index in completedIndexes, or a pod with no index to count, never counted
         where = f"revision {rev}: pod {pod.metadata.namespace}/{pod.metadata.name} ({pod.status.phase})"
         self.released.append(f"{where} lost its {TRACKING} finalizer while Job {job.metadata.namespace}/"
                              f"{job.metadata.name} did not list it in status.uncountedTerminatedPods: a finished pod "
@@ -159,8 +161,9 @@ def job_pods_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
 @invariant("job-finalizer-after-counting", kind=SAFETY, principle="level-driven reconciliation")
 def job_finalizer_after_counting(cluster: Any, memo: dict) -> Iterator[str]:
     """A finished pod of a running Job loses its tracking finalizer only once the Job's stored status lists it in
-    uncountedTerminatedPods (the finalizer keeps the pod until it is counted; a pod of a Job gone, being
-    deleted or finished is released without counting)."""
+    uncountedTerminatedPods, or for a succeeded pod of an Indexed Job its index in completedIndexes (the finalizer
+    keeps the pod until it is counted; a pod of a Job gone, being deleted or finished, or an Indexed Job's pod with
+    no valid index, is released without counting)."""
     yield from _ledger(cluster, memo).released
 
 

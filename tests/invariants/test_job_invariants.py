@@ -216,3 +216,13 @@ def test_finalizer_after_counting_fails_for_an_indexed_pod_released_before_its_i
     assert call(c, "patch", "pods", "default", "manual-0-a", body=release).code == 200
     found = check(c, "job-finalizer-after-counting", {})
     assert len(found) == 1 and "pod default/manual-0-a (Succeeded) lost its" in found[0]
+
+
+def test_finalizer_after_counting_takes_an_indexed_pod_with_no_index_to_count():
+    c, owner = _indexed_without_controller(completions=1)
+    pod = owned_pod(owner, "manual-9-a", annotations={"batch.kubernetes.io/job-completion-index": "9"})
+    assert call(c, "create", "pods", "default", body=pod).code == 201
+    c.run_for(20 * S)
+    release = {"metadata": {"finalizers": []}}
+    assert call(c, "patch", "pods", "default", "manual-9-a", body=release).code == 200
+    assert check(c, "job-finalizer-after-counting", {}) == []
