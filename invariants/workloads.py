@@ -33,9 +33,9 @@ REPLICASET_COMPONENT = "controller/replicaset"
 #: gc_monitors_every_resource off: traces recorded before it monitored every resource), and their owners, by kind
 _WORKLOADS = ("deployments", "replicasets", "statefulsets", "pods")
 _WORKLOAD_OWNERS = {"Deployment": "deployments", "ReplicaSet": "replicasets", "Pod": "pods"}
-#: built-in resources no garbage collector judges: upstream's ignored events, and bindings and
-#: selfsubjectaccessreviews, which are never stored
-_NOT_COLLECTED = ("bindings", "events", "selfsubjectaccessreviews")
+#: built-in resources no garbage collector judges: upstream's ignored events, and bindings,
+#: selfsubjectaccessreviews and selfsubjectreviews, which are never stored
+_NOT_COLLECTED = ("bindings", "events", "selfsubjectaccessreviews", "selfsubjectreviews")
 
 
 def _controller_uid(obj: Any) -> str:

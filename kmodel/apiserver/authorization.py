@@ -28,7 +28,7 @@ import attrs
 
 from kmodel.apiserver import errors
 from kmodel.apiserver.authentication import MASTERS, UserInfo
-from kmodel.apiserver.resources import RESOURCES
+from kmodel.apiserver.resources import resource as served_resource
 from kmodel.apiserver.storeview import current_prefix, current_value
 from kmodel.objects.rbac import PolicyRule
 from kmodel.store import Store
@@ -258,6 +258,10 @@ class Authorizer:
 
 
 def attributes_for(verb: str, resource: str, namespace: str, name: str, subresource: str) -> Attributes:
-    """The attributes of a request, with the API group looked up from the resource table."""
-    res = RESOURCES.get(resource)
-    return Attributes(verb, resource, namespace, name, subresource, res.group if res else "")
+    """The attributes of a request, with the API group looked up from the resource table (a Request names another
+    group version of a stored resource by its group-qualified name: `events.events.k8s.io` is resource `events` of
+    group `events.k8s.io`)."""
+    res = served_resource(resource)
+    if res is None:
+        return Attributes(verb, resource, namespace, name, subresource, "")
+    return Attributes(verb, res.name, namespace, name, subresource, res.group)

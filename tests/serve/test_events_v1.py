@@ -150,3 +150,13 @@ def test_kubectl_gets_events_v1_with_upstreams_columns(served: Any) -> None:
     listed = kubectl(served, "events", "-n", "ev-kubectl").stdout.splitlines()
     assert listed[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert listed[1].split()[1:] == ["Normal", "Synced", "ConfigMap/settings", "synced"]  # kubectl's own printer
+
+
+def test_the_audit_trails_name_for_events_v1_reads_as_its_group_for_rbac():
+    """The RBAC oracle (invariants/contract.py) reads audited requests, which name events.k8s.io/v1 Events by their
+    group-qualified name."""
+    from kmodel.apiserver.authorization import attributes_for
+
+    a = attributes_for("list", "events.events.k8s.io", "default", "", "")
+    assert (a.resource, a.api_group) == ("events", "events.k8s.io")
+    assert attributes_for("list", "events", "default", "", "").api_group == ""
