@@ -14,7 +14,8 @@ namespace)` is the prefix a list or watch ranges over (every namespace when name
 
 `bindings` is a create-only virtual resource (POST pods/<name>/binding, or POST bindings with the pod's
 name): nothing is stored under it; so are `selfsubjectaccessreviews` (the answer says whether the requester may
-do what it asks) and `selfsubjectreviews` (the answer says who the requester is). TokenRequest is served only as serviceaccounts/<name>/token.
+do what it asks) and `selfsubjectreviews` (the answer says who the requester is). TokenRequest is served only as
+serviceaccounts/<name>/token.
 
 One storage, two group versions: kube-apiserver serves the Events of /registry/events as core/v1 `events` and as
 events.k8s.io/v1 `events` (pkg/registry/events/rest). `RESOURCES` is the storage table, keyed by plural;

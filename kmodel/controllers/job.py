@@ -80,7 +80,8 @@ def pod_from_template(job: Job, index: Optional[int] = None) -> Pod:
     and the Job as controller. For an Indexed Job's completion `index`: the index's annotation and label
     (PodIndexLabel, on by default since 1.28), generateName "<job>-<index>-" and hostname "<job>-<index>"."""
     t = job.spec.template
-    generate_name, labels, annotations, spec = f"{job.metadata.name}-", t.metadata.labels, t.metadata.annotations, t.spec
+    generate_name, labels, annotations = f"{job.metadata.name}-", t.metadata.labels, t.metadata.annotations
+    spec = t.spec
     if index is not None:
         generate_name = logic.indexed_generate_name(job.metadata.name, index)
         labels = frozen_map({**labels, COMPLETION_INDEX_ANNOTATION: str(index)})

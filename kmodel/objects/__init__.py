@@ -17,8 +17,8 @@ from .core import (
     Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm,
     Binding, ConfigMap, Container, ContainerPort, ContainerState, ContainerStateRunning, ContainerStateTerminated,
     ContainerStateWaiting, ContainerStatus, EndpointAddress, EndpointPort, Endpoints, EndpointSubset, EnvVar, Event,
-    EventSeries, EventSource, ExecAction, HostIP, HTTPGetAction, Namespace, NamespaceSpec, NamespaceStatus, Node, NodeAddress,
-    NodeCondition, NodeSpec, NodeStatus, Pod, PodCondition, PodIP, PodSecurityContext, PodSpec, PodStatus,
+    EventSeries, EventSource, ExecAction, HostIP, HTTPGetAction, Namespace, NamespaceSpec, NamespaceStatus, Node,
+    NodeAddress, NodeCondition, NodeSpec, NodeStatus, Pod, PodCondition, PodIP, PodSecurityContext, PodSpec, PodStatus,
     PodTemplateSpec, Probe, ResourceRequirements, SecurityContext, Service, ServicePort, ServiceSpec, ServiceStatus,
     Taint, TCPSocketAction, Toleration,
 )

@@ -13,7 +13,8 @@ from kmodel.cluster import Cluster, ClusterConfig
 
 from tests.checker.conftest import SmallMachine
 
-EXAMPLES = [ApplyJob(), ApplyJob(3, 2, fails=True, ttl=True), ApplyJob(2, 1, indexed=True), ApplySecret(1, immutable=True), RequestToken(True)]
+EXAMPLES = [ApplyJob(), ApplyJob(3, 2, fails=True, ttl=True), ApplyJob(2, 1, indexed=True), ApplySecret(1, immutable=True),
+            RequestToken(True)]
 
 
 @pytest.mark.parametrize("action", EXAMPLES, ids=lambda a: a.name)

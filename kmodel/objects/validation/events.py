@@ -28,7 +28,8 @@ def validate_new_style(ev: Event) -> list[FieldError]:
         errs.append(invalid("involvedObject.namespace", ev.involved_object.namespace, "does not match event.namespace"))
     if not ev.reporting_component:
         errs.append(required("reportingController"))
-    errs += [invalid("reportingController", ev.reporting_component, m) for m in is_qualified_name(ev.reporting_component)]
+    controller = ev.reporting_component
+    errs += [invalid("reportingController", controller, m) for m in is_qualified_name(controller)]
     if not ev.reporting_instance:
         errs.append(required("reportingInstance"))
     if len(ev.reporting_instance) > REPORTING_INSTANCE_LENGTH_LIMIT:
