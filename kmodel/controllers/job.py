@@ -35,9 +35,12 @@ one pod for each of the lowest pending indexes (generateName "<job>-<index>-", h
 index's annotation and label); trackJobStatusAndRemoveFinalizers counts a succeeded pod by its index into
 status.completedIndexes (status.succeeded is their number) before its finalizer goes, never by its uid.
 
-Not modelled: suspend (a suspended Job is synced as a running one), the JOB_COMPLETION_INDEX environment
-variable of an Indexed Job's containers (the model's env has no valueFrom), podFailurePolicy, successPolicy,
-backoffLimitPerIndex, managedBy.
+Suspend (spec.suspend): manageJob deletes every active pod (its finalizer removed first) and creates none; after
+manageJob the Suspended condition follows spec.suspend (True JobSuspended; once resumed, False JobResumed with
+startTime restarted); a suspended Job gets no startTime and runs no activeDeadlineSeconds.
+
+Not modelled: the JOB_COMPLETION_INDEX environment variable of an Indexed Job's containers (the model's env has
+no valueFrom), podFailurePolicy, successPolicy, backoffLimitPerIndex, managedBy.
 """
 
 from __future__ import annotations
@@ -239,7 +242,8 @@ class JobController(Controller):
         expected = self.removing.get(key, frozenset())
         counts = logic.count(job, pods, expected)
         status = job.status
-        if status.start_time is None:
+        suspended = bool(job.spec.suspend)
+        if status.start_time is None and not suspended:  # a suspended Job has not started
             status = evolve(status, start_time=now)
             job = evolve(job, status=status)
         finished = None  # the condition the Job is finishing with, once decided
@@ -253,7 +257,7 @@ class JobController(Controller):
             failure = logic.failure(job, pods, counts, now)
             if failure is not None:
                 finished = logic.new_condition(logic.FAILURE_TARGET, failure[0], failure[1], now)
-            elif job.spec.active_deadline_seconds is not None:
+            elif job.spec.active_deadline_seconds is not None and status.start_time is not None and not suspended:
                 sync.requeue_after(max(1, status.start_time + job.spec.active_deadline_seconds * 1000 - now))
         state = {"active": len(counts.active), "terminating": counts.terminating, "ready": counts.ready}
 
@@ -271,16 +275,37 @@ class JobController(Controller):
             self._delete_pods(key, job, list(counts.active), sync, now, out, deleted, keep_finalizers=True)
             return
 
-        def managed(t: int, o: Out, active: int, error: Optional[str]) -> None:
+        def managed(t: int, o: Out, active: int, error: Optional[str], called: bool = True) -> None:
+            nonlocal job
             state["active"] = active
             if logic.is_complete(job, counts.succeeded, active):
                 finished_now[0] = logic.new_condition(logic.SUCCESS_CRITERIA_MET, "", "", t)
+            elif called:  # the Suspended condition follows spec.suspend only after manageJob ran
+                job = self._suspended_condition(job, suspended, state, t, o)
             tracked(t, o, error)
 
         if satisfied and job.metadata.deletion_timestamp is None:
             self._manage(key, job, pods, counts, sync, now, out, managed)
         else:
-            managed(now, out, len(counts.active), None)
+            managed(now, out, len(counts.active), None, called=False)
+
+    def _suspended_condition(self, job: Job, suspended: bool, state: dict, now: int, out: Out) -> Job:
+        """syncJob's Suspended condition: True (JobSuspended, event Suspended) while spec.suspend is set; once it
+        is not, an existing one turns False (JobResumed, event Resumed) and startTime restarts now, so that
+        activeDeadlineSeconds counts the time the Job is continuously active."""
+        reason, message = logic.JOB_SUSPENDED if suspended else logic.JOB_RESUMED
+        conditions, changed = logic.ensure_condition(job.status.conditions, logic.SUSPENDED,
+                                                     "True" if suspended else "False", reason, message, now)
+        if not changed:
+            return job
+        state["suspend_changed"] = True
+        status = evolve(job.status, conditions=conditions)
+        if suspended:
+            self.event(now, out, job, "Normal", "Suspended", "Job suspended")
+        else:
+            self.event(now, out, job, "Normal", "Resumed", "Job resumed")
+            status = evolve(status, start_time=now)
+        return evolve(job, status=status)
 
     # manageJob ---------------------------------------------------------------------------------------------
 
@@ -292,7 +317,9 @@ class JobController(Controller):
         completions = job.spec.completions or 0
         everyone = list(counts.active)
         victims: list = []
-        if indexed:  # duplicated and out-of-range indexes go even when no pod is one too many
+        if job.spec.suspend:  # a suspended Job's active pods all go (each loses its finalizer first)
+            victims = everyone
+        elif indexed:  # duplicated and out-of-range indexes go even when no pod is one too many
             victims = logic.indexed_pods_for_removal(
                 everyone, active - want, completions, lambda some, n: get_pods_to_delete(some, everyone, n, now))
         elif active > want:
@@ -304,7 +331,7 @@ class JobController(Controller):
                 then(t, o, active - removed, error)
             self._delete_pods(key, job, victims, sync, now, out, deleted, keep_finalizers=False)
             return
-        if active >= want:
+        if active >= want or job.spec.suspend:
             then(now, out, active, None)
             return
         wait = logic.pod_backoff_remaining(job, pods, now)
@@ -410,7 +437,7 @@ class JobController(Controller):
         expected = self.removing.get(key, frozenset())
         status = job.status
         needs_flush = (state["active"] != status.active or status.ready != state["ready"]
-                       or status.terminating != state["terminating"])
+                       or status.terminating != state["terminating"] or state.get("suspend_changed", False))
         status = evolve(status, active=state["active"], ready=state["ready"], terminating=state["terminating"],
                         uncounted_terminated_pods=logic.uncounted_of(job))
         with_finalizer = {p.metadata.uid for p in pods

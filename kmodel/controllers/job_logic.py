@@ -36,6 +36,10 @@ COMPLETE, FAILED = "Complete", "Failed"
 FAILURE_TARGET, SUCCESS_CRITERIA_MET = "FailureTarget", "SuccessCriteriaMet"
 BACKOFF_LIMIT_EXCEEDED = ("BackoffLimitExceeded", "Job has reached the specified backoff limit")
 DEADLINE_EXCEEDED = ("DeadlineExceeded", "Job was active longer than specified deadline")
+#: the Suspended condition's (reason, message) while a Job is suspended, and once it is resumed
+SUSPENDED = "Suspended"
+JOB_SUSPENDED = ("JobSuspended", "Job suspended")
+JOB_RESUMED = ("JobResumed", "Job resumed")
 
 
 def condition(job: Job, kind: str) -> Optional[JobCondition]:
@@ -204,6 +208,22 @@ def clean_uncounted(status, with_finalizer: set) -> tuple:
         status, succeeded=status.succeeded + len(uncounted.succeeded) - len(succeeded),
         failed=status.failed + len(uncounted.failed) - len(failed),
         uncounted_terminated_pods=UncountedTerminatedPods(succeeded=succeeded, failed=failed)), True
+
+
+def ensure_condition(conditions: tuple, kind: str, status: str, reason: str, message: str,
+                     now: int) -> tuple[tuple, bool]:
+    """ensureJobConditionStatus: the condition of type `kind` set to (status, reason, message), replaced when any of
+    them differs; a False condition is never added where there is none. Returns (conditions, changed)."""
+    new = JobCondition(type=kind, status=status, last_probe_time=now, last_transition_time=now, reason=reason,
+                       message=message)
+    for i, c in enumerate(conditions):
+        if c.type == kind:
+            if (c.status, c.reason, c.message) == (status, reason, message):
+                return conditions, False
+            return conditions[:i] + (new,) + conditions[i + 1:], True
+    if status == "False":
+        return conditions, False
+    return conditions + (new,), True
 
 
 def with_condition(conditions: tuple, new: JobCondition) -> tuple:

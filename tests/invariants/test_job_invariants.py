@@ -226,3 +226,15 @@ def test_finalizer_after_counting_takes_an_indexed_pod_with_no_index_to_count():
     release = {"metadata": {"finalizers": []}}
     assert call(c, "patch", "pods", "default", "manual-9-a", body=release).code == 200
     assert check(c, "job-finalizer-after-counting", {}) == []
+
+
+def test_they_hold_while_a_job_is_suspended_and_resumed():
+    c = Cluster(ClusterConfig(nodes=2))
+    c.submit(Apply(job("s", completions=3, parallelism=2, completionMode="Indexed",
+                       annotations={"kmodel.io/run-seconds": "10"})))
+    memos: dict = {}
+    assert stepped(c, 4 * S, memos) == []
+    for suspend, until in ((True, 10 * S), (False, 80 * S)):
+        assert call(c, "patch", "jobs", "default", "s", body={"spec": {"suspend": suspend}}).code == 200
+        assert stepped(c, until, memos) == []
+    assert c.get("jobs", "default", "s").status.completed_indexes == "0-2"
