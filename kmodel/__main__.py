@@ -1,5 +1,5 @@
 import sys
 
-from kmodel.cli import console_main
+from kmodel.launch import console_main
 
 sys.exit(console_main())

@@ -235,7 +235,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kmodel.checker", "kmodel.simulate", "kmodel.serve"),
     ("kmodel.operator",),
     ("kmodel.operator.command", "kmodel.operator.fixture",
-     "kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
+     "kmodel.cli", "kmodel.clidoc", "kmodel.__main__", "kmodel.launch", "kmodel.pytest_plugin", "kmodel.checker.command", "kmodel.fixes.command",
      "kmodel.component.command",
      "kmodel.simulate.command", "kmodel.principles", "kmodel.serve.command",
      "kmodel.serve.ctl"),
@@ -300,7 +300,7 @@ def test_the_layer_check_can_fail() -> None:
 
 #: The modules whose functions may import kmodel modules: the command line's, so that `kmodel --help` and the light
 #: subcommands start without loading the model and the checker (a subcommand's handler imports what it runs).
-LATE_IMPORTERS: tuple[str, ...] = ("kmodel.cli", "kmodel.clidoc", "kmodel.serve.ctl")
+LATE_IMPORTERS: tuple[str, ...] = ("kmodel.cli", "kmodel.clidoc", "kmodel.serve.ctl", "kmodel.launch")
 LATE_IMPORTER_SUFFIX = ".command"
 
 

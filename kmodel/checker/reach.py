@@ -11,12 +11,20 @@ What is counted, per package (kmodel/<name> for each of MODEL_PACKAGES, and the 
 * a *line* is a statement.
 
 Only code inside functions and methods is counted. A module's top-level code (imports, `def` and `class`
-statements, class bodies, constants) runs once at import, and `kmodel check` has imported the model before
-its options are even read, so that code says nothing about what the exploration did; a unit-test run counts
-the same way (`function_lines`).
+statements, class bodies, constants) runs once at import, whatever the run does, so it says nothing about what
+the exploration did; a unit-test run counts the same way (`function_lines`).
+
+When is it measured? The `kmodel` command (kmodel.launch) starts the measurement before it imports any of the
+model when its arguments are `check ... --reach` (`start_before_import`): the functions that run while the
+model is imported (the registration of the built-in components) and while the options are read (resolving
+--component values, checking --fix names) are measured with the exploration, as a unit-test run under
+coverage.py measures them. `main(["check", "--reach", ...])` called in a process that has imported kmodel
+already measures from the moment the options are read on, which misses those.
 
 The coverage.py module is imported only here, and this module only when a reach is asked for: a check without
-`--reach` runs exactly as before, untraced.
+`--reach` runs exactly as before, untraced. Of the model, this module imports only the component registry
+(kmodel.component), whose import runs none of the model's functions, so that kmodel.launch can import it to
+start a measurement before the rest of the model is imported.
 """
 
 from __future__ import annotations
@@ -79,16 +87,45 @@ def coverage_of(sources: Sequence[Source], data_file: Optional[str] = None) -> A
     return cov
 
 
+#: the measurement `start_before_import` started, and the modules it measures (None: none started)
+_started_early: Optional[tuple[Any, frozenset[str]]] = None
+
+
+def start_before_import(component_modules: Sequence[str] = ()) -> None:
+    """Start measuring the model packages and `component_modules` (the modules of the --component values given as
+    package.module:factory) before the model is imported: kmodel.launch calls it for `kmodel check --reach`, so
+    that what runs at import and while the options are read is measured too. The check's `Measurement` goes on
+    with it."""
+    global _started_early
+    modules = [f"kmodel.{name}" for name in MODEL_PACKAGES]
+    modules += [m for m in component_modules if m and not m.startswith("kmodel.") and m not in modules]
+    cov = coverage_of([Source(m, m) for m in modules])
+    cov.start()
+    _started_early = (cov, frozenset(modules))
+
+
 class Measurement:
     """A check's campaign measured by coverage.py: `with Measurement(components): ...` runs the body traced,
-    then `section()` is report.json's `reach` section of what it took."""
+    then `section()` is report.json's `reach` section of what it took. It goes on with the measurement
+    `start_before_import` started, when that one measures every module of `components`; otherwise (a component
+    named by an entry point's name, or a check called from a process that started none) it starts its own,
+    and what ran before it is not measured."""
 
     def __init__(self, components: Sequence[str] = ()) -> None:
+        global _started_early
         self.sources = model_sources(components)
-        self.coverage = coverage_of(self.sources)
+        early, _started_early = _started_early, None
+        if early is not None and {s.module for s in self.sources} <= early[1]:
+            self.coverage, self.started = early[0], True
+            return
+        if early is not None:  # it misses a module to measure: measure anew, all of them
+            early[0].stop()
+        self.coverage, self.started = coverage_of(self.sources), False
 
     def __enter__(self) -> "Measurement":
-        self.coverage.start()
+        if not self.started:
+            self.coverage.start()
+            self.started = True
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,41 @@ def test_the_terminal_says_the_reach_in_one_line():
                             {"name": "clock", "outcomes": {"taken": 0, "total": 0}}]}
     assert reach_line(section) == ("reach: 5 of 8 (62 %) branch outcomes taken; fewest in ipam: 2 of 4 (50 %) "
                                    "(the report lists the ones never taken)")
+
+
+# ------------------------------------------------------------------------ measured from before the model is imported
+
+def test_the_command_measures_from_before_kmodel_is_imported_only_when_check_asks_for_reach():
+    from kmodel.launch import asks_for_reach, component_modules
+
+    assert asks_for_reach(["check", "--seed", "1", "--reach"])
+    assert not asks_for_reach(["replay", "t.json", "--reach"]) and not asks_for_reach(["check", "--", "--reach"])
+    assert not asks_for_reach([]) and not asks_for_reach(["check"])
+    assert component_modules(["check", "--component", "examples.operators.tenant:TenantOperator,deployment",
+                              "--component=pkg.mod:make", "--reach", "--component"]) == [
+        "examples.operators.tenant", "pkg.mod"]
+
+
+def test_what_runs_at_import_and_while_the_options_are_read_is_measured_by_the_command(tmp_path):
+    """The built-in components register themselves while kmodel is imported (registry.register): `python -m kmodel
+    check --reach` takes that outcome; a check called in a process that imported kmodel already cannot, and lists
+    it as never taken."""
+    def into(file: str, text: str) -> tuple[str, int, int]:  # the outcome from the line of `text` into the next
+        line = next(i for i, t in enumerate(Path(file).read_text().splitlines(), 1) if t.strip() == text)
+        return file, line, line + 1
+
+    registering = into("kmodel/component/registry.py", "if registration.builtin:")
+
+    def never(report):
+        return {(o["file"], o["line"], o["to"]) for o in json.loads((report / "report.json").read_text())["reach"]
+                ["never_taken"]}
+
+    args = ["check", "--reach", "--fix", "all", "--nodes", "1", "--examples", "1", "--steps", "2", "--seed", "1"]
+    command = tmp_path / "command"
+    done = subprocess.run([sys.executable, "-m", "kmodel", *args, "--report", str(command)], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHONHASHSEED": "0"})
+    assert done.returncode == 0, done.stderr
+    assert registering not in never(command)
+    in_process = tmp_path / "in-process"
+    assert main([*args, "--report", str(in_process)]) == 0
+    assert registering in never(in_process)
