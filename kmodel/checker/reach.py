@@ -12,7 +12,8 @@ What is counted, per package (kmodel/<name> for each of MODEL_PACKAGES, and the 
 
 Only code inside functions and methods is counted. A module's top-level code (imports, `def` and `class`
 statements, class bodies, constants) runs once at import, whatever the run does, so it says nothing about what
-the exploration did; a unit-test run counts the same way (`function_lines`).
+the exploration did; a unit-test run counts the same way (`function_lines`). A module of a model package that
+is a front end (FRONT_ENDS: `kmodel fixes`) is not counted either: it is the command line's, not the model's.
 
 When is it measured? The `kmodel` command (kmodel.launch) starts the measurement before it imports any of the
 model when its arguments are `check ... --reach` (`start_before_import`): the functions that run while the
@@ -30,6 +31,7 @@ start a measurement before the rest of the model is imported.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -49,6 +51,10 @@ from kmodel.component.registry import resolve
 MODEL_PACKAGES: tuple[str, ...] = ("store", "apiserver", "client", "clock", "cluster", "component", "controllers",
                                    "ipam", "kubelet", "loop", "network", "objects", "proxy", "scheduler", "traffic",
                                    "fixes")
+
+#: modules inside a model package that are front ends, not the model: `kmodel fixes` (the command line's layer of
+#: tests/test_imports.py, with kmodel.cli); a check never runs them, so they are not counted
+FRONT_ENDS: tuple[str, ...] = ("kmodel.fixes.command",)
 
 #: the code objects a module builds and runs while it is imported: comprehensions and generator expressions
 #: at module or class level (a lambda or a function there runs only when called)
@@ -223,6 +229,16 @@ def _places(sources: Sequence[Source]) -> list[tuple[str, Source]]:
     return sorted(places, key=lambda p: -len(p[0]))
 
 
+def _front_end_files() -> frozenset[str]:
+    """The files of FRONT_ENDS."""
+    files = []
+    for name in FRONT_ENDS:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            files.append(os.path.abspath(spec.origin))
+    return frozenset(files)
+
+
 def _shown(path: str) -> str:
     """A file as the report names it: relative to the working folder when inside it, else in full."""
     absolute = os.path.abspath(path)
@@ -239,13 +255,14 @@ def reach_of(cov: Any, sources: Sequence[Source]) -> Reach:
         with open(out, encoding="utf-8") as handle:
             files = json.load(handle)["files"]
     places = _places(sources)
+    front_ends = _front_end_files()
     counts = {s.name: [0, 0, 0, 0] for s in sources}
     taken: list[Outcome] = []
     never: list[Outcome] = []
     order = {s.name: i for i, s in enumerate(sources)}
     for path in sorted(files):
         source = _package_of(path, places)
-        if source is None:
+        if source is None or os.path.abspath(path) in front_ends:
             continue
         entry = files[path]
         inside = function_lines(os.path.abspath(path))

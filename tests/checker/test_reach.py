@@ -108,6 +108,12 @@ def test_reach_counts_every_model_package_and_sums_them(tenant_reach):
     assert 0 < store["outcomes"]["taken"] < store["outcomes"]["total"]
 
 
+def test_the_front_end_of_a_model_package_is_not_counted(tenant_reach):
+    """`kmodel fixes` (kmodel/fixes/command.py) is the command line's, which no check runs: not the model."""
+    assert not [o for o in tenant_reach["never_taken"] if o["file"] == "kmodel/fixes/command.py"]
+    assert [o for o in tenant_reach["never_taken"] if o["file"] == "kmodel/fixes/__init__.py"]  # the model's is
+
+
 def test_only_lines_inside_functions_count(tmp_path):
     """A module's top-level code, its class bodies and its comprehensions run at import, before a check
     measures anything: they are not counted; a function's body, a method's and a comprehension in them are."""
