@@ -92,6 +92,7 @@ from kmodel.checker.actions import (
 )
 from kmodel.checker.collide_rules import CollideRules
 from kmodel.checker.crd_rules import CrdRules
+from kmodel.checker.etcd_client_rules import EtcdClientRules
 from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.workload_rules import WorkloadRules
@@ -138,7 +139,7 @@ class _Warm:
 
 
 class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, RequestFaultRules, CrdRules, JobRules,
-                    CollideRules, RuleBasedStateMachine):
+                    CollideRules, EtcdClientRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()

@@ -1,0 +1,70 @@
+"""The second etcd client's rule: a mixin of `KmodelMachine` (etcd_client_actions.py says who that client is).
+
+    etcd_range     etcdctl get of the client's own key or prefix, of every /registry key (a backup), from a key
+                   on, or of an empty range or no key; now, a few revisions back, below the last compaction or
+                   past the newest revision; with a limit of 0 to 3, keys only, count only
+    etcd_watch     etcdctl watch of the same ranges (an empty one is refused) from now, a few revisions back or
+                   below the last compaction, with prev_kv and a progress request; its events taken, then
+                   cancelled
+    etcd_txn       a txn comparing a /registry key's, the client's own key's or its prefix's mod, create
+                   revision, version, value or lease by each of etcd's four results against what is there or
+                   something else; then a read, a read at a past, future or compacted revision, a delete of its
+                   own prefix, or a branch etcd refuses (a key put twice, a put inside a delete, 129
+                   operations, no key); else nothing or a read
+    etcd_compact   etcdctl compact a few revisions back, at the last compaction (refused) or past the newest
+                   revision (refused)
+
+One rule draws all four (`etcd_client`), so that the family takes one share of the rule draws, not four:
+the other rules keep their frequency. The stats count each under its own name. Every draw shrinks toward the
+simplest: a read of the client's own key, now.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import rule
+
+from kmodel.checker.etcd_client_actions import (
+    COMPARED,
+    EXPECT,
+    MAX_LIMIT,
+    OTHERWISE,
+    RANGE_NAMES,
+    RESULTS,
+    REVISIONS,
+    TARGETS,
+    THEN,
+    EtcdCompact,
+    EtcdRange,
+    EtcdTxn,
+    EtcdWatch,
+)
+from kmodel.checker.draws import INDEX
+
+#: one request of the second client, simplest first (a read)
+REQUESTS = st.one_of(
+    st.builds(EtcdRange, st.sampled_from(RANGE_NAMES), st.sampled_from(REVISIONS), st.integers(0, MAX_LIMIT),
+              st.booleans(), st.booleans()),
+    st.builds(EtcdWatch, st.sampled_from(RANGE_NAMES[:-1]), st.sampled_from(REVISIONS[:3]), st.booleans(),
+              st.booleans()),
+    st.builds(EtcdTxn, st.sampled_from(COMPARED), st.sampled_from(TARGETS), st.sampled_from(RESULTS),
+              st.sampled_from(EXPECT), st.sampled_from(THEN), st.sampled_from(OTHERWISE), INDEX),
+    st.builds(EtcdCompact, st.sampled_from(REVISIONS[1:])),
+)
+
+#: the stats' name of each request
+RULE_NAMES: dict[type, str] = {EtcdRange: "etcd_range", EtcdWatch: "etcd_watch", EtcdTxn: "etcd_txn",
+                               EtcdCompact: "etcd_compact"}
+
+
+class EtcdClientRules:
+    """The second etcd client's rule (see the module docstring). Mixed into `KmodelMachine` (which provides
+    `_do`)."""
+
+    _do: Any
+
+    @rule(request=REQUESTS)
+    def etcd_client(self, request: Any) -> None:
+        self._do(RULE_NAMES[type(request)], request)
