@@ -61,7 +61,7 @@ from kmodel.checker.reach import MODEL_PACKAGES, Reach, coverage_of, model_sourc
 
 DEFAULT_CHECKER_ARGS = "--fix all --seed 1"
 
-# -- store, component, fixes, cluster, loop, clock, traffic (issue 42, the reach-infra branch) --------------------
+# -- store, component, fixes, cluster, loop, clock, traffic ---------------------------------------------------
 #: why an unknown fix is never looked up
 UNKNOWN_FIX = ("the error for a fix name that does not exist, raised while the options are read (a usage error, "
                "exit 2): the campaign only ever names fixes that exist")
@@ -95,7 +95,7 @@ OWN_NODE = ("the kubelet admits only the pods bound to its own node (its watch s
 #: Outcomes the unit tests take and the checker cannot or need not, explained: "file:line -> target" (as the
 #: work list prints it) -> (the line's text when the reason was written, why). Counted apart, never hidden.
 EXCLUSIONS: dict[str, tuple[str, str]] = {
-    # -- store, component, fixes, cluster, loop, clock, traffic (the reach-infra branch)
+    # -- store, component, fixes, cluster, loop, clock, traffic
     "kmodel/fixes/__init__.py:275 -> 278": ('for f in FIXES:', UNKNOWN_FIX),
     # -- the other packages
     "kmodel/ipam/serviceip.py:95 -> 96": ('if host_bits >= 63:', SERVICE_RANGE),
