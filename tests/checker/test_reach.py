@@ -57,7 +57,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 
 @pytest.fixture(scope="module")
 def rules() -> dict[str, int]:
-    return run_campaign(CheckOptions(examples=30, seed=18, fixes=NAMES)).stats.rules
+    return run_campaign(CheckOptions(examples=30, seed=23, fixes=NAMES)).stats.rules
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
