@@ -180,7 +180,7 @@ def explore(machine: type[KmodelMachine], settings: Any) -> None:
     options = CheckOptions(seed=_options["seed"], nodes=config.nodes, apiservers=config.apiservers,
                            variant=machine.variant, profile=_options["profile"], fixes=config.fixes,
                            controller_managers=config.controller_managers, schedulers=config.schedulers,
-                           leader_elect=config.leader_elect)
+                           leader_elect=config.leader_elect, drawn=())  # the machine's own topology
     result = run_campaign(options, machine=machine, config=config, settings=settings)
     folder = _report_folder(machine)
     replay_with, fix_options = _replay_command(machine)

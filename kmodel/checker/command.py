@@ -45,6 +45,7 @@ from typing import Any, Callable
 from kmodel.checker.example_db import DEFAULT_DIRECTORY as DEFAULT_DATABASE
 from kmodel.checker.example_db import check_database_spec, saved_failures, shown as shown_database
 from kmodel.checker.profiles import PROFILES
+from kmodel.checker.topology import possible_topologies
 from kmodel.cluster.leader_elect_option import add_leader_elect_option
 from kmodel.component.command import add_component_option, components_from
 from kmodel.errors import KmodelUsageError
@@ -67,10 +68,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--steps", type=int, default=None, metavar="N", help="rules per example (default: the profile's, 30)")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="Hypothesis seed (default 0)")
     p.add_argument("--nodes", type=int, default=3, metavar="N", help="nodes (default 3)")
-    p.add_argument("--apiservers", type=int, default=2, metavar="N", help="API server replicas (default 2)")
-    p.add_argument("--controller-managers", type=int, default=1, metavar="N",
-                   help="kube-controller-managers (default 1)")
-    p.add_argument("--schedulers", type=int, default=1, metavar="N", help="kube-schedulers (default 1)")
+    # the topology: each count's default is the dev and ci profiles'; the campaign profile draws the counts not
+    # given per example (kmodel.checker.topology), the electing ones only with leader election
+    electing = " or --leader-elect=false"
+    for option, copies, default, unless in (("apiservers", "API server replicas", 2, ""),
+                                            ("controller-managers", "kube-controller-managers", 1, electing),
+                                            ("schedulers", "kube-schedulers", 1, electing)):
+        p.add_argument(f"--{option}", type=int, default=None, metavar="N",
+                       help=f"{copies} (default {default}; the campaign profile draws 1 to 3 per example unless "
+                            f"given{unless}: a value given pins it)")
     add_leader_elect_option(p)
     p.add_argument("--variant", default="default", metavar="NAME", help="model variant (default: default)")
     add_fix_option(p, "explore the model")
@@ -261,14 +267,18 @@ def _check_junit_path(value: str) -> Path:
 
 
 def check_options(args: argparse.Namespace) -> Any:
-    """The campaign's CheckOptions of `kmodel check`'s parsed arguments; a usage error for a bad value."""
+    """The campaign's CheckOptions of `kmodel check`'s parsed arguments; a usage error for a bad value. A
+    topology count given on the command line is pinned; the profile draws the others per example
+    (kmodel.checker.topology), and runs its default where it draws nothing."""
     from kmodel.checker.run import CheckOptions
+    from kmodel.checker.topology import COUNTS, profile_draws
 
+    given = {count: getattr(args, count) for count in COUNTS if getattr(args, count) is not None}
     try:
         return CheckOptions(examples=args.examples, steps=args.steps, seed=args.seed, nodes=args.nodes,
-                            apiservers=args.apiservers, variant=args.variant, profile=args.profile,
-                            fixes=fixes_from(args.fix), controller_managers=args.controller_managers,
-                            schedulers=args.schedulers, leader_elect=args.leader_elect,
+                            variant=args.variant, profile=args.profile, fixes=fixes_from(args.fix),
+                            leader_elect=args.leader_elect, **given,
+                            drawn=profile_draws(args.profile, args.leader_elect, pinned=given),
                             components=components_from(args.components, ()),
                             keep_going=args.keep_going, guided=args.guided)
     except ValueError as exc:
@@ -381,6 +391,10 @@ def check(args: argparse.Namespace) -> int:
         missed = [entry["name"] for entry in situations if not entry["examples"]]
         print(f"situations reached: {len(situations) - len(missed)}/{len(situations)} sometimes properties"
               + (f" (never: {', '.join(missed)})" if missed else ""))
+    if report.get("topologies"):
+        met = report["topologies"]
+        print(f"topologies drawn: {len(met)} of {possible_topologies(report['drawn'])} (report.json's topologies "
+              f"gives the examples of each)")
     if report.get("reach"):
         print(reach_line(report["reach"]))
     if report.get("guided"):

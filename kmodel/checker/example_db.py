@@ -193,6 +193,8 @@ def campaign_identity(options: Any) -> bytes:
               "apiservers": options.apiservers, "controller_managers": options.controller_managers,
               "schedulers": options.schedulers, "leader_elect": options.leader_elect, "profile": options.profile,
               "steps": options.steps}
+    if options.draws():  # a campaign that draws its topology (kmodel.checker.topology): which counts it draws
+        fields["drawn"] = list(options.draws())
     digest = hashlib.blake2b(json.dumps(fields, sort_keys=True).encode(), digest_size=8).hexdigest()
     return f"kmodel:{digest}:".encode()
 

@@ -4,10 +4,11 @@ Theory of operation
 -------------------
 Each Hypothesis example is one `KmodelMachine`: a cluster in a `Session` where the user has applied
 `initial_actions` (a Deployment web of 2 replicas and its Service), warmed up by running fairly for `warmup_ms` (nodes
-registered, CIDRs assigned, the pods running: the first actions of every trace). The campaign builds and
-warms one such session, snapshots it (kmodel.checker.snapshot), and starts every later example from a copy
-of the snapshot: the same session to the bit (same digest, same moves), without paying for the build and the
-warmup each time. Then Hypothesis picks rules. A rule draws a few small numbers, turns them into one
+registered, CIDRs assigned, the pods running: the first actions of every trace). In the campaign profile an
+example first draws its topology (kmodel.checker.topology: how many kube-controller-managers, kube-schedulers
+and API servers run). The campaign builds and warms one such session per topology, snapshots it
+(kmodel.checker.snapshot), and starts every later example of that topology from a copy of the snapshot: the
+same session to the bit (same digest, same moves), without paying for the build and the warmup each time. Then Hypothesis picks rules. A rule draws a few small numbers, turns them into one
 concrete action against the cluster as it is now (an index is taken modulo the current list of candidates,
 so every draw means something and shrinks toward the first candidate), and hands it to the session, which
 applies it and checks the safety invariants. Every rule does something each time it runs: a fault rule whose
@@ -104,6 +105,7 @@ from kmodel.checker.session import InvariantViolation, Session, all_invariants, 
 from kmodel.component.registry import component_sometimes
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
+from kmodel.checker.topology import ELECTING_COUNTS, draw_topology, topology_text
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, SlowLink
 from kmodel.invariants.registry import Invariant
@@ -143,6 +145,9 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()
+    #: the topology counts each example draws as its first choices, before its session is built
+    #: (kmodel.checker.topology: the campaign profile's; empty, every example runs `config` as it is)
+    drawn_counts: ClassVar[tuple[str, ...]] = ()
     variant: str = "default"
     #: invariants checked besides the registered ones (a subclass's own)
     extra_invariants: ClassVar[tuple[Invariant, ...]] = ()
@@ -191,21 +196,25 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
         self._broken = False
         self._ended = False  # keep_going: a violation ended this example; its remaining steps do nothing
         self._rules_run = -1  # Hypothesis checks once before the first rule
-        self.session = self._start()
+        config = draw_topology(self.config, self.drawn_counts)
+        if self.drawn_counts:
+            self.stats.topology_drawn(topology_text(config))
+        self.session = self._start(config)
         self.cluster = self.session.cluster
 
-    def _start(self) -> Session:
-        """A session that ran `initial_actions` and `RunFair(warmup_ms)` (the first actions of every trace):
-        restored from the campaign's snapshot when there is one, else built, warmed and (the first time) snapshotted. A restored
+    def _start(self, config: ClusterConfig) -> Session:
+        """A session of `config` (the class's, with the counts the example drew) that ran `initial_actions` and
+        `RunFair(warmup_ms)` (the first actions of every trace): restored from the campaign's snapshot of that
+        configuration when there is one, else built, warmed and (the first time) snapshotted. A restored
         session is the built one to the bit (the same digest, the same moves from then on); what the snapshot
         ran (its events, its warmup checks) is counted once, when it was built."""
         cls = type(self)
         invariants, situations = cls._campaign_lists(self.stats)
-        key = (cls.config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants), tuple(situations))
+        key = (config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants), tuple(situations))
         use = cls.snapshot_warmup
         if use is None:
             use = not cls.has_own_components()
-        warm = cls.__dict__.get("_warm")
+        warm = cls.__dict__.get("_warm", {}).get(config)
         if use and warm is not None and warm.key == key and warm.stats is self.stats:
             started = time.perf_counter()
             session = warm.snapshot.restore()
@@ -219,7 +228,7 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
             self._inherited_events = warm.events
             return session
         self._inherited_events = 0
-        self.session = Session(cls.config, invariants, variant=cls.variant,
+        self.session = Session(config, invariants, variant=cls.variant,
                                extra_components=self.extra_components(), stats=self.stats)
         for action in cls.initial_actions:
             self._do("workload", action)
@@ -232,7 +241,12 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
             except SnapshotError:
                 cls._no_snapshot = True  # build every example from scratch
             else:
-                cls._warm = _Warm(key, self.stats, snapshot, self.session.events_applied)
+                # one snapshot per topology drawn (kmodel.checker.topology), each made by the first example
+                # that drew it; a new campaign (its own Stats) lets the earlier one's go
+                warms = cls.__dict__.get("_warm")
+                if warms is None or any(w.stats is not self.stats for w in warms.values()):
+                    warms = cls._warm = {}
+                warms[config] = _Warm(key, self.stats, snapshot, self.session.events_applied)
         return self.session
 
     @classmethod
@@ -258,12 +272,19 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
     @classmethod
     def sometimes_list(cls) -> list[Sometimes]:
         """The sometimes properties this machine counts, in the order it asks them (those of leader election only
-        when its cluster has a standby: ClusterConfig.has_standbys), then those of the components its cluster runs (kmodel.component.registry)."""
-        elects = cls.config.has_standbys
+        when its cluster has a standby, ClusterConfig.has_standbys, or may draw one: `elects`), then those of the
+        components its cluster runs (kmodel.component.registry)."""
+        elects = cls.elects()
         registered = [s for s in registered_sometimes() if elects or not s.elections_only]
         own = (registered if cls.registered_invariants else []) + list(cls.extra_sometimes)
         names = {s.name for s in own}
         return own + [s for s in component_sometimes(cls.config.components) if s.name not in names]
+
+    @classmethod
+    def elects(cls) -> bool:
+        """Whether an example may run a standby to take a lease over: its configuration has one, or it draws how
+        many kube-controller-managers or kube-schedulers run (kmodel.checker.topology)."""
+        return cls.config.has_standbys or bool(set(cls.drawn_counts) & set(ELECTING_COUNTS))
 
     def extra_components(self) -> list:
         """Components to run besides the cluster's own (a subclass's controllers)."""

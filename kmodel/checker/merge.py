@@ -57,6 +57,7 @@ def merged_stats(outcomes: Sequence[ShardOutcome]) -> MergedStats:
         _add(stats.violations, o.violations)
         _add(stats.rules, o.rules)
         _add(stats.reached, o.reached)
+        _add(stats.topologies, o.topologies)
         for name, first in o.first_reached.items():
             stats.first_reached[name] = min(first, stats.first_reached.get(name, first))
     return stats

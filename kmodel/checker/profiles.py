@@ -7,7 +7,8 @@
               reproducible
     campaign  long runs: 1,000 examples of up to 100 steps, with two more rules (machine.LongWaits:
               wait_long, minutes pass with no one acting, long enough for an eviction; lose_node, a machine
-              fails for good and its Node is left)
+              fails for good and its Node is left), and each example draws its topology: one to three
+              kube-controller-managers, kube-schedulers and API servers (kmodel.checker.topology.DRAW_PROFILES)
 
 Every profile turns off the example database (a run depends only on its seed and options, never on what an
 earlier run left on disk), the deadline (an example's time depends on the cluster's size, not a bug) and the

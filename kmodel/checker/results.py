@@ -39,6 +39,7 @@ from kmodel import __version__ as kmodel_version
 from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS, fix_verdicts
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CampaignResult
+from kmodel.checker.topology import topology_text
 from kmodel.checker.trace import write_trace
 from kmodel.report import atomic_write_texts, write_reports
 from kmodel.checker.findings import keep_going_json
@@ -72,6 +73,7 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]],
         "config": {"nodes": options.nodes, "apiservers": options.apiservers,
                    "controller_managers": options.controller_managers, "schedulers": options.schedulers,
                    "leader_elect": options.leader_elect},
+        **_drawn_topologies(options, stats),
         "trace_digest": stats.trace_digest(),
         "invariants": invariants,
         "rules": dict(sorted(stats.rules.items())),
@@ -92,6 +94,15 @@ def report_json(result: CampaignResult, violations: list[dict[str, Any]],
             "invariant_seconds": round(stats.invariant_seconds, 3),
         },
     }
+
+
+def _drawn_topologies(options: Any, stats: Any) -> dict[str, Any]:
+    """report.json's keys for a campaign that drew its topology per example (kmodel.checker.topology): the
+    counts drawn, and how many examples ran on each topology (none for a campaign of one fixed topology)."""
+    draws = options.draws()
+    if not draws:
+        return {}
+    return {"drawn": list(draws), "topologies": dict(sorted(stats.topologies.items()))}
 
 
 def write_results(result: CampaignResult, folder: Path, *, trace_command: str = "kmodel replay",
@@ -132,6 +143,7 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             "message": trace.violation.message,
             "trace": str(path),
             "steps": len(trace.actions),
+            **({"topology": topology_text(trace.config)} if result.options.draws() else {}),
             "reproduced": replayed.violation is not None
             and replayed.violation.invariant == trace.violation.invariant,
             **({"shrink": shrink.to_json()} if shrink is not None else {}),
@@ -154,6 +166,8 @@ def violation_lines(violation: dict[str, Any], replay_command: str, turn_on: str
     takes the violation out, with how to turn it on (`turn_on`, given the fix's name)."""
     lines = [f"VIOLATION {violation['invariant']}: {violation['message']}",
              f"  shrunk to {violation['steps']} steps: {violation['trace']}"]
+    if violation.get("topology"):  # a campaign that drew its topology per example (kmodel.checker.topology)
+        lines.append(f"  ran on: {violation['topology']}")
     for fix in violation.get("fixes", ()):
         if fix["takes_out"]:
             lines.append(f"  the known fix {fix['name']} takes it out (an upstream bug, `kmodel fixes` tells it); "

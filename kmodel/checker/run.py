@@ -37,6 +37,7 @@ from kmodel.checker.stats import Stats
 from kmodel.checker.findings import Seen, minimize_findings
 from kmodel.checker.guided import Guide, guided_bases
 from kmodel.checker.trace import ShrinkRecord, Trace, Violation
+from kmodel.checker.topology import COUNTS, ELECTING_COUNTS, check_draws, profile_draws
 from kmodel.cluster import ClusterConfig, DEFAULT_COMPONENTS
 from kmodel.cluster.config import check_election
 from kmodel.fixes import check_fixes
@@ -68,6 +69,11 @@ class CheckOptions:
     #: a guided campaign (kmodel.checker.guided): examples that took new branch outcomes are kept in a corpus
     #: and later examples start from them
     guided: bool = False
+    #: the counts each example draws, from 1 to 3 (kmodel.checker.topology.COUNTS), in place of the fixed
+    #: counts above. None: the profile's (campaign: every count, but those set to other than their default and,
+    #: without leader election, the electing ones; dev and ci: none); `kmodel check` passes the campaign's
+    #: minus the counts given on the command line
+    drawn: Optional[tuple[str, ...]] = attrs.field(default=None, converter=attrs.converters.optional(tuple))
 
     def __attrs_post_init__(self) -> None:
         profile(self.profile)  # ValueError for an unknown one
@@ -85,6 +91,16 @@ class CheckOptions:
             if not 1 <= getattr(self, name) <= 5:
                 raise ValueError(f"--{name.replace('_', '-')} must be between 1 and 5")
         check_election(self.controller_managers, self.schedulers, self.leader_elect)
+        if self.drawn is not None:
+            check_draws(self.drawn, self.leader_elect)
+
+    def draws(self) -> tuple[str, ...]:
+        """The topology counts each example draws (see `drawn`), in COUNTS order."""
+        if self.drawn is not None:
+            return check_draws(self.drawn, self.leader_elect)
+        defaults = {f.name: f.default for f in attrs.fields(CheckOptions)}
+        pinned = [count for count in COUNTS if getattr(self, count) != defaults[count]]
+        return profile_draws(self.profile, self.leader_elect, pinned)
 
     def config(self) -> ClusterConfig:
         return ClusterConfig(nodes=self.nodes, apiservers=self.apiservers, seed=self.seed or 0, variant=self.variant,
@@ -278,7 +294,8 @@ def profile_bases(machine: type[KmodelMachine], profile_name: str, *, elects: bo
                   own_crds: bool = False) -> tuple[type, ...]:
     """The bases of the class a profile runs `machine` as: long runs (LONG_WAIT_PROFILES) add LongWaits' rules
     (wait_long, lose_node) and its settle bound, unless the machine sets its own bound (its own class comes
-    first); a cluster with a standby to take a lease over (`elects`: ClusterConfig.has_standbys) adds LeaderRules'
+    first); a cluster with a standby to take a lease over (`elects`: ClusterConfig.has_standbys, or examples that draw
+    how many copies run: kmodel.checker.topology) adds LeaderRules'
     pause; one whose components bring CRDs of their own (`own_crds`) adds OwnCrdRules' rules on their objects."""
     if profile_name in LONG_WAIT_PROFILES and not issubclass(machine, LongWaits):
         bases: tuple[type, ...] = (LongWaits,) if machine is KmodelMachine else (machine, LongWaits)
@@ -332,10 +349,13 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
         seen.append(Seen(stats.examples, trace_of(session)))  # the machine disposes of the session
 
     config = options.config() if config is None else config
-    elects = config.has_standbys
+    draws = options.draws()
+    elects = config.has_standbys or bool(set(draws) & set(ELECTING_COUNTS))
     own_crds = bool(own_kinds(config.components))
     fields = {"config": config, "variant": options.variant, "stats": stats,
               "sink": staticmethod(keep_each if options.keep_going else keep_last)}
+    if draws:
+        fields["drawn_counts"] = draws
     if options.keep_going:
         fields["keep_going"] = True
     bases = profile_bases(machine, options.profile, elects=elects, own_crds=own_crds)

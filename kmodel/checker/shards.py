@@ -99,6 +99,8 @@ class ShardOutcome:
     #: on a violation
     findings: tuple = ()
     violating_examples: int = 0
+    #: examples per topology drawn (Stats.topologies; empty when the campaign does not draw it)
+    topologies: dict = attrs.field(factory=dict)
 
 
 def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = None,
@@ -129,6 +131,7 @@ def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = Non
         shard=shard, examples=stats.examples, steps=stats.steps, rule_steps=stats.rule_steps, events=stats.events,
         digest=stats.trace_digest(), checks=dict(stats.checks), violations=dict(stats.violations),
         rules=dict(stats.rules), reached=dict(stats.reached), first_reached=dict(stats.first_reached),
+        topologies=dict(stats.topologies),
         invariant_seconds=stats.invariant_seconds, seconds=result.seconds, stopped=result.stopped,
         failure=result.failure.to_json() if result.failure is not None else None,
         shrink=result.shrink.to_json() if result.shrink is not None else None,

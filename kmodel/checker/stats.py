@@ -41,6 +41,8 @@ class Stats:
         self.shrink_budget_reached = False
         #: with --keep-going: examples that ended on a violation (Hypothesis never hears of them, nor shrinks)
         self.violating_examples = 0
+        #: examples per topology drawn (kmodel.checker.topology.topology_text), when the campaign draws it
+        self.topologies: dict[str, int] = {}
         #: called with this Stats after each example starts (the progress bar)
         self.on_example: Optional[Callable[["Stats"], None]] = None
 
@@ -51,6 +53,10 @@ class Stats:
         self.examples += 1
         if self.on_example is not None:
             self.on_example(self)
+
+    def topology_drawn(self, topology: str) -> None:
+        """The example running now drew this topology (kmodel.checker.topology)."""
+        self.topologies[topology] = self.topologies.get(topology, 0) + 1
 
     def situation_reached(self, name: str) -> None:
         """An example (the one running now) reached the sometimes property `name` (once per example)."""

@@ -119,6 +119,7 @@ class ViolationView:
     messages_left_out: int              # delivered messages the diagram leaves out (no story: the step count)
     replay_command: str
     shrink_note: str = ""               # how the trace was shrunk (report.json's `shrink`), "" if not known
+    topology: str = ""                  # the topology the example drew (report.json's `topology`), "" if fixed
     changes: tuple[ChangeRow, ...] = ()  # what each step changed (empty: not recorded)
     focus: tuple[str, ...] = ()         # what the violation names: endpoints, then objects
     focused: bool = False               # the diagram draws only the messages that touch `focus`
@@ -221,6 +222,8 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
              if isinstance(entry, dict)}
     views: list[ViolationView] = []
     story_traces = {story.trace_path for story in stories}
+    topologies = {str(entry.get("trace", "")): str(entry.get("topology", "")) for entry in raw_violations
+                  if isinstance(entry, dict)}
     for story in stories:
         n = len(story.steps)
         per_step = [0] * n
@@ -246,6 +249,7 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
             trace_path=story.trace_path, steps=story.steps, step_messages=tuple(per_step), before=before,
             after=after, diagram=diagram, arrows_shown=shown, messages_left_out=left_out,
             replay_command=story.replay_command, shrink_note=notes.get(story.trace_path, ""),
+            topology=topologies.get(story.trace_path, ""),
             changes=tuple(change_row(c, story.steps[c.step], per_step[c.step],
                                      set(story.focus_objects) | set(story.focus_endpoints))
                           for c in on_the_steps_that_asked(story.changes) if 0 <= c.step < n),
@@ -265,7 +269,8 @@ def build_view(report: dict, stories: Sequence[ViolationStory], *, max_arrows: i
             number=len(views) + 1, invariant=str(entry.get("invariant", "?")),
             message=str(entry.get("message", "")), trace_path=trace, steps=(), step_messages=(),
             before=0, after=0, diagram=None, arrows_shown=0, messages_left_out=count,
-            replay_command=f"kmodel replay {trace}" if trace else "", shrink_note=shrink_note(entry.get("shrink"))))
+            replay_command=f"kmodel replay {trace}" if trace else "", shrink_note=shrink_note(entry.get("shrink")),
+            topology=str(entry.get("topology", ""))))
 
     failed = bool(views)
     violated_names = []
@@ -545,6 +550,9 @@ def render_markdown(view: ReportView) -> str:
         add("")
         if v.trace_path:
             add(f"Trace: {md_code(v.trace_path)}" + (f", {_plural(len(v.steps), 'step')}." if v.steps else "."))
+            add("")
+        if v.topology:
+            add(md_inline(f"Ran on: {v.topology}."))
             add("")
         if v.shrink_note:
             add(md_inline(v.shrink_note))
@@ -871,6 +879,8 @@ def render_html(view: ReportView) -> str:
         if v.trace_path:
             steps = f", {_e(_plural(len(v.steps), 'step'))}." if v.steps else "."
             add(f"<p>Trace: <code>{_e(v.trace_path)}</code>{steps}</p>")
+        if v.topology:
+            add(f"<p>Ran on: {_e(v.topology)}.</p>")
         if v.shrink_note:
             add(f'<p class="note">{_e(v.shrink_note)}</p>')
         if v.diagram is None:

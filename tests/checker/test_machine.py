@@ -54,12 +54,14 @@ def test_a_clean_campaign_counts_checks_and_rules():
     assert stats.events > 1000
 
 
-def _digest_in_subprocess(hashseed: str) -> str:
+def digest_in_subprocess(hashseed: str, options: str = "examples=4, steps=8, seed=7, nodes=2") -> str:
+    """The trace digest, steps and topologies drawn of a SmallMachine campaign of these CheckOptions, run in a
+    new interpreter under this PYTHONHASHSEED."""
     script = (
         "from kmodel.checker.run import CheckOptions, run_campaign\n"
         "from tests.checker.conftest import SmallMachine\n"
-        "r = run_campaign(CheckOptions(examples=4, steps=8, seed=7, nodes=2), machine=SmallMachine)\n"
-        "print(r.stats.trace_digest(), r.stats.steps)\n"
+        f"r = run_campaign(CheckOptions({options}), machine=SmallMachine)\n"
+        "print(r.stats.trace_digest(), r.stats.steps, sorted(r.stats.topologies.items()))\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": hashseed}
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -68,7 +70,7 @@ def _digest_in_subprocess(hashseed: str) -> str:
 
 
 def test_the_same_seed_gives_the_same_trace_digest_under_any_hash_seed():
-    digests = {_digest_in_subprocess(h) for h in ("0", "1", "2")}
+    digests = {digest_in_subprocess(h) for h in ("0", "1", "2")}
     assert len(digests) == 1, digests
 
 
