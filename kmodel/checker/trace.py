@@ -14,6 +14,12 @@ must pass, or must fail with the named invariant. Files are written to a tempora
 reader never sees half a trace; `read_trace` raises `TraceError` with one line for anything unreadable,
 truncated or of a format version it does not know.
 
+`config` holds the topology the run had: how many API servers (`apiservers`), kube-controller-managers and
+kube-schedulers (`controller_managers`, `schedulers`: left out when one, as every trace recorded before they
+existed ran one of each), and whether they elected (`leader_elect`: see `config_from_json`). A campaign that
+draws its topology per example (kmodel.checker.topology) records each example's counts there, so a replay
+builds the cluster that example ran on.
+
 `boot_revision` is the store's revision once the cluster had booted (its bootstrap objects created) on the model
 that recorded the trace. A `compact` action names an absolute store revision, so when a later model boots
 with more or fewer objects, `fitted` moves each compaction by the difference, and the trace compacts at the
