@@ -196,19 +196,21 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
         self._broken = False
         self._ended = False  # keep_going: a violation ended this example; its remaining steps do nothing
         self._rules_run = -1  # Hypothesis checks once before the first rule
-        config = draw_topology(self.config, self.drawn_counts)
+        # this example's configuration: the class's, with the topology counts the example drew (if it draws any)
+        self.config = draw_topology(type(self).config, self.drawn_counts)
         if self.drawn_counts:
-            self.stats.topology_drawn(topology_text(config))
-        self.session = self._start(config)
+            self.stats.topology_drawn(topology_text(self.config))
+        self.session = self._start()
         self.cluster = self.session.cluster
 
-    def _start(self, config: ClusterConfig) -> Session:
-        """A session of `config` (the class's, with the counts the example drew) that ran `initial_actions` and
-        `RunFair(warmup_ms)` (the first actions of every trace): restored from the campaign's snapshot of that
-        configuration when there is one, else built, warmed and (the first time) snapshotted. A restored
+    def _start(self) -> Session:
+        """A session of the example's `config` (the class's, with the counts the example drew) that ran
+        `initial_actions` and `RunFair(warmup_ms)` (the first actions of every trace): restored from the
+        campaign's snapshot of that configuration when there is one, else built, warmed and (the first time)
+        snapshotted. A restored
         session is the built one to the bit (the same digest, the same moves from then on); what the snapshot
         ran (its events, its warmup checks) is counted once, when it was built."""
-        cls = type(self)
+        cls, config = type(self), self.config
         invariants, situations = cls._campaign_lists(self.stats)
         key = (config, cls.variant, cls.initial_actions, cls.warmup_ms, tuple(invariants), tuple(situations))
         use = cls.snapshot_warmup
