@@ -21,6 +21,12 @@ a function of the seed and the model's behaviour: the keys are file:line pairs, 
 examples were found in, and one loaded from the database is sorted. The campaign's trace digest covers every
 round's examples, in order.
 
+Steering (kmodel.checker.steering). A measured example is read step by step (`Guide.step`, from the machine's
+`_guard`, which every rule's step goes through), so the campaign learns which rule took which outcomes; the
+closing settle's are no rule's. At a round's start, each rule's energy (the open outcomes of the functions its
+steps drive) decides which rules the round's machine leaves out (`Guide.steered`: a subclass whose left-out
+rules are plain methods), and each corpus entry's rarity weights `from_corpus`'s draw of it.
+
 What it costs. coverage.py's C tracer makes the code it traces two to three times as slow, so it traces
 only where it can teach the corpus something. Only an example's own steps are traced, from the end of
 `from_corpus` on: the actions it replayed took nothing their entry had not taken when it was measured. And not
@@ -38,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from typing import Any, Callable, ClassVar, Iterable, Optional, Sequence
 
 import attrs
@@ -52,6 +59,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.example_db import load_corpus, save_corpus
 from kmodel.checker.outcomes import ExampleOutcomes
 from kmodel.checker.session import TraceDiverged
+from kmodel.checker.steering import RuleEnergy, kept_rules, rarity_weights, weighted_pick
 
 #: examples per round: the corpus a round draws from is the one the rounds before it left (short rounds, so that
 #: what one example finds is drawn from soon)
@@ -59,8 +67,11 @@ ROUND_EXAMPLES = 10
 #: after the first round, one example in this many is measured (coverage.py's tracer makes a traced example
 #: two to three times as dear; measuring one in two rather than one in four bought no more outcomes per CPU-minute)
 MEASURE_EVERY = 4
-#: the draws of `from_corpus`: an entry and a cut, each taken modulo what there is
-DRAW = st.integers(0, 2**16 - 1)
+#: the draws of `from_corpus`: an entry and a cut, each taken modulo what there is (wide enough that an entry's
+#: draw, past the choice of none, still spans the rarity weights of a corpus of hundreds)
+DRAW = st.integers(0, 2**24 - 1)
+#: what the closing settle's outcomes are attributed to: no rule (every example runs it)
+CLOSING = "(closing settle)"
 
 
 @attrs.frozen
@@ -97,10 +108,13 @@ class Corpus:
 
     def __init__(self, entries: Iterable[CorpusEntry] = ()) -> None:
         self.entries: list[CorpusEntry] = []
+        #: every outcome each entry took (a loaded entry: those it took first, all that the database keeps)
+        self.took: list[frozenset[str]] = []
         self.seen: set[str] = set()
         self.loaded = 0
         for entry in sorted(entries, key=CorpusEntry.to_bytes):
             self.entries.append(entry)
+            self.took.append(frozenset(entry.first_took))
             self.seen.update(entry.first_took)
             self.loaded += 1
 
@@ -110,6 +124,7 @@ class Corpus:
             return None
         entry = CorpusEntry(tuple(actions), tuple(sorted(new)))
         self.entries.append(entry)
+        self.took.append(frozenset(taken))
         self.seen |= new
         return entry
 
@@ -123,12 +138,14 @@ class GuidedFigures:
     kept: int = 0  # of those, kept in the corpus (this run)
     loaded: int = 0  # corpus entries the database gave the run to start from
     from_corpus: int = 0  # examples that started from a corpus entry's actions
+    rules_left_out: int = 0  # rules the steered rounds left out, summed over the rounds
     outcomes: int = 0  # branch outcomes the measured examples took, in all (with those of the loaded corpus)
 
     def to_json(self) -> dict[str, Any]:
         return {"rounds": self.rounds, "examples_measured": self.measured, "corpus_kept": self.kept,
                 "corpus_loaded": self.loaded, "examples_from_corpus": self.from_corpus,
-                "outcomes_seen": self.outcomes, "round_examples": ROUND_EXAMPLES, "measure_every": MEASURE_EVERY}
+                "outcomes_seen": self.outcomes, "rules_left_out": self.rules_left_out,
+                "round_examples": ROUND_EXAMPLES, "measure_every": MEASURE_EVERY}
 
 
 class Guide:
@@ -142,7 +159,12 @@ class Guide:
         self.figures = GuidedFigures(loaded=self.corpus.loaded, outcomes=len(self.corpus.seen))
         self.round = 0
         self.round_entries: tuple[CorpusEntry, ...] = ()
+        self.round_weights: tuple[int, ...] = ()  # the draw weight of each of round_entries (steering)
+        #: outcome -> how many measured examples took it (an entry's rarity), and each rule's energy
+        self.hits: dict[str, int] = {}
+        self.energy = RuleEnergy()
         self._measuring = False
+        self._example_took: set[str] = set()
         self._counted = 0  # examples begun, across rounds
 
     # -- one example ----------------------------------------------------------------------------------------
@@ -156,6 +178,14 @@ class Guide:
         if self.round == 0 or self._counted % MEASURE_EVERY == 0:
             self.outcomes.start()
             self._measuring = True
+            self._example_took = set()
+
+    def step(self, rule: str) -> None:
+        """A step of `rule` ran: if the example is measured, what it took is the rule's (RuleEnergy)."""
+        if self._measuring:
+            keys = self.outcomes.taken()
+            self._example_took |= keys
+            self.energy.record(rule, keys, self.outcomes.region_of)
 
     def end(self, actions: Sequence[Action]) -> None:
         """An example ended (its closing settle run): offer it to the corpus if it was measured."""
@@ -164,7 +194,10 @@ class Guide:
         self.outcomes.stop()
         self._measuring = False
         self.figures.measured += 1
-        if self.corpus.offer(actions, self.outcomes.taken()) is not None:
+        took = self._example_took | self.outcomes.taken()
+        for key in took:
+            self.hits[key] = self.hits.get(key, 0) + 1
+        if self.corpus.offer(actions, took) is not None:
             self.figures.kept += 1
         self.figures.outcomes = len(self.corpus.seen)
 
@@ -176,6 +209,19 @@ class Guide:
 
     # -- the rounds -----------------------------------------------------------------------------------------
 
+    def steered(self, machine: type, rng: random.Random) -> type:
+        """The machine of a round: `machine` with the rules a steered swarm leaves out (kmodel.checker.steering)
+        turned into plain methods, which Hypothesis does not pick; `machine` itself before any energy is known."""
+        energy = self.energy.energies(self.outcomes.missing(self.corpus.seen))
+        energy.pop(CLOSING, None)
+        if not energy:
+            return machine
+        names = sorted(rule.function.__name__ for rule in machine.setup_state().rules)
+        kept = set(kept_rules(names, energy, rng))
+        left_out = [name for name in names if name not in kept]
+        self.figures.rules_left_out += len(left_out)
+        return type(machine.__name__, (machine,), {name: _plain(getattr(machine, name)) for name in left_out})
+
     def explore(self, machine: type, settings: Settings, seed: Optional[int],
                 run: Callable[..., None] = run_state_machine_as_test) -> None:
         """Run `machine` (a class with GuidedRules among its bases) for `settings.max_examples` examples, in
@@ -186,13 +232,24 @@ class Guide:
         try:
             for size in sizes:  # Hypothesis' own budgets, adding up to the campaign's (as a plain run counts it)
                 self.round_entries = tuple(self.corpus.entries)
+                self.round_weights = tuple(rarity_weights(self.corpus.took, self.hits))
                 self.figures.rounds = self.round + 1  # begun (a violation ends the campaign inside its round)
-                run(hypothesis_seed(round_seed(seed or 0, self.round))(machine),
+                number = round_seed(seed or 0, self.round)
+                run(hypothesis_seed(number)(self.steered(machine, random.Random(number))),
                     settings=Settings(settings, max_examples=size))
                 self.round += 1
         finally:
             self.abandon()
             save_corpus(self.database, [entry.to_bytes() for entry in self.corpus.entries[self.corpus.loaded:]])
+
+
+def _plain(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` (a rule) as a method Hypothesis does not see as a rule (its rule marker is on the original)."""
+    def plain(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return function(self, *args, **kwargs)
+
+    plain.__name__ = function.__name__
+    return plain
 
 
 def guided_bases(bases: tuple[type, ...]) -> tuple[type, ...]:
@@ -211,18 +268,19 @@ class GuidedRules:
     stats: Any
     initial_actions: ClassVar[tuple]
     _do: Callable[[str, Any], None]  # KmodelMachine's
+    _closing = False  # the teardown's closing settle is running
 
     @initialize(entry=DRAW, cut=DRAW)
     def from_corpus(self, entry: int, cut: int) -> None:
         """Replay the first actions of a corpus entry (`entry` modulo one more than the entries: 0 starts afresh;
-        `cut` modulo its actions: how many of its last actions to leave out, so that the least draw, where
+        otherwise the rest of `entry` picks the entry by its rarity weight; `cut` modulo its actions: how many of its last actions to leave out, so that the least draw, where
         Hypothesis draws often and shrinks to, replays it whole), then let the rules extend it."""
         guide = type(self).guide
         if guide is None:
             return
         entries = guide.round_entries
-        chosen = entry % (len(entries) + 1)
-        actions = entries[chosen - 1].actions if chosen else ()
+        fresh = entry % (len(entries) + 1) == 0
+        actions = () if fresh else entries[weighted_pick(entry // (len(entries) + 1), guide.round_weights)].actions
         if actions:
             guide.figures.from_corpus += 1
         for action in actions[: len(actions) - cut % len(actions)] if actions else ():
@@ -233,9 +291,16 @@ class GuidedRules:
         # measured from here on: what the replayed actions take, their corpus entry took when it was measured
         guide.begin(self.stats)
 
+    def _guard(self, run: Callable[[], Any], rule_name: str) -> None:
+        super()._guard(run, rule_name)  # type: ignore[misc]
+        guide = type(self).guide
+        if guide is not None:
+            guide.step(CLOSING if self._closing else rule_name)
+
     def teardown(self) -> None:
         skip = len(self.initial_actions) + 1  # the user's first actions and the warm-up: every example's
         actions = tuple(self.session.actions[skip:])
+        self._closing = True
         super().teardown()  # type: ignore[misc]
         guide = type(self).guide
         if guide is not None:

@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import os
 import sys
+import types
+from inspect import CO_NEWLOCALS
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from kmodel.checker.reach import Source, coverage_of, function_lines, model_sources, where
@@ -61,6 +64,10 @@ class _File:
             dests.setdefault(start, set()).add(end)
         self.single = {start: next(iter(ends)) for start, ends in dests.items() if len(ends) == 1}
         self.meaning: dict[tuple[int, int], Optional[str]] = {}
+        functions = function_of_lines(path)
+        #: each outcome's key -> its region, ``file:function`` (kmodel.checker.steering)
+        self.regions = {where(shown, start, end if end > 0 else None): f"{shown}:{functions.get(start, '?')}"
+                        for start, end in sorted(self.outcomes)}
 
     def outcome(self, raw: tuple[int, int]) -> Optional[str]:
         """The key of the branch outcome a raw arc is, or None (coverage.py's analysis: results.py)."""
@@ -75,6 +82,25 @@ class _File:
             key = where(self.shown, start, end if end > 0 else None)
         self.meaning[raw] = key
         return key
+
+
+def function_of_lines(path: str) -> dict[int, str]:
+    """Each line of `path` run by a function -> the qualified name of the innermost function that runs it."""
+    try:
+        code = compile(Path(path).read_text(encoding="utf-8"), path, "exec")
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    lines: dict[int, str] = {}
+
+    def walk(obj: types.CodeType) -> None:
+        if obj.co_flags & CO_NEWLOCALS:  # a function (a class body or the module is not one)
+            lines.update((line, obj.co_qualname) for _, _, line in obj.co_lines() if line is not None)
+        for const in obj.co_consts:
+            if isinstance(const, types.CodeType):
+                walk(const)  # after its parent: an inner function's lines are its own
+
+    walk(code)
+    return lines
 
 
 def _roots(sources: Sequence[Source]) -> list[tuple[str, str]]:
@@ -103,6 +129,9 @@ class ExampleOutcomes:
         self.coverage = coverage_of(self.sources)
         self._roots = _roots(self.sources)
         self._files: dict[str, Optional[_File]] = {}
+        #: of every file measured so far: each outcome's region, and each region's outcomes
+        self.regions: dict[str, str] = {}
+        self.region_outcomes: dict[str, set[str]] = {}
 
     def start(self) -> None:
         self.coverage.start()
@@ -121,11 +150,22 @@ class ExampleOutcomes:
             for place, root in self._roots:
                 if absolute == place or absolute.startswith(place + os.sep):
                     shown = os.path.relpath(absolute, root).replace(os.sep, "/")
-                    self._files[path] = _File(absolute, shown, self.coverage)
+                    file = self._files[path] = _File(absolute, shown, self.coverage)
+                    self.regions.update(file.regions)
+                    for key, region in file.regions.items():
+                        self.region_outcomes.setdefault(region, set()).add(key)
                     break
             else:
                 self._files[path] = None
         return self._files[path]
+
+    def region_of(self, key: str) -> Optional[str]:
+        """The region (``file:function``) of an outcome of a file measured so far."""
+        return self.regions.get(key)
+
+    def missing(self, seen: set[str]) -> dict[str, int]:
+        """Per region of the files measured so far, its outcomes not in `seen`."""
+        return {region: len(keys - seen) for region, keys in sorted(self.region_outcomes.items())}
 
     def taken(self) -> set[str]:
         """The branch outcomes taken since the last call (the collector is emptied)."""

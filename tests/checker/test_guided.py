@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 
@@ -15,6 +16,7 @@ from kmodel.checker.actions import ScaleDeployment
 from kmodel.checker.example_db import CORPUS_KEY, load_corpus, save_corpus
 from kmodel.checker.guided import ROUND_EXAMPLES, Corpus, CorpusEntry, Guide, entry_from_bytes, round_seed
 from kmodel.checker.outcomes import ExampleOutcomes
+from kmodel.checker.steering import KEEP_FLOOR, RARE_HITS, RuleEnergy, kept_rules, rarity_weights, weighted_pick
 from kmodel.checker.stats import Stats
 from kmodel.cli import main
 from kmodel.ipam.bitmap import first_clear
@@ -133,3 +135,70 @@ def test_the_terminal_says_what_guidance_did_in_one_line():
     loaded = guided_line({**section, "rounds": 3, "corpus_loaded": 40})
     assert loaded.startswith("guided: 3 rounds; 25 examples traced, 12 kept in the corpus (besides 40 loaded from "
                              "the database);")
+
+
+# -- steering (kmodel.checker.steering) -------------------------------------------------------------------------
+
+def test_a_rules_energy_is_its_share_of_the_regions_whose_outcomes_were_never_taken():
+    energy = RuleEnergy()
+    region = {"a.py:1 -> 2": "a.py:f", "a.py:1 -> 3": "a.py:f", "b.py:5 -> 6": "b.py:g"}.get
+    energy.record("apply_pod", {"a.py:1 -> 2"}, region)  # drives f, whose other side was never taken
+    energy.record("scale_deployment", {"b.py:5 -> 6"}, region)  # drives g, all of it taken
+    energy.record("settle", {"a.py:1 -> 2", "b.py:5 -> 6"}, region)
+    got = energy.energies({"a.py:f": 1, "b.py:g": 0})
+    assert got == {"apply_pod": 0.5, "scale_deployment": 0.0, "settle": 0.5}
+
+
+def test_a_steered_round_keeps_the_rules_of_most_energy_and_leaves_out_some_of_none():
+    rules = [f"rule_{n}" for n in range(40)] + ["next_event", "never_fired"]
+    energy = {name: (10.0 if name == "rule_0" else 0.0) for name in rules if name != "never_fired"}
+    rounds = [kept_rules(rules, energy, random.Random(seed)) for seed in range(20)]
+    assert all({"rule_0", "next_event", "never_fired"} <= set(kept) for kept in rounds)
+    left_out = sum(len(rules) - len(kept) for kept in rounds) / (20 * 39)  # of the 39 rules of no energy
+    assert 1 - KEEP_FLOOR - 0.1 < left_out < 1 - KEEP_FLOOR + 0.1
+    assert kept_rules(rules, energy, random.Random(3)) == kept_rules(rules, energy, random.Random(3))
+    assert kept_rules(rules, {}, random.Random(3)) == rules  # nothing learnt yet: every rule
+
+
+def test_a_corpus_entry_that_took_rare_outcomes_is_drawn_more_often():
+    hits = {"common": 50, "rare": 1, "also-rare": RARE_HITS}
+    weights = rarity_weights([{"common"}, {"common", "rare", "also-rare"}], hits)
+    assert weights == [1, 3]
+    picks = [weighted_pick(draw, weights) for draw in range(400)]
+    assert (picks.count(0), picks.count(1)) == (100, 300)
+    assert weighted_pick(5, [2, 0, 5]) == 2 and weighted_pick(1, [2, 0, 5]) == 0  # a weight of 0 is never drawn
+
+
+def test_the_guide_steers_from_what_its_measured_steps_took():
+    guide = Guide()
+    stats = Stats()
+    guide.begin(stats)
+    first_clear(0, 0, 4)  # one offset free: first_clear's `free == 0` guard has a side never taken
+    guide.step("apply_pod")
+    guide.step("scale_deployment")  # took nothing
+    guide.end((ScaleDeployment("web", 1),))
+    assert guide.outcomes.region_of(ONE_FREE) == f"{BITMAP}:first_clear"
+    energy = guide.energy.energies(guide.outcomes.missing(guide.corpus.seen))
+    assert energy["apply_pod"] > 0 and energy["scale_deployment"] == 0
+    assert guide.hits[ONE_FREE] == 1 and guide.corpus.took[0] >= {RANGE_OK, ONE_FREE}
+
+
+def test_a_steered_rounds_machine_leaves_rules_out_and_is_the_same_for_the_same_seed():
+    from kmodel.checker.machine import KmodelMachine
+
+    guide = Guide()
+    assert guide.steered(KmodelMachine, random.Random(1)) is KmodelMachine  # nothing learnt yet
+    region = {"a.py:1 -> 2": "a.py:f"}.get
+    guide.outcomes.region_outcomes["a.py:f"] = {"a.py:1 -> 2", "a.py:1 -> 3"}
+    for rule in ("apply_pod", "scale_deployment", "next_event"):
+        guide.energy.record(rule, {"a.py:1 -> 2"} if rule == "apply_pod" else set(), region)
+    guide.energy.record("scale_deployment", {"a.py:9 -> 10"}, {"a.py:9 -> 10": "a.py:g"}.get)
+
+    def rules_of(machine: type) -> set[str]:
+        return {rule.function.__name__ for rule in machine.setup_state().rules}
+
+    machines = [guide.steered(KmodelMachine, random.Random(seed)) for seed in range(10)]
+    assert all("apply_pod" in rules_of(m) and "next_event" in rules_of(m) for m in machines)
+    assert any("scale_deployment" not in rules_of(m) for m in machines)
+    assert all("delete_pod" in rules_of(m) for m in machines)  # no measured step of it: nothing known of it
+    assert rules_of(guide.steered(KmodelMachine, random.Random(4))) == rules_of(machines[4])
