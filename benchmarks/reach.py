@@ -27,7 +27,7 @@ no longer reads as recorded is reported stale and not applied.
 code instead of running it.
 
     python benchmarks/reach.py --compare-guided [--cpu-seconds S] [--checker-args "--fix all --seed 1"]
-                               [--with-unit-tests]
+                               [--with-unit-tests] [--json PATH]
 
 instead runs, in this process, the plain campaign and the guided one (`kmodel check --guided`,
 kmodel.checker.guided) of the same options, each until it has spent S seconds of this process's CPU time
@@ -36,8 +36,10 @@ from a corpus entry's actions, and some are traced by coverage.py), and that cos
 for. CPU time rather than wall-clock time because the machine may be shared. Each campaign records every
 example's actions; afterwards, outside both budgets, every example is replayed under coverage.py, the same way
 for both, and read with kmodel's reach code. It prints, for each: examples, steps, CPU seconds, the branch
-outcomes of the model packages taken and per CPU-minute, and the sometimes properties reached; then the ratio.
-With --with-unit-tests it also runs (a) and says how many of the unit tests' outcomes each campaign takes.
+outcomes of the model packages taken and per CPU-minute, and the sometimes properties reached; then how many
+outcomes either took and how many only one of them did, and the ratio. With --with-unit-tests it also runs (a)
+and says how many of the unit tests' outcomes each campaign takes; --json PATH gets each campaign's figures
+and the outcomes it took.
 """
 
 from __future__ import annotations
@@ -272,6 +274,7 @@ class Explored:
     sometimes: int = 0
     outcomes: int = 0
     outcomes_total: int = 0
+    taken: list[str] = field(default_factory=list)  # the branch outcomes it took, as file:line -> target, sorted
     of_unit: Optional[int] = None  # of the outcomes the unit tests take, how many this campaign takes
     guided: Optional[dict] = None  # a guided campaign's figures (kmodel.checker.guided.GuidedFigures)
 
@@ -336,9 +339,11 @@ def outcomes_by_replay(explored: Explored, options: "object") -> Reach:
         os.chdir(cwd)
 
 
-def compare_guided(checker_args: list[str], cpu_seconds: float, unit: Optional[Reach] = None) -> list[str]:
+def compare_guided(checker_args: list[str], cpu_seconds: float, unit: Optional[Reach] = None,
+                   json_path: Optional[str] = None) -> list[str]:
     """--compare-guided: the plain and the guided campaign of the same options on the same CPU budget (and, given
-    the unit tests' reach, how many of their outcomes each takes)."""
+    the unit tests' reach, how many of their outcomes each takes); `json_path` gets each one's figures and the
+    outcomes it took."""
     import attrs
 
     from kmodel.checker.command import options_from_args
@@ -358,6 +363,7 @@ def compare_guided(checker_args: list[str], cpu_seconds: float, unit: Optional[R
         print(f"{name}: replaying its {len(run.examples)} examples under coverage.py ...", file=sys.stderr)
         reach = outcomes_by_replay(run, options)
         run.outcomes, run.outcomes_total = reach.total().outcomes_taken, reach.total().outcomes
+        run.taken = sorted(o.where() for o in reach.taken)
         if unit_keys is not None:
             run.of_unit = len(unit_keys & {o.where() for o in reach.taken})
         runs.append(run)
@@ -375,8 +381,16 @@ def compare_guided(checker_args: list[str], cpu_seconds: float, unit: Optional[R
         g = guided.guided
         lines.append(f"guided: {g['rounds']} rounds, {g['examples_measured']} examples traced, {g['corpus_kept']} kept "
                      f"in the corpus, {g['examples_from_corpus']} started from a corpus entry")
+    only_plain, only_guided = set(plain.taken) - set(guided.taken), set(guided.taken) - set(plain.taken)
+    lines.append(f"either: {len(set(plain.taken) | set(guided.taken)):,} branch outcomes; plain only "
+                 f"{len(only_plain):,}, guided only {len(only_guided):,}")
     ratio = guided.per_cpu_minute() / plain.per_cpu_minute() if plain.per_cpu_minute() else float("inf")
     lines.append(f"guided / plain, branch outcomes per CPU-minute: {ratio:.2f}")
+    if json_path:
+        Path(json_path).write_text(json.dumps(
+            {"checker_args": checker_args, "cpu_seconds": cpu_seconds, "ratio": ratio,
+             "campaigns": [{**{k: v for k, v in vars(r).items() if k != "examples"}, "examples": len(r.examples)}
+                           for r in runs]}, indent=1) + "\n")
     return lines
 
 
@@ -434,7 +448,7 @@ def _main(args: argparse.Namespace) -> int:
             print(f"unit tests: {' '.join(folders)} under coverage.py ...", file=sys.stderr)
             with tempfile.TemporaryDirectory(prefix="kmodel-reach-") as scratch:
                 unit = run_unit_tests(folders, Path(scratch) / ".coverage-unit")[0]
-        print("\n".join(compare_guided(shlex.split(args.checker_args), args.cpu_seconds, unit)))
+        print("\n".join(compare_guided(shlex.split(args.checker_args), args.cpu_seconds, unit, args.json)))
         return 0
     packages = chosen_packages(args.packages)
     if args.top < 0:
