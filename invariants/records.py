@@ -45,20 +45,28 @@ class MissingRecord(RecordError):
 _reads: Optional[set[str]] = None
 
 
+#: what a class that declares no records declares (one value, not a new empty frozenset per question)
+_NONE: frozenset[str] = frozenset()
+
+
 def declared(holder: Any) -> frozenset[str]:
     """The records `holder`'s class declares (none for a class that declares none)."""
-    return getattr(type(holder), "RECORDS", frozenset())
+    return getattr(type(holder), "RECORDS", _NONE)
+
+
+# `declares` and `record` are asked about a million times in a dev run (every invariant check reads its records
+# through them), so each reads the class's RECORDS itself rather than through a call of `declared`.
 
 
 def declares(holder: Any, name: str) -> bool:
     """Whether `holder` is one that keeps the record `name` (False for None)."""
-    return name in declared(holder)
+    return name in getattr(type(holder), "RECORDS", _NONE)
 
 
 def record(holder: Any, name: str) -> Any:
     """The record `name` of `holder`: UndeclaredRecord if its class does not declare it, MissingRecord if it
     declares it and does not have it."""
-    if name not in declared(holder):
+    if name not in getattr(type(holder), "RECORDS", _NONE):
         raise UndeclaredRecord(
             f"{type(holder).__qualname__} declares no record {name!r} (it declares {sorted(declared(holder))}): "
             f"add it to the RECORDS of the class that keeps it, or read a record it declares")
