@@ -12,8 +12,10 @@ package-dir mapping) gets that mapping by putting the checkout on `kmodel.__path
 `invariants` as a top-level package from PYTHONPATH. Each run prints which files it imported.
 
 Prints, per seed and side: model events, the model's seconds (report.json's `figures.seconds`, the campaign
-without start-up), the subprocess' wall seconds, events per model second and the trace digest; per seed the
-ratio B/A of events/s; then the medians over the seeds of each figure and the ratio of the median events/s.
+without start-up), the subprocess' wall seconds and CPU seconds (user and system, start-up included), events
+per model second and per CPU second, and the trace digest; per seed the ratios B/A of both rates; then the
+medians over the seeds of each figure and the ratios of the medians. On a loaded machine the CPU figures move
+least: a process waiting for a core adds wall time but not CPU time.
 A seed whose two sides executed the same actions has the same digest on both: a pure speed change shows
 "same digest" on every seed. Figures are measured here, never asserted in tests; on a shared machine they
 move with its load: compare A and B of one invocation, not runs of different ones.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -63,11 +66,22 @@ class Run(NamedTuple):
     events: int
     model_seconds: float
     wall_seconds: float
+    cpu_seconds: float
     digest: str
 
     @property
     def events_per_second(self) -> float:
         return self.events / self.model_seconds
+
+    @property
+    def events_per_cpu_second(self) -> float:
+        return self.events / self.cpu_seconds
+
+
+def children_cpu_seconds() -> float:
+    """User and system CPU seconds of this process' finished children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -107,21 +121,22 @@ def one_run(folder: Path, seed: int, extra: list[str]) -> Run:
         command = [sys.executable, "-c", BOOT, str(folder), "check", "--fix", "all", "--seed", str(seed),
                    "--report", report, *extra]
         env = dict(os.environ, PYTHONPATH=str(folder))
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), children_cpu_seconds()
         done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
-        wall = time.perf_counter() - started
+        wall, cpu = time.perf_counter() - started, children_cpu_seconds() - cpu
         path = Path(report) / "report.json"
         if not path.exists():
             raise SystemExit(f"seed {seed} in {folder}: no report.json (exit {done.returncode}):\n"
                              f"{done.stderr[-2000:]}")
         data = json.loads(path.read_text())
     figures = data["figures"]
-    return Run(figures["model_events"], figures["seconds"], wall, data["trace_digest"])
+    return Run(figures["model_events"], figures["seconds"], wall, cpu, data["trace_digest"])
 
 
 def row(label: str, run: Run) -> str:
     return (f"{label:10} {run.events:9,} events {run.model_seconds:7.2f} s model {run.wall_seconds:7.2f} s wall "
-            f"{run.events_per_second:9,.0f} events/s  digest {run.digest}")
+            f"{run.cpu_seconds:7.2f} s CPU {run.events_per_second:9,.0f} events/s "
+            f"{run.events_per_cpu_second:9,.0f} events/CPU-s  digest {run.digest}")
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -157,16 +172,21 @@ def main(argv: Optional[list[str]] = None) -> None:
             a, b = runs["A"][-1], runs["B"][-1]
             same = "same digest" if a.digest == b.digest else "digests differ"
             print(f"seed {seed:3}  " + row("A", a) + f"\n          " + row("B", b)
-                  + f"\n          B/A events/s {b.events_per_second / a.events_per_second:.2f}x  {same}", flush=True)
-        medians = {}
+                  + f"\n          B/A events/s {b.events_per_second / a.events_per_second:.2f}x, events/CPU-s "
+                  f"{b.events_per_cpu_second / a.events_per_cpu_second:.2f}x  {same}", flush=True)
+        rate, cpu_rate = {}, {}
         for name in ("A", "B"):
             side = runs[name]
-            medians[name] = statistics.median(r.events_per_second for r in side)
+            rate[name] = statistics.median(r.events_per_second for r in side)
+            cpu_rate[name] = statistics.median(r.events_per_cpu_second for r in side)
             print(f"median {name}: {statistics.median(r.events for r in side):11,.0f} events "
                   f"{statistics.median(r.model_seconds for r in side):7.2f} s model "
-                  f"{statistics.median(r.wall_seconds for r in side):7.2f} s wall {medians[name]:9,.0f} events/s")
+                  f"{statistics.median(r.wall_seconds for r in side):7.2f} s wall "
+                  f"{statistics.median(r.cpu_seconds for r in side):7.2f} s CPU {rate[name]:9,.0f} events/s "
+                  f"{cpu_rate[name]:9,.0f} events/CPU-s")
         same = sum(a.digest == b.digest for a, b in zip(runs["A"], runs["B"]))
-        print(f"B/A median events/s {medians['B'] / medians['A']:.2f}x; same digest on {same} of {len(seeds)} seeds")
+        print(f"B/A median events/s {rate['B'] / rate['A']:.2f}x, median events/CPU-s "
+              f"{cpu_rate['B'] / cpu_rate['A']:.2f}x; same digest on {same} of {len(seeds)} seeds")
     finally:
         for folder in made:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(folder)],
