@@ -1,7 +1,7 @@
 """Model events per second of two commits, A/B on one machine in one run: the dev run of each seed with
 `--fix all`, A and B alternated, so that both sides see the machine under the same load.
 
-Run: python benchmarks/bench_ab.py [--a COMMIT] [--b COMMIT|DIR] [--seeds 1-10] [--quick] [--keep-going]
+Run: python benchmarks/bench_ab.py [--a COMMIT] [--b COMMIT|DIR] [--seeds 1-10] [--quick] [--check-option=OPTION]…
 
 Each side is checked out into a temporary `git worktree` of this repository (removed at the end); `--b` may
 instead name a folder holding a checkout, used as it is (uncommitted changes included: for iterations). Each
@@ -9,7 +9,8 @@ run is `kmodel check --fix all --seed S --report TMP` in a subprocess of this Py
 dependencies), with PYTHONPATH set to the side's checkout so that its own `kmodel` is imported, never the
 installed one. A checkout whose `invariants/` folder is the package `kmodel.invariants` (pyproject.toml's
 package-dir mapping) gets that mapping by putting the checkout on `kmodel.__path__`; an older checkout imports
-`invariants` as a top-level package from PYTHONPATH. Each run prints which files it imported.
+`invariants` as a top-level package from PYTHONPATH. The bootstrap checks that both came from the side's
+checkout (a run that imported another copy fails, and its message is printed).
 
 Prints, per seed and side: model events, the model's seconds (report.json's `figures.seconds`, the campaign
 without start-up), the subprocess' wall seconds and CPU seconds (user and system, start-up included), events
