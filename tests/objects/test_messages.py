@@ -26,6 +26,22 @@ def test_selector_mismatch_message():
         'map[string]string{"app":"web"}: `selector` does not match template `labels`')
 
 
+def test_a_selector_that_does_not_convert_leaves_the_template_unchecked():
+    """ValidateDeploymentSpec (release-1.31) checks the template only under a selector LabelSelectorAsSelector
+    accepts; for one it refuses it adds "invalid label selector" instead, so no mismatch and no pod errors."""
+    body = deployment(selector={"matchExpressions": [{"key": "app", "operator": "In"}]})
+    body["spec"]["template"]["spec"]["containers"][0]["image"] = ""  # a template error that goes unreported
+    assert first_message(body) == (
+        'Deployment.apps "web" is invalid: [spec.selector.matchExpressions[0].values: Required value: must be '
+        "specified when `operator` is 'In' or 'NotIn', spec.selector: Invalid value: v1.LabelSelector{MatchLabels:"
+        'map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement{v1.LabelSelectorRequirement{'
+        'Key:"app", Operator:"In", Values:[]string(nil)}}}: invalid label selector]')
+    assert first_message(deployment(selector={"matchExpressions": [
+        {"key": "app", "operator": "Equals", "values": ["web"]}]})).endswith(": invalid label selector]")
+    assert "invalid label selector" not in first_message(
+        deployment(selector={"matchExpressions": [{"key": "app", "operator": "Exists"}]}, replicas=-1))
+
+
 def test_strict_decoding_messages():
     assert first_message(deployment(replicass=3)) == (
         'Deployment in version "v1" cannot be handled as a Deployment: '

@@ -241,6 +241,28 @@ def validate_label_selector(sel: LabelSelector, path: str) -> list[FieldError]:
     return errs
 
 
+#: the operators metav1.LabelSelectorAsSelector turns into label requirements
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def selector_converts(sel: LabelSelector) -> bool:
+    """Whether metav1.LabelSelectorAsSelector accepts `sel`: every matchLabels entry and every expression makes a
+    labels.NewRequirement (a known operator; a qualified key; values for In and NotIn, none for Exists and
+    DoesNotExist; each value a valid label value). A workload's validation checks its template only under a
+    selector that converts."""
+    for key, value in sel.match_labels.items():
+        if is_qualified_name(key) or is_valid_label_value(value):
+            return False
+    for req in sel.match_expressions:
+        if req.operator not in SELECTOR_OPERATORS or is_qualified_name(req.key):
+            return False
+        if (req.operator in ("In", "NotIn")) != bool(req.values):
+            return False
+        if any(is_valid_label_value(v) for v in req.values):
+            return False
+    return True
+
+
 def selector_matches(sel: LabelSelector, labels: dict) -> bool:
     """LabelSelectorAsSelector(sel).Matches(labels)."""
     for k, v in sel.match_labels.items():

@@ -9,8 +9,8 @@ from ..core import PodTemplateSpec
 from ..field_errors import FieldError, GoValue, forbidden, invalid, not_supported, required
 from ..meta import LabelSelector
 from .common import (
-    IMMUTABLE, label_selector_go, nonnegative, selector_matches, validate_label_selector, validate_object_meta,
-    validate_object_meta_update,
+    IMMUTABLE, label_selector_go, nonnegative, selector_converts, selector_matches, validate_label_selector,
+    validate_object_meta, validate_object_meta_update,
 )
 from .names import is_dns1123_subdomain, is_valid_percent
 from .pod import validate_pod_template
@@ -18,6 +18,10 @@ from .pod import validate_pod_template
 
 def _selector_and_template(sel: LabelSelector | None, template: PodTemplateSpec, kind_word: str,
                            kind: str = "ReplicaSet") -> list[FieldError]:
+    """The selector's checks, then the template's under it, as ValidateDeploymentSpec, ValidateReplicaSetSpec and
+    ValidateStatefulSetSpec order them. The template is judged only under a selector metav1.LabelSelectorAsSelector
+    accepts; one it refuses is "invalid label selector" (a StatefulSet's error has no detail) and the template goes
+    unchecked (a StatefulSet's restartPolicy and activeDeadlineSeconds are checked outside that branch)."""
     errs: list[FieldError] = []
     if sel is None:
         errs.append(required("spec.selector"))
@@ -25,12 +29,27 @@ def _selector_and_template(sel: LabelSelector | None, template: PodTemplateSpec,
         errs += validate_label_selector(sel, "spec.selector")
         if not sel.match_labels and not sel.match_expressions:
             errs.append(invalid("spec.selector", GoValue(label_selector_go(sel)), f"empty selector is invalid for {kind_word}"))
-    # An empty (or missing) selector matches nothing here; Kubernetes skips the template check then.
-    if sel is not None and (sel.match_labels or sel.match_expressions):
-        if not selector_matches(sel, template.metadata.labels):
-            errs.append(invalid("spec.template.metadata.labels", dict(template.metadata.labels),
-                                "`selector` does not match template `labels`"))
-    errs += validate_pod_template(template, "spec.template")
+    stateful = kind == "StatefulSet"
+    if sel is not None and not selector_converts(sel):
+        errs.append(invalid("spec.selector", GoValue(label_selector_go(sel)), "" if stateful else "invalid label selector"))
+    else:
+        # an empty selector selects everything (labels.Everything(): the match is not checked); a missing one
+        # selects nothing (labels.Nothing(), which is not empty: no template matches it)
+        if sel is None or sel.match_labels or sel.match_expressions:
+            if sel is None or not selector_matches(sel, template.metadata.labels):
+                errs.append(invalid("spec.template.metadata.labels", dict(template.metadata.labels),
+                                    "`selector` does not match template `labels`"))
+        errs += validate_pod_template(template, "spec.template")
+        if not stateful:
+            errs += _template_spec_checks(template, kind)
+    if stateful:
+        errs += _template_spec_checks(template, kind)
+    return errs
+
+
+def _template_spec_checks(template: PodTemplateSpec, kind: str) -> list[FieldError]:
+    """What a workload's pods may not have: a restartPolicy other than Always, an activeDeadlineSeconds."""
+    errs: list[FieldError] = []
     if template.spec.restart_policy != "Always":
         errs.append(not_supported("spec.template.spec.restartPolicy", template.spec.restart_policy, ("Always",)))
     if template.spec.active_deadline_seconds is not None:
