@@ -4,7 +4,8 @@
   an explicit clusterIP is reserved, or refused with 422 `Service "x" is invalid: spec.clusterIPs:
   Invalid value: []string{"10.96.0.5"}: failed to allocate IP 10.96.0.5: provided IP is already
   allocated` (or the allocator's "not in the valid range" text); "None" (headless) and ExternalName get
-  nothing. clusterIPs, ipFamilies (IPv4) and ipFamilyPolicy (SingleStack) are filled in as upstream does.
+  nothing. A full range is 500 `Internal error occurred: failed to allocate a serviceIP: range is full`.
+  clusterIPs, ipFamilies (IPv4) and ipFamilyPolicy (SingleStack) are filled in as upstream does.
   `allocate_for_create` returns the addresses it took so a create that fails later can give them back
   (upstream's finishCreate(success=false)).
 * update: an update that omits the clusterIP keeps the allocated one (patchAllocatedValues).
@@ -49,8 +50,8 @@ def allocate_for_create(res: Resource, svc: Any, allocator: ServiceIPAllocator) 
         try:
             ip = str(allocator.allocate_next())
         except ServiceIPError as e:
-            err = invalid("spec.clusterIPs", GoValue("[]string(nil)"), f"failed to allocate a serviceIP: {e}")
-            raise errors.invalid(res.group_kind, res.group, res.kind, svc.metadata.name, [err]) from None
+            # upstream's allocIPs: not a field's fault, so NewInternalError (500), not 422
+            raise errors.internal_error(f"failed to allocate a serviceIP: {e}") from None
     new_spec = _evolve(spec, cluster_ip=ip, cluster_ips=(ip,), ip_families=spec.ip_families or ("IPv4",),
                        ip_family_policy=spec.ip_family_policy or "SingleStack")
     return _evolve(svc, spec=new_spec), [ip]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import attrs
 import pytest
 
 from kmodel.apiserver.pipeline import Pipeline
+from kmodel.ipam.serviceip import ServiceIPAllocator
 from kmodel.objects import Binding, Node, ObjectMeta, ObjectReference, dump
 from tests.apiserver.conftest import install, manifest, req
 
@@ -324,6 +327,23 @@ def test_failed_service_create_releases_its_ip(api):
     used = api.service_ips.used
     assert api.handle(req("create", "services", "shop", body=body), now=NOW).code == 409
     assert api.service_ips.used == used
+
+
+def test_a_full_service_range_is_an_internal_error(store):
+    """alloc.go's allocIPs: AllocateNext failing is NewInternalError (500), not a field's 422; a release makes room."""
+    api = Pipeline(store, service_ips=ServiceIPAllocator("10.96.0.0/29", random.Random(0)))  # 6 addresses
+    (svc,) = manifest("k-service-cart.yaml")
+
+    def create(name: str):
+        body = dump(attrs.evolve(svc, metadata=attrs.evolve(svc.metadata, name=name, creation_timestamp=None)))
+        return api.handle(req("create", "services", "shop", body=body), now=NOW)
+
+    assert [create(f"s{i}").code for i in range(6)] == [201] * 6
+    r = create("s6")
+    assert (r.code, r.body.reason, r.body.message) == (
+        500, "InternalError", "Internal error occurred: failed to allocate a serviceIP: range is full")
+    assert api.handle(req("delete", "services", "shop", "s0"), now=NOW).code == 200
+    assert create("s6").code == 201
 
 
 def test_audit_records_every_request(api, store):
