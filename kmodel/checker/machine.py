@@ -92,6 +92,7 @@ from kmodel.checker.actions import (
     Action,
 )
 from kmodel.checker.collide_rules import CollideRules
+from kmodel.checker.odd_value_rules import OddValueRules
 from kmodel.checker.crd_rules import CrdRules
 from kmodel.checker.etcd_client_rules import EtcdClientRules
 from kmodel.checker.access_rules import AccessRules
@@ -141,7 +142,7 @@ class _Warm:
 
 
 class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, RequestFaultRules, CrdRules, JobRules,
-                    CollideRules, EtcdClientRules, RuleBasedStateMachine):
+                    CollideRules, EtcdClientRules, OddValueRules, RuleBasedStateMachine):
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()
