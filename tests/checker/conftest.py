@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kmodel.invariants.registry import LIVENESS, SAFETY, Invariant
+from kmodel.checker.replay import replay
+from kmodel.checker.trace import Trace, read_trace, write_trace
 from kmodel.checker.machine import KmodelMachine
 from kmodel.cluster import ClusterConfig
 
@@ -43,3 +45,14 @@ class SmallMachine(KmodelMachine):
 
 class PlantedMachine(SmallMachine):
     extra_invariants = (GROWS, NO_WEB, IDLE)
+
+
+def replayed_twice(trace: Trace, path: Any) -> Any:
+    """`trace` written to `path` and read back (the same trace), then replayed twice with every registered
+    invariant: no violation, the same digest. The first replay's result."""
+    again = read_trace(write_trace(trace, path))
+    assert again == trace
+    first, second = replay(again, record_messages=False), replay(again, record_messages=False)
+    assert first.passed and second.passed, first.violation
+    assert first.digest == second.digest
+    return first

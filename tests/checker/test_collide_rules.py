@@ -14,13 +14,12 @@ from kmodel.checker.collide_rules import LEASE_EDITS, LISTED, STATUS_EDITS, USER
 from kmodel.checker.draws import (
     CLUSTER_IPS, FIELD_SELECTORS, FUTURE_REVISIONS, LABEL_SELECTORS, RESOURCE_VERSIONS, resource_version,
 )
-from kmodel.checker.replay import replay
-from kmodel.checker.trace import Trace, read_trace, write_trace
+from kmodel.checker.trace import Trace
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Raw
 from kmodel.objects import dump
 
-from tests.checker.conftest import SmallMachine
+from tests.checker.conftest import SmallMachine, replayed_twice
 from tests.checker.test_patch_rules import web  # noqa: F401 (a fixture: two nodes, web, its Service, debug-1)
 from tests.checker.test_workload_actions import run
 
@@ -183,10 +182,6 @@ def test_a_trace_of_colliding_requests_replays_the_same(tmp_path):
             "metadata": {"name": "node-1", "namespace": "kube-node-lease"},
             "spec": {"holderIdentity": "intruder", "leaseDurationSeconds": 40}}),
         RunFair(5_000), Settle(120_000)))
-    again = read_trace(write_trace(trace, tmp_path / "collide.json"))
-    assert again == trace
-    first, second = replay(again, record_messages=False), replay(again, record_messages=False)
-    assert first.passed and second.passed, first.violation
-    assert first.digest == second.digest
+    first = replayed_twice(trace, tmp_path / "collide.json")
     assert [s for s in first.steps if s.startswith(("GET ", "POST ", "PUT "))] == [
         LIST.name, BIND.name, trace.actions[6].name]

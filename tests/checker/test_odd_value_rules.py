@@ -10,13 +10,12 @@ from kmodel.checker.odd_value_rules import (
     ANNOTATIONS, LABELS, LIMITS, NAMED_KINDS, NAMES, QUANTITIES, RESOURCES, SELECTORS, odd_deployment, odd_named,
     odd_pod,
 )
-from kmodel.checker.replay import replay
-from kmodel.checker.trace import Trace, read_trace, write_trace
+from kmodel.checker.trace import Trace
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Raw
 from kmodel.objects.quantity import ERR_FORMAT_WRONG
 
-from tests.checker.conftest import SmallMachine
+from tests.checker.conftest import SmallMachine, replayed_twice
 from tests.checker.test_workload_actions import run
 
 
@@ -119,8 +118,4 @@ def test_a_trace_of_odd_values_replays_the_same(tmp_path):
         SendRequest("create", "services", "default", body=odd_named("services", NAMES[1], LABELS[2], none)),
         SendRequest("create", "deployments", "default", body=odd_deployment("api", SELECTORS[3])),
         RunFair(10_000), Settle(120_000)))
-    again = read_trace(write_trace(trace, tmp_path / "odd.json"))
-    assert again == trace
-    first, second = replay(again, record_messages=False), replay(again, record_messages=False)
-    assert first.passed and second.passed, first.violation
-    assert first.digest == second.digest
+    replayed_twice(trace, tmp_path / "odd.json")
