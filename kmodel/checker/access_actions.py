@@ -37,6 +37,7 @@ from kmodel.checker.simpler import Simplest, default, earlier
 from kmodel.cluster import Cluster, Delete
 from kmodel.cluster.kubectl import Apply, EditFinalizers
 from kmodel.apiserver.authentication import user_service_account_token
+from kmodel.loop.events import at_least
 
 ADMIN = "admin"
 #: who a user action may run as: the admin first (what a draw shrinks to), then users with no rights of their
@@ -180,7 +181,7 @@ class DeleteWith(Action):
     resource: str = _resource
     namespace: str
     object: str
-    grace_period_seconds: Optional[int] = None
+    grace_period_seconds: Optional[int] = at_least(0, default=None)
     propagation_policy: str = attrs.field(default="", validator=one_of(("", *CASCADE)))
     user: str = _user
 
@@ -306,7 +307,3 @@ class ApplyBinding(Action):
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Apply(binding_manifest(self.namespace, self.subject, self.cluster_role), token_of(self.user)))
-
-
-ACCESS_ACTIONS: tuple[type[Action], ...] = (CreateNamespace, ApplyInNamespace, DeleteWith, AddFinalizer,
-                                            RemoveFinalizer, ApplyRole, ApplyBinding)

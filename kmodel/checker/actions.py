@@ -34,7 +34,7 @@ from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
 from kmodel.loop.events import (
     AdvanceTime, Crash, DelayHead, FailRequest, Heal, HealAll, LoopEvent, Partition, REQUEST_FAULT_CODES, Record,
-    ReleaseAll, Restart, SlowLink, event_from_json,
+    ReleaseAll, Restart, SlowLink, at_least, event_from_json,
 )
 
 #: the user's applications: a Deployment and a Service of each name may exist
@@ -115,8 +115,8 @@ class ApplyDeployment(Action):
         ("app", earlier(APPS)), ("replicas", fewer(0)), ("cpu_millis", default(0)), ("host_port", default(False)),
         ("server_side", default(False)))
     app: str
-    replicas: int
-    cpu_millis: int = 0
+    replicas: int = at_least(0)
+    cpu_millis: int = at_least(0, default=0)
     host_port: bool = False
     server_side: bool = False
 
@@ -171,7 +171,7 @@ class ScaleDeployment(Action):
     kind: ClassVar[str] = "scale-deployment"
     simplest: ClassVar[Simplest] = (("app", earlier(APPS)), ("replicas", fewer(0)))
     app: str
-    replicas: int
+    replicas: int = at_least(0)
 
     @property
     def name(self) -> str:
@@ -449,8 +449,8 @@ class CrashMidReconcile(Action):
     component: str = FIRST_RECONCILER
     #: crash while this write of the component (counted from the start of the fault) is out: 1 before the first
     #: write of its next sync is answered, 2 between its first and second write, ...
-    writes: int = 1
-    max_events: int = 2_000
+    writes: int = at_least(1, default=1)
+    max_events: int = at_least(1, default=2_000)
 
     @property
     def name(self) -> str:
@@ -498,7 +498,7 @@ class Compact(Action):
     from older revisions get 410 Gone and must relist."""
 
     kind: ClassVar[str] = "compact"
-    revision: int
+    revision: int = at_least(1)
 
     @property
     def name(self) -> str:
@@ -588,7 +588,7 @@ class RunFair(Action):
 
     kind: ClassVar[str] = "run"
     simplest: ClassVar[Simplest] = (("ms", fewer(1_000, 1_000)),)  # whole seconds
-    ms: int
+    ms: int = at_least(1)
 
     @property
     def name(self) -> str:
@@ -606,7 +606,7 @@ class RunEvents(Action):
 
     kind: ClassVar[str] = "run-events"
     simplest: ClassVar[Simplest] = (("events", fewer(1)),)
-    events: int
+    events: int = at_least(1)
 
     @property
     def name(self) -> str:
@@ -632,8 +632,8 @@ class Settle(Action):
     kind: ClassVar[str] = "settle"
     #: none: a settle's bounds are the checker's, not a choice of the example (and a liveness failure's last step)
     simplest: ClassVar[Simplest] = ()
-    bound_ms: int = 600_000
-    first_ms: int = 5_000
+    bound_ms: int = at_least(1, default=600_000)
+    first_ms: int = at_least(1, default=5_000)
     #: ask liveness once before the clock moves (False: first after `first_ms`)
     check_at_once: bool = True
     #: end every delay too (held links: DelayHead, SlowLink), as partitions are ended: liveness is judged once
@@ -654,8 +654,8 @@ class Settle(Action):
     #: churns for good, a controller replacing pods a kubelet keeps rejecting, ran hundreds of thousands to the
     #: time bound, on every replay while its failure shrank. The checker's settles set it from the number of
     #: nodes.
-    max_events: int = 0
-    busy_ms: int = 150_000
+    max_events: int = at_least(0, default=0)
+    busy_ms: int = at_least(0, default=150_000)
 
     @property
     def name(self) -> str:
@@ -729,18 +729,3 @@ def _settle_livelocked(cluster: Cluster, applied: int) -> None:
     if applied >= MAX_FAIR_EVENTS:
         raise NotSettled(f"the cluster never fell quiet: {applied} events in one fair run, the clock at "
                          f"{cluster.now} ms (a livelock)")
-
-
-#: the actions of this module (kmodel/checker/action_json.py gathers every family's into the registry that
-#: reads traces)
-CORE_ACTIONS: tuple[type[Action], ...] = (
-    ApplyDeployment, ApplyPod, ScaleDeployment, ApplyService, DeleteObject, AddNode, RemoveNode, LoseNode, Fire,
-    Fault, CrashProcess, RestartProcess, CrashMidReconcile, Compact, FailContainer, RunFair, RunEvents, Settle,
-)
-
-#: the least value of each whole-number field of these actions read from a trace (see check_json_fields)
-CORE_MINIMUMS: dict[str, dict[str, int]] = {
-    "apply-deployment": {"replicas": 0, "cpu_millis": 0}, "scale-deployment": {"replicas": 0},
-    "crash-mid-reconcile": {"writes": 1, "max_events": 1}, "compact": {"revision": 1}, "run": {"ms": 1},
-    "run-events": {"events": 1}, "settle": {"bound_ms": 1, "first_ms": 1, "max_events": 0, "busy_ms": 0},
-}

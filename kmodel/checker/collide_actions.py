@@ -43,6 +43,7 @@ from kmodel.checker.patch_actions import canonical_json
 from kmodel.checker.simpler import Simplest, default
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply, Raw
+from kmodel.loop.events import at_least
 
 ADMIN = "admin"
 #: the label every node carries with its name (the kubelet sets it), which a pod's nodeSelector can name
@@ -139,7 +140,7 @@ class ApplySizedPod(Action):
     pinned: bool = False
     resource: str = ""
     quantity: str = ""
-    host_port: int = 0
+    host_port: int = at_least(0, default=0)
     protocol: str = attrs.field(default="TCP", validator=one_of(("TCP", "UDP", "SCTP")))
     host_ip: str = ""
 
@@ -172,7 +173,3 @@ class ApplySizedPod(Action):
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Apply(self.manifest()))
-
-
-COLLIDE_ACTIONS: tuple[type[Action], ...] = (SendRequest, ApplySizedPod)
-COLLIDE_MINIMUMS: dict[str, dict[str, int]] = {"apply-sized-pod": {"host_port": 0}}

@@ -28,6 +28,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.simpler import Simplest, default, earlier
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply, Patch
+from kmodel.loop.events import at_least
 
 GROUP = "example.com"
 PLURAL = "databases"
@@ -101,7 +102,7 @@ class ApplyDatabase(Action):
     kind: ClassVar[str] = "apply-database"
     simplest: ClassVar[Simplest] = (("shape", earlier(SHAPES)), ("replicas", default(0)))
     database: str = _database
-    replicas: int = attrs.field(default=1, validator=attrs.validators.in_(range(MAX_REPLICAS + 1)))
+    replicas: int = at_least(0, default=attrs.field(default=1, validator=attrs.validators.in_(range(MAX_REPLICAS + 1))))
     shape: str = attrs.field(default="valid", validator=one_of(SHAPES))
 
     @property
@@ -120,7 +121,7 @@ class WriteDatabaseStatus(Action):
     kind: ClassVar[str] = "write-database-status"
     simplest: ClassVar[Simplest] = (("replicas", default(0)),)
     database: str = _database
-    replicas: int = attrs.field(default=0, validator=attrs.validators.in_(range(MAX_REPLICAS + 1)))
+    replicas: int = at_least(0, default=attrs.field(default=0, validator=attrs.validators.in_(range(MAX_REPLICAS + 1))))
 
     @property
     def name(self) -> str:
@@ -138,7 +139,7 @@ class ScaleDatabase(Action):
     kind: ClassVar[str] = "scale-database"
     simplest: ClassVar[Simplest] = (("replicas", default(0)),)
     database: str = _database
-    replicas: int = attrs.field(default=0, validator=attrs.validators.in_(range(MAX_REPLICAS + 2)))
+    replicas: int = at_least(0, default=attrs.field(default=0, validator=attrs.validators.in_(range(MAX_REPLICAS + 2))))
 
     @property
     def name(self) -> str:
@@ -178,11 +179,3 @@ class DeleteCRD(Action):
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Delete("customresourcedefinitions", "", CRD_NAME))
-
-
-#: the actions of this family (gathered into the trace registry by kmodel/checker/action_json.py)
-CRD_ACTIONS: tuple[type[Action], ...] = (ApplyCRD, ApplyDatabase, WriteDatabaseStatus, ScaleDatabase, DeleteDatabase,
-                                         DeleteCRD)
-#: the least value of each whole-number field of these actions read from a trace
-CRD_MINIMUMS: dict[str, dict[str, int]] = {"apply-database": {"replicas": 0}, "write-database-status": {"replicas": 0},
-                                           "scale-database": {"replicas": 0}}

@@ -50,7 +50,7 @@ from kmodel.checker.simpler import Simplest, fewer
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
-from kmodel.loop.events import BreakStream, SlowLink
+from kmodel.loop.events import BreakStream, SlowLink, at_least
 
 
 @attrs.frozen
@@ -63,7 +63,7 @@ class StallWatch(Action):
     stream: str
     replica: str
     client: str
-    ms: int
+    ms: int = at_least(2)
 
     @property
     def name(self) -> str:
@@ -115,7 +115,7 @@ class ApplyProbedApp(Action):
     kind: ClassVar[str] = "apply-probed-app"
     simplest: ClassVar[Simplest] = (("replicas", fewer(0)),)
     app: str = PROBED_APP
-    replicas: int = 2
+    replicas: int = at_least(0, default=2)
 
     @property
     def name(self) -> str:
@@ -152,7 +152,7 @@ class FlapReadiness(Action):
     node: str
     pod: str
     container: str
-    ms: int
+    ms: int = at_least(1)
 
     @property
     def name(self) -> str:
@@ -188,10 +188,3 @@ class FailLiveness(Action):
         if kubelet is None:
             raise EventNotEnabled(f"{self.name}: no such running container with a liveness probe now")
         kubelet.fail_probe("default", self.pod, self.container, "liveness")
-
-
-#: the actions of this module, and their whole-number fields' least values (kmodel/checker/action_json.py)
-FAULT_ACTIONS: tuple[type[Action], ...] = (StallWatch, ApplyProbedApp, FlapReadiness, FailLiveness)
-FAULT_MINIMUMS: dict[str, dict[str, int]] = {
-    "stall-watch": {"ms": 2}, "apply-probed-app": {"replicas": 0}, "flap-readiness": {"ms": 1},
-}

@@ -25,6 +25,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.simpler import Simplest, default, fewer
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply, CreateToken, Get
+from kmodel.loop.events import at_least
 
 #: the checker's Job, Secret, and the ServiceAccount whose tokens it asks for
 JOB = "report"
@@ -61,8 +62,8 @@ class ApplyJob(Action):
     kind: ClassVar[str] = "apply-job"
     simplest: ClassVar[Simplest] = (("completions", fewer(1)), ("parallelism", fewer(1)), ("fails", default(False)),
                                     ("ttl", default(False)), ("indexed", default(False)))
-    completions: int = 1
-    parallelism: int = 1
+    completions: int = at_least(1, default=1)
+    parallelism: int = at_least(1, default=1)
     fails: bool = False
     ttl: bool = False
     indexed: bool = False
@@ -83,7 +84,7 @@ class ApplySecret(Action):
 
     kind: ClassVar[str] = "apply-secret"
     simplest: ClassVar[Simplest] = (("password", fewer(0)), ("immutable", default(False)))
-    password: int = 0
+    password: int = at_least(0, default=0)
     immutable: bool = False
 
     @property
@@ -114,10 +115,3 @@ class RequestToken(Action):
     def apply(self, cluster: Cluster) -> None:
         then = Get("serviceaccounts", "default", SERVICE_ACCOUNT) if self.use else None
         cluster.submit(CreateToken("default", SERVICE_ACCOUNT, then=then))
-
-
-JOB_ACTIONS: tuple[type[Action], ...] = (ApplyJob, ApplySecret, RequestToken)
-
-JOB_MINIMUMS: dict[str, dict[str, int]] = {
-    "apply-job": {"completions": 1, "parallelism": 1}, "apply-secret": {"password": 0},
-}

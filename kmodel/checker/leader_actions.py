@@ -15,6 +15,7 @@ import attrs
 from kmodel.checker.actions import Action
 from kmodel.checker.simpler import Simplest, fewer
 from kmodel.loop import EventNotEnabled
+from kmodel.loop.events import at_least
 
 #: the longest pause the checker draws, in seconds (a minute: past a 15 s lease and a 10 s renew deadline)
 MAX_PAUSE_SECONDS = 60
@@ -55,7 +56,7 @@ class PauseProcess(Action):
     kind: ClassVar[str] = "pause-process"
     simplest: ClassVar[Simplest] = (("seconds", fewer(1)),)
     process: str
-    seconds: int
+    seconds: int = at_least(1)
 
     @property
     def name(self) -> str:
@@ -69,7 +70,3 @@ class PauseProcess(Action):
         until = cluster.now + self.seconds * 1000
         for member in members:
             loop.pause(member, until)
-
-
-LEADER_ACTIONS: tuple[type[Action], ...] = (PauseProcess,)
-LEADER_MINIMUMS: dict[str, dict[str, int]] = {"pause-process": {"seconds": 1}}

@@ -34,6 +34,7 @@ from kmodel.checker.simpler import Simplest, default
 from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply, Patch
 from kmodel.component.registry import own_registrations
+from kmodel.loop.events import at_least
 
 #: object names the checker uses besides those of the component's own boot objects of the kind
 EXTRA_NAMES: tuple[str, ...] = ("alpha", "beta")
@@ -172,7 +173,7 @@ class ScaleCustomObject(Action):
     resource: str
     namespace: str
     object_name: str
-    replicas: int = attrs.field(default=0, validator=attrs.validators.in_(range(MAX_SCALE + 1)))
+    replicas: int = at_least(0, default=attrs.field(default=0, validator=attrs.validators.in_(range(MAX_SCALE + 1))))
 
     @property
     def name(self) -> str:
@@ -218,10 +219,3 @@ class DeleteOwnCRD(Action):
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Delete("customresourcedefinitions", "", self.crd))
-
-
-#: the actions of this family (gathered into the trace registry by kmodel/checker/action_json.py)
-OWN_CRD_ACTIONS: tuple[type[Action], ...] = (ApplyCustomObject, WriteCustomStatus, ScaleCustomObject,
-                                             DeleteCustomObject, DeleteOwnCRD)
-#: the least value of each whole-number field of these actions read from a trace
-OWN_CRD_MINIMUMS: dict[str, dict[str, int]] = {"scale-custom-object": {"replicas": 0}}

@@ -262,6 +262,3 @@ def rows_for(patch_type: str, obj: dict) -> list[tuple[PatchRow, Any]]:
         if doc is not None:
             out.append((row, doc))
     return out
-
-
-PATCH_ACTIONS: tuple[type[Action], ...] = (PatchObject,)

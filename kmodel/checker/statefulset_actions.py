@@ -16,6 +16,7 @@ import attrs
 from kmodel.checker.actions import Action, app_container
 from kmodel.cluster import Cluster, Scale
 from kmodel.cluster.kubectl import Apply
+from kmodel.loop.events import at_least
 
 #: the checker's StatefulSet (and its pods' app label)
 STATEFULSET = "db"
@@ -42,9 +43,9 @@ class ApplyStatefulSet(Action):
     index into IMAGES)."""
 
     kind: ClassVar[str] = "apply-statefulset"
-    replicas: int
+    replicas: int = at_least(0)
     parallel: bool = False
-    image: int = 0
+    image: int = at_least(0, default=0)
 
     @property
     def name(self) -> str:
@@ -60,7 +61,7 @@ class ScaleStatefulSet(Action):
     """kubectl scale statefulset db --replicas=N (404 while there is no set)."""
 
     kind: ClassVar[str] = "scale-statefulset"
-    replicas: int
+    replicas: int = at_least(0)
 
     @property
     def name(self) -> str:
@@ -68,10 +69,3 @@ class ScaleStatefulSet(Action):
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Scale("statefulsets", "default", STATEFULSET, self.replicas))
-
-
-STATEFULSET_ACTIONS: tuple[type[Action], ...] = (ApplyStatefulSet, ScaleStatefulSet)
-
-STATEFULSET_MINIMUMS: dict[str, dict[str, int]] = {
-    "apply-statefulset": {"replicas": 0, "image": 0}, "scale-statefulset": {"replicas": 0},
-}

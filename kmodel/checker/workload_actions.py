@@ -27,6 +27,7 @@ from kmodel.checker.actions import (
 from kmodel.checker.simpler import Simplest, default, each, earlier, earlier_node, fewer
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply, Patch, RolloutUndo, TaintNode
+from kmodel.loop.events import at_least
 
 LABEL_ZONE = "topology.kubernetes.io/zone"
 LABEL_REGION = "topology.kubernetes.io/region"
@@ -318,8 +319,8 @@ class EditService(Action):
     simplest: ClassVar[Simplest] = (
         ("app", earlier(APPS)), ("selector", fewer(0)), ("ports", fewer(0)))
     app: str
-    selector: int = 0
-    ports: int = 0
+    selector: int = at_least(0, default=0)
+    ports: int = at_least(0, default=0)
 
     @property
     def name(self) -> str:
@@ -360,7 +361,7 @@ class SetStrategy(Action):
     kind: ClassVar[str] = "set-strategy"
     simplest: ClassVar[Simplest] = (("app", earlier(APPS)), ("strategy", fewer(0)))
     app: str
-    strategy: int = 0
+    strategy: int = at_least(0, default=0)
 
     @property
     def name(self) -> str:
@@ -401,7 +402,7 @@ class UndoRollout(Action):
     kind: ClassVar[str] = "rollout-undo"
     simplest: ClassVar[Simplest] = (("app", earlier(APPS)), ("to_revision", default(0)))
     app: str
-    to_revision: int = 0
+    to_revision: int = at_least(0, default=0)
 
     @property
     def name(self) -> str:
@@ -465,7 +466,7 @@ class ApplyInvalid(Action):
 
     kind: ClassVar[str] = "apply-invalid"
     simplest: ClassVar[Simplest] = (("case", fewer(0)),)
-    case: int = 0
+    case: int = at_least(0, default=0)
     node: str = ""
 
     @property
@@ -475,16 +476,3 @@ class ApplyInvalid(Action):
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(INVALID_MANIFESTS[self.case % len(INVALID_MANIFESTS)][1](self.node))
-
-
-#: the actions of this module, and their whole-number fields' least values (kmodel/checker/action_json.py)
-WORKLOAD_ACTIONS: tuple[type[Action], ...] = (
-    LabelNode, TaintNodeAction, CordonNode, ApplyPodShape, LabelPod, EditService, SetStrategy, PauseDeployment,
-    UndoRollout, ApplyInvalid,
-)
-
-WORKLOAD_MINIMUMS: dict[str, dict[str, int]] = {
-    "edit-service": {"selector": 0, "ports": 0}, "set-strategy": {"strategy": 0},
-    "rollout-undo": {"to_revision": 0}, "apply-invalid": {"case": 0},
-}
-

@@ -284,10 +284,16 @@ JSON_MINIMUMS: dict[str, dict[str, int]] = {
 _SCALARS = {"int": int, "str": str, "bool": bool}
 
 
+def at_least(least: int, **field: Any) -> Any:
+    """An attrs field whose whole number, read from JSON, is at least `least` (check_json_fields reads it from
+    the field's metadata); `field` is attrs.field's other arguments (a default)."""
+    return attrs.field(metadata={"minimum": least}, **field)
+
+
 def check_json_fields(cls: type, kind: str, fields: dict[str, Any], minimums: dict[str, int]) -> None:
     """ValueError, one line, if a field read from JSON does not fit `cls` (an attrs Record): an unknown or
     missing field, a value of the wrong type (a bool is no whole number, a whole number no bool), or a whole
-    number below its least value in `minimums`."""
+    number below its least value (the field's own, declared with `at_least`, else the one in `minimums`)."""
     declared = {f.name: f for f in attrs.fields(cls)}
     unknown = sorted(set(fields) - set(declared))
     if unknown:
@@ -306,7 +312,7 @@ def check_json_fields(cls: type, kind: str, fields: dict[str, Any], minimums: di
             continue
         if type(value) is not want:
             raise ValueError(f"{kind}: {name} must be {_ARTICLE[base]}, not {value!r}")
-        least = minimums.get(name)
+        least = field.metadata.get("minimum", minimums.get(name))
         if least is not None and value < least:
             raise ValueError(f"{kind}: {name} must be at least {least}, not {value}")
 
