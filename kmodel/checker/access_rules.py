@@ -1,4 +1,4 @@
-"""The access family's rules: a mixin of the checker's state machine (KmodelMachine's bases).
+"""The access family's rules: a rule family of the checker's state machine (kmodel.checker.rulebook).
 
 Theory of operation
 -------------------
@@ -27,10 +27,10 @@ until a binding grants some (their refused requests are 403s, audited with their
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
+from hypothesis.stateful import precondition
 
 from kmodel.checker.access_actions import (
     HOLD, NAMESPACED_APPS, POD_SECURITY_LEVELS, ROLE, ROLE_LEVELS, TEAM, USERS, AddFinalizer, ApplyBinding,
@@ -39,6 +39,7 @@ from kmodel.checker.access_actions import (
 )
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.preconditions import once_per_step
+from kmodel.checker.rulebook import RuleFamily, rule
 
 #: the namespaces the user's objects live in (team first: the one that comes and goes)
 USER_NAMESPACES = (TEAM, "default")
@@ -76,26 +77,31 @@ def _listed(cluster: Any, resources: tuple[str, ...]) -> list[tuple[str, str, An
     return out
 
 
-class AccessRules:
+class AccessRules(RuleFamily):
     """Rules for namespaces, deletion options, finalizers, RBAC and requests as other users (see the module
     docstring). Mixed into KmodelMachine, which provides `cluster` and `_do`."""
 
-    cluster: Any
-
-    def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
-        raise NotImplementedError
+    docs_columns: ClassVar[tuple[str, ...]] = ("Kind", "Does")
 
     # -- namespaces -------------------------------------------------------------------------------------------
 
     @rule(who=INDEX, level=st.integers(0, len(POD_SECURITY_LEVELS) - 1))
     def create_namespace(self, who: int, level: int) -> None:
-        """Create (or relabel) the team namespace, enforcing a drawn Pod Security level (shrinks to none)."""
-        self._do("create_namespace", CreateNamespace(TEAM, user_of(who), POD_SECURITY_LEVELS[level]))
+        """Create (or relabel) the team namespace, enforcing a drawn Pod Security level (shrinks to none).
+
+        Kind: `create-namespace`
+        Does: `kubectl apply` the namespace `team`, labelled `pod-security.kubernetes.io/enforce` `baseline` or
+        `restricted`, or not at all (applying it again changes the label)"""
+        self._do(CreateNamespace(TEAM, user_of(who), POD_SECURITY_LEVELS[level]))
 
     @rule(ns=INDEX, what=INDEX, who=INDEX)
     def apply_in_namespace(self, ns: int, what: int, who: int) -> None:
+        """Kind: `apply-in-namespace`
+        Does: `kubectl apply` the Deployment `shop` (1 replica), the Service `shop` or the bare pod `probe` (with
+        hostPort 8080 or without: Pod Security admission refuses it with 403 where the namespace enforces
+        `baseline`) in `team` or `default`"""
         resource, host_port = pick(what, NAMESPACED_CHOICES)
-        self._do("apply_in_namespace", ApplyInNamespace(pick(ns, USER_NAMESPACES), resource, user_of(who),
+        self._do(ApplyInNamespace(pick(ns, USER_NAMESPACES), resource, user_of(who),
                                                         host_port))
 
     @rule(who=INDEX, policy=INDEX)
@@ -103,8 +109,12 @@ class AccessRules:
         """With a drawn propagation policy (shrinking to none): Orphan and Foreground put their finalizer on the
         namespace, which the garbage collector removes once the namespace controller has emptied it. No
         precondition on the namespace being there yet: kubectl runs the user's commands in order, so a delete
-        drawn right after a create (and some content) reaches the namespace they made; without one it gets 404."""
-        self._do("delete_namespace", DeleteWith("namespaces", "", TEAM, propagation_policy=pick(policy, PROPAGATION),
+        drawn right after a create (and some content) reaches the namespace they made; without one it gets 404.
+
+        Kind: `delete-with`
+        Does: `kubectl delete namespace team` with `--cascade` (none, background, foreground, orphan) (404 when
+        there is none: kubectl runs commands in order, so one drawn after a create reaches it)"""
+        self._do(DeleteWith("namespaces", "", TEAM, propagation_policy=pick(policy, PROPAGATION),
                                                 user=user_of(who)))
 
     # -- deletion ---------------------------------------------------------------------------------------------
@@ -115,8 +125,11 @@ class AccessRules:
     @precondition(once_per_step(lambda self: bool(self._deletable())))
     @rule(i=INDEX, grace=INDEX, policy=INDEX, who=INDEX)
     def delete_with_options(self, i: int, grace: int, policy: int, who: int) -> None:
+        """Kind: `delete-with`
+        Does: `kubectl delete` a Deployment, ReplicaSet, the StatefulSet `db`, a pod or Service, with
+        `--grace-period` (none, 0 with `--force`, 5, 60) and `--cascade` (none, background, foreground, orphan)"""
         resource, ns, obj = pick(i, self._deletable())
-        self._do("delete_with_options", DeleteWith(resource, ns, obj.metadata.name, pick(grace, GRACE_PERIODS),
+        self._do(DeleteWith(resource, ns, obj.metadata.name, pick(grace, GRACE_PERIODS),
                                                    pick(policy, PROPAGATION), user_of(who)))
 
     # -- finalizers -------------------------------------------------------------------------------------------
@@ -130,25 +143,37 @@ class AccessRules:
     @precondition(once_per_step(lambda self: bool(self._unmarked())))
     @rule(i=INDEX, who=INDEX)
     def add_finalizer(self, i: int, who: int) -> None:
+        """Kind: `add-finalizer`
+        Does: `kubectl edit`: put `example.com/hold` on any object (Deployments, ReplicaSets, the StatefulSet, pods,
+        Services, Nodes, Namespaces)"""
         resource, ns, obj = pick(i, self._unmarked())
-        self._do("add_finalizer", AddFinalizer(resource, ns, obj.metadata.name, user_of(who)))
+        self._do(AddFinalizer(resource, ns, obj.metadata.name, user_of(who)))
 
     @precondition(once_per_step(lambda self: bool(self._marked())))
     @rule(i=INDEX, who=INDEX)
     def remove_finalizer(self, i: int, who: int) -> None:
+        """Kind: `remove-finalizer`
+        Does: `kubectl edit`: take `example.com/hold` off"""
         resource, ns, obj = pick(i, self._marked())
-        self._do("remove_finalizer", RemoveFinalizer(resource, ns, obj.metadata.name, user_of(who)))
+        self._do(RemoveFinalizer(resource, ns, obj.metadata.name, user_of(who)))
 
     # -- RBAC -------------------------------------------------------------------------------------------------
 
     @rule(ns=INDEX, level=INDEX, who=INDEX)
     def apply_role(self, ns: int, level: int, who: int) -> None:
-        self._do("apply_role", ApplyRole(pick(ns, ("default", TEAM, "")), pick(level, tuple(ROLE_LEVELS)),
+        """Kind: `apply-role`
+        Does: `kubectl apply` the Role `app-access` in `default` or `team`, or the ClusterRole `app-access`, at
+        level `view` (get, list, watch) or `edit` (also create, update, patch, delete) on pods, services,
+        deployments and replicasets; applying it again at the other level changes it"""
+        self._do(ApplyRole(pick(ns, ("default", TEAM, "")), pick(level, tuple(ROLE_LEVELS)),
                                          user_of(who)))
 
     @rule(ns=INDEX, subject=INDEX, cluster_role=st.booleans(), who=INDEX)
     def apply_binding(self, ns: int, subject: int, cluster_role: bool, who: int) -> None:
-        self._do("apply_binding", ApplyBinding(pick(ns, ("default", TEAM, "")), pick(subject, USERS[1:]),
+        """Kind: `apply-binding`
+        Does: `kubectl apply` a RoleBinding (or ClusterRoleBinding) of alice, bob or builder to `app-access` (the
+        namespace's Role or the ClusterRole)"""
+        self._do(ApplyBinding(pick(ns, ("default", TEAM, "")), pick(subject, USERS[1:]),
                                                cluster_role, user_of(who)))
 
     def _rbac_objects(self) -> list:
@@ -160,5 +185,7 @@ class AccessRules:
     @precondition(once_per_step(lambda self: bool(self._rbac_objects())))
     @rule(i=INDEX, who=INDEX)
     def delete_rbac(self, i: int, who: int) -> None:
+        """Kind: `delete-with`
+        Does: `kubectl delete` one of those Roles, ClusterRoles or bindings"""
         resource, ns, obj = pick(i, self._rbac_objects())
-        self._do("delete_rbac", DeleteWith(resource, ns, obj.metadata.name, user=user_of(who)))
+        self._do(DeleteWith(resource, ns, obj.metadata.name, user=user_of(who)))

@@ -28,10 +28,10 @@ carries what it sends, so a trace reads as the requests made and replays without
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
+from hypothesis.stateful import precondition
 
 from kmodel.apiserver.authentication import NODE_PREFIX
 from kmodel.checker.access_actions import TEAM
@@ -43,6 +43,7 @@ from kmodel.checker.draws import (
 from kmodel.checker.preconditions import once_per_step
 from kmodel.objects import dump
 from kmodel.scheduler.framework import pod_requests
+from kmodel.checker.rulebook import RuleFamily, rule
 
 #: what list_objects lists, and in which namespace ("" : a cluster-scoped kind)
 LISTED: tuple[tuple[str, str], ...] = (("pods", "default"), ("services", "default"), ("deployments", "default"),
@@ -99,12 +100,11 @@ def _with_rv(body: dict, kind: str, read: int) -> dict:
     return body
 
 
-class CollideRules:
+class CollideRules(RuleFamily):
     """The colliding-request rules (see the module docstring). Mixed into KmodelMachine, which provides `cluster`
     and `_do`."""
 
-    cluster: Any
-    _do: Any
+    docs_columns: ClassVar[tuple[str, ...]] = ("Draws", "Sends", "Shrinks to")
 
     def _actor(self, actors: tuple[str, ...], who: int, node: str = "") -> str:
         """The actor `who` names among `actors`; a kubelet is that of `node`, or of a drawn node when it is ""."""
@@ -117,9 +117,17 @@ class CollideRules:
           fields=st.integers(0, len(FIELD_SELECTORS) - 1), rv=st.integers(0, len(RESOURCE_VERSIONS) - 1),
           who=INDEX, every_namespace=st.booleans())
     def list_objects(self, what: int, labels: int, fields: int, rv: int, who: int, every_namespace: bool) -> None:
+        """Draws: a resource (pods, Services, Deployments, ReplicaSets, nodes, Leases, Endpoints), in its namespace or
+        all; a label selector (`LABEL_SELECTORS`: every operator, then mistakes: an unknown operator, `in` without
+        parentheses, an empty or unclosed set, a trailing comma, `>` of a word); a field selector
+        (`FIELD_SELECTORS`: a pod's node and phase, name and namespace, a field the kind does not support, a term
+        without an operator); a resourceVersion (`RESOURCE_VERSIONS`)
+        Sends: `GET` of the list: 200, or 400 with the parser's text; a resourceVersion the watch cache has not
+        reached waits for it, then 504 `Timeout: Too large resource version`
+        Shrinks to: all pods of default, as the admin"""
         resource, ns = LISTED[what]
         version = resource_version(RESOURCE_VERSIONS[rv], self.cluster.store)
-        self._do("list_objects", SendRequest("list", resource, "" if every_namespace else ns,
+        self._do(SendRequest("list", resource, "" if every_namespace else ns,
                                              label_selector=LABEL_SELECTORS[labels],
                                              field_selector=FIELD_SELECTORS[fields], resource_version=version,
                                              actor=self._actor(LIST_ACTORS, who)))
@@ -130,9 +138,14 @@ class CollideRules:
     @precondition(once_per_step(lambda self: bool(self._gotten())))
     @rule(i=INDEX, rv=st.integers(0, len(RESOURCE_VERSIONS) - 1), who=INDEX)
     def get_object(self, i: int, rv: int, who: int) -> None:
+        """Draws: an object that exists (a pod, Service, Deployment, node or Lease); a resourceVersion: none (a
+        consistent read), `0`, the newest, one behind the object's, one far ahead, one compacted away, `latest`
+        (400)
+        Sends: `GET` of the object
+        Shrinks to: the first object, no resourceVersion"""
         resource, ns, obj = pick(i, self._gotten())
         version = resource_version(RESOURCE_VERSIONS[rv], self.cluster.store, _rv(obj))
-        self._do("get_object", SendRequest("get", resource, ns, obj.metadata.name, resource_version=version,
+        self._do(SendRequest("get", resource, ns, obj.metadata.name, resource_version=version,
                                            actor=self._actor(LIST_ACTORS, who)))
 
     def _pods(self) -> list:
@@ -144,11 +157,16 @@ class CollideRules:
     @precondition(once_per_step(lambda self: bool(self._pods()) and bool(self.cluster.nodes)))
     @rule(i=INDEX, node=INDEX, who=st.integers(0, len(BIND_ACTORS) - 1))
     def bind_pod(self, i: int, node: int, who: int) -> None:
+        """Draws: a pod of the default or team namespace (pending ones first), a node; the admin, a second scheduler or
+        alice
+        Sends: `POST pods/<pod>/binding`: a pending pod is bound, racing the scheduler's own binding; one already
+        bound or being deleted gets 409
+        Shrinks to: the first pod to the first node, as the admin"""
         _, ns, pod = pick(i, self._pods())
         name = pod.metadata.name
         binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": ns},
                    "target": {"apiVersion": "v1", "kind": "Node", "name": pick(node, self.cluster.nodes)}}
-        self._do("bind_pod", SendRequest("create", "pods", ns, name, "binding", binding,
+        self._do(SendRequest("create", "pods", ns, name, "binding", binding,
                                          actor=BIND_ACTORS[who]))
 
     def _update(self, rule_name: str, resource: str, ns: str, obj: Any, subresource: str, body: dict, rv: int,
@@ -166,6 +184,12 @@ class CollideRules:
     @precondition(once_per_step(lambda self: bool(self._status_written())))
     @rule(i=INDEX, edit=st.integers(0, len(STATUS_EDITS) - 1), rv=WRITE_VERSION, who=INDEX)
     def write_status(self, i: int, edit: int, rv: int, who: int) -> None:
+        """Draws: a pod or a node; the status as read, or with a condition `example.com/Checked` added; the
+        resourceVersion read, none (an unconditional update) or one behind; the admin, alice, or the kubelet of the
+        object's node or of another
+        Sends: `PUT <resource>/<name>/status` of the object as read: 409 on a stale resourceVersion, 403 for a
+        kubelet writing another node's pod
+        Shrinks to: the first pod's status as read"""
         resource, ns, obj = pick(i, self._status_written())
         body = dump(obj)
         if STATUS_EDITS[edit] == "condition":
@@ -182,6 +206,10 @@ class CollideRules:
     @precondition(once_per_step(lambda self: bool(self._leases())))
     @rule(i=INDEX, edit=st.integers(0, len(LEASE_EDITS) - 1), rv=WRITE_VERSION, who=INDEX)
     def update_lease(self, i: int, edit: int, rv: int, who: int) -> None:
+        """Draws: a Lease of `kube-node-lease` or `kube-system`; as read, with holder `intruder`, or a duration of 1 s;
+        the resourceVersion read, none or one behind; the admin, alice, or a kubelet
+        Sends: `PUT` of the Lease: a node's heartbeat or a leader's lock written by someone else
+        Shrinks to: the first Lease as read"""
         _, ns, lease = pick(i, self._leases())
         body = dump(lease)
         spec = body.setdefault("spec", {})
@@ -221,18 +249,34 @@ class CollideRules:
     @rule(pod=st.sampled_from(BARE_PODS), i=INDEX, sized=st.integers(0, len(SIZED) - 1),
           fit=st.integers(0, len(FITS) - 1), pinned=st.booleans(), host_port=st.booleans())
     def apply_pod_near_capacity(self, pod: str, i: int, sized: int, fit: int, pinned: bool, host_port: bool) -> None:
+        """Draws: a bare pod name; a node; what it requests (`SIZED`: nothing, cpu, memory, ephemeral storage, the
+        extended resource `example.com/dongle`); how much (`FITS`: what the node has left, its allocatable less the
+        requests of the pods bound to it, or one unit more); pinned or not; a host port (the one a pod on the node
+        holds, else 8080)
+        Sends: `kubectl apply` of the pod (`apply-sized-pod`): pinned (`spec.nodeName`), the kubelet's admission
+        judges it and a pod that does not fit is Failed with `OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage` or
+        `NodePorts`; through the scheduler (a nodeSelector on the node's hostname), a pod that does not fit stays
+        Pending, Unschedulable. The model's nodes have no ephemeral storage or extended resources in their
+        allocatable, so a pod asking for them never fits
+        Shrinks to: a pod for the scheduler to place on the first node, asking for nothing but the host port"""
         node = pick(i, self.cluster.nodes)
         resource, more = SIZED[sized], FITS[fit] == "one more"
         cpu, memory = self._left(node)
         quantity = {"": "", "cpu": f"{cpu + more}m", "memory": f"{memory // MI + more}Mi",
                     "ephemeral-storage": "1Gi", "example.com/dongle": "1"}[resource]
         port, protocol, host_ip = self._held_port(node) if host_port or not resource else (0, "TCP", "")
-        self._do("apply_pod_near_capacity", ApplySizedPod(pod, node, pinned, resource, quantity, port, protocol,
+        self._do(ApplySizedPod(pod, node, pinned, resource, quantity, port, protocol,
                                                           host_ip))
 
     @rule(app=st.sampled_from(APPS), ip=st.integers(0, len(CLUSTER_IPS) - 1))
     def create_service_ip(self, app: str, ip: int) -> None:
-        """kubectl create of the app's Service asking for a ClusterIP (409 AlreadyExists when it is there)."""
+        """kubectl create of the app's Service asking for a ClusterIP (409 AlreadyExists when it is there).
+
+        Draws: an app; a ClusterIP (`CLUSTER_IPS`: one an existing Service holds, a free one, the range's first, its
+        network and broadcast addresses, one outside the range, an IPv6 address, `None`, a malformed one)
+        Sends: `POST` of the app's Service asking for it: 422 with the allocator's reason when it is taken or not in
+        the range, 409 when the Service exists
+        Shrinks to: web asking for the address the last Service holds"""
         wanted = CLUSTER_IPS[ip]
         if wanted == "taken":
             held = [s.spec.cluster_ip for s in self.cluster.objects("services", "default")
@@ -240,4 +284,4 @@ class CollideRules:
             wanted = held[-1] if held else CLUSTER_IPS[1]
         manifest = service_manifest(app)
         manifest["spec"]["clusterIP"] = wanted
-        self._do("create_service_ip", SendRequest("create", "services", "default", "", "", json.dumps(manifest)))
+        self._do(SendRequest("create", "services", "default", "", "", json.dumps(manifest)))

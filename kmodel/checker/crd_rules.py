@@ -1,4 +1,4 @@
-"""The custom resource family's rules: a mixin of the checker's state machine (KmodelMachine's bases).
+"""The custom resource family's rules: a rule family of the checker's state machine (kmodel.checker.rulebook).
 
 Theory of operation
 -------------------
@@ -24,10 +24,8 @@ stored under its CRD's scope, and none left once its CRD is deleted.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
+from hypothesis.stateful import precondition
 
 from kmodel.checker.access_rules import PROPAGATION
 from kmodel.checker.crd_actions import (
@@ -36,6 +34,7 @@ from kmodel.checker.crd_actions import (
 )
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.preconditions import once_per_step
+from kmodel.checker.rulebook import RuleFamily, rule
 
 
 def shape_of(i: int) -> str:
@@ -44,14 +43,10 @@ def shape_of(i: int) -> str:
     return SHAPES[i] if i < len(SHAPES) else SHAPES[0]
 
 
-class CrdRules:
+class CrdRules(RuleFamily):
     """Rules for a CustomResourceDefinition and its objects (see the module docstring). Mixed into KmodelMachine,
     which provides `cluster` and `_do`."""
 
-    cluster: Any
-
-    def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
-        raise NotImplementedError
 
     def _crd_stored(self) -> bool:
         return self.cluster.get("customresourcedefinitions", "", CRD_NAME) is not None
@@ -59,24 +54,24 @@ class CrdRules:
     @precondition(once_per_step(lambda self: not self._crd_stored()))
     @rule()
     def apply_crd(self) -> None:
-        self._do("apply_crd", ApplyCRD())
+        self._do(ApplyCRD())
 
     @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS), shape=INDEX)
     def apply_database(self, i: int, replicas: int, shape: int) -> None:
-        self._do("apply_database", ApplyDatabase(pick(i, DATABASES), replicas, shape_of(shape)))
+        self._do(ApplyDatabase(pick(i, DATABASES), replicas, shape_of(shape)))
 
     @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS))
     def write_database_status(self, i: int, replicas: int) -> None:
-        self._do("write_database_status", WriteDatabaseStatus(pick(i, DATABASES), replicas))
+        self._do(WriteDatabaseStatus(pick(i, DATABASES), replicas))
 
     @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS + 1))
     def scale_database(self, i: int, replicas: int) -> None:
-        self._do("scale_database", ScaleDatabase(pick(i, DATABASES), replicas))
+        self._do(ScaleDatabase(pick(i, DATABASES), replicas))
 
     @rule(i=INDEX, policy=INDEX)
     def delete_database(self, i: int, policy: int) -> None:
-        self._do("delete_database", DeleteDatabase(pick(i, DATABASES), pick(policy, PROPAGATION)))
+        self._do(DeleteDatabase(pick(i, DATABASES), pick(policy, PROPAGATION)))
 
     @rule()
     def delete_crd(self) -> None:
-        self._do("delete_crd", DeleteCRD())
+        self._do(DeleteCRD())

@@ -43,7 +43,6 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
 
 from kmodel.checker.actions import Compact, Fault
 from kmodel.checker.draws import INDEX, pick
@@ -57,6 +56,7 @@ from kmodel.checker.fault_actions import (
 )
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop.events import REQUEST_FAULT_CODES, FailRequest
+from kmodel.checker.rulebook import RuleFamily, rule
 
 #: a component is a candidate of a request fault when it sent to its API server this recently (a kubelet
 #: renews its Lease every 10 s)
@@ -70,14 +70,10 @@ FLAP_SECONDS = (15, 60)
 STALL_MINUTES = (2, 10)
 
 
-class RequestFaultRules:
+class RequestFaultRules(RuleFamily):
     """The rules of the request-fault family (see the module docstring). Mixed into `KmodelMachine`, whose
     `cluster`, `_do` and `_fault` they use."""
 
-    cluster: Any
-
-    def _do(self, rule_name: str, action: Any) -> None:  # pragma: no cover - KmodelMachine's
-        raise NotImplementedError
 
     def _fault(self, first: str, i: int, ms: int = 0) -> None:  # pragma: no cover - KmodelMachine's
         raise NotImplementedError
@@ -180,7 +176,7 @@ class RequestFaultRules:
         if not revisions:
             self._fault("compact", i)
             return
-        self._do("compact_delete", Compact(pick(i, revisions)))
+        self._do(Compact(pick(i, revisions)))
 
     @rule(i=INDEX, minutes=st.integers(*STALL_MINUTES))
     def stall_watch(self, i: int, minutes: int) -> None:
@@ -191,7 +187,7 @@ class RequestFaultRules:
         if chosen is None:
             self._fault("delay_link", i)
             return
-        self._do("stall_watch", StallWatch(*chosen, ms=minutes * 60_000))
+        self._do(StallWatch(*chosen, ms=minutes * 60_000))
 
     @rule(i=INDEX, seconds=st.integers(0, len(FLAP_SECONDS) - 1))
     def flap_readiness(self, i: int, seconds: int) -> None:

@@ -10,29 +10,26 @@ and with it what each seed explores, stays as it was for a cluster that elects n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
 
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.leader_actions import MAX_PAUSE_SECONDS, PauseProcess, leaders, pausable
+from kmodel.checker.rulebook import RuleFamily, rule
 
 #: a drawn INDEX below this pauses a current leader (half the draws)
 LEADER_DRAWS = 32
 
 
-class LeaderRules:
+class LeaderRules(RuleFamily):
     """The pause rule (see the module docstring)."""
 
-    cluster: Any
-
-    def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
-        raise NotImplementedError
+    in_every_machine: ClassVar[bool] = False  # kmodel.checker.run adds it when the cluster calls for it
 
     @rule(i=INDEX, seconds=st.integers(1, MAX_PAUSE_SECONDS))
     def pause_process(self, i: int, seconds: int) -> None:
         candidates = leaders(self.cluster) if i < LEADER_DRAWS else []
         candidates = candidates or pausable(self.cluster)
         if candidates:
-            self._do("pause_process", PauseProcess(pick(i, candidates), seconds))
+            self._do(PauseProcess(pick(i, candidates), seconds))

@@ -62,7 +62,7 @@ import attrs
 from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.control import currently_in_test_context
-from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, precondition
 
 from kmodel.checker.actions import (
     APPS,
@@ -91,17 +91,8 @@ from kmodel.checker.actions import (
     Settle,
     Action,
 )
-from kmodel.checker.collide_rules import CollideRules
-from kmodel.checker.odd_value_rules import OddValueRules
-from kmodel.checker.crd_rules import CrdRules
-from kmodel.checker.etcd_client_rules import EtcdClientRules
-from kmodel.checker.access_rules import AccessRules
 from kmodel.checker.draws import INDEX, pick
-from kmodel.checker.workload_rules import WorkloadRules
-from kmodel.checker.statefulset_rules import StatefulSetRules
-from kmodel.checker.job_rules import JobRules
-from kmodel.checker.patch_rules import PatchRules
-from kmodel.checker.fault_rules import RequestFaultRules
+from kmodel.checker.rulebook import rule, rule_families
 from kmodel.checker.session import InvariantViolation, Session, all_invariants, with_component_invariants
 from kmodel.component.registry import component_sometimes
 from kmodel.checker.snapshot import Snapshot, SnapshotError
@@ -141,8 +132,11 @@ class _Warm:
     events: int  # model events the snapshot has applied (counted once, when it was built)
 
 
-class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, RequestFaultRules, CrdRules, JobRules,
-                    CollideRules, EtcdClientRules, OddValueRules, RuleBasedStateMachine):
+#: the rule families every machine has (kmodel.checker.rulebook: each `RuleFamily` of a `*_rules` module)
+EVERY_MACHINE_FAMILIES: tuple[type, ...] = tuple(f for f in rule_families() if f.in_every_machine)
+
+
+class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ignore[misc]
     """The checker's state machine over a whole default cluster. See the module docstring."""
 
     config: ClusterConfig = ClusterConfig()
@@ -313,9 +307,17 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
 
     # -- executing -------------------------------------------------------------------------------------------
 
-    def _do(self, rule_name: str, action: Optional[Action]) -> None:
+    #: the rule running now (kmodel.checker.rulebook.rule sets it), what `_do(action)` counts an action under
+    _rule: str = ""
+
+    def _do(self, *args: Any) -> None:
+        """Execute an action: `_do(action)` counts it under the rule running, `_do(label, action)` under `label`
+        (what happened, when a rule does another thing than its name says: a fault rule falling through to
+        the next kind; and rules written before kmodel.checker.rulebook, which name themselves). None: nothing
+        to do."""
+        label, action = (self._rule, args[0]) if len(args) == 1 else args
         if action is not None:
-            self._guard(lambda: self.session.execute(action), rule_name)
+            self._guard(lambda: self.session.execute(action), label)
 
     def _guard(self, run: Callable[[], Any], rule_name: str) -> None:
         if self._ended:
@@ -396,32 +398,32 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
     @rule(app=st.sampled_from(APPS), replicas=st.integers(0, 4), cpu=st.sampled_from((0, 500, 1500)),
           host_port=st.booleans(), server_side=st.booleans())
     def apply_deployment(self, app: str, replicas: int, cpu: int, host_port: bool, server_side: bool) -> None:
-        self._do("apply_deployment", ApplyDeployment(app, replicas, cpu, host_port, server_side))
+        self._do(ApplyDeployment(app, replicas, cpu, host_port, server_side))
 
     @rule(app=st.sampled_from(APPS), replicas=st.integers(0, 5))
     def scale_deployment(self, app: str, replicas: int) -> None:
-        self._do("scale_deployment", ScaleDeployment(app, replicas))
+        self._do(ScaleDeployment(app, replicas))
 
     @rule(app=st.sampled_from(APPS))
     def delete_deployment(self, app: str) -> None:
-        self._do("delete_deployment", DeleteObject("deployments", app))
+        self._do(DeleteObject("deployments", app))
 
     @rule(app=st.sampled_from(APPS))
     def apply_service(self, app: str) -> None:
-        self._do("apply_service", ApplyService(app))
+        self._do(ApplyService(app))
 
     @rule(app=st.sampled_from(APPS))
     def delete_service(self, app: str) -> None:
-        self._do("delete_service", DeleteObject("services", app))
+        self._do(DeleteObject("services", app))
 
     @rule(pod=st.sampled_from(BARE_PODS), i=INDEX, host_port=st.booleans())
     def apply_pod(self, pod: str, i: int, host_port: bool) -> None:
         """A bare pod: for the scheduler to place (index 0), or pinned to one of the nodes."""
-        self._do("apply_pod", ApplyPod(pod, pick(i, ("", *self.cluster.nodes)), host_port))
+        self._do(ApplyPod(pod, pick(i, ("", *self.cluster.nodes)), host_port))
 
     @rule(pod=st.sampled_from(BARE_PODS))
     def delete_pod(self, pod: str) -> None:
-        self._do("delete_pod", DeleteObject("pods", pod))
+        self._do(DeleteObject("pods", pod))
 
     # add_node and remove_node can have no move at all (the cap reached, one node left): a precondition says
     # so, and Hypothesis draws another rule instead of spending a step on nothing.
@@ -433,12 +435,12 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
     @rule(cpu=st.sampled_from(NODE_CPUS))
     def add_node(self, cpu: str) -> None:
         """A machine joins, with 2, 4 or 8 CPUs (the cluster's own have `config.node_cpu`)."""
-        self._do("add_node", AddNode(cpu))
+        self._do(AddNode(cpu))
 
     @precondition(lambda self: self.node_removal and len(self.cluster.nodes) > 1)
     @rule(i=INDEX)
     def remove_node(self, i: int) -> None:
-        self._do("remove_node", RemoveNode(pick(i, self.cluster.nodes)))
+        self._do(RemoveNode(pick(i, self.cluster.nodes)))
 
     # -- interleaving ----------------------------------------------------------------------------------------
 
@@ -459,7 +461,7 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
         endpoints = self.cluster.network.endpoints
         chosen = sorted({pick(i, endpoints) for i in picks})
         if len(chosen) < len(endpoints):
-            self._do("partition", Fault(Partition(tuple(chosen))))
+            self._do(Fault(Partition(tuple(chosen))))
 
     # Each fault rule injects a fault of its own kind when one is possible now, else of the next kind that is
     # (in FAULTS order, wrapping around): with nothing down, `restart` heals a partition if there is one, else
@@ -637,17 +639,17 @@ class KmodelMachine(WorkloadRules, StatefulSetRules, PatchRules, AccessRules, Re
 
     @rule(seconds=st.integers(1, 30))
     def advance_time(self, seconds: int) -> None:
-        self._do("advance_time", RunFair(seconds * 1000))
+        self._do(RunFair(seconds * 1000))
 
     @rule(events=st.integers(1, 64))
     def run_events(self, events: int) -> None:
         """Run fairly for a drawn number of events: stop mid-flight, so the next fault lands inside a
         reconcile (advance_time ends where the cluster is quiet; most work happens at one instant)."""
-        self._do("run_events", RunEvents(events))
+        self._do(RunEvents(events))
 
     @rule()
     def settle(self) -> None:
-        self._do("settle", self._settle())
+        self._do(self._settle())
 
 
 #: lose_node stops at two lost machines: with more than two nodes of a zone not Ready, and 55 % of it, the node
@@ -677,7 +679,7 @@ class LongWaits(KmodelMachine):
 
     @rule(seconds=st.integers(60, 400))
     def wait_long(self, seconds: int) -> None:
-        self._do("wait_long", RunFair(seconds * 1000))
+        self._do(RunFair(seconds * 1000))
 
     def _can_lose_node(self) -> bool:
         # a machine whose settles end sooner than an eviction takes would report the wait as non-convergence
@@ -690,4 +692,4 @@ class LongWaits(KmodelMachine):
         """A machine fails for good and its Node is left: the control plane must evict its pods on its own
         (taint eviction, 340 s after the loss), which nothing else in the rules leaves to it for good (a crashed
         kubelet is restarted by the settle; a removed machine's Node is deleted, and PodGC takes its pods)."""
-        self._do("lose_node", LoseNode(pick(i, self.cluster.nodes)))
+        self._do(LoseNode(pick(i, self.cluster.nodes)))

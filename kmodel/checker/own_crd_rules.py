@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import precondition, rule
+from hypothesis.stateful import precondition
 
 from kmodel.checker.access_rules import PROPAGATION
 from kmodel.checker.draws import INDEX, pick
@@ -40,6 +40,7 @@ from kmodel.checker.own_crd_actions import (
 )
 from kmodel.checker.preconditions import once_per_step
 from kmodel.checker.schema_draws import breakages, broken, pick_breakage, valid
+from kmodel.checker.rulebook import RuleFamily, rule
 
 
 #: delete_own_crd acts on one of this many draws and does nothing on the others: a deleted CRD is not created
@@ -55,16 +56,14 @@ def _drawn(data: Any, kind: CustomKind, part: str, breakage: int) -> Any:
     return broken(value, chosen) if chosen is not None else value
 
 
-class OwnCrdRules:
+class OwnCrdRules(RuleFamily):
     """Rules for the objects of the cluster's components' own CRDs (see the module docstring). Mixed into the
     campaign's machine, which provides `config`, `cluster` and `_do`."""
 
-    config: Any
-    cluster: Any
-    _own_kinds: ClassVar[dict] = {}  # the components of a configuration -> their kinds (read once)
+    in_every_machine: ClassVar[bool] = False  # kmodel.checker.run adds it when the cluster calls for it
 
-    def _do(self, rule_name: str, action: Any) -> None:  # provided by KmodelMachine
-        raise NotImplementedError
+    config: Any
+    _own_kinds: ClassVar[dict] = {}  # the components of a configuration -> their kinds (read once)
 
     def _kinds(self) -> list[CustomKind]:
         components = tuple(self.config.components)
@@ -81,7 +80,7 @@ class OwnCrdRules:
     def apply_custom_object(self, i: int, breakage: int, data: Any) -> None:
         kind, name = pick(i, self._objects())
         content = _drawn(data, kind, "spec", breakage)
-        self._do("apply_custom_object", ApplyCustomObject(kind.api_version, kind.kind, kind.namespace, name,
+        self._do(ApplyCustomObject(kind.api_version, kind.kind, kind.namespace, name,
                                                           canonical(content)))
 
     @precondition(lambda self: bool(self._objects("status")))
@@ -89,18 +88,18 @@ class OwnCrdRules:
     def write_custom_status(self, i: int, breakage: int, data: Any) -> None:
         kind, name = pick(i, self._objects("status"))
         status = _drawn(data, kind, "status", breakage)["status"]
-        self._do("write_custom_status", WriteCustomStatus(kind.plural, kind.namespace, name, canonical(status)))
+        self._do(WriteCustomStatus(kind.plural, kind.namespace, name, canonical(status)))
 
     @precondition(lambda self: bool(self._objects("scale")))
     @rule(i=INDEX, replicas=st.integers(0, MAX_SCALE))
     def scale_custom_object(self, i: int, replicas: int) -> None:
         kind, name = pick(i, self._objects("scale"))
-        self._do("scale_custom_object", ScaleCustomObject(kind.plural, kind.namespace, name, replicas))
+        self._do(ScaleCustomObject(kind.plural, kind.namespace, name, replicas))
 
     @rule(i=INDEX, policy=INDEX)
     def delete_custom_object(self, i: int, policy: int) -> None:
         kind, name = pick(i, self._objects())
-        self._do("delete_custom_object", DeleteCustomObject(kind.plural, kind.namespace, name,
+        self._do(DeleteCustomObject(kind.plural, kind.namespace, name,
                                                             pick(policy, PROPAGATION)))
 
     def _stored_kinds(self) -> list[CustomKind]:
@@ -113,4 +112,4 @@ class OwnCrdRules:
     def delete_own_crd(self, i: int, chance: int) -> None:
         if chance != DELETE_CRD_ODDS - 1:  # most draws, and what a draw shrinks toward: nothing (DELETE_CRD_ODDS)
             return
-        self._do("delete_own_crd", DeleteOwnCRD(pick(i, self._stored_kinds()).crd_name))
+        self._do(DeleteOwnCRD(pick(i, self._stored_kinds()).crd_name))
