@@ -61,3 +61,51 @@ def test_performance_page_is_the_benchmarks_output_naming_the_machine() -> None:
     for name, args, _ in script.QUICK:
         assert f"$ python benchmarks/{name} {' '.join(args)}".rstrip() in page
     assert "(exit " not in page, "a benchmark failed while the page was generated"
+
+
+def test_rule_tables_match_the_rules_docstrings() -> None:
+    from kmodel.checker.ruledoc import generated_page
+
+    stale = [p.name for p in sorted(DOCS.glob("*.md")) if generated_page(p.read_text()) != p.read_text()]
+    assert not stale, f"rule tables are stale in {stale}: regenerate them with `python -m kmodel.checker.ruledoc`"
+
+
+def test_every_documented_family_has_a_table_and_every_rule_a_row() -> None:
+    from kmodel.checker.rulebook import rule_families, rule_names
+    from kmodel.checker.ruledoc import rule_fields, tabled_families
+
+    tabled = tabled_families(DOCS)
+    for family in rule_families():
+        if family.docs_columns:
+            assert family.__name__ in tabled, \
+                f"{family.__name__} has docs_columns but no page holds `<!-- rules: {family.__name__} -->`"
+            page = (DOCS / tabled[family.__name__]).read_text()
+            for name in rule_names(family):
+                assert f"| `{name}` | " in page
+                assert all(rule_fields(family, name).values())
+
+
+def test_a_rule_missing_a_column_is_named() -> None:
+    import pytest
+
+    from kmodel.checker.rulebook import RuleFamily, rule
+    from kmodel.checker.ruledoc import rule_fields, rules_table
+
+    class Documented(RuleFamily):
+        docs_columns = ("Draws", "Does")
+
+        @rule()
+        def poke(self) -> None:
+            """A note for the code's reader.
+
+            Draws: nothing
+            Does: `kubectl get`,
+            twice"""
+
+        @rule()
+        def prod(self) -> None:
+            """Draws: nothing"""
+
+    assert rule_fields(Documented, "poke") == {"Draws": "nothing", "Does": "`kubectl get`, twice"}
+    with pytest.raises(ValueError, match=r"Documented.prod: its docstring has no Does field"):
+        rules_table([Documented])
