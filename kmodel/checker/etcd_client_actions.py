@@ -29,6 +29,7 @@ import attrs
 
 from kmodel.checker.actions import Action
 from kmodel.checker.simpler import Simplest, default, earlier, fewer
+from kmodel.loop.events import at_least
 from kmodel.store.errors import StoreError
 from kmodel.store.txn_rules import MAX_TXN_OPS
 from kmodel.store.types import Compare, DeleteOp, PutOp, RangeOp, prefix_end
@@ -107,7 +108,7 @@ class EtcdRange(Action):
                                     ("count_only", default(False)))
     over: str
     at: str = "now"
-    limit: int = 0
+    limit: int = at_least(0, default=0)
     keys_only: bool = False
     count_only: bool = False
 
@@ -181,7 +182,7 @@ class EtcdTxn(Action):
     expect: str = "current"
     then: str = "read"
     otherwise: str = "nothing"
-    key: int = 0  # which /registry key a "registry-key" compare names (modulo the keys there are)
+    key: int = at_least(0, default=0)  # which /registry key a "registry-key" compare names (modulo the keys there are)
 
     def __attrs_post_init__(self) -> None:
         for value, domain, field in ((self.compared, COMPARED, "compared"), (self.target, TARGETS, "target"),
@@ -273,5 +274,3 @@ def _check(value: str, domain: tuple[str, ...], field: str) -> None:
         raise ValueError(f"{field} {value!r} is not one of {', '.join(domain)}")
 
 
-ETCD_CLIENT_ACTIONS: tuple[type[Action], ...] = (EtcdRange, EtcdWatch, EtcdTxn, EtcdCompact)
-ETCD_CLIENT_MINIMUMS: dict[str, dict[str, int]] = {"etcd-range": {"limit": 0}, "etcd-txn": {"key": 0}}

@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
 
 from kmodel.checker.etcd_client_actions import (
     COMPARED,
@@ -41,6 +40,7 @@ from kmodel.checker.etcd_client_actions import (
     EtcdTxn,
     EtcdWatch,
 )
+from kmodel.checker.rulebook import RuleFamily, rule
 from kmodel.checker.draws import INDEX
 
 #: one request of the second client, simplest first (a read)
@@ -59,7 +59,7 @@ RULE_NAMES: dict[type, str] = {EtcdRange: "etcd_range", EtcdWatch: "etcd_watch",
                                EtcdCompact: "etcd_compact"}
 
 
-class EtcdClientRules:
+class EtcdClientRules(RuleFamily):
     """The second etcd client's rule (see the module docstring). Mixed into `KmodelMachine` (which provides
     `_do`)."""
 

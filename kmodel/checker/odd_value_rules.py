@@ -26,10 +26,10 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import rule
 
 from kmodel.checker.actions import APPS, BARE_PODS, IMAGE
 from kmodel.checker.collide_actions import SendRequest
+from kmodel.checker.rulebook import RuleFamily, rule
 
 #: amounts a container asks for, as a user writes them: ordinary ones first, then exponents, fractions below one
 #: unit and one nano-unit, a sign, an int64 at its limit and past it (parsed on the slow path), and what the API
@@ -131,7 +131,7 @@ def odd_deployment(app: str, selector: dict) -> dict:
                                   "spec": {"containers": [{"name": "app", "image": IMAGE}]}}}}
 
 
-class OddValueRules:
+class OddValueRules(RuleFamily):
     """The odd-value rules (see the module docstring). Mixed into KmodelMachine, which provides `_do`."""
 
     _do: Any
@@ -140,15 +140,15 @@ class OddValueRules:
           limit=_index(LIMITS))
     def create_odd_pod(self, pod: str, resource: int, amount: int, limit: int) -> None:
         body = odd_pod(pod, RESOURCES[resource], QUANTITIES[amount], LIMITS[limit])
-        self._do("create_odd_pod", SendRequest("create", "pods", "default", body=body))
+        self._do(SendRequest("create", "pods", "default", body=body))
 
     @rule(kind=_index(NAMED_KINDS), name=_index(NAMES), label=_index(LABELS), annotation=_index(ANNOTATIONS))
     def create_odd_named(self, kind: int, name: int, label: int, annotation: int) -> None:
         resource = NAMED_KINDS[kind]
         body = odd_named(resource, NAMES[name], LABELS[label], ANNOTATIONS[annotation])
-        self._do("create_odd_named", SendRequest("create", resource, "default", body=body))
+        self._do(SendRequest("create", resource, "default", body=body))
 
     @rule(app=st.sampled_from(APPS), selector=_index(SELECTORS))
     def create_odd_selector(self, app: str, selector: int) -> None:
         body = odd_deployment(app, SELECTORS[selector])
-        self._do("create_odd_selector", SendRequest("create", "deployments", "default", body=body))
+        self._do(SendRequest("create", "deployments", "default", body=body))
