@@ -1,33 +1,45 @@
 """Time and peak memory of simulating a whole cluster until every pod runs.
 
-Run: python benchmarks/bench_cluster.py [--nodes 100] [--pods 3000] [--deployments 30] [--profile]
+Run: python benchmarks/bench_cluster.py [--nodes 100] [--pods 3000] [--deployments 30] [--profile] [--memory]
+     python benchmarks/bench_cluster.py --sizes 1000x30000,5000x150000 [--ab REV] [--deployments 30]
 
 Builds a default cluster (every component), applies `--deployments` Deployments sharing `--pods` replicas,
 and runs fairly in steps of 10 s of logical time until every pod is Running. Prints wall time, loop events,
-events per second, logical time reached and the peak resident memory of the process. No assertions.
+events per second, logical time reached, the resident memory of the process once the cluster is built (nodes,
+no pods yet), its peak, and the memory per pod: the growth from the first to the second over the pods.
+
+`--sizes NODESxPODS,...` runs each size in its own subprocess (so each peak memory is that size's alone) and
+then prints, for each size after the first, how its wall time, events and memory compare with the first's: a
+wall-time ratio equal to the pod ratio means the cost per pod stays flat as the cluster grows. `--ab REV` runs
+the same sizes on the commit REV too, from a temporary `git worktree` of it (removed afterwards), alternating
+REV and this checkout size by size, and prints how much faster this checkout is. `--profile` prints the
+functions with the most time of their own (cProfile); `--memory` the allocation sites holding the most memory
+when every pod runs (tracemalloc, which slows the run several times). No assertions.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import pstats
+import json
+import os
 import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any, Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from kmodel.cluster import Cluster, ClusterConfig  # noqa: E402
-from kmodel.objects import (  # noqa: E402
-    Container, Deployment, DeploymentSpec, LabelSelector, ObjectMeta, PodSpec, PodTemplateSpec, frozen_map,
-    parse_quantity,
-)
-from kmodel.objects.core import ResourceRequirements  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def deployment(name: str, replicas: int) -> Deployment:
+def deployment(name: str, replicas: int) -> Any:
+    from kmodel.objects import (
+        Container, Deployment, DeploymentSpec, LabelSelector, ObjectMeta, PodSpec, PodTemplateSpec, frozen_map,
+        parse_quantity,
+    )
+    from kmodel.objects.core import ResourceRequirements
+
     labels = frozen_map({"app": name})
     container = Container(name="app", image="registry.example/app:1",
                           resources=ResourceRequirements(requests=frozen_map(
@@ -45,9 +57,19 @@ def cluster_cidr(nodes: int) -> str:
     return "10.244.0.0/16" if nodes <= 256 else "10.128.0.0/9"
 
 
-def run(nodes: int, pods: int, deployments: int) -> dict:
+def peak_rss_mib() -> float:
+    """The process's peak resident memory (ru_maxrss is in KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run(nodes: int, pods: int, deployments: int, on_settled: Any = None) -> dict:
+    """Simulate the cluster until every pod runs (or an hour of logical time passes); the figures of the run.
+    `on_settled(cluster)` is called at the end, before the figures are taken (the memory snapshot)."""
+    from kmodel.cluster import Cluster, ClusterConfig
+
     t0 = time.perf_counter()
     cluster = Cluster(ClusterConfig(nodes=nodes, cluster_cidr=cluster_cidr(nodes)))
+    boot_rss = peak_rss_mib()
     per = pods // deployments
     cluster.apply([deployment(f"app-{i}", per + (1 if i < pods % deployments else 0)) for i in range(deployments)])
     events = 0
@@ -58,10 +80,106 @@ def run(nodes: int, pods: int, deployments: int) -> dict:
         if running >= pods:
             break
     wall = time.perf_counter() - t0
-    return {"nodes": nodes, "cluster_cidr": cluster_cidr(nodes), "pods_running": running, "logical_s": cluster.now / 1000, "wall_s": wall,
-            "loop_events": events, "events_per_s": events / wall,
-            "api_requests": len(cluster.audit.records),
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if on_settled is not None:
+        on_settled(cluster)
+    rss = peak_rss_mib()
+    return {"nodes": nodes, "pods": pods, "cluster_cidr": cluster_cidr(nodes), "pods_running": running,
+            "logical_s": cluster.now / 1000, "wall_s": wall, "loop_events": events, "events_per_s": events / wall,
+            "api_requests": len(cluster.audit.records), "boot_rss_mib": boot_rss, "peak_rss_mib": rss,
+            "kib_per_pod": (rss - boot_rss) * 1024 / max(pods, 1)}
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    """'1000x30000' -> (1000, 30000); SystemExit(2) with a one-line message when it is not NODESxPODS."""
+    nodes, sep, pods = text.partition("x")
+    if not sep or not nodes.isdigit() or not pods.isdigit() or int(nodes) < 1 or int(pods) < 1:
+        sys.exit(f"bench_cluster.py: error: --sizes takes NODESxPODS pairs such as 1000x30000, not {text!r}")
+    return int(nodes), int(pods)
+
+
+def child(root: Path, nodes: int, pods: int, deployments: int) -> dict:
+    """Run one size in a fresh interpreter importing kmodel from `root` (this checkout or a worktree of REV);
+    its last output line is the figures as JSON."""
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONHASHSEED="0")
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(root), "--nodes", str(nodes),
+           "--pods", str(pods), "--deployments", str(deployments)]
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"bench_cluster.py: error: {nodes}x{pods} on {root} failed:\n{done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def print_figures(result: dict, indent: str = "  ") -> None:
+    for key, value in result.items():
+        if isinstance(value, str):
+            print(f"{indent}{key:<16} {value}")
+        elif isinstance(value, float):
+            print(f"{indent}{key:<16} {value:,.1f}")
+        else:
+            print(f"{indent}{key:<16} {value:,}")
+
+
+def print_ratios(label: str, results: list[dict]) -> None:
+    """Each size against the first: pods, wall time, events and peak memory as multiples of the first's."""
+    base = results[0]
+    for r in results[1:]:
+        print(f"{label}: {r['nodes']}x{r['pods']} against {base['nodes']}x{base['pods']}: "
+              f"pods x{r['pods'] / base['pods']:.2f}, wall time x{r['wall_s'] / base['wall_s']:.2f}, "
+              f"events x{r['loop_events'] / base['loop_events']:.2f}, "
+              f"peak memory x{r['peak_rss_mib'] / base['peak_rss_mib']:.2f}")
+
+
+def sizes(args: argparse.Namespace) -> None:
+    """--sizes (and --ab): every size in its own subprocess, then the ratios."""
+    pairs = [parse_size(s) for s in args.sizes.split(",")]
+    trees: list[tuple[str, Path]] = [("this checkout", ROOT)]
+    worktree: Optional[Path] = None
+    if args.ab:
+        worktree = Path(tempfile.mkdtemp(prefix="bench-cluster-ab-")) / "tree"
+        done = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.ab],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"bench_cluster.py: error: cannot check out {args.ab!r}: {done.stderr.strip()}; "
+                     f"name a commit of this repository")
+        trees.insert(0, (args.ab, worktree))
+    results: dict[str, list[dict]] = {label: [] for label, _ in trees}
+    try:
+        for nodes, pods in pairs:
+            for label, tree in trees:
+                print(f"{label}: {nodes} nodes, {pods} pods ...", flush=True)
+                r = child(tree, nodes, pods, args.deployments)
+                print_figures(r)
+                results[label].append(r)
+    finally:
+        if worktree is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)],
+                           capture_output=True)
+    for label, _ in trees:
+        if len(results[label]) > 1:
+            print_ratios(label, results[label])
+    if args.ab:
+        for new, old in zip(results["this checkout"], results[args.ab]):
+            print(f"{new['nodes']}x{new['pods']}: this checkout {new['wall_s']:.1f} s, {new['peak_rss_mib']:.0f} MiB;"
+                  f" {args.ab} {old['wall_s']:.1f} s, {old['peak_rss_mib']:.0f} MiB: "
+                  f"{old['wall_s'] / new['wall_s']:.2f} times faster, "
+                  f"memory x{new['peak_rss_mib'] / old['peak_rss_mib']:.2f}")
+
+
+def memory_profile(args: argparse.Namespace) -> None:
+    """--memory: the 25 allocation sites holding the most memory once every pod runs."""
+    import tracemalloc
+
+    snapshot: list = []
+    tracemalloc.start()
+    result = run(args.nodes, args.pods, args.deployments,
+                 on_settled=lambda cluster: snapshot.append(tracemalloc.take_snapshot()))
+    stats = snapshot[0].statistics("lineno")
+    total = sum(s.size for s in stats)
+    print(f"traced memory when every pod runs: {total / 2**20:,.1f} MiB, {total / max(args.pods, 1) / 1024:,.2f} KiB "
+          f"per pod")
+    for s in stats[:25]:
+        print(f"  {s.size / 2**20:8.1f} MiB {s.count:>10,} blocks  {s.traceback[0]}")
+    print_figures(result)
 
 
 def main() -> None:
@@ -69,18 +187,31 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=100)
     parser.add_argument("--pods", type=int, default=3000)
     parser.add_argument("--deployments", type=int, default=30)
-    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--sizes", default="", help="NODESxPODS,... each in its own subprocess, then the ratios")
+    parser.add_argument("--ab", default="", metavar="REV", help="with --sizes: the same on commit REV too")
+    parser.add_argument("--profile", action="store_true", help="cProfile: the functions with the most own time")
+    parser.add_argument("--memory", action="store_true", help="tracemalloc: the sites holding the most memory")
+    parser.add_argument("--child", default="", help=argparse.SUPPRESS)  # the tree to import kmodel from
     args = parser.parse_args()
-    if args.profile:
+    if args.ab and not args.sizes:
+        parser.error("--ab REV compares sizes: give --sizes too, e.g. --sizes 1000x30000 --ab 7c1f8c2")
+    if args.child:
+        sys.path.insert(0, args.child)
+        print(json.dumps(run(args.nodes, args.pods, args.deployments)))
+        return
+    sys.path.insert(0, str(ROOT))
+    if args.sizes:
+        sizes(args)
+    elif args.profile:
+        import cProfile
+        import pstats
+
         cProfile.runctx("run(args.nodes, args.pods, args.deployments)", globals(), locals(), "/tmp/bench_cluster.prof")
         pstats.Stats("/tmp/bench_cluster.prof").sort_stats("tottime").print_stats(30)
-        return
-    result = run(args.nodes, args.pods, args.deployments)
-    for key, value in result.items():
-        if isinstance(value, str):
-            print(f"  {key:<16} {value}")
-        else:
-            print(f"  {key:<16} {value:,.1f}" if isinstance(value, float) else f"  {key:<16} {value:,}")
+    elif args.memory:
+        memory_profile(args)
+    else:
+        print_figures(run(args.nodes, args.pods, args.deployments))
 
 
 if __name__ == "__main__":
