@@ -12,7 +12,9 @@ next_start_node_index (wrapping), runs the Filter plugins in order on each node 
 rejects it, recording that status for the node. It stops looking once it has found numFeasibleNodesToFind
 feasible nodes: all nodes below 100, otherwise percentageOfNodesToScore percent of them (adaptive by default:
 50 − nodes/125 percent, at least 5 %, and never fewer than 100 nodes). The index to start from next time advances
-by the number of nodes processed, so successive pods look at different nodes first, as upstream.
+by the number of nodes processed, so successive pods look at different nodes first, as upstream. A plain pod
+(no nodeName, node selector or affinity, host port or extended resource) is filtered and scored by
+kmodel.scheduler.fastpath, which answers what the plugins answer without calling them per node.
 
 No feasible node: a FitError, whose message is `0/N nodes are available: <count> <reason>, ….` (see
 framework.FitError). One feasible node: it is the answer, without scoring, as upstream. Several: each score
@@ -39,6 +41,7 @@ from typing import Optional, Sequence, Union
 from kmodel.objects import Pod
 from kmodel.scheduler.framework import Diagnosis, FitError, NodeInfo, NoNodesAvailable, Status, pod_non_zero_requests, \
     pod_requests
+from kmodel.scheduler import fastpath
 from kmodel.scheduler.plugins import FILTERS, nodeaffinity, noderesources, tainttoleration
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -95,7 +98,23 @@ def find_nodes_that_fit(
     next_start_node_index: int = 0,
     percentage_of_nodes_to_score: int = 0,
 ) -> tuple[list[NodeInfo], Diagnosis, int]:
-    """findNodesThatPassFilters: (feasible nodes, diagnosis, nodes processed)."""
+    """findNodesThatPassFilters: (feasible nodes, diagnosis, nodes processed); a plain pod takes the fast path
+    (kmodel.scheduler.fastpath), every other pod the plugins' loop."""
+    pod_request = pod_requests(pod)
+    if not fastpath.is_plain(pod, pod_request):
+        return find_nodes_that_fit_reference(pod, node_infos, next_start_node_index, percentage_of_nodes_to_score)
+    to_find = num_feasible_nodes_to_find(len(node_infos), percentage_of_nodes_to_score)
+    return fastpath.find_nodes_that_fit(pod, pod_request, node_infos, next_start_node_index, to_find,
+                                        run_filter_plugins)
+
+
+def find_nodes_that_fit_reference(
+    pod: Pod,
+    node_infos: Sequence[NodeInfo],
+    next_start_node_index: int = 0,
+    percentage_of_nodes_to_score: int = 0,
+) -> tuple[list[NodeInfo], Diagnosis, int]:
+    """findNodesThatPassFilters over the Filter plugins, node by node (the reference of the fast path)."""
     n = len(node_infos)
     to_find = num_feasible_nodes_to_find(n, percentage_of_nodes_to_score)
     pod_request = pod_requests(pod)
@@ -169,8 +188,18 @@ def schedule_pod(
         return ScheduleResult("", evaluated, 0, next_index, FitError(pod, n, diagnosis))
     if len(feasible) == 1:
         return ScheduleResult(feasible[0].name, evaluated, 1, next_index)
-    host = select_host(prioritize_nodes(pod, feasible))
-    return ScheduleResult(host, evaluated, len(feasible), next_index)
+    return ScheduleResult(choose_host(pod, feasible), evaluated, len(feasible), next_index)
+
+
+def choose_host(pod: Pod, feasible: Sequence[NodeInfo]) -> str:
+    """prioritizeNodes then selectHost: inline for a plain pod on untainted nodes (kmodel.scheduler.fastpath),
+    else over the Score plugins."""
+    pod_request = pod_requests(pod)
+    if fastpath.is_plain(pod, pod_request):
+        host = fastpath.select_host(pod, pod_request, feasible)
+        if host is not None:
+            return host
+    return select_host(prioritize_nodes(pod, feasible))
 
 
 def schedule_one(pod: Pod, node_infos: Sequence[NodeInfo]) -> Union[str, FitError, NoNodesAvailable]:
