@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,12 +100,21 @@ def run(nodes: int, pods: int, deployments: int, on_settled: Any = None) -> dict
             "kib_per_pod": (rss - boot_rss) * 1024 / max(pods, 1)}
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    """'1000x30000' -> (1000, 30000); SystemExit(2) with a one-line message when it is not NODESxPODS."""
-    nodes, sep, pods = text.partition("x")
-    if not sep or not nodes.isdigit() or not pods.isdigit() or int(nodes) < 1 or int(pods) < 1:
-        sys.exit(f"bench_cluster.py: error: --sizes takes NODESxPODS pairs such as 1000x30000, not {text!r}")
-    return int(nodes), int(pods)
+def parse_sizes(text: str) -> list[tuple[int, int]]:
+    """'1000x30000,5000x150000' -> [(1000, 30000), (5000, 150000)]; ValueError naming the bad item."""
+    pairs = []
+    for item in text.split(","):
+        nodes, sep, pods = item.strip().partition("x")
+        if not sep or not nodes.isdigit() or not pods.isdigit() or int(nodes) < 1 or int(pods) < 1:
+            raise ValueError(f"--sizes takes NODESxPODS pairs such as 1000x30000,5000x150000, not {item!r}")
+        pairs.append((int(nodes), int(pods)))
+    return pairs
+
+
+def fail(message: str) -> None:
+    """A one-line error and exit code 2, as argparse's own errors."""
+    print(f"bench_cluster.py: error: {message}", file=sys.stderr)
+    sys.exit(2)
 
 
 def child(root: Path, nodes: int, pods: int, deployments: int) -> dict:
@@ -115,7 +125,8 @@ def child(root: Path, nodes: int, pods: int, deployments: int) -> dict:
            "--pods", str(pods), "--deployments", str(deployments)]
     done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"bench_cluster.py: error: {nodes}x{pods} on {root} failed:\n{done.stderr.strip()[-2000:]}")
+        print(done.stderr.strip()[-2000:], file=sys.stderr)
+        fail(f"the {nodes}x{pods} run on {root} failed (its output is above)")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -139,9 +150,8 @@ def print_ratios(label: str, results: list[dict]) -> None:
               f"peak memory x{r['peak_rss_mib'] / base['peak_rss_mib']:.2f}")
 
 
-def sizes(args: argparse.Namespace) -> None:
+def sizes(args: argparse.Namespace, pairs: list[tuple[int, int]]) -> None:
     """--sizes (and --ab): every size in its own subprocess, then the ratios."""
-    pairs = [parse_size(s) for s in args.sizes.split(",")]
     trees: list[tuple[str, Path]] = [("this checkout", ROOT)]
     worktree: Optional[Path] = None
     if args.ab:
@@ -149,8 +159,9 @@ def sizes(args: argparse.Namespace) -> None:
         done = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree), args.ab],
                               capture_output=True, text=True)
         if done.returncode != 0:
-            sys.exit(f"bench_cluster.py: error: cannot check out {args.ab!r}: {done.stderr.strip()}; "
-                     f"name a commit of this repository")
+            shutil.rmtree(worktree.parent, ignore_errors=True)
+            fail(f"--ab cannot check out {args.ab!r} ({done.stderr.strip().splitlines()[-1]}): name a commit of "
+                 f"this repository")
         trees.insert(0, (args.ab, worktree))
     results: dict[str, list[dict]] = {label: [] for label, _ in trees}
     try:
@@ -164,6 +175,7 @@ def sizes(args: argparse.Namespace) -> None:
         if worktree is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)],
                            capture_output=True)
+            shutil.rmtree(worktree.parent, ignore_errors=True)
     for label, _ in trees:
         if len(results[label]) > 1:
             print_ratios(label, results[label])
@@ -211,7 +223,11 @@ def main() -> None:
         return
     sys.path.insert(0, str(ROOT))
     if args.sizes:
-        sizes(args)
+        try:
+            pairs = parse_sizes(args.sizes)
+        except ValueError as e:
+            parser.error(str(e))
+        sizes(args, pairs)
     elif args.profile:
         import cProfile
         import pstats
