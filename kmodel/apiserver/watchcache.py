@@ -5,10 +5,10 @@ Theory of operation
 The cache holds, per resource (`ResourceCache`): the current objects by etcd key, the keys in sorted order
 (a list is a range of them; keys of new objects wait in a list and are sorted in when the order is next
 needed, so a burst of creates costs one merge rather than one insertion each), an index by the resource's
-*trigger field* (pods: ``spec.nodeName``, as the cacher's pod trigger), a window of recent events, and the
-watchers. The replica feeds it the etcd `WatchResponse`s of its one watch on ``/registry/`` (`apply`) or,
-after a (re)list, the whole keyspace (`replace`). `resource_version` is the revision of the last response
-applied, one number for the whole replica (see "Differences").
+*trigger field* (pods: ``spec.nodeName``, nodes: ``metadata.name``, as the cacher's triggers), a window of
+recent events, and the watchers. The replica feeds it the etcd `WatchResponse`s of its one watch on
+``/registry/`` (`apply`) or, after a (re)list, the whole keyspace (`replace`). `resource_version` is the
+revision of the last response applied, one number for the whole replica (see "Differences").
 
 Events. A PUT whose key has version 1 is ADDED, any other PUT MODIFIED, a DELETE is DELETED carrying the
 last state of the object with its resourceVersion set to the delete's revision (what the etcd3 watcher
@@ -22,14 +22,15 @@ window's events after N; if N is older than the window (N < oldest - 1, where ol
 until an event has been evicted, then the oldest event's RV) the watcher gets an ERROR event with
 ``410 Expired: too old resource version: N (oldest - 1)`` and the watch ends (cacher's newErrWatcher).
 
-Fan-out. Watchers are indexed per resource: those with a trigger value (a kubelet's
-``spec.nodeName=node-1``) by that value, the rest in one dict. An event reaches the trigger watchers of the
-object's current and previous value and the untriggered ones, nothing else, so a pod write costs the same
-however many nodes there are. Each candidate applies its filter exactly like cacheWatcher.convertToWatchEvent:
-object passes now and before → MODIFIED; only now → ADDED; only before → DELETED (the previous object, at
-the event's RV). Watchers with no selector skip the filter and share one WatchEvent value per event.
-A watcher started from a resourceVersion newer than the cache skips every event up to it (cacheWatcher's
-"only send events newer than resourceVersion"), so a client resuming on a lagging replica never goes back.
+Fan-out. Watchers are indexed per resource: those with a trigger value (a kubelet's ``spec.nodeName=node-1`` on
+pods, its ``metadata.name=node-1`` on nodes) by that value, the rest in one dict. An event reaches the trigger
+watchers of the object's current and previous value and the untriggered ones, nothing else, so a pod or node
+write costs the same however many nodes there are. Each candidate applies its filter exactly like
+cacheWatcher.convertToWatchEvent: object passes now and before → MODIFIED; only now → ADDED; only before →
+DELETED (the previous object, at the event's RV). Watchers with no selector skip the filter and share one
+WatchEvent value per event. A watcher started from a resourceVersion newer than the cache skips every event up
+to it (cacheWatcher's "only send events newer than resourceVersion"), so a client resuming on a lagging replica
+never goes back.
 
 Bookmarks: a watcher that asked for them gets a BOOKMARK (an empty object of the kind carrying only the
 cache's resourceVersion) about every `bookmark_interval_ms` (60 s), and one 2 s before its deadline, bucketed
@@ -88,8 +89,14 @@ class WatchCacheConfig:
     bookmark_interval_ms: int = 60_000  # the cacher's bookmarkFrequency
 
 
-# Per resource: the field the cacher indexes watchers by (its "trigger") and how to read it.
-TRIGGERS: dict[str, tuple[str, Any]] = {"pods": ("spec.nodeName", attrgetter("spec.node_name"))}
+# Per resource: the field the cacher indexes watchers by (its "trigger") and how to read it, as the registries
+# declare them (StoreOptions.TriggerFunc): pods by spec.nodeName (pod.NodeNameTriggerFunc), nodes by metadata.name
+# (node.NameTriggerFunc), so that a kubelet's watch of its pods and of its own Node is reached through the index
+# and a write costs the same however many kubelets watch.
+TRIGGERS: dict[str, tuple[str, Any]] = {
+    "pods": ("spec.nodeName", attrgetter("spec.node_name")),
+    "nodes": ("metadata.name", attrgetter("metadata.name")),
+}
 
 
 def with_resource_version(obj: Any, revision: int) -> Any:

@@ -299,3 +299,54 @@ def test_a_stopped_or_terminated_watch_has_no_deadline_left():
     assert out.effects == []
     fed.cache.replace([], fed.store.revision, Out())  # the relist ends `late` now
     assert fed.cache.next_watch_deadline() is None
+
+
+NODES = RESOURCES["nodes"]
+
+
+def node_watcher(stream, *, fields=""):
+    """A watch on nodes, indexed by its metadata.name as the replica does when the cache has that trigger."""
+    from kmodel.apiserver import watchcache
+
+    fld = parse_field_selector(fields, "nodes") if fields else None
+    trigger = fld.required_value("metadata.name") if fld is not None and "nodes" in watchcache.TRIGGERS else None
+    return CacheWatcher(stream, stream, 1, "nodes", NODES.prefix + "/", fields=fld, trigger=trigger)
+
+
+def node_sends(monkeypatch, indexed: bool):
+    """Every kubelet's watch of its own Node plus an unfiltered one, through a sequence of node writes: the
+    (stream, type, name) of each send, per write; `indexed` False takes the nodes' trigger away (the reference:
+    every watcher filtered on every event)."""
+    from kmodel.apiserver import watchcache
+    from kmodel.objects import Node
+
+    if not indexed:
+        monkeypatch.delitem(watchcache.TRIGGERS, "nodes")
+    fed = Fed()
+    watchers = [node_watcher(f"node-{i}", fields=f"metadata.name=node-{i}") for i in range(4)]
+    watchers.append(node_watcher("all"))
+    for w in watchers:
+        fed.cache.start_watch(w, 0, 0, Out())
+    rc = fed.cache.resources["nodes"]
+    assert (len(rc.trigger_watchers), len(rc.all_watchers)) == ((4, 1) if indexed else (0, 5))
+    writes = []
+    for name, labels in [("node-1", {}), ("node-2", {}), ("node-1", {"a": "b"}), ("node-9", {}), ("node-2", {"x": "0"})]:
+        fed.store.put(object_key(NODES, "", name), Node(metadata=ObjectMeta(name=name, labels=labels)))
+        writes.append(sorted((e.stream, e.payload.type, e.payload.object.metadata.name)
+                             for e in fed.sync().effects if isinstance(e.payload, WatchEvent)))
+    fed.store.delete_range(object_key(NODES, "", "node-1"))
+    writes.append(sorted((e.stream, e.payload.type, e.payload.object.metadata.name)
+                         for e in fed.sync().effects if isinstance(e.payload, WatchEvent)))
+    listed = [o.metadata.name for o in fed.cache.list("nodes", fields=parse_field_selector("metadata.name=node-2",
+                                                                                           "nodes"))]
+    return writes, listed
+
+
+def test_node_watches_indexed_by_name_get_what_filtering_every_watcher_gives(monkeypatch):
+    indexed = node_sends(monkeypatch, indexed=True)
+    assert indexed == node_sends(monkeypatch, indexed=False)
+    writes, listed = indexed
+    assert writes[0] == [("all", "ADDED", "node-1"), ("node-1", "ADDED", "node-1")]
+    assert writes[3] == [("all", "ADDED", "node-9")]  # no kubelet watches node-9
+    assert writes[-1] == [("all", "DELETED", "node-1"), ("node-1", "DELETED", "node-1")]
+    assert listed == ["node-2"]
