@@ -76,25 +76,21 @@ def find_nodes_that_fit(
         index += 1
         processed += 1
         node = info.node
-        if node is not None and not node.spec.unschedulable and not node.spec.taints:
-            alloc = info.allocatable
-            used = info.requested
-            if len(info.pods) < alloc.allowed_pod_number and (requests_nothing or (
-                    alloc.milli_cpu >= cpu + used.milli_cpu and alloc.memory >= mem + used.memory
-                    and alloc.ephemeral_storage >= eph + used.ephemeral_storage)):
-                feasible.append(info)
-                if len(feasible) >= to_find:
-                    break
+        alloc = info.allocatable
+        used = info.requested
+        # on an existing, uncordoned, untainted node only NodeResourcesFit could object to a plain pod
+        fits = node is not None and not node.spec.unschedulable and not node.spec.taints \
+            and len(info.pods) < alloc.allowed_pod_number and (requests_nothing or (
+                alloc.milli_cpu >= cpu + used.milli_cpu and alloc.memory >= mem + used.memory
+                and alloc.ephemeral_storage >= eph + used.ephemeral_storage))
+        if not fits:
+            status = run_filters(pod, info, pod_request)  # the plugins' own verdict and reasons
+            if status is not None:
+                diagnosis.record(info.name, status)
                 continue
-        status = run_filters(pod, info, pod_request)
-        if status is None:
-            feasible.append(info)
-            if len(feasible) >= to_find:
-                break
-        else:
-            diagnosis.node_to_status[info.name] = status
-            if status.plugin:
-                diagnosis.unschedulable_plugins.add(status.plugin)
+        feasible.append(info)
+        if len(feasible) >= to_find:
+            break
     return feasible, diagnosis, processed
 
 

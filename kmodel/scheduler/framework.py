@@ -410,6 +410,12 @@ class Diagnosis:
         self.pre_filter_msg = ""
         self.post_filter_msg = ""
 
+    def record(self, node_name: str, status: Status) -> None:
+        """A node the Filter plugins rejected: its status, and the plugin that rejected it."""
+        self.node_to_status[node_name] = status
+        if status.plugin:
+            self.unschedulable_plugins.add(status.plugin)
+
 
 class FitError:
     """framework.FitError: no node fits. str(fit_error) is upstream's message (see error())."""

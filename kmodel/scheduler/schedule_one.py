@@ -130,9 +130,7 @@ def find_nodes_that_fit_reference(
             if len(feasible) >= to_find:
                 break
         else:
-            diagnosis.node_to_status[info.name] = status
-            if status.plugin:
-                diagnosis.unschedulable_plugins.add(status.plugin)
+            diagnosis.record(info.name, status)
     return feasible, diagnosis, processed
 
 
