@@ -86,7 +86,7 @@ class SchedulerCache:
         info = self.infos.get(name)
         if info is not None:
             if info.pods:
-                info.node = None  # pods still point at it: keep an imaginary node, unlisted
+                info.clear_node()  # pods still point at it: keep an imaginary node, unlisted
             else:
                 del self.infos[name]
 

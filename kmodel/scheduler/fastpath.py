@@ -16,6 +16,10 @@ upstream's plugins reduce to this (each is the plugin's own rule, not an approxi
   NodeAffinity scores 0 everywhere (x2); LeastAllocated and BalancedAllocation are computed inline with the
   plugins' own integer and float64 arithmetic, in the same order of operations.
 
+Each NodeInfo keeps that room (`plain_room`: pods, cpu, memory and ephemeral storage left, or None for a node
+that is missing, cordoned or tainted), updated with every pod and node change as upstream's NodeInfo keeps its
+sums, so the check costs a tuple read and four comparisons per node.
+
 Any other node (no Node, cordoned, tainted) or a node the inline resource check rejects goes through the
 plugins themselves (`run_filters`), so its Status, and so the FitError text, are the plugins'. A pod that is not
 plain, or a feasible set with a tainted node, takes the reference path (schedule_one's plugin loops) whole.
@@ -75,15 +79,11 @@ def find_nodes_that_fit(
         info = node_infos[index]
         index += 1
         processed += 1
-        node = info.node
-        alloc = info.allocatable
-        used = info.requested
-        # on an existing, uncordoned, untainted node only NodeResourcesFit could object to a plain pod
-        fits = node is not None and not node.spec.unschedulable and not node.spec.taints \
-            and len(info.pods) < alloc.allowed_pod_number and (requests_nothing or (
-                alloc.milli_cpu >= cpu + used.milli_cpu and alloc.memory >= mem + used.memory
-                and alloc.ephemeral_storage >= eph + used.ephemeral_storage))
-        if not fits:
+        # on an existing, uncordoned, untainted node (room not None) only NodeResourcesFit could object to a
+        # plain pod: it fits when one more pod is allowed and, unless it requests nothing, its request is left
+        room = info.plain_room
+        if room is None or room[0] <= 0 or not (requests_nothing or (
+                room[1] >= cpu and room[2] >= mem and room[3] >= eph)):
             status = run_filters(pod, info, pod_request)  # the plugins' own verdict and reasons
             if status is not None:
                 diagnosis.record(info.name, status)

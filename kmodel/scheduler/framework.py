@@ -332,7 +332,8 @@ class PodInfo:
 class NodeInfo:
     """framework.NodeInfo: one node, the pods on it and what they hold, maintained incrementally."""
 
-    __slots__ = ("node", "pods", "requested", "non_zero_requested", "allocatable", "used_ports", "generation")
+    __slots__ = ("node", "pods", "requested", "non_zero_requested", "allocatable", "used_ports", "generation",
+                 "plain_room")
 
     def __init__(self, node: Optional[Node] = None, pods: Iterable[Pod] = (), *,
                  count_port_holders: bool = False) -> None:
@@ -343,6 +344,9 @@ class NodeInfo:
         self.allocatable = Resource()
         self.used_ports = HostPortInfo(count_port_holders)
         self.generation = 0
+        #: what is left for a pod that only NodeResourcesFit can reject (see kmodel.scheduler.fastpath): pods,
+        #: milli cpu, memory, ephemeral storage; None when the node is missing, cordoned or tainted
+        self.plain_room: Optional[tuple[int, int, int, int]] = None
         if node is not None:
             self.set_node(node)
         for pod in pods:
@@ -361,6 +365,22 @@ class NodeInfo:
         self.node = node
         self.allocatable = Resource.from_list(node.status.allocatable)
         self.generation += 1
+        self._update_room()
+
+    def clear_node(self) -> None:
+        """RemoveNode while pods still point at the node: the NodeInfo stays, without a Node."""
+        self.node = None
+        self.generation += 1
+        self._update_room()
+
+    def _update_room(self) -> None:
+        node = self.node
+        if node is None or node.spec.unschedulable or node.spec.taints:
+            self.plain_room = None
+            return
+        alloc, used = self.allocatable, self.requested
+        self.plain_room = (alloc.allowed_pod_number - len(self.pods), alloc.milli_cpu - used.milli_cpu,
+                           alloc.memory - used.memory, alloc.ephemeral_storage - used.ephemeral_storage)
 
     def add_pod(self, pod: Pod) -> None:
         """AddPod: account the pod's requests and host ports (replacing an older version of the same pod)."""
@@ -389,6 +409,7 @@ class NodeInfo:
             else:
                 self.used_ports.remove(ip, protocol, port)
         self.generation += 1
+        self._update_room()
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name!r}, pods={len(self.pods)}, requested={self.requested!r})"

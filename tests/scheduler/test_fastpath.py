@@ -77,3 +77,27 @@ def test_pods_that_need_a_plugin_are_not_plain():
     extended = resource_pod({"example.com/gpu": 1})
     assert not is_plain(extended, pod_requests(extended))
     assert is_plain(resource_pod({"cpu": 10}), pod_requests(resource_pod({"cpu": 10})))
+
+
+def test_plain_room_follows_every_change_of_the_node_info():
+    def room_from_scratch(info):
+        n = info.node
+        if n is None or n.spec.unschedulable or n.spec.taints:
+            return None
+        a, u = info.allocatable, info.requested
+        return (a.allowed_pod_number - len(info.pods), a.milli_cpu - u.milli_cpu, a.memory - u.memory,
+                a.ephemeral_storage - u.ephemeral_storage)
+
+    info = NodeInfo(node("n", allocatable(1000, 10**6, 3)))
+    steps = [lambda: info.add_pod(resource_pod({"cpu": 100, "memory": 10}, name="a")),
+             lambda: info.add_pod(resource_pod({"cpu": 300}, name="b")),
+             lambda: info.add_pod(resource_pod({"cpu": 50}, name="a")),  # a again: replaced
+             lambda: info.remove_pod(resource_pod(name="b")),
+             lambda: info.set_node(node("n", allocatable(2000, 10**6, 3), taints=(taint("x"),))),
+             lambda: info.set_node(node("n", allocatable(2000, 10**6, 3))),
+             lambda: info.clear_node()]
+    assert info.plain_room == (3, 1000, 10**6, 0)
+    for step in steps:
+        step()
+        assert info.plain_room == room_from_scratch(info)
+    assert info.plain_room is None
