@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import NamedTuple, Optional
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_A = "7c1f8c2"  # main before the per-event cost work (issue 47's baseline)
+DEFAULT_A = "7c1f8c2"  # the baseline the per-event cost targets are measured against
 RUN_TIMEOUT = 900  # seconds: one dev run takes well under a minute on a quiet core
 
 # Run inside the subprocess: import the side's own kmodel (PYTHONPATH puts its checkout first), give it
