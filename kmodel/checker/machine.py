@@ -316,6 +316,8 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         the next kind; and rules written before kmodel.checker.rulebook, which name themselves). None: nothing
         to do."""
         label, action = (self._rule, args[0]) if len(args) == 1 else args
+        if not label:
+            raise TypeError("_do(action) outside a rule declared with kmodel.checker.rulebook.rule: pass its label")
         if action is not None:
             self._guard(lambda: self.session.execute(action), label)
 

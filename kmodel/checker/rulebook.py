@@ -62,7 +62,10 @@ def rule(**strategies: Any) -> Callable[[Callable[..., None]], Callable[..., Non
         @functools.wraps(function)
         def running(self: Any, *args: Any, **kwargs: Any) -> None:
             self._rule = function.__name__
-            return function(self, *args, **kwargs)
+            try:
+                return function(self, *args, **kwargs)
+            finally:
+                self._rule = ""  # an action done outside a rule is never counted under the last rule's name
 
         return hypothesis_rule(**strategies)(running)
 

@@ -140,3 +140,27 @@ def test_a_machines_rule_names_are_the_statistics_names():
     happened instead)."""
     names = {n for cls in KmodelMachine.__mro__ for n in rule_names(cls)}
     assert {"apply_statefulset", "list_objects", "create_namespace", "next_event", "settle"} <= names
+
+
+def test_an_action_done_outside_a_rule_must_say_its_label():
+    """After a rulebook rule returns, the machine no longer counts actions under its name: `_do(action)` with no
+    rule running is refused, so an action is never counted under the last rule that ran."""
+    import types
+
+    import pytest
+
+    from kmodel.checker.machine import KmodelMachine
+    from kmodel.checker.rulebook import rule
+
+    class Probe:
+        _rule = ""
+
+        @rule()
+        def poke(self) -> None:
+            assert self._rule == "poke"
+
+    probe = Probe()
+    Probe.poke(probe)
+    assert probe._rule == ""
+    with pytest.raises(TypeError, match="outside a rule"):
+        KmodelMachine._do(types.SimpleNamespace(_rule=probe._rule), object())
