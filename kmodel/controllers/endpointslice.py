@@ -45,6 +45,7 @@ from kmodel.client.indexer import meta_namespace_key
 from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.component.registry import controller
+from kmodel.fixes import ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS
 from kmodel.objects import Pod, Service
 from kmodel.objects.discovery import MANAGED_BY_LABEL, SERVICE_NAME_LABEL, EndpointSlice
 
@@ -89,8 +90,12 @@ class EndpointSliceController(Controller):
 
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
                  switches: Switches = DEFAULT_SWITCHES,
-                 max_endpoints_per_slice: int = esl.MAX_ENDPOINTS_PER_SLICE) -> None:
+                 max_endpoints_per_slice: int = esl.MAX_ENDPOINTS_PER_SLICE,
+                 compare_placeholder_owners: bool = False) -> None:
         self.max_endpoints_per_slice = max_endpoints_per_slice
+        #: the endpointslice-compare-placeholder-owners fix (kmodel.fixes): a placeholder slice is kept only when
+        #: its owner is this very Service (endpointslice_logic._is_placeholder_of)
+        self.compare_placeholder_owners = compare_placeholder_owners
         super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
@@ -164,7 +169,8 @@ class EndpointSliceController(Controller):
             self.stale_retries += 1
             sync.fail()
             return
-        plans = esl.reconcile(svc, pods, slices, self.nodes.indexer.get_by_key, self.max_endpoints_per_slice)
+        plans = esl.reconcile(svc, pods, slices, self.nodes.indexer.get_by_key, self.max_endpoints_per_slice,
+                              compare_placeholder_owners=self.compare_placeholder_owners)
         errors: list[str] = []
 
         def finish(t: int, o: Out) -> None:
@@ -244,4 +250,6 @@ def _ignore(*args: Any) -> None:
     events_rule()))
 def make(ctx: ClusterContext) -> list:
     """The EndpointSlice controller."""
-    return [EndpointSliceController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]
+    return [EndpointSliceController(
+        ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
+        compare_placeholder_owners=ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS in ctx.config.fixes)]

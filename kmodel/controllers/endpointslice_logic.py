@@ -192,8 +192,16 @@ def new_slice(svc: Service, ports: tuple, address_type: str) -> EndpointSlice:
     return EndpointSlice(metadata=meta, address_type=address_type, endpoints=(), ports=ports)
 
 
-def _is_placeholder_of(eps: EndpointSlice, placeholder: EndpointSlice) -> bool:
-    """placeholderSliceCompare.DeepEqual: same namespace and labels, no ports, no endpoints, same address type."""
+def _is_placeholder_of(eps: EndpointSlice, placeholder: EndpointSlice, *, compare_owners: bool = False) -> bool:
+    """placeholderSliceCompare.DeepEqual: same namespace and labels, no ports, no endpoints, same address type.
+
+    Release 1.31's comparison of the ObjectMeta looks at the namespace and labels only, so it ignores the owner
+    references: the placeholder of a Service deleted and made again under its name passes for the new Service's
+    own, and is neither deleted nor made again. With `compare_owners` (the endpointslice-compare-placeholder-owners
+    fix, kmodel.fixes: kubernetes#141593, 1.38) the owner references' UIDs must match too, in order."""
+    if compare_owners and [o.uid for o in eps.metadata.owner_references] != \
+            [o.uid for o in placeholder.metadata.owner_references]:
+        return False
     return (eps.metadata.namespace == placeholder.metadata.namespace
             and dict(eps.metadata.labels) == dict(placeholder.metadata.labels)
             and not eps.ports and not eps.endpoints and eps.address_type == placeholder.address_type)
@@ -277,7 +285,8 @@ def _reconcile_by_port_mapping(svc: Service, existing: Sequence[EndpointSlice], 
 
 
 def _reconcile_by_address_type(svc: Service, pods: Sequence[Pod], existing: Sequence[EndpointSlice],
-                               node_of: Callable[[str], Any], address_type: str, most: int) -> tuple[Plan, list]:
+                               node_of: Callable[[str], Any], address_type: str, most: int,
+                               compare_placeholder_owners: bool) -> tuple[Plan, list]:
     """reconcileByAddressType then finalize's create-to-update swap: the plan of one address type."""
     errors: list[str] = []
     to_delete: list = []
@@ -319,7 +328,8 @@ def _reconcile_by_address_type(svc: Service, pods: Sequence[Pod], existing: Sequ
             to_delete += existing_by_ports[key]
     if len(existing) == len(to_delete) and not to_create:
         placeholder = new_slice(svc, (), address_type)
-        if len(to_delete) == 1 and _is_placeholder_of(to_delete[0], placeholder):
+        if len(to_delete) == 1 and _is_placeholder_of(to_delete[0], placeholder,
+                                                      compare_owners=compare_placeholder_owners):
             to_delete = []  # it is already there: do not delete and create it again
         else:
             to_create.append(placeholder)
@@ -340,11 +350,12 @@ def _reconcile_by_address_type(svc: Service, pods: Sequence[Pod], existing: Sequ
 
 
 def reconcile(svc: Service, pods: Sequence[Pod], existing: Sequence[EndpointSlice], node_of: Callable[[str], Any],
-              max_endpoints: int = MAX_ENDPOINTS_PER_SLICE) -> list[Plan]:
+              max_endpoints: int = MAX_ENDPOINTS_PER_SLICE, *, compare_placeholder_owners: bool = False) -> list[Plan]:
     """Reconcile: one plan per address type the Service supports (each finalized on its own, as upstream), then
     one that deletes the slices of the address types it no longer supports. `pods` are the pods its selector
     matches, `existing` its slices managed by this controller and not being deleted, `node_of(name)` the cached
-    Node or None. Each plan's `errors` are the errors met before its writes."""
+    Node or None. Each plan's `errors` are the errors met before its writes. `compare_placeholder_owners`: an
+    existing placeholder must be owned by this very Service to be kept (`_is_placeholder_of`)."""
     supported = address_types(svc)
     by_type: dict[str, list] = {}
     unsupported = []
@@ -357,7 +368,7 @@ def reconcile(svc: Service, pods: Sequence[Pod], existing: Sequence[EndpointSlic
     plans = []
     for address_type in supported:
         plan, errors = _reconcile_by_address_type(svc, pods, by_type.get(address_type, []), node_of, address_type,
-                                                  max_endpoints)
+                                                  max_endpoints, compare_placeholder_owners)
         plans.append(attrs.evolve(plan, errors=tuple(errors)))
     if unsupported:
         plans.append(Plan(delete=tuple(unsupported), each_tried=True))

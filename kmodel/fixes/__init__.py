@@ -37,6 +37,7 @@ REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS = "replicaset-confirm-expired-expectatio
 TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD = "tainteviction-evict-only-the-scheduled-pod"
 REPLICASET_EXPECT_TIMED_OUT_CREATIONS = "replicaset-expect-timed-out-creations"
 GARBAGECOLLECTOR_FORGET_REPLACED_OWNER = "garbagecollector-forget-replaced-owner"
+ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS = "endpointslice-compare-placeholder-owners"
 
 
 @attrs.frozen
@@ -266,6 +267,17 @@ FIXES: tuple[Fix, ...] = (
         "none found: upstream's graph builder (processGraphChanges in graph_builder.go) looks an updated object "
         "up by its new uid only. This is kmodel's sketch of a fix",
         ("statefulset-deleted-and-re-created-while-the-controller-manager-is-cut-off-leaves-db-0.json",)),
+    Fix(
+        ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS, ("converges-endpointslices",),
+        "a Service with no endpoint deleted and made again under its name keeps no slice: the EndpointSlice "
+        "controller's placeholderSliceCompare ignores owner references, so the old Service's empty slice passes "
+        "for the new one's and is kept, and once the garbage collector deletes it nothing makes another",
+        "an existing placeholder slice is kept only when its owner references name this very Service (their "
+        "UIDs match); otherwise it is deleted and a placeholder owned by the new Service is created",
+        "kmodel/controllers/endpointslice_logic.py (_is_placeholder_of)",
+        "upstream's own fix: the placeholderSliceCompare change in kubernetes/kubernetes#141593 (for #141592; "
+        "merged for 1.38, not backported: the cherry-picks #141666, #141667 and #141668 were closed)",
+        ("service-deleted-and-re-created-at-once-keeps-no-placeholder-slice.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

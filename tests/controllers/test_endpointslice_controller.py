@@ -6,6 +6,7 @@ from __future__ import annotations
 import attrs
 
 from kmodel.cluster import ClusterConfig
+from kmodel.cluster.cluster import Cluster
 from kmodel.cluster.kubectl import Delete
 from kmodel.component import Out
 from kmodel.controllers.endpointslice import NAME, EndpointSliceController
@@ -114,6 +115,24 @@ def test_a_service_deleted_takes_its_slices_through_the_garbage_collector():
     c.run(c.now + 10_000)
     assert slices(c) == []
     assert KEY not in c.loop.components[NAME].tracker.generations
+
+
+def test_a_service_without_pods_deleted_and_made_again_at_once_keeps_no_slice_without_the_fix():
+    """The controller syncs the deleted Service (its tracker forgets the slices), then the new one, whose reconcile
+    keeps the old Service's placeholder (placeholderSliceCompare ignores owners); the garbage collector deletes it
+    and, the tracker not knowing it, nothing queues the Service. With the endpointslice-compare-placeholder-owners
+    fix the new Service gets a placeholder of its own."""
+    for fixes, owned in (((), False), (("endpointslice-compare-placeholder-owners",), True)):
+        c = Cluster(ClusterConfig(components=("endpointslice", "garbagecollector"), fixes=fixes))
+        c.apply([service()])
+        c.run(3_000)
+        [old] = slices(c)
+        c.submit(Delete("services", "default", "web"))
+        c.apply([service()])
+        c.run(c.now + 600_000)
+        uid = c.get("services", "default", "web").metadata.uid
+        assert [[o.uid for o in s.metadata.owner_references] for s in slices(c)] == ([[uid]] if owned else [])
+        assert old.metadata.uid not in {s.metadata.uid for s in slices(c)}
 
 
 def test_a_pod_on_an_unknown_node_fails_the_sync_until_the_budget_is_spent():

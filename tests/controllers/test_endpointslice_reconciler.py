@@ -123,6 +123,25 @@ def test_an_existing_placeholder_is_kept_and_a_different_one_updated():
     assert s.metadata.name == "foo-1" and dict(s.metadata.labels) == {**MANAGED, "service.kubernetes.io/headless": ""}
 
 
+def test_the_placeholder_of_a_service_made_again_under_its_name_is_kept_unless_owners_are_compared():
+    """1.31's placeholderSliceCompare ignores owner references: the old Service's placeholder passes for the new
+    one's (it is not owned by it, so it is listed for deletion, then kept). kubernetes#141593's comparison of the
+    owners' UIDs (the endpointslice-compare-placeholder-owners fix) deletes it and creates the new one's."""
+    old = existing_slice(1, service())
+    svc = attrs.evolve(service(), metadata=attrs.evolve(service().metadata, uid="new-svc-uid"))
+    api = FakeAPI([old])
+    api.apply(reconcile(svc, [], api.listed(), nodes(NODE)))
+    assert api.actions == [] and api.listed() == [old]
+    api = FakeAPI([old])
+    api.apply(reconcile(svc, [], api.listed(), nodes(NODE), compare_placeholder_owners=True))
+    assert api.actions == ["create", "delete"]
+    (s,) = api.listed()
+    assert [o.uid for o in s.metadata.owner_references] == ["new-svc-uid"] and s.endpoints == ()
+    api = FakeAPI([existing_slice(1, svc)])  # its own placeholder: still kept with the fix
+    api.apply(reconcile(svc, [], api.listed(), nodes(NODE), compare_placeholder_owners=True))
+    assert api.actions == []
+
+
 # -- TestReconcile1Pod ------------------------------------------------------------------------------------------
 
 POD1_IPS = ("1.2.3.4", "1234::5678:0000:0000:9abc:def0")
