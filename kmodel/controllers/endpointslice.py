@@ -28,6 +28,11 @@ and the key is retried with the rate limiter: 1 s x 2^n up to 1000 s, dropped af
 a row ("Retry budget exceeded, dropping service out of the queue"), until an event on the Service, its pods or
 its slices queues it again.
 
+Fixes (kmodel.fixes), off by default: endpointslice-compare-placeholder-owners keeps an existing placeholder slice
+only when it is owned by this very Service (endpointslice_logic); endpointslice-sync-when-cache-catches-up makes a
+slice event for a Service whose last sync found the cache stale queue it, its own writes included, so that the
+Service is synced once the cache has caught up instead of after its back-off.
+
 Differences from upstream: upstream also limits retries overall (a 10 qps bucket); not here, as for the other
 controllers. No topology queue (hints are not modelled, so node events enqueue nothing); no
 --endpoint-updates-batch-period (its default, 0, is what is modelled); the orders upstream takes from Go maps
@@ -45,7 +50,7 @@ from kmodel.client.indexer import meta_namespace_key
 from kmodel.cluster.components import ClusterContext
 from kmodel.component import Out
 from kmodel.component.registry import controller
-from kmodel.fixes import ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS
+from kmodel.fixes import ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS, ENDPOINTSLICE_SYNC_WHEN_CACHE_CATCHES_UP
 from kmodel.objects import Pod, Service
 from kmodel.objects.discovery import MANAGED_BY_LABEL, SERVICE_NAME_LABEL, EndpointSlice
 
@@ -91,11 +96,14 @@ class EndpointSliceController(Controller):
     def __init__(self, endpoints: tuple[str, ...] | list[str], *, name: str = NAME,
                  switches: Switches = DEFAULT_SWITCHES,
                  max_endpoints_per_slice: int = esl.MAX_ENDPOINTS_PER_SLICE,
-                 compare_placeholder_owners: bool = False) -> None:
+                 compare_placeholder_owners: bool = False, sync_when_cache_catches_up: bool = False) -> None:
         self.max_endpoints_per_slice = max_endpoints_per_slice
         #: the endpointslice-compare-placeholder-owners fix (kmodel.fixes): a placeholder slice is kept only when
         #: its owner is this very Service (endpointslice_logic._is_placeholder_of)
         self.compare_placeholder_owners = compare_placeholder_owners
+        #: the endpointslice-sync-when-cache-catches-up fix (kmodel.fixes): a slice event of a Service whose last
+        #: sync found the cache behind the controller's own writes queues the Service (`_sync_if_caught_up`)
+        self.sync_when_cache_catches_up = sync_when_cache_catches_up
         super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
@@ -112,6 +120,8 @@ class EndpointSliceController(Controller):
         self.writes = 0  # slices created, updated or deleted
         self.syncs = 0  # syncService calls
         self.stale_retries = 0  # syncs that found the cache behind the controller's own writes
+        #: the Services whose last sync found the cache behind the controller's own writes
+        self.stale_services: set[str] = set()
 
     # -- handlers --------------------------------------------------------------------------------------------
 
@@ -133,9 +143,18 @@ class EndpointSliceController(Controller):
         if eps.metadata.labels.get(SERVICE_NAME_LABEL):
             self.queue.add_after(now, out, service_key_of(eps), SLICE_CHANGE_MIN_SYNC_DELAY_MS)
 
+    def _sync_if_caught_up(self, now: int, out: Out, eps: EndpointSlice) -> None:
+        """With the endpointslice-sync-when-cache-catches-up fix: a slice event for a Service whose last sync
+        failed on the stale cache queues it, the controller's own writes included, since it may be the one the
+        cache lacked. Upstream queues a Service for no event of its own writes (`should_sync`), so that Service
+        waits out its back-off (up to 1,000 s), or, dropped after maxRetries, the next other event."""
+        if self.sync_when_cache_catches_up and service_key_of(eps) in self.stale_services:
+            self._queue_for_slice(now, out, eps)
+
     def _slice_added(self, now: int, eps: EndpointSlice, out: Out) -> None:
         if managed(eps) and self.tracker.should_sync(eps):
             self._queue_for_slice(now, out, eps)
+        self._sync_if_caught_up(now, out, eps)
 
     def _slice_updated(self, now: int, old: EndpointSlice, new: EndpointSlice, out: Out) -> None:
         if new.metadata.labels.get(SERVICE_NAME_LABEL) != old.metadata.labels.get(SERVICE_NAME_LABEL):
@@ -143,11 +162,13 @@ class EndpointSliceController(Controller):
             self._queue_for_slice(now, out, old)
         elif managed(old) != managed(new) or (managed(new) and self.tracker.should_sync(new)):
             self._queue_for_slice(now, out, new)
+        self._sync_if_caught_up(now, out, new)
 
     def _slice_deleted(self, now: int, obj: Any, out: Out) -> None:
         eps = getattr(obj, "obj", obj)
         if managed(eps) and self.tracker.has(eps) and not self.tracker.handle_deletion(eps):
             self._queue_for_slice(now, out, eps)  # not a deletion of its own: make it again
+        self._sync_if_caught_up(now, out, eps)
 
     # -- syncService -----------------------------------------------------------------------------------------
 
@@ -156,6 +177,7 @@ class EndpointSliceController(Controller):
         self.syncs += 1
         namespace, _, name = key.partition("/")
         svc: Service | None = self.services.indexer.get_by_key(key)
+        self.stale_services.discard(key)
         if svc is None:
             self.tracker.delete_service(key)  # its slices go with it (owner reference, garbage collector)
             return
@@ -167,6 +189,7 @@ class EndpointSliceController(Controller):
                         key=lambda s: s.metadata.name)
         if self.tracker.stale_slices(key, slices):
             self.stale_retries += 1
+            self.stale_services.add(key)
             sync.fail()
             return
         plans = esl.reconcile(svc, pods, slices, self.nodes.indexer.get_by_key, self.max_endpoints_per_slice,
@@ -252,4 +275,5 @@ def make(ctx: ClusterContext) -> list:
     """The EndpointSlice controller."""
     return [EndpointSliceController(
         ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
-        compare_placeholder_owners=ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS in ctx.config.fixes)]
+        compare_placeholder_owners=ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS in ctx.config.fixes,
+        sync_when_cache_catches_up=ENDPOINTSLICE_SYNC_WHEN_CACHE_CATCHES_UP in ctx.config.fixes)]

@@ -38,6 +38,7 @@ TAINTEVICTION_EVICT_ONLY_THE_SCHEDULED_POD = "tainteviction-evict-only-the-sched
 REPLICASET_EXPECT_TIMED_OUT_CREATIONS = "replicaset-expect-timed-out-creations"
 GARBAGECOLLECTOR_FORGET_REPLACED_OWNER = "garbagecollector-forget-replaced-owner"
 ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS = "endpointslice-compare-placeholder-owners"
+ENDPOINTSLICE_SYNC_WHEN_CACHE_CATCHES_UP = "endpointslice-sync-when-cache-catches-up"
 
 
 @attrs.frozen
@@ -278,6 +279,18 @@ FIXES: tuple[Fix, ...] = (
         "upstream's own fix: the placeholderSliceCompare change in kubernetes/kubernetes#141593 (for #141592; "
         "merged for 1.38, not backported: the cherry-picks #141666, #141667 and #141668 were closed)",
         ("service-deleted-and-re-created-at-once-keeps-no-placeholder-slice.json",)),
+    Fix(
+        ENDPOINTSLICE_SYNC_WHEN_CACHE_CATCHES_UP, ("converges-endpointslices",),
+        "while the EndpointSlice informer lags behind the controller's own writes, every sync of the Service fails "
+        "(\"EndpointSlice informer cache is out of date\") and backs off, up to 1,000 s; when the cache catches up, "
+        "the event of the controller's own write queues nothing, so the Service's slices miss its pods' changes "
+        "until the next retry, or, once 16 syncs have failed and the key is dropped, the next other event",
+        "a slice event for a Service whose last sync failed on the stale cache queues the Service (one second "
+        "later, as upstream's slice events), its own writes included",
+        "kmodel/controllers/endpointslice.py (EndpointSliceController._sync_if_caught_up)",
+        "none: kubernetes/kubernetes#99345, which added the stale-cache check, chose to give its error no special "
+        "treatment (it counts toward maxRetries and backs off like any other). This is kmodel's sketch of a fix",
+        ("endpointslice-waits-out-its-back-off-after-its-informer-caught-up.json",)),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

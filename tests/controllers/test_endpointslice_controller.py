@@ -183,6 +183,43 @@ def test_a_slice_event_queues_its_service_one_second_later():
     assert not ctrl2.queue.waiting
 
 
+def _managed_slice(generation: int) -> EndpointSlice:
+    return EndpointSlice(metadata=ObjectMeta(name="web-x", namespace="default", uid="u", generation=generation,
+                                             labels=frozen_map({"kubernetes.io/service-name": "web",
+                                                                "endpointslice.kubernetes.io/managed-by":
+                                                                    "endpointslice-controller.k8s.io"})))
+
+
+def test_the_cache_catching_up_on_its_own_write_queues_a_service_only_with_the_fix():
+    """A Service whose last sync found the cache behind the controller's own write (generation 4 written, 3
+    cached): upstream's update handler queues nothing when generation 4 arrives, since it is the controller's own
+    (ShouldSync), so the Service waits out its back-off; the endpointslice-sync-when-cache-catches-up fix queues
+    it one second later. A Service not marked stale is not queued by its own writes either way."""
+    for fix in (False, True):
+        ctrl = EndpointSliceController(["apiserver-0"], sync_when_cache_catches_up=fix)
+        ctrl.tracker.update(_managed_slice(4))
+        ctrl._slice_updated(0, _managed_slice(3), _managed_slice(4), Out())
+        assert not ctrl.queue.waiting
+        ctrl.stale_services.add(KEY)  # as a sync that found generation 3 cached leaves it
+        ctrl._slice_updated(0, _managed_slice(3), _managed_slice(4), Out())
+        assert ctrl.queue.waiting == ({KEY: 1000} if fix else {})
+
+
+def test_a_sync_marks_a_service_stale_until_one_finds_the_cache_caught_up():
+    c, _ = setup()
+    ctrl = c.loop.components[NAME]
+    [s] = slices(c)
+    assert KEY not in ctrl.stale_services
+    stale = ctrl.stale_retries
+    ctrl.tracker.update(attrs.evolve(s, metadata=attrs.evolve(s.metadata, generation=s.metadata.generation + 1)))
+    c.apply([service(labels={"team": "b"})])  # a sync, which finds the cache one generation behind
+    c.run(c.now + 500)
+    assert KEY in ctrl.stale_services and ctrl.stale_retries == stale + 1
+    ctrl.tracker.update(s)  # as if that generation had come: the retry, 1 s later, reconciles
+    c.run(c.now + 3_000)
+    assert KEY not in ctrl.stale_services and slices(c)[0].metadata.labels["team"] == "b"
+
+
 # -- the tracker (endpointslice_tracker_test.go) --------------------------------------------------------------
 
 def _slice(uid: str, generation: int, service_name: str = "svc1") -> EndpointSlice:
