@@ -123,8 +123,9 @@ class SharedInformerFactory:
         return all(inf.has_synced for inf in self.informers.values())
 
     def synced_count(self) -> int:
-        """How many of the informers have synced (in this life)."""
-        return sum(inf.has_synced for inf in self.informers.values())
+        """How many of the informers have synced (in this life). Asked after every message a process's
+        informers receive (kmodel.controllers.shared_informers): a list counted, cheaper than a generator summed."""
+        return [inf.has_synced for inf in self.informers.values()].count(True)
 
     def take_called(self) -> dict[str, None]:
         """The owners whose handlers ran since the last call (see `called`), forgotten here."""
