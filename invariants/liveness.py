@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from kmodel.invariants._deployments import new_replica_set
+from kmodel.invariants._endpoints import endpoints_match
 from kmodel.invariants._history import condition, is_terminal, node_cidrs, pod_ips
 from kmodel.invariants.registry import LIVENESS, SHARED, invariant
 from kmodel.apiserver.deletion import GC_FINALIZERS
-from kmodel.controllers.deployment_logic import find_new_replica_set
-from kmodel.controllers.endpoints_logic import endpoint_subsets, endpoints_need_update
 from kmodel.kubelet.runtime import POD_UID_LABEL
 from kmodel.loop.events import Deliver, Work
 
@@ -103,7 +103,7 @@ def _recreate_held(d: Any, sets: list, pods: list, machines: set, nodes: set) ->
     is force-deleted."""
     if d.spec.strategy.type != "Recreate":
         return False
-    new = find_new_replica_set(d, sets)
+    new = new_replica_set(d, sets)
     old = {rs.metadata.uid for rs in sets if new is None or rs.metadata.uid != new.metadata.uid}
     return any(_stranded(p, machines, nodes) and any(_owned_by(p, uid) for uid in old) for p in pods)
 
@@ -114,7 +114,7 @@ def converges_replicas(cluster: Any, memo: dict) -> Iterator[str]:
     says so; each Deployment's status reports spec.replicas updated, ready pods for its current generation
     (or, when some of its pods fit no node, which stalls a rollout for good, or it is paused, the pods it has),
     and once rolled out, every replica available, the Available condition True, Progressing True with reason
-    NewReplicaSetAvailable, and all its replicas in one ReplicaSet.
+    NewReplicaSetAvailable, and all its replicas in one ReplicaSet, the one whose pod template is its own.
 
     A pod bound to a machine taken out of the cluster (`_machines`) does not count as ready although the API may
     still say Ready=True (until the node lifecycle controller marks it or PodGC deletes it): it serves nothing,
@@ -195,7 +195,8 @@ def _rolled_out(name: str, d: Any, owned: list) -> Iterator[str]:
     """What a Deployment whose rollout is complete must show besides its counts (upstream's
     deployment controller, sync.go and progress.go): every replica available, the Available condition True,
     the Progressing condition True with reason NewReplicaSetAvailable (when it has a progress deadline), and
-    all its replicas in a single ReplicaSet, the others scaled to zero (cleanupDeployment, scaleDownOldReplicaSets)."""
+    all its replicas in a single ReplicaSet, the others scaled to zero (cleanupDeployment, scaleDownOldReplicaSets),
+    and that one the new ReplicaSet, whose pod template is the Deployment's (`new_replica_set`)."""
     want = d.spec.replicas if d.spec.replicas is not None else 1
     st = d.status
     if st.available_replicas != want or st.unavailable_replicas:
@@ -217,6 +218,13 @@ def _rolled_out(name: str, d: Any, owned: list) -> Iterator[str]:
     if len(scaled) > 1 or sum(r for _, r in scaled) != want:
         yield (f"{name} has rolled out {want} replicas but its ReplicaSets want "
                + (", ".join(f"{n}={r}" for n, r in scaled) or "none"))
+    elif scaled:
+        # and that ReplicaSet is the new one: its template is the Deployment's (FindNewReplicaSet), so the pods run
+        # what the Deployment says
+        new = new_replica_set(d, [rs for rs in owned if rs.metadata.deletion_timestamp is None])
+        if new is None or new.metadata.name != scaled[0][0]:
+            yield (f"{name} has rolled out {want} replicas in ReplicaSet {scaled[0][0]}, whose pod template is not "
+                   f"the Deployment's (its new ReplicaSet is {new.metadata.name if new else 'missing'})")
 
 
 def _said(cond: Any) -> str:
@@ -236,7 +244,7 @@ def converges_endpoints(cluster: Any, memo: dict) -> Iterator[str]:
             selected = [p for p in pods
                         if all(p.metadata.labels.get(k) == v for k, v in svc.spec.selector.items())]
             current = endpoints.get(svc.metadata.name)
-            if endpoints_need_update(current, svc, endpoint_subsets(svc, selected)):
+            if current is None or not endpoints_match(current, svc, selected):
                 have = "no Endpoints" if current is None else f"Endpoints {current.subsets}"
                 yield (f"service {ns}/{svc.metadata.name} has {have}, not what its "
                        f"{len(selected)} selected pods imply")
