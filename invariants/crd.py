@@ -19,9 +19,10 @@ import re
 from typing import Any, Iterator
 
 from kmodel.invariants._crd_schema import validator_for
+from kmodel.invariants._crds import custom_kind, established
 from kmodel.invariants._history import change_feed
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
-from kmodel.apiserver.customresources import CRD_PREFIX, crds, established, resource_for
+from kmodel.apiserver.customresources import CRD_PREFIX, crds
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.apiserver.storeview import current_prefix
 from kmodel.objects.frozendict import thaw
@@ -37,7 +38,7 @@ def _custom_kvs(cluster: Any, memo: dict) -> Iterator[tuple[Any, Any, Any]]:
         return
     for crd_kv in current_prefix(store, CRD_PREFIX):
         crd = crd_kv.value
-        res = resource_for(crd)
+        res = custom_kind(crd)
         for kv in current_prefix(store, res.prefix + "/"):
             if kv.mod_revision > since:
                 yield crd_kv, res, kv
@@ -191,7 +192,7 @@ def crd_objects_removed(cluster: Any, memo: dict) -> Iterator[str]:
         if crd.metadata.deletion_timestamp is not None:
             yield f"CRD {crd.metadata.name} is still terminating (finalizers {list(crd.metadata.finalizers)})"
         elif established(crd):
-            live.append(resource_for(crd).prefix + "/")
+            live.append(custom_kind(crd).prefix + "/")
     builtin = _builtin_prefixes()
     for kv in current_prefix(store, "/registry/"):
         key = kv.key

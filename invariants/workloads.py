@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Optional
 
+from kmodel.invariants._crds import custom_kind, established
 from kmodel.invariants._history import audit_since, change_feed, condition, name_of, pod_ips
 from kmodel.invariants.liveness import _objects
 from kmodel.invariants.records import record
 from kmodel.invariants.registry import LIVENESS, SAFETY, SHARED, invariant
-from kmodel.apiserver.customresources import crds, established, resource_for
+from kmodel.invariants._selectors import InvalidSelector, selector_matches
+from kmodel.apiserver.customresources import crds
 from kmodel.apiserver.resources import RESOURCES
-from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.apiserver.storeview import current_prefix
 from kmodel.controllers.deployment_logic import MAX_REPLICAS_ANNOTATION
 
@@ -145,10 +146,10 @@ class _Ledger:
         # the pods it would count: active, and matching its selector (one that no longer matches is being
         # released, and upstream's claim leaves it out)
         try:
-            selector = label_selector_from_object(rs.spec.selector)
-        except SelectorError:
+            alive = sum(1 for p in pods.values()
+                        if _active(p) and selector_matches(rs.spec.selector, p.metadata.labels))
+        except InvalidSelector:
             return
-        alive = sum(1 for p in pods.values() if _active(p) and selector.matches(p.metadata.labels))
         # the most replicas the ReplicaSet asked for from the version its sync read to now
         asked = max((n for rev, n in self.versions.get(owner, ()) if rev >= view), default=0)
         asked = max(asked, next((n for rev, n in reversed(self.versions.get(owner, ())) if rev <= view), 0))
@@ -323,7 +324,7 @@ def _served_custom_resources(cluster: Any) -> dict[tuple[str, str], Any]:
     served = {}
     for crd in crds(cluster.store):
         if established(crd) and crd.metadata.deletion_timestamp is None:
-            res = resource_for(crd)
+            res = custom_kind(crd)
             for version in crd.spec.versions:
                 if version.served:
                     served[(f"{res.group}/{version.name}", res.kind)] = res

@@ -5,12 +5,21 @@ invariants/ from importing such logic again.)"""
 
 from __future__ import annotations
 
+import attrs
+import pytest
+
 from kmodel.invariants._history import condition
+from kmodel.invariants._selectors import InvalidSelector, selector_matches
 from kmodel.invariants.registry import REGISTRY
+from kmodel.apiserver import customresources, watchcache
+from kmodel.checker.crd_actions import DATABASE_CRD, database_manifest
 from kmodel.checker.fault_actions import probed_kubelet
 from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.cluster import kubectl as kubectl_module
 from kmodel.cluster.kubectl import Patch
-from kmodel.controllers import deployment_logic, endpoints_logic
+from kmodel.controllers import deployment_logic, endpoints_logic, namespace as namespace_controller
+from kmodel.objects import LabelSelector, LabelSelectorRequirement
+from kmodel.objects.frozendict import freeze
 
 from tests.invariants.test_invariants import manifest
 
@@ -86,3 +95,89 @@ def test_converges_replicas_catches_a_controller_that_compares_only_the_template
     [found] = check(cluster, "converges-replicas")
     assert found.startswith("deployment default/storefront has rolled out 3 replicas in ReplicaSet storefront-")
     assert "whose pod template is not the Deployment's (its new ReplicaSet is missing)" in found
+
+
+# -- replicaset-within-expectations: its own label selector matching ------------------------------------------
+# (No planted mistake in the ReplicaSet controller's selector shows through this invariant: a controller that
+# misreads its selector releases or adopts pods, and creates fewer, never more, than it asked for; the selector
+# only keeps the invariant from counting a pod being released. So the reference is checked against upstream's
+# LabelSelectorAsSelector semantics directly.)
+
+def _selector(match_labels: dict, *expressions: tuple) -> LabelSelector:
+    return LabelSelector(match_labels=freeze(match_labels), match_expressions=tuple(
+        LabelSelectorRequirement(key=k, operator=op, values=tuple(values)) for k, op, values in expressions))
+
+
+@pytest.mark.parametrize("selector, labels, selected", [
+    (None, {"app": "web"}, False),  # nil selects nothing
+    (_selector({}), {}, True),  # empty selects everything
+    (_selector({"app": "web"}), {"app": "web", "tier": "x"}, True),
+    (_selector({"app": "web"}), {"app": "db"}, False),
+    (_selector({"app": "web"}), {}, False),
+    (_selector({}, ("tier", "In", ["a", "b"])), {"tier": "b"}, True),
+    (_selector({}, ("tier", "In", ["a", "b"])), {}, False),
+    (_selector({}, ("tier", "NotIn", ["a"])), {}, True),
+    (_selector({}, ("tier", "NotIn", ["a"])), {"tier": "a"}, False),
+    (_selector({}, ("tier", "Exists", [])), {"tier": ""}, True),
+    (_selector({}, ("tier", "DoesNotExist", [])), {"tier": ""}, False),
+    (_selector({"app": "web"}, ("tier", "NotIn", ["canary"])), {"app": "web", "tier": "canary"}, False),
+])
+def test_the_selector_reference_follows_label_selector_as_selector(selector, labels, selected):
+    assert selector_matches(selector, labels) is selected
+
+
+def test_the_selector_reference_refuses_an_unknown_operator_whatever_the_labels():
+    with pytest.raises(InvalidSelector, match='"Gt" is not a valid label selector operator'):
+        selector_matches(_selector({"app": "web"}, ("n", "Gt", ["1"])), {"app": "db"})
+
+
+# -- crd-objects-removed: where the API server stores a CRD's objects --------------------------------------------
+
+def _database_cluster() -> Cluster:
+    cluster = Cluster(ClusterConfig(nodes=1, components=("garbagecollector",)))
+    cluster.apply([DATABASE_CRD])
+    cluster.run(2 * S)
+    cluster.apply([database_manifest("orders", 2)])
+    cluster.run(cluster.now + 2 * S)
+    assert [o.metadata.name for o in cluster.objects("databases", "default")] == ["orders"]
+    return cluster
+
+
+def test_crd_objects_removed_and_scoped_hold_for_objects_where_upstream_stores_them():
+    cluster = _database_cluster()
+    assert cluster.store.peek("/registry/example.com/databases/default/orders")
+    assert check(cluster, "crd-objects-removed") == []
+    assert check(cluster, "custom-objects-scoped") == []
+
+
+def test_crd_objects_removed_catches_an_api_server_storing_under_the_singular_name(monkeypatch):
+    # the mistake: the storage prefix built from spec.names.singular instead of the plural, everywhere the API
+    # server (and the components) look a CRD's Resource up
+    right = customresources.resource_for
+    made: dict = {}
+
+    def singular(crd):
+        res = right(crd)
+        got = made.get(id(res))
+        if got is None or got[0] is not res:
+            prefix = f"/registry/{crd.spec.group}/{crd.spec.names.singular}"
+            got = made[id(res)] = (res, attrs.evolve(res, prefix=prefix))
+        return got[1]
+
+    for module in (customresources, watchcache, namespace_controller, kubectl_module):
+        monkeypatch.setattr(module, "resource_for", singular)
+    cluster = _database_cluster()
+    assert cluster.store.peek("/registry/example.com/database/default/orders")
+    assert check(cluster, "crd-objects-removed") == [
+        "/registry/example.com/database/default/orders is stored, but no Established CRD serves it"]
+
+
+@pytest.mark.parametrize("status", ["False", "Unknown"])
+def test_crd_objects_removed_counts_a_crd_as_established_only_when_the_condition_is_true(status):
+    cluster = _database_cluster()
+    key = "/registry/apiextensions.k8s.io/customresourcedefinitions/databases.example.com"
+    crd = cluster.store.peek(key)[0].value
+    conditions = tuple(attrs.evolve(c, status=status) if c.type == "Established" else c for c in crd.status.conditions)
+    cluster.store.put(key, attrs.evolve(crd, status=attrs.evolve(crd.status, conditions=conditions)))
+    assert check(cluster, "crd-objects-removed") == [
+        "/registry/example.com/databases/default/orders is stored, but no Established CRD serves it"]
