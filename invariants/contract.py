@@ -7,22 +7,18 @@ pipeline that skipped a stage, or an authorizer that said yes too easily, shows 
 from __future__ import annotations
 
 import functools
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, NamedTuple, Optional
 
+from kmodel.invariants._crds import established
 from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
 from kmodel.invariants._rbac import rules_allow, subject_applies
 from kmodel.invariants.records import record
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
-from kmodel.apiserver.authorization import (
-    NODE_LEASE_NAMESPACE,
-    NODE_RULES,
-    RBAC_PREFIXES,
-    attributes_for,
-)
+from kmodel.apiserver.authorization import NODE_LEASE_NAMESPACE, NODE_RULES, RBAC_PREFIXES
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.store import prefix_end
-from kmodel.apiserver.customresources import served
+from kmodel.apiserver.customresources import crds
 
 ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -139,10 +135,29 @@ class _RbacView:
         return role is not None and rules_allow(role.rules, a)
 
 
-#: a request's authorization attributes, built once per distinct request shape: attributes_for is a function of
-#: its strings and the built-in resource table alone, and Attributes is frozen, so every request of one shape can
-#: share the one value (the audit trail repeats shapes at every step: heartbeats, status writes)
-_attributes = functools.lru_cache(maxsize=1 << 16)(attributes_for)
+class _Attributes(NamedTuple):
+    """A request's authorization attributes (authorizer.Attributes' fields), as rbac-enforced derives them."""
+
+    verb: str
+    resource: str
+    namespace: str
+    name: str
+    subresource: str
+    api_group: str
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _attributes(verb: str, resource: str, namespace: str, name: str, subresource: str) -> _Attributes:
+    """The attributes of a request, its API group as the URL names it (upstream: /api/v1 is the core group "",
+    /apis/<group>/<version> that group): a Request here names another group version of a stored resource as
+    `<plural>.<group>`, and a built-in resource by its plural alone (its group from the table of built-in kinds);
+    any other plural gets "" here and its CRD's group from `_custom_resource_attributes`. Built once per distinct
+    request shape: the audit trail repeats shapes at every step (heartbeats, status writes)."""
+    plural, _, group = resource.partition(".")
+    if not group:
+        builtin = RESOURCES.get(resource)
+        group = builtin.group if builtin is not None else ""
+    return _Attributes(verb, plural, namespace, name, subresource, group)
 
 
 def _node_allows(who: UserInfo, a: Any) -> bool:
@@ -161,13 +176,12 @@ def _users(cluster: Any) -> dict[str, UserInfo]:
     return {u.name: u for u in _tokens(cluster).values()}
 
 
-def _custom_resource_attributes(store: Any, a: Any) -> Any:
-    """A custom resource's request attributes with the API group of the CRD that serves it (the resource table
-    knows the built-in resources only)."""
-    import attrs
-
-    res = served(store, a.resource)
-    return attrs.evolve(a, api_group=res.group) if res is not None else a
+def _custom_resource_attributes(store: Any, a: _Attributes) -> _Attributes:
+    """A custom resource's request attributes with the API group of the Established CRD that accepted its plural
+    (the table of built-in kinds knows the built-in resources only)."""
+    group = next((crd.spec.group for crd in crds(store)
+                  if crd.status.accepted_names.plural == a.resource and established(crd)), None)
+    return a._replace(api_group=group) if group is not None else a
 
 
 @invariant("rbac-enforced", kind=SAFETY, principle="the API as the single contract")

@@ -11,7 +11,7 @@ import pytest
 from kmodel.invariants._history import condition
 from kmodel.invariants._selectors import InvalidSelector, selector_matches
 from kmodel.invariants.registry import REGISTRY
-from kmodel.apiserver import customresources, watchcache
+from kmodel.apiserver import authorization, customresources, pipeline, resources, watchcache
 from kmodel.checker.crd_actions import DATABASE_CRD, database_manifest
 from kmodel.checker.fault_actions import probed_kubelet
 from kmodel.cluster import Cluster, ClusterConfig
@@ -21,7 +21,7 @@ from kmodel.controllers import deployment_logic, endpoints_logic, namespace as n
 from kmodel.objects import LabelSelector, LabelSelectorRequirement
 from kmodel.objects.frozendict import freeze
 
-from tests.invariants.test_invariants import manifest
+from tests.invariants.test_invariants import call, manifest
 
 S = 1000
 
@@ -181,3 +181,46 @@ def test_crd_objects_removed_counts_a_crd_as_established_only_when_the_condition
     cluster.store.put(key, attrs.evolve(crd, status=attrs.evolve(crd.status, conditions=conditions)))
     assert check(cluster, "crd-objects-removed") == [
         "/registry/example.com/databases/default/orders is stored, but no Established CRD serves it"]
+
+
+# -- rbac-enforced: the API group a request names ---------------------------------------------------------------
+
+_EVENTS_READER = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                  "metadata": {"name": "event-reader", "namespace": "default"},
+                  "rules": [{"apiGroups": [""], "resources": ["events"], "verbs": ["list"]}]}
+_ALICE_READS_EVENTS = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                       "metadata": {"name": "alice-reads-events", "namespace": "default"},
+                       "subjects": [{"kind": "User", "name": "alice"}],
+                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "event-reader"}}
+
+
+def _alice_lists_events_of_both_groups() -> tuple[Cluster, list[int]]:
+    """alice may list core events (group ""), not those of group events.k8s.io."""
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(2 * S)
+    assert call(cluster, "create", "roles", "default", body=_EVENTS_READER).code == 201
+    assert call(cluster, "create", "rolebindings", "default", body=_ALICE_READS_EVENTS).code == 201
+    codes = [call(cluster, "list", resource, "default", token="alice-token").code
+             for resource in ("events", "events.events.k8s.io")]
+    return cluster, codes
+
+
+def test_rbac_enforced_holds_for_a_role_on_core_events_only():
+    cluster, codes = _alice_lists_events_of_both_groups()
+    assert codes == [200, 403]
+    assert check(cluster, "rbac-enforced") == []
+
+
+def test_rbac_enforced_catches_an_api_server_that_forgets_a_group_versions_group(monkeypatch):
+    # the mistake: a group-qualified resource name resolved to the stored resource (core events), so the request
+    # is authorized against the core group
+    def forgetful(name):
+        found = resources.RESOURCES.get(name) or resources.GROUP_VERSIONS.get(name)
+        return resources.RESOURCES.get(found.name, found) if found is not None else None
+
+    for module in (pipeline, authorization):
+        monkeypatch.setattr(module, "served_resource", forgetful)
+    cluster, codes = _alice_lists_events_of_both_groups()
+    assert codes == [200, 200]
+    [found] = check(cluster, "rbac-enforced")
+    assert "list default/events.events.k8s.io" in found and "from alice" in found

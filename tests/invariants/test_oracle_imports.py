@@ -17,10 +17,10 @@ apiserver.selectors.label_selector_from_object    workloads (replicaset-     sha
 apiserver.customresources.established,            workloads (dependents-     shared logic: replaced by _crds.py
 resource_for                                      collected), crd            (Established condition, /registry/<group>/
                                                                              <plural>)
-apiserver.authorization.attributes_for,           contract (rbac-enforced)   shared logic, NOT yet replaced: the
-NODE_RULES; apiserver.customresources.served                                 authorizer's request attributes, its Node
-                                                                             rule table and the served-CRD lookup
-                                                                             (STILL_SHARED)
+apiserver.authorization.attributes_for,           contract (rbac-enforced)   shared logic: replaced in contract.py
+apiserver.customresources.served                                             (the group the URL names; a CRD's group)
+apiserver.authorization.NODE_RULES                contract (rbac-enforced)   shared table, NOT yet replaced: the Node
+                                                                             authorizer's rules (STILL_SHARED)
 apiserver.storeview.current_prefix,               crd, workloads, contract   readers: the live keys under a prefix (a
 customresources.crds, store.prefix_end                                       store read; crds is one over the CRDs)
 store.history / apiserver.etcd_log formats        _history, storage, watch   readers of the recorded histories' entries
@@ -124,10 +124,6 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
 #: shared logic still imported, each to be replaced by a reference of the invariant's own (not yet done)
 STILL_SHARED: dict[tuple[str, str], str] = {
     ("kmodel.apiserver.authorization", "NODE_RULES"): "rbac-enforced judges nodes with the Node authorizer's table",
-    ("kmodel.apiserver.authorization", "attributes_for"): "rbac-enforced maps a request to its API group as the "
-                                                          "authorizer does",
-    ("kmodel.apiserver.customresources", "served"): "rbac-enforced finds a custom resource's group as the API "
-                                                    "server does",
 }
 
 
