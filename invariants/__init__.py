@@ -23,7 +23,8 @@
     crd.py         custom-objects-valid, custom-objects-scoped, crd-objects-removed
     namespaces.py  namespace-content-removed
 
-See registry.py for the contract every invariant follows.
+See registry.py for the contract every invariant follows, and inputs.py for what a safety invariant declares
+it reads (so that the checker skips it after a step that changed none of that).
 """
 
 from kmodel.invariants import (  # noqa: F401

@@ -13,6 +13,7 @@ from kmodel.invariants._crds import established
 from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
 from kmodel.invariants._rbac import rules_allow, subject_applies
 from kmodel.invariants.records import record
+from kmodel.invariants.inputs import AUDIT, writes
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
 from kmodel.apiserver.authorization import NODE_LEASE_NAMESPACE, NODE_RULES, RBAC_PREFIXES
@@ -45,7 +46,8 @@ def _tolerates(tolerations: tuple, key: str) -> bool:
                for t in tolerations)
 
 
-@invariant("admission-enforced", kind=SAFETY, principle="the API as the single contract")
+@invariant("admission-enforced", kind=SAFETY, principle="the API as the single contract",
+           reads=(writes("/registry/"),))
 def admission_enforced(cluster: Any, memo: dict) -> Iterator[str]:
     """Every stored object went through the API server's admission: it has a uid and a creationTimestamp,
     every pod tolerates node.kubernetes.io/not-ready and unreachable (DefaultTolerationSeconds), and no pod
@@ -184,7 +186,8 @@ def _custom_resource_attributes(store: Any, a: _Attributes) -> _Attributes:
     return a._replace(api_group=group) if group is not None else a
 
 
-@invariant("rbac-enforced", kind=SAFETY, principle="the API as the single contract")
+@invariant("rbac-enforced", kind=SAFETY, principle="the API as the single contract",
+           reads=(AUDIT,))
 def rbac_enforced(cluster: Any, memo: dict) -> Iterator[str]:
     """Every request the API servers accepted (the audit trail's records that got past authorization) was
     allowed for its user by the Node authorizer or by RBAC as the RBAC objects stood when it was handled.

@@ -21,6 +21,7 @@ from typing import Any, Iterator
 from kmodel.invariants._crd_schema import validator_for
 from kmodel.invariants._crds import custom_kind, established
 from kmodel.invariants._history import change_feed
+from kmodel.invariants.inputs import writes
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 from kmodel.apiserver.customresources import CRD_PREFIX, crds
 from kmodel.apiserver.resources import RESOURCES
@@ -44,7 +45,8 @@ def _custom_kvs(cluster: Any, memo: dict) -> Iterator[tuple[Any, Any, Any]]:
                 yield crd_kv, res, kv
 
 
-@invariant("custom-objects-valid", kind=SAFETY, principle="the API as the single contract")
+@invariant("custom-objects-valid", kind=SAFETY, principle="the API as the single contract",
+           reads=(writes("/registry/"),))
 def custom_objects_valid(cluster: Any, memo: dict) -> Iterator[str]:
     """Every custom object written after its CRD's last change is valid against that CRD's storage schema and
     stored at the storage version. The API server validates every create and update of a custom object (and its
@@ -164,7 +166,8 @@ def _old_at(old: Any, new: Any, schema: Any, path: tuple) -> Any:
     return old
 
 
-@invariant("custom-objects-scoped", kind=SAFETY, principle="the API as the single contract")
+@invariant("custom-objects-scoped", kind=SAFETY, principle="the API as the single contract",
+           reads=(writes("/registry/"),))
 def custom_objects_scoped(cluster: Any, memo: dict) -> Iterator[str]:
     """Every custom object is stored under its CRD's scope: with a namespace when the CRD is Namespaced, without
     one when it is Cluster. The key and metadata.namespace agree with the scope the API server served it under."""

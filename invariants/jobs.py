@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kmodel.invariants._history import PODS, kept_ledger
+from kmodel.invariants.inputs import writes
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 
 JOBS = "/registry/jobs/"
@@ -141,7 +142,8 @@ def _ledger(cluster: Any, memo: dict) -> _Ledger:
     return ledger
 
 
-@invariant("job-pods-counted-once", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("job-pods-counted-once", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes(PODS, JOBS),))
 def job_pods_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
     """A Job never counts more pods than it had: status.succeeded plus the uids in
     uncountedTerminatedPods.succeeded are at most the distinct pods of the Job that ever succeeded, and likewise
@@ -158,7 +160,8 @@ def job_pods_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
                        f"uncounted) but only {len(seen)} of its pods ever {what}")
 
 
-@invariant("job-finalizer-after-counting", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("job-finalizer-after-counting", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes(PODS, JOBS),))
 def job_finalizer_after_counting(cluster: Any, memo: dict) -> Iterator[str]:
     """A finished pod of a running Job loses its tracking finalizer only once the Job's stored status lists it in
     uncountedTerminatedPods, or for a succeeded pod of an Indexed Job its index in completedIndexes (the finalizer
@@ -167,7 +170,8 @@ def job_finalizer_after_counting(cluster: Any, memo: dict) -> Iterator[str]:
     yield from _ledger(cluster, memo).released
 
 
-@invariant("job-complete-has-its-completions", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("job-complete-has-its-completions", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes(PODS, JOBS),))
 def job_complete_has_its_completions(cluster: Any, memo: dict) -> Iterator[str]:
     """A Complete Job has status.succeeded at least its completions (one without completions), that many of its
     pods ever succeeded, and it is never Failed too."""
@@ -185,7 +189,8 @@ def job_complete_has_its_completions(cluster: Any, memo: dict) -> Iterator[str]:
             yield f"Job {name} is both Complete and Failed"
 
 
-@invariant("job-indexes-counted-once", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("job-indexes-counted-once", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes(PODS, JOBS),))
 def job_indexes_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
     """An Indexed Job counts each completion index at most once and only once one of its pods with that index
     succeeded: status.completedIndexes lists distinct indexes below completions, in increasing order,
@@ -209,7 +214,8 @@ def job_indexes_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
                    f"the Job with that index ever succeeded")
 
 
-@invariant("job-completed-indexes-kept", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("job-completed-indexes-kept", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes(PODS, JOBS),))
 def job_completed_indexes_kept(cluster: Any, memo: dict) -> Iterator[str]:
     """An Indexed Job's status.completedIndexes never loses an index: each stored version of the Job lists every
     index the version before it listed."""

@@ -7,6 +7,7 @@ from typing import Any, Iterator, Optional
 
 from kmodel.invariants._history import NODES, PODS, audit_since, change_feed, condition, is_terminal, name_of, node_key
 from kmodel.invariants.records import record
+from kmodel.invariants.inputs import AUDIT, MODEL_EVENTS, writes
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import service_account_name
 
@@ -149,7 +150,8 @@ def _at(store: Any, key: str, revision: int) -> Any:
     return kvs[0] if kvs else None
 
 
-@invariant("eviction-timing", kind=SAFETY, principle="node lifecycle")
+@invariant("eviction-timing", kind=SAFETY, principle="node lifecycle",
+           reads=(AUDIT, writes(NODES), MODEL_EVENTS))
 def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     """No pod is evicted by taint eviction before its toleration of its node's NoExecute taint ran out (counted
     from when the node became tainted), and no node is marked Ready=Unknown by the node lifecycle controller
@@ -293,7 +295,8 @@ def eviction_timing(cluster: Any, memo: dict) -> Iterator[str]:
     yield from bad
 
 
-@invariant("grace-only-for-running-pods", kind=SAFETY, principle="node lifecycle")
+@invariant("grace-only-for-running-pods", kind=SAFETY, principle="node lifecycle",
+           reads=(writes(PODS),))
 def grace_only_for_running_pods(cluster: Any, memo: dict) -> Iterator[str]:
     """A pod gets a deletion grace period only when it may be running: a pod bound to no node, or already
     Succeeded or Failed, is deleted at once (grace 0), whatever grace the delete asked for, as the pod

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kmodel.invariants._history import NAMESPACES, change_feed, name_of
+from kmodel.invariants.inputs import writes
 from kmodel.invariants.registry import SAFETY, invariant
 
 #: how many of the keys left behind a message names
@@ -31,7 +32,8 @@ def _left(keys: dict[str, int]) -> str:
     return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
 
 
-@invariant("namespace-content-removed", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("namespace-content-removed", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes("/registry/"),))
 def namespace_content_removed(cluster: Any, memo: dict) -> Iterator[str]:
     """No namespace is removed from the store while objects of a namespaced resource, built-in or custom, still
     live in it, and none is created while objects of an earlier namespace of that name still do.

@@ -14,6 +14,7 @@ from kmodel.invariants._history import (
     NODES, PODS, WriteReader, change_feed, describe_write, is_terminal, name_of, node_cidrs, node_key, pod_ips,
 )
 from kmodel.invariants.records import record
+from kmodel.invariants.inputs import ETCD_WRITTEN, NETWORK_PAIRS, SERVICE_IPS, writes
 from kmodel.invariants.registry import SAFETY, invariant
 
 ETCD = "etcd"
@@ -24,7 +25,8 @@ def _ip_holder(pod: Any) -> bool:
     return pod is not None and not pod.spec.host_network and not is_terminal(pod)
 
 
-@invariant("unique-pod-ips", kind=SAFETY, principle="network model")
+@invariant("unique-pod-ips", kind=SAFETY, principle="network model",
+           reads=(writes(PODS, NODES),))
 def unique_pod_ips(cluster: Any, memo: dict) -> Iterator[str]:
     """No two live pods (not hostNetwork, not Succeeded or Failed) on nodes that exist have the same IP.
 
@@ -98,7 +100,8 @@ def _in_any(ip: str, cidrs: tuple[str, ...]) -> bool:
     return False
 
 
-@invariant("pod-ip-in-node-cidr", kind=SAFETY, principle="network model")
+@invariant("pod-ip-in-node-cidr", kind=SAFETY, principle="network model",
+           reads=(writes(PODS, NODES),))
 def pod_ip_in_node_cidr(cluster: Any, memo: dict) -> Iterator[str]:
     """Every IP of a live pod that is not hostNetwork lies in one of its node's podCIDRs (while that node exists).
 
@@ -146,7 +149,8 @@ def pod_ip_in_node_cidr(cluster: Any, memo: dict) -> Iterator[str]:
         yield bad[key]
 
 
-@invariant("node-cidrs-disjoint", kind=SAFETY, principle="network model")
+@invariant("node-cidrs-disjoint", kind=SAFETY, principle="network model",
+           reads=(writes(NODES),))
 def node_cidrs_disjoint(cluster: Any, memo: dict) -> Iterator[str]:
     """No two nodes have overlapping podCIDRs.
 
@@ -183,7 +187,8 @@ def node_cidrs_disjoint(cluster: Any, memo: dict) -> Iterator[str]:
         yield bad[pair]
 
 
-@invariant("api-single-contract", kind=SAFETY, principle="the API as the single contract")
+@invariant("api-single-contract", kind=SAFETY, principle="the API as the single contract",
+           reads=(NETWORK_PAIRS, ETCD_WRITTEN, writes("/registry/"),))
 def api_single_contract(cluster: Any, memo: dict) -> Iterator[str]:
     """Components meet only in the API: every message on the communication graph has an API server at one end,
     only API servers talk to etcd, and every store write was made through an API server's etcd handle.
@@ -239,7 +244,8 @@ def _service_ips(svc: Any) -> tuple[str, ...]:
     return tuple(ip for ip in ips if ip != "None")
 
 
-@invariant("cluster-ips-reserved", kind=SAFETY, principle="network model")
+@invariant("cluster-ips-reserved", kind=SAFETY, principle="network model",
+           reads=(writes(SERVICES), SERVICE_IPS,))
 def cluster_ips_reserved(cluster: Any, memo: dict) -> Iterator[str]:
     """The ClusterIP allocator reserves exactly the ClusterIPs of the Services in the store: every Service's
     address is reserved (one that is not could be handed to the next Service, two Services sharing it), and no

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kmodel.cluster.kubectl import Patch, describe
+from kmodel.invariants.inputs import KUBECTL_RESULTS
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.objects import dump
 
@@ -56,7 +57,8 @@ def unmet(patch: dict, obj: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
             yield f"{'.'.join(at)} is {here.get(key)!r}, not the patch's {value!r}"
 
 
-@invariant("merge-patch-applied", kind=SAFETY, principle="the API as the single contract")
+@invariant("merge-patch-applied", kind=SAFETY, principle="the API as the single contract",
+           reads=(KUBECTL_RESULTS,))
 def merge_patch_applied(cluster: Any, memo: dict) -> Iterator[str]:
     """Every merge patch kubectl sent that the API server accepted left each field the patch set at the patch's
     value and each field it nulled absent, in the object the server answered with (the one it stored).

@@ -16,15 +16,18 @@ watches once between them), and under `CHECK` in that dict the count of the runn
 must work without either (a test may call it with a bare `{}`).
 
 The docstring's first sentence is the invariant's guarantee, printed by `kmodel invariants` and in reports.
-Safety invariants are checked after every step; liveness invariants once faults have healed and the
+An invariant may declare what it reads (`reads=`, kmodel.invariants.inputs): a runner then skips it after a
+step that changed none of that. Safety invariants are checked after every step; liveness invariants once faults have healed and the
 cluster has run fairly to quiescence (the checker's `settle`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import attrs
+
+from kmodel.invariants.inputs import Input
 
 SAFETY = "safety"
 LIVENESS = "liveness"
@@ -45,6 +48,9 @@ class Invariant:
     principle: str
     guarantee: str
     check: Check = attrs.field(eq=False, repr=False)
+    #: everything its verdict depends on (kmodel.invariants.inputs), so a runner may skip it while none of that
+    #: changed; None: not declared, asked at every check
+    reads: Optional[tuple[Input, ...]] = attrs.field(default=None, eq=False, repr=False)
 
 
 REGISTRY: dict[str, Invariant] = {}
@@ -56,14 +62,19 @@ def first_sentence(doc: str | None) -> str:
     return head + "." if dot else text
 
 
-def invariant(name: str, *, kind: str, principle: str) -> Callable[[Check], Check]:
-    """Register the decorated function as the invariant `name`."""
+def invariant(name: str, *, kind: str, principle: str,
+              reads: Optional[Iterable[Input]] = None) -> Callable[[Check], Check]:
+    """Register the decorated function as the invariant `name`; `reads`: every input its verdict depends on
+    (kmodel.invariants.inputs), for a safety invariant a runner may then skip while none of them changed."""
     if kind not in (SAFETY, LIVENESS):
         raise ValueError(f"invariant {name}: kind must be {SAFETY!r} or {LIVENESS!r}, not {kind!r}")
+    declared = None if reads is None else tuple(reads)
+    if declared is not None and (not declared or not all(isinstance(i, Input) for i in declared)):
+        raise ValueError(f"invariant {name}: reads must name at least one kmodel.invariants.inputs.Input")
 
     def register(fn: Check) -> Check:
         guarantee = _documented(REGISTRY, "invariant", name, fn, "whose first sentence is its guarantee")
-        REGISTRY[name] = Invariant(name, kind, principle, guarantee, fn)
+        REGISTRY[name] = Invariant(name, kind, principle, guarantee, fn, declared)
         return fn
 
     return register

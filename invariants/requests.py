@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
+from kmodel.invariants.inputs import AUDIT, writes
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.customresources import CRD_PREFIX
 from kmodel.apiserver.deletion import GC_FINALIZERS
@@ -20,7 +21,8 @@ from kmodel.objects.apiextensions import CLEANUP_FINALIZER
 REFUSALS = frozenset({400, 401, 403, 404, 405, 409, 410, 415, 422, 429})
 
 
-@invariant("refused-request-changes-nothing", kind=SAFETY, principle="the API as the single contract")
+@invariant("refused-request-changes-nothing", kind=SAFETY, principle="the API as the single contract",
+           reads=(AUDIT,))
 def refused_request_changes_nothing(cluster: Any, memo: dict) -> Iterator[str]:
     """A request the API servers refused (authentication, RBAC, admission, validation, a conflict) changed
     nothing: the store's revision after it is the revision after the request handled just before it.
@@ -52,7 +54,8 @@ FAILURES = frozenset({500, 503, 504})
 _MAY_CREATE = ("update", "patch")
 
 
-@invariant("api-status-codes", kind=SAFETY, principle="the API as the single contract")
+@invariant("api-status-codes", kind=SAFETY, principle="the API as the single contract",
+           reads=(AUDIT,))
 def api_status_codes(cluster: Any, memo: dict) -> Iterator[str]:
     """Every answer an API server gave carries a code kube-apiserver gives: 201 Created for a create that stored
     its object, 200 or 201 for an update or patch (201 when it created the object: a server-side apply of an absent
@@ -77,7 +80,8 @@ def api_status_codes(cluster: Any, memo: dict) -> Iterator[str]:
     yield from bad
 
 
-@invariant("deleted-stays-deleted", kind=SAFETY, principle="optimistic concurrency")
+@invariant("deleted-stays-deleted", kind=SAFETY, principle="optimistic concurrency",
+           reads=(writes("/registry/"),))
 def deleted_stays_deleted(cluster: Any, memo: dict) -> Iterator[str]:
     """Nothing is written for an object that was already deleted: once an object (a uid) is gone from the
     store, no later write carries its uid.
@@ -107,7 +111,8 @@ def _uid(obj: Any) -> str:
     return getattr(meta, "uid", "") or ""
 
 
-@invariant("finalizers-hold-deletion", kind=SAFETY, principle="the API as the single contract")
+@invariant("finalizers-hold-deletion", kind=SAFETY, principle="the API as the single contract",
+           reads=(writes("/registry/"), AUDIT,))
 def finalizers_hold_deletion(cluster: Any, memo: dict) -> Iterator[str]:
     """No DELETE removes an object that still has finalizers (nor a namespace whose spec.finalizers is not
     empty): it only marks the object as being deleted, and the object goes with the update that removes its

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator
 
 from kmodel.invariants._history import PODS, change_feed, name_of
+from kmodel.invariants.inputs import KUBELET_RUNTIMES, writes
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.objects.quantity import parse_quantity
 
@@ -106,7 +107,8 @@ def _overcommit(node: str, kubelet: Any, requests: dict[str, tuple[int, int]]) -
     return [f"node {node} is overcommitted: {'; '.join(problems)} (running {pods})"]
 
 
-@invariant("no-overcommit", kind=SAFETY, principle="scheduling")
+@invariant("no-overcommit", kind=SAFETY, principle="scheduling",
+           reads=(writes(PODS), KUBELET_RUNTIMES,))
 def no_overcommit(cluster: Any, memo: dict) -> Iterator[str]:
     """The pods a node runs (its ready sandboxes) fit it: their cpu and memory requests within its allocatable
     and no more pods than it allows. The scheduler aims for this from its cache; the kubelet's admission is
@@ -142,7 +144,8 @@ def _port_clashes(node: str, kubelet: Any) -> list[str]:
     return found
 
 
-@invariant("host-ports-unique", kind=SAFETY, principle="scheduling")
+@invariant("host-ports-unique", kind=SAFETY, principle="scheduling",
+           reads=(KUBELET_RUNTIMES,))
 def host_ports_unique(cluster: Any, memo: dict) -> Iterator[str]:
     """No node runs two pods (ready sandboxes) whose host ports conflict (same protocol and port, and the same
     hostIP or either 0.0.0.0; an empty hostIP is 0.0.0.0, an empty protocol TCP). A scheduler with a stale
@@ -150,7 +153,8 @@ def host_ports_unique(cluster: Any, memo: dict) -> Iterator[str]:
     yield from _per_node(cluster, memo, _port_clashes)
 
 
-@invariant("binding-immutable", kind=SAFETY, principle="scheduling")
+@invariant("binding-immutable", kind=SAFETY, principle="scheduling",
+           reads=(writes(PODS),))
 def binding_immutable(cluster: Any, memo: dict) -> Iterator[str]:
     """A pod's spec.nodeName, once set, never changes while the pod exists (read from the store's history)."""
     reader = memo.get("reader")

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 from kmodel.invariants._history import PODS, condition, kept_ledger, name_of
 from kmodel.invariants.liveness import _foreign_finalizers, _machines, _stranded
+from kmodel.invariants.inputs import KUBELET_RUNTIMES, writes
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 from kmodel.invariants.scheduling import _node_runtimes
 from kmodel.kubelet.runtime import POD_UID_LABEL
@@ -236,7 +237,8 @@ def _running_incarnations(cluster: Any, memo: dict, identity: dict[str, str]) ->
     return found
 
 
-@invariant("statefulset-one-pod-per-identity", kind=SAFETY, principle="node lifecycle")
+@invariant("statefulset-one-pod-per-identity", kind=SAFETY, principle="node lifecycle",
+           reads=(writes(PODS, STATEFULSETS, REVISIONS), KUBELET_RUNTIMES,))
 def statefulset_one_pod_per_identity(cluster: Any, memo: dict) -> Iterator[str]:
     """At most one pod per StatefulSet identity runs: never two incarnations of `<set>-<i>` with containers
     running at once on the machines still in the cluster (the API's unique names keep two live objects apart;
@@ -259,7 +261,8 @@ def statefulset_one_pod_per_identity(cluster: Any, memo: dict) -> Iterator[str]:
     yield from problems
 
 
-@invariant("statefulset-ordered-ready", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("statefulset-ordered-ready", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes(PODS, STATEFULSETS, REVISIONS),))
 def statefulset_ordered_ready(cluster: Any, memo: dict) -> Iterator[str]:
     """With podManagementPolicy OrderedReady, the StatefulSet controller creates ordinal N > 0 only after
     ordinals 0..N-1 were all Running and Ready (and not being deleted) at once, at some revision at or before
@@ -267,7 +270,8 @@ def statefulset_ordered_ready(cluster: Any, memo: dict) -> Iterator[str]:
     yield from _ledger(cluster, memo).bad_order
 
 
-@invariant("statefulset-pods-at-their-revision", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("statefulset-pods-at-their-revision", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(writes(PODS, STATEFULSETS, REVISIONS),))
 def statefulset_pods_at_their_revision(cluster: Any, memo: dict) -> Iterator[str]:
     """A pod the StatefulSet controller creates is made from the revision some version of its set, at or before
     the create's revision, gave its ordinal: below a RollingUpdate partition the current revision (the one

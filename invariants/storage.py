@@ -10,6 +10,7 @@ import attrs
 from kmodel.invariants import _paths
 from kmodel.invariants._history import audit_since, change_feed, stored_since
 from kmodel.invariants.records import declares, record
+from kmodel.invariants.inputs import AUDIT, CLIENT_UPDATES, REPLICA_CACHES, STORE_HISTORY, writes
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.resources import RESOURCES, object_key
 from kmodel.store.history import TXN_PUT_REVISION
@@ -33,7 +34,8 @@ def _compares_mod_revision(c: Any, key: str, mod_revision: int) -> bool:
     return c[0] == key and c[4] in (None, "") and c[1] == "MOD" and c[2] == "EQUAL" and c[3] == mod_revision
 
 
-@invariant("occ-no-lost-update", kind=SAFETY, principle="optimistic concurrency")
+@invariant("occ-no-lost-update", kind=SAFETY, principle="optimistic concurrency",
+           reads=(writes("/registry/"), AUDIT, CLIENT_UPDATES,))
 def occ_no_lost_update(cluster: Any, memo: dict) -> Iterator[str]:
     """No write loses an update: every store write that replaced or deleted a value compared the mod_revision
     it replaced, and no update an API server accepted overwrote a change made after the resourceVersion its
@@ -197,7 +199,8 @@ def _lost_update(client: str, record: Any, versions: dict, makers: dict) -> Opti
     return f"{head}, and overwrote changes it never saw: {'; '.join(details)}"
 
 
-@invariant("resource-version-monotonic", kind=SAFETY, principle="optimistic concurrency")
+@invariant("resource-version-monotonic", kind=SAFETY, principle="optimistic concurrency",
+           reads=(STORE_HISTORY, REPLICA_CACHES,))
 def resource_version_monotonic(cluster: Any, memo: dict) -> Iterator[str]:
     """Store revisions strictly increase (each write by exactly one, no answer older than a write before it),
     a stored object's resourceVersion is its mod_revision, and no API server's watch cache ever goes back to
@@ -251,7 +254,8 @@ def resource_version_monotonic(cluster: Any, memo: dict) -> Iterator[str]:
 _RESOURCE_OF_CLASS = {r.cls: r for r in RESOURCES.values()}
 
 
-@invariant("store-keys-canonical", kind=SAFETY, principle="the API as the single contract")
+@invariant("store-keys-canonical", kind=SAFETY, principle="the API as the single contract",
+           reads=(writes("/registry/"),))
 def store_keys_canonical(cluster: Any, memo: dict) -> Iterator[str]:
     """Every object is stored under kube-apiserver's key for it: its resource's prefix, then its namespace and
     name (a cluster-scoped object's name alone), as in /registry/pods/default/web-1.

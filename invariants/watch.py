@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 from kmodel.invariants._history import change_feed, stored_since
 from kmodel.invariants import _paths
 from kmodel.invariants.records import declares, record
+from kmodel.invariants.inputs import ETCD_RECEIVED, MODEL_EVENTS, writes
 from kmodel.invariants.registry import SAFETY, SHARED, invariant
 from kmodel.apiserver import etcd_log
 from kmodel.apiserver.etcd_log import EtcdLog
@@ -157,20 +158,23 @@ def _state(cluster: Any, memo: dict) -> _WatchState:
     return state
 
 
-@invariant("watch-ordered", kind=SAFETY, principle="watch, not poll")
+@invariant("watch-ordered", kind=SAFETY, principle="watch, not poll",
+           reads=(writes("/registry/"), ETCD_RECEIVED,))
 def watch_ordered(cluster: Any, memo: dict) -> Iterator[str]:
     """Each API server's etcd watch receives events in revision order, and a revision's events in the order
     the store made them (etcd's Ordered guarantee)."""
     yield from _state(cluster, memo).bad["ordered"]
 
 
-@invariant("watch-unique", kind=SAFETY, principle="watch, not poll")
+@invariant("watch-unique", kind=SAFETY, principle="watch, not poll",
+           reads=(writes("/registry/"), ETCD_RECEIVED,))
 def watch_unique(cluster: Any, memo: dict) -> Iterator[str]:
     """No event reaches an API server's etcd watch twice (etcd's Unique guarantee)."""
     yield from _state(cluster, memo).bad["unique"]
 
 
-@invariant("watch-reliable", kind=SAFETY, principle="watch, not poll")
+@invariant("watch-reliable", kind=SAFETY, principle="watch, not poll",
+           reads=(writes("/registry/"), ETCD_RECEIVED,))
 def watch_reliable(cluster: Any, memo: dict) -> Iterator[str]:
     """An API server's etcd watch never misses a revision between its start and the newest revision it received,
     inside the history window, and every event it receives is a change the store made (etcd's Reliable
@@ -178,7 +182,8 @@ def watch_reliable(cluster: Any, memo: dict) -> Iterator[str]:
     yield from _state(cluster, memo).bad["reliable"]
 
 
-@invariant("watch-atomic", kind=SAFETY, principle="watch, not poll")
+@invariant("watch-atomic", kind=SAFETY, principle="watch, not poll",
+           reads=(writes("/registry/"), ETCD_RECEIVED,))
 def watch_atomic(cluster: Any, memo: dict) -> Iterator[str]:
     """All the events of one revision reach an API server's etcd watch in one response (etcd's Atomic
     guarantee)."""
@@ -251,7 +256,8 @@ def informer_entries(cluster: Any, memo: dict, new_entry: Callable[[Any, str], l
     return flat
 
 
-@invariant("informer-no-time-travel", kind=SAFETY, principle="watch, not poll")
+@invariant("informer-no-time-travel", kind=SAFETY, principle="watch, not poll",
+           reads=(MODEL_EVENTS,))
 def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     """No informer ever exposes to its handlers a resourceVersion older than one it exposed before (within one
     life of its process).
@@ -276,7 +282,8 @@ def informer_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     yield from bad
 
 
-@invariant("restart-no-time-travel", kind=SAFETY, principle="watch, not poll")
+@invariant("restart-no-time-travel", kind=SAFETY, principle="watch, not poll",
+           reads=(MODEL_EVENTS,))
 def restart_no_time_travel(cluster: Any, memo: dict) -> Iterator[str]:
     """No restarted process's informer exposes to its handlers a resourceVersion older than what the process knew
     of that resource in an earlier life: the newest resourceVersion its informer of the same resource and
@@ -406,7 +413,8 @@ def _judge_open_lives(name: str, identity: tuple, lives: list, incarnation: int,
             opened.remove(life)
 
 
-@invariant("watch-delivers-after-start", kind=SAFETY, principle="watch, not poll")
+@invariant("watch-delivers-after-start", kind=SAFETY, principle="watch, not poll",
+           reads=(MODEL_EVENTS,))
 def watch_delivers_after_start(cluster: Any, memo: dict) -> Iterator[str]:
     """No watch delivers to an informer an event at or below the resourceVersion it was started from, or an
     event it already delivered (end to end: etcd, an API server's watch cache, the client).

@@ -16,6 +16,7 @@ from kmodel.invariants._crds import custom_kind, established
 from kmodel.invariants._history import audit_since, change_feed, condition, name_of, pod_ips
 from kmodel.invariants.liveness import _objects
 from kmodel.invariants.records import record
+from kmodel.invariants.inputs import AUDIT, MODEL_EVENTS, writes
 from kmodel.invariants.registry import LIVENESS, SAFETY, SHARED, invariant
 from kmodel.invariants._selectors import InvalidSelector, selector_matches
 from kmodel.apiserver.customresources import crds
@@ -225,7 +226,8 @@ def _ledger(cluster: Any, memo: dict) -> _Ledger:
     return ledger
 
 
-@invariant("replicaset-within-expectations", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("replicaset-within-expectations", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(AUDIT, writes(PODS, REPLICASETS, ENDPOINTS), MODEL_EVENTS,))
 def replicaset_within_expectations(cluster: Any, memo: dict) -> Iterator[str]:
     """The ReplicaSet controller never creates a pod that leaves a ReplicaSet with more live pods than it asked
     for (the most spec.replicas it had from the version the controller's sync read to the create), counted in
@@ -236,7 +238,8 @@ def replicaset_within_expectations(cluster: Any, memo: dict) -> Iterator[str]:
     yield from _ledger(cluster, memo).bad["expectations"]
 
 
-@invariant("rollout-within-surge", kind=SAFETY, principle="level-driven reconciliation")
+@invariant("rollout-within-surge", kind=SAFETY, principle="level-driven reconciliation",
+           reads=(AUDIT, writes(PODS, REPLICASETS, ENDPOINTS), MODEL_EVENTS,))
 def rollout_within_surge(cluster: Any, memo: dict) -> Iterator[str]:
     """The Deployment controller never scales a ReplicaSet up beyond its Deployment's surge bound: after its
     scale-up, the Deployment's ReplicaSets want at most spec.replicas + maxSurge pods in all (the bound it
@@ -249,7 +252,8 @@ def rollout_within_surge(cluster: Any, memo: dict) -> Iterator[str]:
     yield from _ledger(cluster, memo).bad["surge"]
 
 
-@invariant("endpoints-list-real-pods", kind=SAFETY, principle="network model")
+@invariant("endpoints-list-real-pods", kind=SAFETY, principle="network model",
+           reads=(AUDIT, writes(PODS, REPLICASETS, ENDPOINTS), MODEL_EVENTS,))
 def endpoints_list_real_pods(cluster: Any, memo: dict) -> Iterator[str]:
     """Endpoints never list a pod that never existed, or at an IP it never had, and never list as ready
     (addresses) a pod that was never Ready.

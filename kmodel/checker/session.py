@@ -13,6 +13,8 @@ action comes next, the replayer reads it from a trace, and the session does the 
 3. check every safety invariant (those it was given, and those registered with the components its cluster runs:
    kmodel.component.registry), each with its own memo dict kept for the session (so invariants can be
    incremental; every memo also holds, under `registry.SHARED`, one dict shared by the session's invariants).
+   An invariant that declares what it reads (kmodel.invariants.inputs) is skipped while none of that changed
+   since it was last evaluated (it held then, so it holds now); KMODEL_INVARIANTS_EVERY_STEP=1 asks every one.
    A `Settle` action also asks, after each chunk of fair running, whether every liveness invariant holds
    (stopping at the first that does not), and fails with the ones that still do not when its bound is
    reached. Then the sometimes properties it was told to look for (`look_for`, invariants/sometimes.py)
@@ -45,6 +47,8 @@ from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import LoopEvent, EventNotEnabled
 from kmodel.variants import NAMES
 from kmodel.invariants.registry import CHECK, Invariant, LIVENESS, SAFETY, SHARED, registered
+from kmodel.invariants import inputs
+from kmodel.invariants.inputs import Changes
 from kmodel.invariants.sometimes import Sometimes
 from kmodel import invariants
 from kmodel.component.registry import component_invariants
@@ -114,8 +118,9 @@ class Session:
         shared: dict = {CHECK: 0}
         self.memos: dict[str, dict] = {inv.name: {SHARED: shared} for inv in invs}
         self._shared = shared
-        #: (self.safety, each safety invariant's name, check and memo), built at the first check
-        self._asks: Optional[tuple[list, list[tuple[str, Any, dict]]]] = None
+        #: (self.safety, what changed in their inputs (kmodel.invariants.inputs), each safety invariant's name,
+        #: check, memo and the bits of its inputs (0: it declares none)), built at the first check
+        self._asks: Optional[tuple[list, Changes, list[tuple[str, Any, dict, int]]]] = None
         #: the sometimes properties not reached yet in this session, each with its own memo (sharing the run's
         #: dict), and those reached: name -> the step after which it was (see `look_for`)
         self.unreached: list[tuple[Sometimes, dict]] = []
@@ -219,15 +224,33 @@ class Session:
             cluster = self.cluster
             asks = self._asks
             if asks is None or asks[0] is not self.safety:
-                asks = self._asks = (self.safety, [(inv.name, inv.check, self.memos[inv.name]) for inv in self.safety])
-            for name, check, memo in asks[1]:
+                asks = self._asks = self._build_asks()
+            changes = asks[1]
+            if inputs.EVERY_STEP:
+                changes.forget()
+                changed = -1  # every bit: every invariant is asked
+            else:
+                changed = changes.changed()
+            for name, check, memo, bits in asks[2]:
                 checks[name] = checks.get(name, 0) + 1
+                if bits and not bits & changed:
+                    continue  # none of its inputs changed since it was last asked, and it held then: it holds
                 for message in check(cluster, memo):
                     self._fail(InvariantViolation(name, message, step))
             if self.unreached:
                 self._look_for_situations(step)
         finally:
             stats.invariant_seconds += time.perf_counter() - started
+
+    def _build_asks(self) -> tuple[list, Changes, list[tuple[str, Any, dict, int]]]:
+        """What `check_safety` asks: the safety invariants, the inputs they declare (each once, in order of first
+        declaration) and, per invariant, its name, check, memo and the bits of its inputs."""
+        declared: list = []
+        for inv in self.safety:
+            declared.extend(i for i in inv.reads or () if i not in declared)
+        changes = Changes(self.cluster, declared)
+        return (self.safety, changes,
+                [(inv.name, inv.check, self.memos[inv.name], changes.mask(inv.reads)) for inv in self.safety])
 
     def look_for(self, situations: Iterable[Sometimes]) -> None:
         """From now on, ask these sometimes properties after every action. What happened before (the checker's
