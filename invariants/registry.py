@@ -16,8 +16,8 @@ watches once between them), and under `CHECK` in that dict the count of the runn
 must work without either (a test may call it with a bare `{}`).
 
 The docstring's first sentence is the invariant's guarantee, printed by `kmodel invariants` and in reports.
-An invariant may declare what it reads (`reads=`, kmodel.invariants.inputs): a runner then skips it after a
-step that changed none of that. Safety invariants are checked after every step; liveness invariants once faults have healed and the
+Safety invariants are checked after every step (one that declares what it reads, `reads=`, is skipped after a
+step that changed none of that: kmodel.invariants.inputs); liveness invariants once faults have healed and the
 cluster has run fairly to quiescence (the checker's `settle`).
 """
 

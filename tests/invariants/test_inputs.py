@@ -78,8 +78,8 @@ def _recording(log: list, *, tolerate: bool) -> tuple[Any, Any]:
         try:
             _CHECK(self, step)
         finally:
-            log.append((len(self.actions), {inv.name: self._answers.get(inv.name) for inv in self.safety},  # type: ignore[attr-defined]
-                        len(self._asked)))  # type: ignore[attr-defined]
+            answers, asked = self._answers, self._asked  # type: ignore[attr-defined]
+            log.append((len(self.actions), {inv.name: answers.get(inv.name) for inv in self.safety}, len(asked)))
 
     return recording_init, recording_check
 
