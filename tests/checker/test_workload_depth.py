@@ -18,6 +18,7 @@ from kmodel.checker.workload_depth_actions import (
 from kmodel.cluster import Cluster, ClusterConfig
 
 from tests.checker.conftest import SmallMachine
+from tests.checker.test_job_actions import codes
 
 EXAMPLES = [ApplyBatchJob(), ApplyBatchJob(3, 3, True, True, True, 2, 2, True, 2), SuspendJob("batch", False),
             WaitForJob("report", 5), ApplyTolerantPod("debug-1", "node-1", 5), ApplyStatefulSetStrategy(3, True, 1, 4),
@@ -34,10 +35,6 @@ def test_json_round_trip(action):
 def test_bad_depth_actions_are_refused():
     with pytest.raises(ValueError, match="parallelism must be at least 1"):
         action_from_json({"name": "apply-batch-job", "parallelism": 0})
-
-
-def codes(cluster: Cluster) -> list[int]:
-    return [r.response.code for r in cluster.kubectl.results]
 
 
 def batch(cluster: Cluster):
