@@ -17,13 +17,15 @@ Correlation (ratchetingValueValidator.SubPropertyValidator / correlateOldValueFo
   `x-kubernetes-list-type`, by its keys (`x-kubernetes-list-map-keys`) when the list type is `map`, and not
   at all for `set` and `atomic` lists: their items are validated as new ones.
 
-Unchanged (CachedDeepEqual): both null; two scalars of the same JSON type and value (reflect.DeepEqual on the
-decoded JSON: 3 and 3.0 are an int64 and a float64, so they differ); two lists of the same length whose
-items were all correlated and are all unchanged; two objects with the same number of keys, both empty or
-every old key a property the walk correlated and unchanged. A key the walk did not visit (one no schema
-declares under `x-kubernetes-preserve-unknown-fields`, or beneath a node whose type was wrong) makes its
-object count as changed, and so does any item of a non-empty `set` or `atomic` list: upstream's comparison
-is built from the nodes its walk visited.
+Unchanged (CachedDeepEqual, k8s.io/apiserver/pkg/cel/common/equality.go): both null; two scalars of the same
+JSON type and value (reflect.DeepEqual on the decoded JSON: 3 and 3.0 are an int64 and a float64, so they
+differ); two lists of the same length whose items were all correlated and are all unchanged, or, for a list
+whose items are not correlated (`set`, `atomic`), that are equal as a whole (reflect.DeepEqual: upstream
+treats a non-correlatable list as a unit), while an item of a `map` list with no old item makes its list
+changed; two objects with the same number of keys, both empty or every old key a property the walk
+correlated and unchanged. A key the walk did not visit (one no schema declares under
+`x-kubernetes-preserve-unknown-fields`, or beneath a node whose type was wrong) makes its object count as
+changed: upstream's comparison is built from the nodes its walk visited.
 """
 
 from __future__ import annotations
@@ -37,12 +39,13 @@ LIST_MAP_KEYS = "x-kubernetes-list-map-keys"
 class Node:
     """A schema node's new value and its correlated old value, with the children the walk correlated."""
 
-    __slots__ = ("old", "new", "children", "_unchanged")
+    __slots__ = ("old", "new", "children", "map_list", "_unchanged")
 
     def __init__(self, old: Any, new: Any) -> None:
         self.old = old
         self.new = new
         self.children: dict[Any, Node] = {}
+        self.map_list = False  # a list of x-kubernetes-list-type map: an uncorrelated item makes it changed
         self._unchanged: Optional[bool] = None
 
     def property(self, key: str, value: Any) -> Optional["Node"]:
@@ -60,6 +63,7 @@ class Node:
             return None
         list_type = schema.get(LIST_TYPE)
         if list_type == "map":
+            self.map_list = True
             found = _by_keys(old, tuple(schema.get(LIST_MAP_KEYS) or ()), value)
         elif list_type in ("set", "atomic"):
             return None  # not correlatable by item: the list ratchets only as a whole
@@ -82,8 +86,15 @@ class Node:
             return old is None and new is None
         old_list, new_list = isinstance(old, (list, tuple)), isinstance(new, (list, tuple))
         if old_list or new_list:
-            return old_list and new_list and len(old) == len(new) and len(self.children) == len(old) and all(
-                i in self.children and self.children[i].unchanged() for i in range(len(new)))
+            if not (old_list and new_list) or len(old) != len(new):
+                return False
+            for i in range(len(new)):
+                if i not in self.children:
+                    # upstream: a list none of whose items correlates is compared whole; a map list is changed
+                    return not self.map_list and deep_equal(old, new)
+                if not self.children[i].unchanged():
+                    return False
+            return True
         old_map, new_map = isinstance(old, dict), isinstance(new, dict)
         if old_map or new_map:
             if not (old_map and new_map) or len(old) != len(new):
@@ -108,6 +119,18 @@ def _by_keys(old: Any, keys: tuple[str, ...], value: Any) -> Any:
                 k in item and wanted[i] is not _NONE and same_scalar(item[k], wanted[i]) for i, k in enumerate(keys)):
             return item
     return _NONE
+
+
+def deep_equal(a: Any, b: Any) -> bool:
+    """reflect.DeepEqual of two decoded JSON values: lists item by item, objects key by key, scalars as
+    `same_scalar`."""
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b) and all(
+            deep_equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(
+            deep_equal(a[k], b[k]) for k in a)
+    return same_scalar(a, b)
 
 
 def same_scalar(a: Any, b: Any) -> bool:

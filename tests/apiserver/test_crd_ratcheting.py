@@ -125,10 +125,25 @@ def test_list_items_correlate_by_index_without_a_list_type():
     assert fields({"byIndex": ["yy", "xx"]}, {"byIndex": ["xx", "yy"]}) == ["byIndex[0]", "byIndex[1]"]
 
 
-def test_atomic_and_set_lists_never_ratchet_by_item_nor_as_a_whole():
-    # upstream correlates no item of them, and a list with an item it did not correlate counts as changed
-    assert fields({"atomic": ["xx"]}, {"atomic": ["xx"]}) == ["atomic[0]"]
-    assert fields({"set": ["xx"]}, {"set": ["xx"]}) == ["set[0]"]
+def test_atomic_and_set_lists_ratchet_only_as_a_whole():
+    # upstream correlates no item of them, and compares such a list whole (reflect.DeepEqual): unchanged, its
+    # items' errors ratchet with it; any change, and every item is validated as new
+    assert fields({"atomic": ["xx"]}, {"atomic": ["xx"]}) == []
+    assert fields({"set": ["xx", "y"]}, {"set": ["xx", "y"]}) == []
+    assert fields({"set": ["xx", "z"]}, {"set": ["xx", "y"]}) == ["set[0]"]
+    assert fields({"atomic": ["xx"]}, {"atomic": ["x", "xx"]}) == ["atomic[0]"]
+    assert fields({"set": [1.0]}, {"set": [1]}) == ["set[0]"]  # a float64 and an int64 differ
+
+
+def test_an_uncorrelated_item_of_a_map_list_makes_it_changed():
+    schema = {"type": "object", "properties": {"byKey": {
+        "type": "array", "maxItems": 1, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+        "items": {"type": "object", "properties": {"name": {"type": "string"}}}}}}
+    two = {"byKey": [{"name": "a"}, {"name": "b"}]}
+    assert openapi_schema.validate_update(schema, two, two, metadata_unchanged=False) == []
+    renamed = {"byKey": [{"name": "a"}, {"name": "c"}]}
+    assert [e.field for e in openapi_schema.validate_update(schema, renamed, two, metadata_unchanged=False)] == [
+        "byKey"]
 
 
 def test_map_lists_correlate_by_key_whatever_the_order():
