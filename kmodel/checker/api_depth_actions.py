@@ -1,0 +1,299 @@
+"""The API-depth actions: requests a user sends that reach the API server's rarer decisions, through kubectl.
+
+Theory of operation
+-------------------
+The other families send what a cluster's owner usually sends; these send what a user sends on a bad day, each
+as upstream (release-1.31) answers it:
+
+* `ApplyGadgetCRD`: kubectl apply of the Gadget CustomResourceDefinition (`gadget_crd`), whose schema uses what
+  real CRDs use: an int-or-string port, a nullable note, a defaulted count, a name bounded in length and
+  pattern, a ratio with exclusive bounds, a bounded list of tags, a map of short labels (additionalProperties),
+  a free-form `extra` (x-kubernetes-preserve-unknown-fields), an embedded resource `template`, a list of ports
+  keyed by port. `strict` applies the same CRD with tighter bounds (a name of at most 3 characters, at most 2
+  tags): an operator tightening a schema, after which the Gadgets stored under the loose one no longer
+  validate, and an update that leaves their invalid fields as they are is let through (validation ratcheting);
+* `ApplyGadget`: kubectl apply (client-side, or --server-side) of a Gadget in default, its spec one of
+  `GADGET_SPECS`: valid in every way the schema allows, or invalid in one (422 with the schema's message, 400
+  for a field the schema does not declare under kubectl's strict field validation);
+* `PatchGadget`: kubectl patch of a Gadget, a row of `GADGET_PATCHES`: merge patches that change one field and
+  leave the others (ratcheting), JSON patches at list indices, at "-", at a missing path, a `test` that fails,
+  a `move` and a `copy` within the spec, and a strategic merge patch (415: custom objects have no merge keys);
+* `ODD_PATCHES` (sent as `PatchObject`, kmodel.checker.patch_actions): JSON patches whose operations meet the
+  edges of RFC 6902 (an escaped pointer, an index past the end, a move into a list, an unknown op, a pointer
+  without its slash) and strategic merge patches that use the directives kubectl writes ($patch: replace,
+  $retainKeys, $setElementOrder, $deleteFromPrimitiveList);
+* `ODD_BODIES` (sent as `SendRequest`, kmodel.checker.collide_actions): a create whose body has a field of the
+  wrong JSON type (a string for a number, a fraction for an int32, a number past int32, a list for a map, a
+  number for a time), a null, an unknown field, no kind: what the API server's decoder refuses with 400 and Go's
+  message, or lets through (an integral float, a null).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, ClassVar
+
+import attrs
+
+from kmodel.checker.access_actions import HOLD, one_of
+from kmodel.checker.actions import Action
+from kmodel.checker.patch_actions import PatchRow, canonical_json, fewer_parts
+from kmodel.checker.simpler import Simplest, default, earlier
+from kmodel.cluster import Cluster
+from kmodel.cluster.kubectl import PATCH_TYPES, Apply, Patch
+
+GROUP = "example.com"
+PLURAL = "gadgets"
+KIND = "Gadget"
+CRD_NAME = f"{PLURAL}.{GROUP}"
+#: the Gadgets the checker applies (in the default namespace): two, so that a patch meets one applied or not
+GADGETS: tuple[str, ...] = ("g1", "g2")
+#: the bounds of the loose and the strict schema: a name of 5 characters and 3 tags pass the first, not the second
+NAME_MAX = {False: 8, True: 3}
+TAGS_MAX = {False: 3, True: 2}
+
+
+def gadget_crd(strict: bool = False) -> dict:
+    """The Gadget CRD, with the loose bounds or (`strict`) the tight ones."""
+    spec_schema = {
+        "type": "object", "required": ["size"], "properties": {
+            "size": {"type": "string", "enum": ["small", "large"]},
+            "port": {"x-kubernetes-int-or-string": True},
+            "note": {"type": "string", "nullable": True},
+            "count": {"type": "integer", "minimum": 0, "maximum": 10, "default": 1},
+            "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX[strict], "pattern": "^[a-z]+$"},
+            "ratio": {"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": 1,
+                      "exclusiveMaximum": True},
+            "tags": {"type": "array", "maxItems": TAGS_MAX[strict], "items": {"type": "string"},
+                     "x-kubernetes-list-type": "set"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 5}},
+            "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+            "template": {"type": "object", "x-kubernetes-embedded-resource": True,
+                         "x-kubernetes-preserve-unknown-fields": True},
+            "ports": {"type": "array", "minItems": 1, "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["port"],
+                      "items": {"type": "object", "required": ["port"], "properties": {
+                          "port": {"type": "integer"}, "name": {"type": "string"}}}},
+        }}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": CRD_NAME},
+        "spec": {
+            "group": GROUP, "scope": "Namespaced",
+            "names": {"plural": PLURAL, "singular": "gadget", "kind": KIND},
+            "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                          "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                              "spec": spec_schema,
+                              "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}],
+        },
+    }
+
+
+_EMBEDDED = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t", "labels": {"a": "b"}},
+             "data": {"k": "v"}}
+#: Gadget specs by shape, valid ones first (what a draw shrinks to), then each invalid in one way
+GADGET_SPECS: dict[str, Any] = {
+    "plain": {"size": "small"},
+    "full": {"size": "large", "port": "http", "note": "n", "count": 2, "name": "abc", "ratio": 0.5,
+             "tags": ["a", "b"], "labels": {"k": "v"}, "extra": {"any": {"deep": [1, "x", None]}},
+             "template": _EMBEDDED, "ports": [{"port": 80, "name": "web"}]},
+    "numeric-port": {"size": "small", "port": 8080, "count": 3.0},
+    "null-note-and-count": {"size": "small", "note": None, "count": None},
+    # valid under the loose schema, not the strict one: what ratcheting lets an update keep
+    "loose-only": {"size": "small", "name": "abcde", "tags": ["a", "b", "c"]},
+    "embedded-extra-metadata": {"size": "small", "template": {**_EMBEDDED, "metadata": {"name": "t", "bogus": 1}}},
+    "bool-port": {"size": "small", "port": True},
+    "long-name": {"size": "small", "name": "abcdefghijk"},
+    "bad-name": {"size": "small", "name": "Abc"},
+    "empty-name": {"size": "small", "name": ""},
+    "ratio-at-bounds": {"size": "small", "ratio": 1},
+    "ratio-zero": {"size": "small", "ratio": 0},
+    "fraction-count": {"size": "small", "count": 2.5},
+    "string-count": {"size": "small", "count": "3"},
+    "count-out-of-range": {"size": "small", "count": 11},
+    "too-many-tags": {"size": "small", "tags": ["a", "b", "c", "d"]},
+    "tags-not-a-list": {"size": "small", "tags": "a"},
+    "null-size": {"size": None},
+    "huge": {"size": "huge"},
+    "long-label": {"size": "small", "labels": {"k": "longer"}},
+    "number-label": {"size": "small", "labels": {"k": 1}},
+    "embedded-without-kind": {"size": "small", "template": {"apiVersion": "v1", "metadata": {"name": "t"}}},
+    "embedded-bad-names": {"size": "small", "template": {"apiVersion": "v1/", "kind": "Config_Map",
+                                                         "metadata": {"name": "Bad_Name"}}},
+    "port-without-port": {"size": "small", "ports": [{"name": "web"}]},
+    "no-ports": {"size": "small", "ports": []},
+    "unknown-field": {"size": "small", "colour": "red"},
+    "spec-not-an-object": "small",
+}
+SHAPES: tuple[str, ...] = tuple(GADGET_SPECS)
+
+
+def gadget_manifest(name: str, shape: str = "plain") -> dict:
+    """The Gadget `name` in default, its spec the shape `shape` names."""
+    return {"apiVersion": f"{GROUP}/v1", "kind": KIND, "metadata": {"name": name, "namespace": "default"},
+            "spec": copy.deepcopy(GADGET_SPECS[shape])}
+
+
+@attrs.frozen
+class ApplyGadgetCRD(Action):
+    """kubectl apply the Gadget CustomResourceDefinition, with the loose or (`strict`) the tight bounds."""
+
+    kind: ClassVar[str] = "apply-gadget-crd"
+    simplest: ClassVar[Simplest] = (("strict", default(False)),)
+    strict: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"kubectl apply customresourcedefinition {CRD_NAME} ({'strict' if self.strict else 'loose'} bounds)"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(gadget_crd(self.strict)))
+
+
+@attrs.frozen
+class ApplyGadget(Action):
+    """kubectl apply (--server-side when `server_side`) a Gadget of the shape `shape` (refused by kubectl while
+    no CRD serves it, by the API server when the shape breaks the schema)."""
+
+    kind: ClassVar[str] = "apply-gadget"
+    simplest: ClassVar[Simplest] = (("shape", earlier(SHAPES)), ("server_side", default(False)))
+    gadget: str = attrs.field(validator=one_of(GADGETS))
+    shape: str = attrs.field(default="plain", validator=one_of(SHAPES))
+    server_side: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"kubectl apply{' --server-side' if self.server_side else ''} gadget {self.gadget} ({self.shape})"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(gadget_manifest(self.gadget, self.shape), server_side=self.server_side))
+
+
+@attrs.frozen
+class PatchGadget(Action):
+    """kubectl patch gadget `gadget` --type=`type` -p '`patch`' (the document as canonical JSON text)."""
+
+    kind: ClassVar[str] = "patch-gadget"
+    simplest: ClassVar[Simplest] = (("patch", fewer_parts),)
+    gadget: str = attrs.field(validator=one_of(GADGETS))
+    type: str = attrs.field(validator=one_of(PATCH_TYPES))
+    patch: str = attrs.field(converter=canonical_json)
+
+    @property
+    def name(self) -> str:
+        return f"kubectl patch gadget {self.gadget} --type={self.type} -p '{self.patch}'"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Patch(PLURAL, "default", self.gadget, json.loads(self.patch), type=self.type))
+
+
+#: patches of a Gadget, (type, document), simplest first: a merge patch of the count alone (an update that leaves
+#: every other field as stored: ratcheted), the name set past the strict bound, the note nulled, JSON patches at
+#: a list's end, its index, past it, a failing test, a move and a copy between fields, the embedded template's
+#: kind replaced, and a strategic merge patch (415)
+GADGET_PATCHES: tuple[tuple[str, Any], ...] = (
+    ("merge", {"spec": {"count": 4}}),
+    ("merge", {"spec": {"name": "abcd", "note": None}}),
+    ("merge", {"metadata": {"labels": {"tier": "canary"}}}),
+    ("json", [{"op": "add", "path": "/spec/tags/-", "value": "z"}]),
+    ("json", [{"op": "replace", "path": "/spec/tags/0", "value": "y"}]),
+    ("json", [{"op": "add", "path": "/spec/tags/9", "value": "x"}]),
+    ("json", [{"op": "test", "path": "/spec/size", "value": "small"}, {"op": "replace", "path": "/spec/size",
+                                                                        "value": "large"}]),
+    ("json", [{"op": "copy", "from": "/spec/size", "path": "/spec/note"}]),
+    ("json", [{"op": "move", "from": "/spec/note", "path": "/spec/name"}]),
+    ("json", [{"op": "remove", "path": "/spec/ports/0"}]),
+    ("json", [{"op": "replace", "path": "/spec/template/kind", "value": "Secret"}]),
+    ("strategic", {"spec": {"count": 5}}),
+)
+
+
+def _absent_map(obj: dict, field: str, empty: Any) -> list[dict]:
+    """The JSON patch operation that adds metadata.`field` as `empty` where the object has none (an `add` of a
+    member that exists replaces it: the annotations or finalizers there would go), else none."""
+    return [] if obj.get("metadata", {}).get(field) else [{"op": "add", "path": f"/metadata/{field}", "value": empty}]
+
+
+def _pod_or_none(build: Any) -> Any:
+    return lambda obj: build(obj) if obj.get("kind") == "Pod" else None
+
+
+def _workload_or_none(build: Any) -> Any:
+    return lambda obj: build(obj) if obj.get("kind") in ("Deployment", "StatefulSet") else None
+
+
+#: JSON patches and strategic merge patches at the edges of their specs, on the objects the patch rule patches
+ODD_PATCHES: tuple[tuple[str, PatchRow], ...] = (
+    ("json", PatchRow("add an annotation whose key has a slash (an escaped pointer)", lambda obj: [
+        *_absent_map(obj, "annotations", {}),
+        {"op": "add", "path": "/metadata/annotations/example.com~1note", "value": "x"}])),
+    ("json", PatchRow("test the whole object's kind through the root's child, then replace a label", lambda obj: [
+        {"op": "test", "path": "/kind", "value": obj.get("kind")},
+        {"op": "add", "path": "/metadata/labels/tier", "value": "canary"}])),
+    ("json", PatchRow("add the finalizer at the end of the list (`-`)", lambda obj: [
+        *_absent_map(obj, "finalizers", []), {"op": "add", "path": "/metadata/finalizers/-", "value": HOLD}])),
+    ("json", PatchRow("add the finalizer at the list's front (index 0; 422 where there is no list)", lambda obj: [
+        {"op": "add", "path": "/metadata/finalizers/0", "value": HOLD}])),
+    ("json", PatchRow("add the finalizer at an index past the list's end (422)", lambda obj: [
+        *_absent_map(obj, "finalizers", []), {"op": "add", "path": "/metadata/finalizers/5", "value": HOLD}])),
+    ("json", PatchRow("remove the first container's second port (422 where there is none)", _workload_or_none(
+        lambda obj: [{"op": "remove", "path": "/spec/template/spec/containers/0/ports/1"}]))),
+    ("json", PatchRow("copy the first container's image into a label (a list index in `from`)", _pod_or_none(
+        lambda obj: [{"op": "copy", "from": "/spec/containers/0/name", "path": "/metadata/labels/tier"}]))),
+    ("json", PatchRow("move a label under a missing parent (422)", lambda obj: [
+        {"op": "move", "from": "/metadata/labels/app", "path": "/metadata/missing/app"}])),
+    ("json", PatchRow("an operation JSON patch does not have (400)", lambda obj: [
+        {"op": "increment", "path": "/spec/replicas"}])),
+    ("json", PatchRow("a pointer without its leading slash (400)", lambda obj: [
+        {"op": "add", "path": "metadata/labels/tier", "value": "canary"}])),
+    ("json", PatchRow("an operation without its path (400)", lambda obj: [{"op": "add", "value": "x"}])),
+    ("json", PatchRow("a document that is no list of operations (400)", lambda obj: {"op": "add"})),
+    ("strategic", PatchRow("labels replaced whole ($patch: replace on the map)", lambda obj: {
+        "metadata": {"labels": {"$patch": "replace", **(obj.get("metadata", {}).get("labels") or {}),
+                                "tier": "canary"}}})),
+    ("strategic", PatchRow("the finalizer taken out ($deleteFromPrimitiveList)", lambda obj: {
+        "metadata": {"$deleteFromPrimitiveList/finalizers": [HOLD]}})),
+    ("strategic", PatchRow("the containers reordered ($setElementOrder) with the app's image", _workload_or_none(
+        lambda obj: {"spec": {"template": {"spec": {
+            "$setElementOrder/containers": [{"name": "sidecar"}, {"name": "app"}],
+            "containers": [{"name": "app", "image": "nginx:1.26"}, {"name": "sidecar", "image": "nginx:1.25"}]}}}}))),
+    ("strategic", PatchRow("the rollout strategy switched, its old keys dropped ($retainKeys)", lambda obj: {
+        "spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}}
+        if obj.get("kind") == "Deployment" else None)),
+    ("strategic", PatchRow("the containers replaced whole ($patch: replace in the list)", _workload_or_none(
+        lambda obj: {"spec": {"template": {"spec": {"containers": [
+            {"$patch": "replace"}, {"name": "app", "image": "nginx:1.25"}]}}}}))),
+    ("strategic", PatchRow("the annotations map deleted ($patch: delete on the map)", lambda obj: {
+        "metadata": {"annotations": {"$patch": "delete"}}})),
+    ("strategic", PatchRow("a document that is no object (400)", lambda obj: ["not", "a", "map"])),
+)
+
+#: what a create sends on the wire, each with one field of a shape or type the decoder meets rarely
+ODD_BODIES: tuple[tuple[str, dict], ...] = (
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-null", "labels": None},
+                    "data": {"a": "b", "c": None}}),
+    ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "odd-float"},
+                     "spec": {"replicas": 0.0, "selector": {"matchLabels": {"app": "odd"}}, "template": {
+                         "metadata": {"labels": {"app": "odd"}},
+                         "spec": {"containers": [{"name": "app", "image": "nginx:1.25"}]}}}}),
+    ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "odd-fraction"},
+                     "spec": {"replicas": 2.5}}),
+    ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "odd-big"},
+                     "spec": {"replicas": 2 ** 40}}),
+    ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "odd-string"},
+                     "spec": {"replicas": "3"}}),
+    ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "odd-bool"},
+                     "spec": {"paused": "yes", "replicas": True}}),
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-list"}, "data": ["a"]}),
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-time",
+                                                                          "creationTimestamp": 5}}),
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-unknown"},
+                    "data": {"a": "b"}, "colour": "red"}),
+    ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-target"},
+                  "spec": {"ports": [{"port": 80, "targetPort": 8080.5}]}}),
+    ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-ports"},
+                  "spec": {"ports": [None, {"port": "80"}]}}),
+    ("configmaps", {"apiVersion": "v1", "metadata": {"name": "odd-kindless"}}),
+    ("configmaps", {"apiVersion": "v1", "kind": 7, "metadata": {"name": "odd-kind"}}),
+)

@@ -1,0 +1,121 @@
+"""The API-depth rules: requests that reach the API server's rarer decisions (a mixin of `KmodelMachine`).
+
+    apply_gadget_crd   kubectl apply of the Gadget CRD, with loose or strict bounds (a schema tightened under
+                       stored objects)
+    apply_gadget       kubectl apply (client- or server-side) of a Gadget, valid or invalid in one way
+    patch_gadget       kubectl patch of a Gadget: merge, JSON and strategic merge patches
+    patch_odd          kubectl patch of an object that exists with a JSON patch or a strategic merge patch at
+                       the edges of its spec
+    create_odd_body    POST of a body with a field of a rare shape or the wrong JSON type
+
+The actions and their tables are kmodel.checker.api_depth_actions'. Each row is drawn uniformly from a small
+range, so that every row comes up in a dev run (an INDEX crowds toward 0), and shrinks toward the first: a
+valid Gadget, a merge patch of one field, an escaped pointer, a null in a ConfigMap. The Gadget rules run only
+once the CRD is stored, and the patch rules only where there is an object to patch.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition
+
+from kmodel.checker.api_depth_actions import (
+    CRD_NAME, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_PATCHES, PLURAL, SHAPES, ApplyGadget, ApplyGadgetCRD,
+    PatchGadget,
+)
+from kmodel.checker.collide_actions import SendRequest
+from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.patch_actions import PatchObject
+from kmodel.checker.patch_rules import PatchRules
+from kmodel.checker.preconditions import once_per_step
+from kmodel.checker.rulebook import RuleFamily, rule
+from kmodel.objects import dump
+
+
+class ApiDepthRules(RuleFamily):
+    """Rules for a richly schemed CRD, odd patches and odd bodies (see the module docstring). Mixed into
+    KmodelMachine, which provides `cluster` and `_do`."""
+
+    docs_columns: ClassVar[tuple[str, ...]] = ("Draws", "Does", "Shrinks to")
+
+    def _gadget_crd_stored(self) -> bool:
+        return self.cluster.get("customresourcedefinitions", "", CRD_NAME) is not None
+
+    def _gadgets(self) -> list[str]:
+        return [g.metadata.name for g in self.cluster.objects(PLURAL, "default")] \
+            if self._gadget_crd_stored() else []
+
+    @rule(strict=st.booleans())
+    def apply_gadget_crd(self, strict: bool) -> None:
+        """Draws: loose or strict bounds
+        Does: `kubectl apply` of the Gadget CRD (`apply-gadget-crd`): an int-or-string port, a nullable note, a
+        defaulted count, a name bounded in length and pattern, a ratio with exclusive bounds, a list of tags
+        (`set`), a map of short labels, a preserved `extra`, an embedded resource `template`, a `map` list of
+        ports; the strict bounds (a name of at most 3 characters, at most 2 tags) tighten the schema under the
+        Gadgets stored, whose updates are then ratcheted
+        Shrinks to: the loose CRD"""
+        self._do(ApplyGadgetCRD(strict))
+
+    @precondition(once_per_step(lambda self: self._gadget_crd_stored()))
+    @rule(i=INDEX, shape=st.integers(0, len(SHAPES) - 1), server_side=st.booleans())
+    def apply_gadget(self, i: int, shape: int, server_side: bool) -> None:
+        """Draws: a Gadget (`g1`, `g2`); a shape (`GADGET_SPECS` in `kmodel/checker/api_depth_actions.py`: plain,
+        every field, a numeric port and an integral float count, nulls, valid only under the loose bounds, then
+        one mistake each: a bool port, a name too long, of the wrong pattern or empty, a ratio at its exclusive
+        bounds, a fraction or a string count, one out of range, too many tags, tags not a list, a null or
+        unsupported size, a label too long or a number, an embedded resource without kind or with bad names,
+        a port item without its key, an empty ports list, an unknown field, a spec that is a string);
+        client-side or server-side
+        Does: `kubectl apply [--server-side] gadget` (`apply-gadget`): 201/200, 422 with the schema's messages,
+        400 for an unknown field (strict field validation, also under the embedded resource's metadata), 409
+        when a server-side apply meets fields the client-side apply owns
+        Shrinks to: a plain Gadget `g1`, client-side"""
+        self._do(ApplyGadget(pick(i, GADGETS), SHAPES[shape], server_side))
+
+    @precondition(once_per_step(lambda self: bool(self._gadgets())))
+    @rule(i=INDEX, row=st.integers(0, len(GADGET_PATCHES) - 1))
+    def patch_gadget(self, i: int, row: int) -> None:
+        """Draws: a stored Gadget; a row of `GADGET_PATCHES`
+        Does: `kubectl patch gadget` (`patch-gadget`): merge patches of one field, which leave the others as
+        stored (ratcheted under the strict bounds), a label; JSON patches at a list's end (`-`), at an index, past
+        the end (422), a `test` then `replace`, a `copy` and a `move` between fields (422 from a missing one),
+        a `remove` of the only port (422: minItems), the embedded resource's kind replaced; a strategic merge
+        patch (415: custom objects have no merge keys)
+        Shrinks to: a merge patch of spec.count"""
+        patch_type, doc = GADGET_PATCHES[row]
+        self._do(PatchGadget(pick(i, self._gadgets()), patch_type, doc))
+
+    @precondition(once_per_step(lambda self: bool(PatchRules._patchable(self))))
+    @rule(i=INDEX, row=st.integers(0, len(ODD_PATCHES) - 1))
+    def patch_odd(self, i: int, row: int) -> None:
+        """Draws: an object the patch rule patches (a Deployment, the StatefulSet `db`, a pod, a Service, a node);
+        a row of `ODD_PATCHES`, the first that fits the object's kind from it on
+        Does: `kubectl patch --type=json|strategic` (`patch-object`): JSON patches with an escaped pointer
+        (`~1`), a `test` of the kind, finalizers added at `-` and at 0, at an index past the end (422), a
+        `remove` of a container's port that may not exist, a `copy` from a list index, a `move` under a missing
+        parent (422), an unknown op, a pointer without its slash, an operation without a path, a document that
+        is no list (400); strategic merge patches with `$patch: replace` on a map and in a list,
+        `$deleteFromPrimitiveList`, `$setElementOrder`, `$retainKeys`, `$patch: delete` on a map, and a document
+        that is no object (400)
+        Shrinks to: the first object's annotation under an escaped key"""
+        resource, ns, obj = pick(i, PatchRules._patchable(self))
+        body = dump(obj)
+        for n in range(len(ODD_PATCHES)):
+            patch_type, patch_row = ODD_PATCHES[(row + n) % len(ODD_PATCHES)]
+            doc = patch_row.build(body)
+            if doc is not None:
+                self._do(PatchObject(resource, ns, obj.metadata.name, patch_type, doc))
+                return
+
+    @rule(row=st.integers(0, len(ODD_BODIES) - 1))
+    def create_odd_body(self, row: int) -> None:
+        """Draws: a row of `ODD_BODIES`
+        Does: `POST` in default (`send-request`) of a ConfigMap with nulls (201), a Deployment with an integral
+        float replicas (201); 400 with Go's decoding message for a fraction, a number past int32, a string or a
+        bool where a number is, a list where a map is, a number where a time is, an unknown field (strict), a
+        fractional targetPort, a null item and a string port, no kind, a kind that is a number
+        Shrinks to: the ConfigMap with nulls"""
+        resource, body = ODD_BODIES[row]
+        self._do(SendRequest("create", resource, "default", body=body))

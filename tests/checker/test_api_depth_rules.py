@@ -1,0 +1,136 @@
+"""The API-depth family (kmodel/checker/api_depth_rules.py, api_depth_actions.py): its actions read back from a
+trace, its tables draw what upstream accepts and refuses, and its rules do what they draw on a machine."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kmodel.checker.action_json import action_from_json
+from kmodel.checker.api_depth_actions import (
+    GADGET_PATCHES, GADGET_SPECS, ODD_BODIES, ODD_PATCHES, SHAPES, ApplyGadget, ApplyGadgetCRD, PatchGadget,
+)
+from kmodel.checker.actions import ApplyDeployment
+from kmodel.cluster import Delete
+
+from tests.checker.conftest import SmallMachine
+from tests.checker.test_workload_actions import run
+
+EXAMPLES = [ApplyGadgetCRD(), ApplyGadgetCRD(strict=True), ApplyGadget("g1"), ApplyGadget("g2", "huge", True),
+            PatchGadget("g1", "json", '[{"op":"add","path":"/spec/tags/-","value":"z"}]')]
+
+
+@pytest.mark.parametrize("action", EXAMPLES, ids=lambda a: a.name)
+def test_json_round_trip(action):
+    again = action_from_json(json.loads(json.dumps(action.to_json())))
+    assert again == action and again.stable_json() == action.stable_json()
+
+
+def test_a_bad_gadget_action_reads_back_as_a_one_line_error():
+    with pytest.raises(ValueError, match="shape must be one of"):
+        action_from_json({"name": "apply-gadget", "gadget": "g1", "shape": "tiny"})
+    with pytest.raises(ValueError, match="gadget must be one of"):
+        action_from_json({"name": "patch-gadget", "gadget": "g9", "type": "merge", "patch": "{}"})
+
+
+def _answers(cluster, since: int) -> list[tuple[int, str]]:
+    return [(r.response.code, getattr(r.response.body, "message", "") or "") for r in cluster.kubectl.results[since:]]
+
+
+@pytest.fixture
+def gadgets():
+    """A machine with the loose Gadget CRD stored."""
+    machine = SmallMachine()
+    machine.apply_gadget_crd(False)
+    machine.advance_time(2)
+    return machine
+
+
+def test_each_gadget_shape_is_stored_or_refused_as_its_name_says(gadgets):
+    cluster = gadgets.cluster
+    answers = {}
+    for shape in SHAPES:  # each a create: an apply to a stored Gadget merges the manifest into it
+        cluster.submit(Delete("gadgets", "default", "g1"))
+        cluster.run_for(1_000)
+        [r] = run(cluster, ApplyGadget("g1", shape), ms=2_000)
+        answers[shape] = (r.response.code, getattr(r.response.body, "message", "") or "")
+    valid = ("plain", "full", "numeric-port", "null-note-and-count", "loose-only")
+    assert all(answers[s][0] == 201 for s in valid), answers
+    assert all(answers[s][0] in (400, 422) for s in SHAPES if s not in valid), answers
+    assert answers["unknown-field"] == (400, 'Gadget in version "v1" cannot be handled as a Gadget: strict decoding '
+                                             'error: unknown field "spec.colour"')
+    assert 'spec.ratio in body should be less than 1' in answers["ratio-at-bounds"][1]
+    assert 'spec.port in body must be of type integer,string: "boolean"' in answers["bool-port"][1]
+    assert "spec.ports[0].port: Required value" in answers["port-without-port"][1]
+    assert "spec.template.kind: Required value" in answers["embedded-without-kind"][1]
+
+
+def test_a_tightened_schema_ratchets_what_an_update_leaves_as_it_was(gadgets):
+    cluster = gadgets.cluster
+    run(cluster, ApplyGadget("g1", "loose-only"))
+    run(cluster, ApplyGadgetCRD(strict=True))
+    # count changes; the name and the tags (a set list) are as stored, and too long for the new bounds
+    [r] = run(cluster, PatchGadget("g1", "merge", {"spec": {"count": 4}}))
+    assert r.response.code == 200, r.response.body
+    [r] = run(cluster, PatchGadget("g1", "json", [{"op": "replace", "path": "/spec/tags/0", "value": "y"}]))
+    assert r.response.code == 422 and "spec.tags: Too many: 3: must have at most 2 items" in r.response.body.message
+    [r] = run(cluster, PatchGadget("g1", "strategic", {"spec": {"count": 5}}))
+    assert r.response.code == 415
+
+
+def test_every_rule_of_the_family_does_what_it_draws(gadgets):
+    machine, cluster = gadgets, gadgets.cluster
+    assert cluster.get("customresourcedefinitions", "", "gadgets.example.com") is not None
+    machine.apply_gadget(0, SHAPES.index("full"), False)
+    machine.advance_time(2)
+    stored = cluster.get("gadgets", "default", "g1")
+    assert stored.content["spec"]["template"]["kind"] == "ConfigMap" and stored.content["spec"]["count"] == 2
+    machine.patch_gadget(0, 0)  # a merge patch of spec.count
+    machine.advance_time(2)
+    assert cluster.get("gadgets", "default", "g1").content["spec"]["count"] == GADGET_PATCHES[0][1]["spec"]["count"]
+    since = len(cluster.kubectl.results)
+    machine.patch_odd(0, 0)  # the first object (a node) gets an annotation under an escaped key
+    machine.create_odd_body(0)  # a ConfigMap with nulls: the null value is the empty string
+    machine.advance_time(2)
+    node = cluster.objects("nodes")[0]
+    assert node.metadata.annotations["example.com/note"] == "x", _answers(cluster, since)
+    assert cluster.get("configmaps", "default", "odd-null").data == {"a": "b", "c": ""}
+    for rule in ("apply_gadget_crd", "apply_gadget", "patch_gadget", "patch_odd", "create_odd_body"):
+        assert machine.stats.rules.get(rule), rule
+
+
+def test_odd_patches_take_both_sides_of_their_guards():
+    machine = SmallMachine()
+    run(machine.cluster, ApplyDeployment("web", 1))
+    codes = set()
+    for row in range(len(ODD_PATCHES)):
+        for i in range(3):
+            since = len(machine.cluster.kubectl.results)
+            machine.patch_odd(i, row)
+            machine.advance_time(1)
+            codes |= {code for code, _ in _answers(machine.cluster, since)}
+    assert {200, 400, 422} <= codes
+
+
+def test_odd_bodies_decode_or_are_refused_with_gos_message():
+    machine = SmallMachine()
+    answers = {}
+    for row, (_, body) in enumerate(ODD_BODIES):
+        since = len(machine.cluster.kubectl.results)
+        machine.create_odd_body(row)
+        machine.advance_time(1)
+        [answers[body["metadata"]["name"]]] = _answers(machine.cluster, since)
+    assert answers["odd-float"][0] == 201  # an integral float is an int, as YAML's conversion leaves it
+    assert answers["odd-fraction"] == (400, 'Deployment in version "v1" cannot be handled as a Deployment: json: '
+                                            'cannot unmarshal number 2.5 into Go struct field '
+                                            'DeploymentSpec.spec.replicas of type int32')
+    assert answers["odd-kind"][1].startswith("couldn't get version/kind; json parse error")
+    assert sum(code == 400 for code, _ in answers.values()) == len(ODD_BODIES) - 2
+
+
+def test_the_tables_are_json():
+    for spec in GADGET_SPECS.values():
+        json.dumps(spec)
+    for _, doc in GADGET_PATCHES:
+        json.dumps(doc)
