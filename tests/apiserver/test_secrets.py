@@ -34,8 +34,13 @@ def test_each_type_requires_its_keys_with_upstreams_messages(api):
     assert token.body.message == ('Secret "s" is invalid: metadata.annotations[kubernetes.io/service-account.name]: '
                                   'Required value')
     docker = create(api, secret(type="kubernetes.io/dockerconfigjson", stringData={".dockerconfigjson": "{"}))
-    assert docker.code == 422 and docker.body.message.startswith(
-        'Secret "s" is invalid: data[.dockerconfigjson]: Invalid value: "<secret contents redacted>": ')
+    assert (docker.code, docker.body.message) == (422, 'Secret "s" is invalid: data[.dockerconfigjson]: Invalid '
+                                                       'value: "<secret contents redacted>": unexpected end of JSON input')
+    listed = create(api, secret(type="kubernetes.io/dockerconfigjson", stringData={".dockerconfigjson": "[]"}))
+    assert listed.body.message.endswith(": json: cannot unmarshal array into Go value of type map[string]interface {}")
+    # a JSON null unmarshals into a map without an error
+    nulled = create(api, secret(name="n", type="kubernetes.io/dockerconfigjson", stringData={".dockerconfigjson": "null"}))
+    assert nulled.code == 201
     basic = create(api, secret(type="kubernetes.io/basic-auth"))
     assert basic.body.message == ('Secret "s" is invalid: [data[%s][username]: Required value, '
                                   'data[%s][password]: Required value]')

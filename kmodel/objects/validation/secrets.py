@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 
 from ..field_errors import OMIT, ErrorType, FieldError, forbidden, invalid, required
+from ..gojson import unmarshal_error
 from ..secrets import (
     BASIC_AUTH, DOCKER_CONFIG_JSON, DOCKERCFG, SERVICE_ACCOUNT_NAME_KEY, SERVICE_ACCOUNT_TOKEN, SSH_AUTH, TLS,
     Secret, ServiceAccount,
@@ -50,12 +50,10 @@ def validate_secret(secret: Secret) -> list[FieldError]:
         if key not in data:
             errs.append(required(f"data[{key}]"))
         else:
-            try:
-                parsed = json.loads(_decoded(data[key]))
-                if not isinstance(parsed, dict):
-                    raise ValueError("json: cannot unmarshal into Go value of type map[string]interface {}")
-            except ValueError as e:
-                errs.append(invalid(f"data[{key}]", _REDACTED, str(e)))
+            # json.Unmarshal into a map[string]interface{}, with Go's error text (a null is a valid map)
+            problem = unmarshal_error(_decoded(data[key]))
+            if problem is not None:
+                errs.append(invalid(f"data[{key}]", _REDACTED, problem))
     elif kind == BASIC_AUTH:
         # upstream's path is field.NewPath("data[%s]").Key(...): its messages carry the literal "%s"
         if "username" not in data and "password" not in data:
