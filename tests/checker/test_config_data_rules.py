@@ -3,8 +3,6 @@ the shapes users write, answered as upstream answers them."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from kmodel.checker.action_json import action_from_json
@@ -13,14 +11,10 @@ from kmodel.checker.config_data_actions import CONFIG_NAMES, SHAPES, ApplyConfig
 from tests.checker.conftest import SmallMachine
 from tests.checker.test_workload_actions import run
 
+#: (their JSON round trips: tests/checker/test_actions.py)
 EXAMPLES = [ApplyConfigData("configmaps", "settings"), ApplyConfigData("secrets", "certs", "tls-without-key"),
             ApplyConfigData("secrets", "creds", "delete")]
 
-
-@pytest.mark.parametrize("action", EXAMPLES, ids=lambda a: a.name)
-def test_json_round_trip(action):
-    again = action_from_json(json.loads(json.dumps(action.to_json())))
-    assert again == action and again.stable_json() == action.stable_json()
 
 
 def test_a_shape_or_name_of_another_kind_is_refused_in_one_line():
