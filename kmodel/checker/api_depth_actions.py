@@ -25,7 +25,8 @@ as upstream (release-1.31) answers it:
 * `ODD_BODIES` (sent as `SendRequest`, kmodel.checker.collide_actions): a create whose body has a field of the
   wrong JSON type (a string for a number, a fraction for an int32, a number past int32, a list for a map, a
   number for a time), a null, an unknown field, no kind: what the API server's decoder refuses with 400 and Go's
-  message, or lets through (an integral float, a null).
+  message, or lets through (an integral float, a null); a namespace other than the request's (400); the
+  access reviews `kubectl auth can-i` and `kubectl auth whoami` send, as the admin or alice.
 """
 
 from __future__ import annotations
@@ -296,4 +297,18 @@ ODD_BODIES: tuple[tuple[str, dict], ...] = (
                   "spec": {"ports": [None, {"port": "80"}]}}),
     ("configmaps", {"apiVersion": "v1", "metadata": {"name": "odd-kindless"}}),
     ("configmaps", {"apiVersion": "v1", "kind": 7, "metadata": {"name": "odd-kind"}}),
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-elsewhere",
+                                                                          "namespace": "team"}}),
+    ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                                  "spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}),
+    ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                                  "spec": {"nonResourceAttributes": {"verb": "get", "path": "/healthz"}}}),
+    ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                                  "spec": {}}),
+    ("selfsubjectreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
 )
+#: who sends each row: the admin, and alice for the access reviews (kubectl auth can-i, kubectl auth whoami as
+#: a user with no rights of her own)
+ODD_BODY_ACTORS: tuple[str, ...] = ("admin", "alice")
+#: the resources whose requests name no namespace
+CLUSTER_SCOPED_BODIES: tuple[str, ...] = ("selfsubjectaccessreviews", "selfsubjectreviews")

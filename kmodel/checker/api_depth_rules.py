@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition
 
 from kmodel.checker.api_depth_actions import (
-    CRD_NAME, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_PATCHES, PLURAL, SHAPES, ApplyGadget, ApplyGadgetCRD,
-    PatchGadget,
+    CLUSTER_SCOPED_BODIES, CRD_NAME, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS, ODD_PATCHES, PLURAL,
+    SHAPES, ApplyGadget, ApplyGadgetCRD, PatchGadget,
 )
 from kmodel.checker.collide_actions import SendRequest
 from kmodel.checker.draws import INDEX, pick
@@ -109,13 +109,17 @@ class ApiDepthRules(RuleFamily):
                 self._do(PatchObject(resource, ns, obj.metadata.name, patch_type, doc))
                 return
 
-    @rule(row=st.integers(0, len(ODD_BODIES) - 1))
-    def create_odd_body(self, row: int) -> None:
-        """Draws: a row of `ODD_BODIES`
+    @rule(row=st.integers(0, len(ODD_BODIES) - 1), actor=st.integers(0, len(ODD_BODY_ACTORS) - 1))
+    def create_odd_body(self, row: int, actor: int = 0) -> None:
+        """Draws: a row of `ODD_BODIES`; the admin or alice
         Does: `POST` in default (`send-request`) of a ConfigMap with nulls (201), a Deployment with an integral
         float replicas (201); 400 with Go's decoding message for a fraction, a number past int32, a string or a
         bool where a number is, a list where a map is, a number where a time is, an unknown field (strict), a
-        fractional targetPort, a null item and a string port, no kind, a kind that is a number
-        Shrinks to: the ConfigMap with nulls"""
+        fractional targetPort, a null item and a string port, no kind, a kind that is a number; 400 for a
+        ConfigMap of another namespace; the SelfSubjectAccessReviews of `kubectl auth can-i` (resource
+        attributes, non-resource attributes, neither: 422) and the SelfSubjectReview of `kubectl auth whoami`;
+        alice's writes are refused (403), her reviews answered
+        Shrinks to: the ConfigMap with nulls, as the admin"""
         resource, body = ODD_BODIES[row]
-        self._do(SendRequest("create", resource, "default", body=body))
+        namespace = "" if resource in CLUSTER_SCOPED_BODIES else "default"
+        self._do(SendRequest("create", resource, namespace, body=body, actor=ODD_BODY_ACTORS[actor]))

@@ -116,13 +116,29 @@ def test_odd_bodies_decode_or_are_refused_with_gos_message():
         since = len(machine.cluster.kubectl.results)
         machine.create_odd_body(row)
         machine.advance_time(1)
-        [answers[body["metadata"]["name"]]] = _answers(machine.cluster, since)
+        [answers[body.get("metadata", {}).get("name") or row]] = _answers(machine.cluster, since)
     assert answers["odd-float"][0] == 201  # an integral float is an int, as YAML's conversion leaves it
     assert answers["odd-fraction"] == (400, 'Deployment in version "v1" cannot be handled as a Deployment: json: '
                                             'cannot unmarshal number 2.5 into Go struct field '
                                             'DeploymentSpec.spec.replicas of type int32')
     assert answers["odd-kind"][1].startswith("couldn't get version/kind; json parse error")
-    assert sum(code == 400 for code, _ in answers.values()) == len(ODD_BODIES) - 2
+    assert answers["odd-elsewhere"] == (400, "the namespace of the provided object does not match the namespace "
+                                             "sent on the request")
+    reviews = [answers[row][0] for row, (resource, _) in enumerate(ODD_BODIES) if resource.startswith("self")]
+    assert reviews == [201, 201, 422, 201]  # can-i of a resource, of a URL, of neither; whoami
+    assert sum(code == 400 for code, _ in answers.values()) == len(ODD_BODIES) - 2 - len(reviews)
+
+
+def test_alice_asks_what_she_may_do_and_may_not_create():
+    machine = SmallMachine()
+    since = len(machine.cluster.kubectl.results)
+    machine.create_odd_body(0, 1)  # a ConfigMap, as alice
+    machine.create_odd_body(next(r for r, (res, _) in enumerate(ODD_BODIES) if res == "selfsubjectreviews"), 1)
+    machine.advance_time(1)
+    (denied, _), (whoami, _) = _answers(machine.cluster, since)
+    assert (denied, whoami) == (403, 201)
+    review = machine.cluster.kubectl.results[-1].response.body
+    assert review.status.user_info.username == "alice"
 
 
 def test_the_tables_are_json():
