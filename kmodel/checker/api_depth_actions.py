@@ -5,19 +5,23 @@ Theory of operation
 The other families send what a cluster's owner usually sends; these send what a user sends on a bad day, each
 as upstream (release-1.31) answers it:
 
-* `ApplyGadgetCRD`: kubectl apply of the Gadget CustomResourceDefinition (`gadget_crd`), whose schema uses what
+* `ApplyGadgetCRD`, `DeleteGadgetCRD`: kubectl apply and delete of the Gadget CustomResourceDefinition
+  (`gadget_crd`), whose schema uses what
   real CRDs use: an int-or-string port, a nullable note, a defaulted count, a name bounded in length and
   pattern, a ratio with exclusive bounds, a bounded list of tags, a map of short labels (additionalProperties),
   a free-form `extra` (x-kubernetes-preserve-unknown-fields), an embedded resource `template`, a list of ports
   keyed by port. `strict` applies the same CRD with tighter bounds (a name of at most 3 characters, at most 2
   tags): an operator tightening a schema, after which the Gadgets stored under the loose one no longer
-  validate, and an update that leaves their invalid fields as they are is let through (validation ratcheting);
+  validate, and an update that leaves their invalid fields as they are is let through (validation ratcheting).
+  Two rivals ask for its names: one of another group for the same plural, one of the same group for the same
+  kind; neither is accepted while the Gadget CRD holds them, and each gets them once it is deleted;
 * `ApplyGadget`: kubectl apply (client-side, or --server-side) of a Gadget in default, its spec one of
   `GADGET_SPECS`: valid in every way the schema allows, or invalid in one (422 with the schema's message, 400
   for a field the schema does not declare under kubectl's strict field validation);
 * `PatchGadget`: kubectl patch of a Gadget, a row of `GADGET_PATCHES`: merge patches that change one field and
   leave the others (ratcheting), JSON patches at list indices, at "-", at a missing path, a `test` that fails,
-  a `move` and a `copy` within the spec, and a strategic merge patch (415: custom objects have no merge keys);
+  a `move` and a `copy` within the spec, a finalizer set and removed, and a strategic merge patch (415: custom
+  objects have no merge keys);
 * `ODD_PATCHES` (sent as `PatchObject`, kmodel.checker.patch_actions): JSON patches whose operations meet the
   edges of RFC 6902 (an escaped pointer, an index past the end, a move into a list, an unknown op, a pointer
   without its slash) and strategic merge patches that use the directives kubectl writes ($patch: replace,
@@ -42,7 +46,7 @@ from kmodel.checker.actions import Action
 from kmodel.checker.patch_actions import PatchRow, canonical_json, fewer_parts
 from kmodel.checker.simpler import Simplest, default, earlier
 from kmodel.cluster import Cluster
-from kmodel.cluster.kubectl import PATCH_TYPES, Apply, Patch
+from kmodel.cluster.kubectl import PATCH_TYPES, Apply, Delete, Patch
 
 GROUP = "example.com"
 PLURAL = "gadgets"
@@ -55,8 +59,25 @@ NAME_MAX = {False: 8, True: 3}
 TAGS_MAX = {False: 3, True: 2}
 
 
-def gadget_crd(strict: bool = False) -> dict:
-    """The Gadget CRD, with the loose bounds or (`strict`) the tight ones."""
+#: the CRDs applied: the Gadget CRD with loose or strict bounds, a rival of another group that asks for the same
+#: plural (PluralConflict while the Gadget CRD holds it), and one of the same group that asks for the same kind
+#: under another plural (KindConflict); each is accepted once the CRD holding its names is deleted
+CRD_VARIANTS: tuple[str, ...] = ("loose", "strict", "rival", "kind-rival")
+_VARIANT_NAMES = {"loose": (GROUP, PLURAL), "strict": (GROUP, PLURAL), "rival": ("example.org", PLURAL),
+                  "kind-rival": (GROUP, "gizmos")}
+
+
+def crd_name(variant: str) -> str:
+    group, plural = _VARIANT_NAMES[variant]
+    return f"{plural}.{group}"
+
+
+def gadget_crd(strict: bool = False, variant: str = "") -> dict:
+    """The Gadget CRD, with the loose bounds or (`strict`) the tight ones; `variant` (a `CRD_VARIANTS` entry)
+    picks its bounds, group and plural instead."""
+    if variant:
+        strict = variant == "strict"
+    group, plural = _VARIANT_NAMES[variant or "loose"]
     spec_schema = {
         "type": "object", "required": ["size"], "properties": {
             "size": {"type": "string", "enum": ["small", "large"]},
@@ -79,10 +100,10 @@ def gadget_crd(strict: bool = False) -> dict:
         }}
     return {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": CRD_NAME},
+        "metadata": {"name": f"{plural}.{group}"},
         "spec": {
-            "group": GROUP, "scope": "Namespaced",
-            "names": {"plural": PLURAL, "singular": "gadget", "kind": KIND},
+            "group": group, "scope": "Namespaced",
+            "names": {"plural": plural, "singular": plural[:-1], "kind": KIND},
             "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
                           "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                               "spec": spec_schema,
@@ -136,20 +157,40 @@ def gadget_manifest(name: str, shape: str = "plain") -> dict:
             "spec": copy.deepcopy(GADGET_SPECS[shape])}
 
 
+_variant = attrs.field(default="loose", validator=one_of(CRD_VARIANTS))
+
+
 @attrs.frozen
 class ApplyGadgetCRD(Action):
-    """kubectl apply the Gadget CustomResourceDefinition, with the loose or (`strict`) the tight bounds."""
+    """kubectl apply a Gadget CustomResourceDefinition: with the loose or the strict bounds, or a rival's."""
 
     kind: ClassVar[str] = "apply-gadget-crd"
-    simplest: ClassVar[Simplest] = (("strict", default(False)),)
-    strict: bool = False
+    simplest: ClassVar[Simplest] = (("variant", earlier(CRD_VARIANTS)),)
+    variant: str = _variant
 
     @property
     def name(self) -> str:
-        return f"kubectl apply customresourcedefinition {CRD_NAME} ({'strict' if self.strict else 'loose'} bounds)"
+        return f"kubectl apply customresourcedefinition {crd_name(self.variant)} ({self.variant})"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(Apply(gadget_crd(self.strict)))
+        cluster.submit(Apply(gadget_crd(variant=self.variant)))
+
+
+@attrs.frozen
+class DeleteGadgetCRD(Action):
+    """kubectl delete a Gadget CustomResourceDefinition: its objects are deleted first (a finalizer on one holds
+    the CRD), and a rival waiting for its names gets them."""
+
+    kind: ClassVar[str] = "delete-gadget-crd"
+    simplest: ClassVar[Simplest] = (("variant", earlier(CRD_VARIANTS)),)
+    variant: str = _variant
+
+    @property
+    def name(self) -> str:
+        return f"kubectl delete customresourcedefinition {crd_name(self.variant)}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Delete("customresourcedefinitions", "", crd_name(self.variant)))
 
 
 @attrs.frozen
@@ -206,6 +247,8 @@ GADGET_PATCHES: tuple[tuple[str, Any], ...] = (
     ("json", [{"op": "move", "from": "/spec/note", "path": "/spec/name"}]),
     ("json", [{"op": "remove", "path": "/spec/ports/0"}]),
     ("json", [{"op": "replace", "path": "/spec/template/kind", "value": "Secret"}]),
+    ("merge", {"metadata": {"finalizers": [HOLD]}}),
+    ("merge", {"metadata": {"finalizers": None}}),
     ("strategic", {"spec": {"count": 5}}),
 )
 

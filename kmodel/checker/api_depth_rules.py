@@ -1,7 +1,8 @@
 """The API-depth rules: requests that reach the API server's rarer decisions (a mixin of `KmodelMachine`).
 
     apply_gadget_crd   kubectl apply of the Gadget CRD, with loose or strict bounds (a schema tightened under
-                       stored objects)
+                       stored objects), or of a rival asking for its plural or its kind
+    delete_gadget_crd  kubectl delete of one of them
     apply_gadget       kubectl apply (client- or server-side) of a Gadget, valid or invalid in one way
     patch_gadget       kubectl patch of a Gadget: merge, JSON and strategic merge patches
     patch_odd          kubectl patch of an object that exists with a JSON patch or a strategic merge patch at
@@ -22,8 +23,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition
 
 from kmodel.checker.api_depth_actions import (
-    CLUSTER_SCOPED_BODIES, CRD_NAME, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS, ODD_PATCHES, PLURAL,
-    SHAPES, ApplyGadget, ApplyGadgetCRD, PatchGadget,
+    CLUSTER_SCOPED_BODIES, CRD_NAME, CRD_VARIANTS, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS, ODD_PATCHES, PLURAL,
+    SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
 )
 from kmodel.checker.collide_actions import SendRequest
 from kmodel.checker.draws import INDEX, pick
@@ -47,16 +48,28 @@ class ApiDepthRules(RuleFamily):
         return [g.metadata.name for g in self.cluster.objects(PLURAL, "default")] \
             if self._gadget_crd_stored() else []
 
-    @rule(strict=st.booleans())
-    def apply_gadget_crd(self, strict: bool) -> None:
-        """Draws: loose or strict bounds
+    @rule(variant=st.integers(0, len(CRD_VARIANTS) - 1))
+    def apply_gadget_crd(self, variant: int) -> None:
+        """Draws: loose bounds, strict bounds, or a rival CRD (`CRD_VARIANTS`)
         Does: `kubectl apply` of the Gadget CRD (`apply-gadget-crd`): an int-or-string port, a nullable note, a
         defaulted count, a name bounded in length and pattern, a ratio with exclusive bounds, a list of tags
         (`set`), a map of short labels, a preserved `extra`, an embedded resource `template`, a `map` list of
         ports; the strict bounds (a name of at most 3 characters, at most 2 tags) tighten the schema under the
-        Gadgets stored, whose updates are then ratcheted
+        Gadgets stored, whose updates are then ratcheted; a rival of another group asking for the plural
+        `gadgets` (PluralConflict), or of the same group asking for the kind `Gadget` (KindConflict), is not
+        accepted while the Gadget CRD holds the name
         Shrinks to: the loose CRD"""
-        self._do(ApplyGadgetCRD(strict))
+        self._do(ApplyGadgetCRD(CRD_VARIANTS[variant]))
+
+    @precondition(once_per_step(lambda self: self._gadget_crd_stored()))
+    @rule(variant=st.integers(0, len(CRD_VARIANTS) - 1))
+    def delete_gadget_crd(self, variant: int) -> None:
+        """Draws: the Gadget CRD or a rival
+        Does: `kubectl delete customresourcedefinition` (`delete-gadget-crd`, 404 for one not applied): the
+        Gadgets are deleted first (one with a finalizer holds the CRD, Terminating), then a rival waiting for
+        the names gets them
+        Shrinks to: the Gadget CRD"""
+        self._do(DeleteGadgetCRD(CRD_VARIANTS[variant]))
 
     @precondition(once_per_step(lambda self: self._gadget_crd_stored()))
     @rule(i=INDEX, shape=st.integers(0, len(SHAPES) - 1), server_side=st.booleans())
@@ -81,7 +94,8 @@ class ApiDepthRules(RuleFamily):
         Does: `kubectl patch gadget` (`patch-gadget`): merge patches of one field, which leave the others as
         stored (ratcheted under the strict bounds), a label; JSON patches at a list's end (`-`), at an index, past
         the end (422), a `test` then `replace`, a `copy` and a `move` between fields (422 from a missing one),
-        a `remove` of the only port (422: minItems), the embedded resource's kind replaced; a strategic merge
+        a `remove` of the only port (422: minItems), the embedded resource's kind replaced; the finalizer
+        `example.com/hold` set and the finalizers removed; a strategic merge
         patch (415: custom objects have no merge keys)
         Shrinks to: a merge patch of spec.count"""
         patch_type, doc = GADGET_PATCHES[row]

@@ -9,7 +9,8 @@ import pytest
 
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.api_depth_actions import (
-    GADGET_PATCHES, GADGET_SPECS, ODD_BODIES, ODD_PATCHES, SHAPES, ApplyGadget, ApplyGadgetCRD, PatchGadget,
+    CRD_VARIANTS, GADGET_PATCHES, GADGET_SPECS, ODD_BODIES, ODD_PATCHES, SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD,
+    PatchGadget,
 )
 from kmodel.checker.actions import ApplyDeployment
 from kmodel.cluster import Delete
@@ -18,7 +19,7 @@ from tests.checker.conftest import SmallMachine
 from tests.checker.test_workload_actions import run
 
 #: (their JSON round trips: tests/checker/test_actions.py)
-EXAMPLES = [ApplyGadgetCRD(), ApplyGadgetCRD(strict=True), ApplyGadget("g1"), ApplyGadget("g2", "huge", True),
+EXAMPLES = [ApplyGadgetCRD(), ApplyGadgetCRD("strict"), DeleteGadgetCRD("rival"), ApplyGadget("g1"), ApplyGadget("g2", "huge", True),
             PatchGadget("g1", "json", '[{"op":"add","path":"/spec/tags/-","value":"z"}]')]
 
 
@@ -38,7 +39,7 @@ def _answers(cluster, since: int) -> list[tuple[int, str]]:
 def gadgets():
     """A machine with the loose Gadget CRD stored."""
     machine = SmallMachine()
-    machine.apply_gadget_crd(False)
+    machine.apply_gadget_crd(0)
     machine.advance_time(2)
     return machine
 
@@ -65,7 +66,7 @@ def test_each_gadget_shape_is_stored_or_refused_as_its_name_says(gadgets):
 def test_a_tightened_schema_ratchets_what_an_update_leaves_as_it_was(gadgets):
     cluster = gadgets.cluster
     run(cluster, ApplyGadget("g1", "loose-only"))
-    run(cluster, ApplyGadgetCRD(strict=True))
+    run(cluster, ApplyGadgetCRD("strict"))
     # count changes; the name and the tags (a set list) are as stored, and too long for the new bounds
     [r] = run(cluster, PatchGadget("g1", "merge", {"spec": {"count": 4}}))
     assert r.response.code == 200, r.response.body
@@ -146,3 +147,29 @@ def test_the_tables_are_json():
         json.dumps(spec)
     for _, doc in GADGET_PATCHES:
         json.dumps(doc)
+
+
+def test_a_rival_crd_gets_the_names_once_the_gadget_crd_and_its_held_gadget_are_gone(gadgets):
+    machine, cluster = gadgets, gadgets.cluster
+    machine.apply_gadget(0, 0, False)
+    machine.apply_gadget_crd(CRD_VARIANTS.index("rival"))
+    machine.apply_gadget_crd(CRD_VARIANTS.index("kind-rival"))
+    machine.advance_time(2)
+
+    def accepted(name):
+        crd = cluster.get("customresourcedefinitions", "", name)
+        return {c.type: (c.status, c.reason) for c in crd.status.conditions}["NamesAccepted"]
+
+    assert accepted("gadgets.example.org") == ("False", "PluralConflict")
+    assert accepted("gizmos.example.com") == ("False", "KindConflict")
+    machine.patch_gadget(0, next(n for n, (_, doc) in enumerate(GADGET_PATCHES)
+                                 if doc == {"metadata": {"finalizers": ["example.com/hold"]}}))
+    machine.delete_gadget_crd(0)
+    machine.advance_time(10)
+    assert cluster.get("customresourcedefinitions", "", "gadgets.example.com") is not None  # held by g1
+    machine.patch_gadget(0, next(n for n, (_, doc) in enumerate(GADGET_PATCHES)
+                                 if doc == {"metadata": {"finalizers": None}}))
+    machine.advance_time(10)
+    assert cluster.get("customresourcedefinitions", "", "gadgets.example.com") is None
+    assert accepted("gadgets.example.org") == ("True", "NoConflicts")
+    assert accepted("gizmos.example.com") == ("True", "NoConflicts")
