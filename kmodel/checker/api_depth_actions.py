@@ -149,6 +149,8 @@ GADGET_SPECS: dict[str, Any] = {
     "spec-not-an-object": "small",
 }
 SHAPES: tuple[str, ...] = tuple(GADGET_SPECS)
+#: the shapes the loose schema stores (the strict one refuses loose-only: a Gadget that ratchets)
+VALID_SHAPES: tuple[str, ...] = ("plain", "full", "numeric-port", "null-note-and-count", "loose-only")
 
 
 def gadget_manifest(name: str, shape: str = "plain") -> dict:

@@ -25,7 +25,7 @@ from hypothesis.stateful import precondition
 
 from kmodel.checker.api_depth_actions import (
     CLUSTER_SCOPED_BODIES, CRD_NAME, CRD_VARIANTS, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS, ODD_PATCHES, PLURAL,
-    SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
+    SHAPES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
 )
 from kmodel.checker.collide_actions import SendRequest
 from kmodel.checker.draws import INDEX, pick
@@ -34,6 +34,13 @@ from kmodel.checker.patch_rules import PatchRules
 from kmodel.checker.preconditions import once_per_step
 from kmodel.checker.rulebook import RuleFamily, rule
 from kmodel.objects import dump
+
+
+def gadget_shape(i: int) -> str:
+    """The shape a draw below twice the shapes' number names: each shape at its own index, and past them a valid
+    one (`VALID_SHAPES`, in turn), so that half the Gadgets applied are stored and the rules that patch one have
+    one to patch."""
+    return SHAPES[i] if i < len(SHAPES) else VALID_SHAPES[i % len(VALID_SHAPES)]
 
 
 class ApiDepthRules(RuleFamily):
@@ -62,25 +69,24 @@ class ApiDepthRules(RuleFamily):
         Shrinks to: the loose CRD"""
         self._do(ApplyGadgetCRD(CRD_VARIANTS[variant]))
 
-    @precondition(once_per_step(lambda self: self._gadget_crd_stored()))
     @rule(variant=st.integers(0, len(CRD_VARIANTS) - 1))
     def delete_gadget_crd(self, variant: int) -> None:
         """Draws: the Gadget CRD or a rival
-        Does: `kubectl delete customresourcedefinition` (`delete-gadget-crd`, 404 for one not applied): the
+        Does: `kubectl delete customresourcedefinition` (`delete-gadget-crd`, 404 for one not stored): the
         Gadgets are deleted first (one with a finalizer holds the CRD, Terminating), then a rival waiting for
         the names gets them
         Shrinks to: the Gadget CRD"""
         self._do(DeleteGadgetCRD(CRD_VARIANTS[variant]))
 
-    @rule(i=INDEX, shape=st.integers(0, len(SHAPES) - 1), server_side=st.booleans())
+    @rule(i=INDEX, shape=st.integers(0, 2 * len(SHAPES) - 1), server_side=st.booleans())
     def apply_gadget(self, i: int, shape: int, server_side: bool) -> None:
         """Draws: a Gadget (`g1`, `g2`); a shape (`GADGET_SPECS` in `kmodel/checker/api_depth_actions.py`: plain,
         every field, a numeric port and an integral float count, nulls, valid only under the loose bounds, then
         one mistake each: a bool port, a name too long, of the wrong pattern or empty, a ratio at its exclusive
         bounds, a fraction or a string count, one out of range, too many tags, tags not a list, a null or
         unsupported size, a label too long or a number, an embedded resource without kind or with bad names,
-        a port item without its key, an empty ports list, an unknown field, a spec that is a string);
-        client-side or server-side
+        a port item without its key, an empty ports list, an unknown field, a spec that is a string), or, as
+        often, one of the valid shapes; client-side or server-side
         Does: `kubectl apply [--server-side] gadget` (`apply-gadget`): 201/200, 422 with the schema's messages,
         400 for an unknown field (strict field validation, also under the embedded resource's metadata), 409
         when a server-side apply meets fields the client-side apply owns
@@ -91,7 +97,7 @@ class ApiDepthRules(RuleFamily):
         if not self._gadget_crd_stored():
             self._do(ApplyGadgetCRD())
             return
-        self._do(ApplyGadget(pick(i, GADGETS), SHAPES[shape], server_side))
+        self._do(ApplyGadget(pick(i, GADGETS), gadget_shape(shape), server_side))
 
     @precondition(once_per_step(lambda self: bool(self._gadgets())))
     @rule(i=INDEX, row=st.integers(0, len(GADGET_PATCHES) - 1))
