@@ -1,0 +1,123 @@
+"""Actions that take the scheduler's rarer placement rules: a bare pod whose node affinity and tolerations use
+what real manifests use and the other rules' pods never do.
+
+`ApplyPlacedPod` is `kubectl apply` of a bare pod of the apps' image, with a required node-affinity row
+(`REQUIRED`), a preferred one (`PREFERRED`) and tolerations (`TOLERATIONS`), each an index into its table
+(simplest first). The rows use every operator of a node selector requirement (DoesNotExist, Gt and Lt beside
+In, NotIn and Exists), a field requirement on `metadata.name` (how the DaemonSet controller pins its pods,
+In or NotIn one node), an empty term beside one that matches (an empty term matches nothing, ORed with the
+others), a Gt or Lt whose bound is not an integer (the API accepts it; the scheduler cannot parse it and the
+term matches nothing, as upstream's `NodeSelectorRequirementsAsSelector`), and tolerations that do not
+tolerate a taint for each reason upstream's `ToleratesTaint` has (another key, another value with the operator
+left empty, as it may be) or that tolerate every PreferNoSchedule taint. `{node}` in a row is the node the
+action names; the pod's spec is otherwise that of the other bare pods, so applying another row over an
+existing pod of that name is refused (422: a pod's spec is immutable), as kubectl's apply would be.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import attrs
+
+from kmodel.checker.actions import BARE_PODS, IMAGE, Action
+from kmodel.checker.simpler import Simplest, earlier, fewer
+from kmodel.checker.workload_actions import LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE
+from kmodel.cluster import Cluster
+from kmodel.cluster.kubectl import Apply
+from kmodel.loop.events import at_least
+
+#: a node label no node of the model carries: a Gt or Lt on it matches no node
+CORES_LABEL = "example.com/cores"
+NAME_FIELD = "metadata.name"
+
+
+def _in_name(operator: str) -> dict:
+    return {"key": NAME_FIELD, "operator": operator, "values": ["{node}"]}
+
+
+#: required node affinity: (words, its nodeSelectorTerms), simplest first; none for the first
+REQUIRED: tuple[tuple[str, tuple[dict, ...]], ...] = (
+    ("", ()),
+    (f"{LABEL_DISK} DoesNotExist", ({"matchExpressions": [{"key": LABEL_DISK, "operator": "DoesNotExist"}]},)),
+    ("metadata.name In {node}", ({"matchFields": [_in_name("In")]},)),
+    ("metadata.name NotIn {node}", ({"matchFields": [_in_name("NotIn")]},)),
+    (f"{LABEL_ZONE} Exists and metadata.name In {{node}}",
+     ({"matchExpressions": [{"key": LABEL_ZONE, "operator": "Exists"}], "matchFields": [_in_name("In")]},)),
+    ("an empty term or metadata.name In {node}", ({}, {"matchFields": [_in_name("In")]})),
+    (f"{CORES_LABEL} Gt 2", ({"matchExpressions": [{"key": CORES_LABEL, "operator": "Gt", "values": ["2"]}]},)),
+    (f"{CORES_LABEL} Lt many (not an integer)",
+     ({"matchExpressions": [{"key": CORES_LABEL, "operator": "Lt", "values": ["many"]}]},)),
+)
+#: preferred node affinity: (words, its terms), simplest first
+PREFERRED: tuple[tuple[str, tuple[dict, ...]], ...] = (
+    ("", ()),
+    ("metadata.name In {node} (40)", ({"weight": 40, "preference": {"matchFields": [_in_name("In")]}},)),
+    (f"{LABEL_DISK} DoesNotExist (1)",
+     ({"weight": 1, "preference": {"matchExpressions": [{"key": LABEL_DISK, "operator": "DoesNotExist"}]}},)),
+)
+#: tolerations: (words, the list), simplest first; the taint the workload rules put on nodes is TAINT_KEY=TAINT_VALUE
+TOLERATIONS: tuple[tuple[str, tuple[dict, ...]], ...] = (
+    ("", ()),
+    (f"{TAINT_KEY}={TAINT_VALUE} (operator left empty)", ({"key": TAINT_KEY, "value": TAINT_VALUE},)),
+    (f"{TAINT_KEY}=other", ({"key": TAINT_KEY, "operator": "Equal", "value": "other"},)),
+    ("another key, Exists", ({"key": "example.com/other", "operator": "Exists"},)),
+    ("every PreferNoSchedule taint", ({"operator": "Exists", "effect": "PreferNoSchedule"},)),
+)
+
+
+def _filled(value: Any, node: str) -> Any:
+    """`value` (a row of a table above) with `{node}` replaced by `node`."""
+    if isinstance(value, dict):
+        return {k: _filled(v, node) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_filled(v, node) for v in value]
+    return value.replace("{node}", node) if isinstance(value, str) else value
+
+
+@attrs.frozen
+class ApplyPlacedPod(Action):
+    """kubectl apply of the bare pod `pod` with the node affinity and tolerations the rows `required`,
+    `preferred` and `tolerations` name (see the module docstring); `node` fills their `{node}`."""
+
+    kind: ClassVar[str] = "apply-placed-pod"
+    simplest: ClassVar[Simplest] = (("pod", earlier(BARE_PODS)), ("required", fewer(0)),
+                                    ("preferred", fewer(0)), ("tolerations", fewer(0)))
+    pod: str
+    node: str
+    required: int = at_least(0, default=0)
+    preferred: int = at_least(0, default=0)
+    tolerations: int = at_least(0, default=0)
+
+    def __attrs_post_init__(self) -> None:
+        for value, table, field in ((self.required, REQUIRED, "required"), (self.preferred, PREFERRED, "preferred"),
+                                    (self.tolerations, TOLERATIONS, "tolerations")):
+            if value >= len(table):
+                raise ValueError(f"{field} {value} is past its table's {len(table)} rows")
+
+    @property
+    def name(self) -> str:
+        parts = [f"requires {REQUIRED[self.required][0]}" if self.required else "",
+                 f"prefers {PREFERRED[self.preferred][0]}" if self.preferred else "",
+                 f"tolerates {TOLERATIONS[self.tolerations][0]}" if self.tolerations else ""]
+        words = "; ".join(p for p in parts if p).replace("{node}", self.node)
+        return f"kubectl apply pod {self.pod}" + (f" ({words})" if words else "")
+
+    def manifest(self) -> dict:
+        spec: dict[str, Any] = {"containers": [{"name": "app", "image": IMAGE, "ports": [{"containerPort": 80}]}]}
+        affinity: dict[str, Any] = {}
+        if self.required:
+            affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+                "nodeSelectorTerms": _filled(REQUIRED[self.required][1], self.node)}
+        if self.preferred:
+            affinity["preferredDuringSchedulingIgnoredDuringExecution"] = _filled(PREFERRED[self.preferred][1],
+                                                                                  self.node)
+        if affinity:
+            spec["affinity"] = {"nodeAffinity": affinity}
+        if self.tolerations:
+            spec["tolerations"] = _filled(TOLERATIONS[self.tolerations][1], self.node)
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": self.pod, "namespace": "default", "labels": {"run": self.pod}}, "spec": spec}
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(self.manifest()))

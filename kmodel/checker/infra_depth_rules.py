@@ -1,0 +1,60 @@
+"""Rules that take the infrastructure's rarer decisions (a mixin of `KmodelMachine`): an etcd client's session of
+several requests, and a pod placed by node affinity and tolerations the other rules' pods never use.
+
+    etcd_session      a session of the second etcd client (kmodel.checker.etcd_client_actions): 2 to 5 of its
+                      requests in one step, each drawn as `etcd_client` draws one and counted under its own
+                      name; the requests write nothing, and cost no events of the cluster
+    apply_placed_pod  kubectl apply of a bare pod with a required and a preferred node-affinity row and
+                      tolerations (kmodel.checker.infra_depth_actions), about a node that exists
+
+Why a session: one `etcd_client` draw in a step shares the rule draws with every other rule, so a dev run sends
+a few dozen requests, too few to meet the combinations of a txn's compare and branches; a backup tool or an
+administrator at etcdctl sends several in a row. Every draw shrinks toward the simplest: two reads of the
+client's own key; a plain pod about the first node.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition
+
+from kmodel.checker.actions import BARE_PODS
+from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.etcd_client_rules import REQUESTS, RULE_NAMES
+from kmodel.checker.infra_depth_actions import PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod
+from kmodel.checker.rulebook import RuleFamily, rule
+
+#: the requests of one session
+SESSION_SIZE = (2, 5)
+
+
+class InfraDepthRules(RuleFamily):
+    """The rules of the module docstring. Mixed into KmodelMachine, which provides `cluster` and `_do`."""
+
+    docs_columns: ClassVar[tuple[str, ...]] = ("Draws", "Sends", "Shrinks to")
+
+    @rule(requests=st.lists(REQUESTS, min_size=SESSION_SIZE[0], max_size=SESSION_SIZE[1]))
+    def etcd_session(self, requests: list[Any]) -> None:
+        """Draws: 2 to 5 requests of the second etcd client, each as `etcd_client` draws one (a range, a watch, a
+        txn, a compaction)
+        Sends: each request straight to etcd in turn, counted under its own name (`etcd_range`, `etcd_watch`,
+        `etcd_txn`, `etcd_compact`); etcd answers or refuses each as it would any client
+        Shrinks to: two reads of the client's own key, now"""
+        for request in requests:
+            self._do(RULE_NAMES[type(request)], request)
+
+    @precondition(lambda self: bool(self.cluster.nodes))
+    @rule(pod=st.sampled_from(BARE_PODS), node=INDEX, required=st.integers(0, len(REQUIRED) - 1),
+          preferred=st.integers(0, len(PREFERRED) - 1), tolerations=st.integers(0, len(TOLERATIONS) - 1))
+    def apply_placed_pod(self, pod: str, node: int, required: int, preferred: int, tolerations: int) -> None:
+        """Draws: a bare pod name; a node that exists; a required node-affinity row (`REQUIRED`: none, DoesNotExist,
+        `metadata.name` In or NotIn the node, an expression and a field together, an empty term ORed with one that
+        matches, Gt on a label no node has, Lt on a bound that is not an integer); a preferred row (`PREFERRED`);
+        tolerations (`TOLERATIONS`: the workload rules' taint with the operator left empty, another value,
+        another key, every PreferNoSchedule taint)
+        Sends: `kubectl apply` of the pod (`apply-placed-pod`): the scheduler places it where its terms and
+        tolerations allow, or it stays Pending, Unschedulable; 422 over an existing pod of that name
+        Shrinks to: a plain pod, about the first node"""
+        self._do(ApplyPlacedPod(pod, pick(node, self.cluster.nodes), required, preferred, tolerations))

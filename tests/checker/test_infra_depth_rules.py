@@ -1,0 +1,94 @@
+"""The infrastructure-depth rules: an etcd client's session, and pods placed by rare node affinity and tolerations."""
+
+from __future__ import annotations
+
+import pytest
+
+from kmodel.checker.action_json import action_from_json
+from kmodel.checker.etcd_client_actions import EtcdRange, EtcdTxn
+from kmodel.checker.infra_depth_actions import PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod
+from kmodel.checker.workload_actions import TaintNodeAction
+from kmodel.cluster import Cluster, ClusterConfig
+
+from tests.checker.conftest import SmallMachine
+from tests.checker.test_workload_actions import run
+
+
+@pytest.fixture
+def nodes() -> Cluster:
+    """Two empty nodes, each of a new cluster (a test taints and fills them)."""
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.run(20_000)
+    return cluster
+
+
+def _row(table: tuple, words: str) -> int:
+    return next(i for i, (w, _) in enumerate(table) if w == words)
+
+
+def test_the_action_reads_as_the_pod_it_applies_and_round_trips():
+    action = ApplyPlacedPod("debug-2", "node-2", _row(REQUIRED, "metadata.name NotIn {node}"), 1, 2)
+    assert action.name == ("kubectl apply pod debug-2 (requires metadata.name NotIn node-2; prefers metadata.name "
+                           "In node-2 (40); tolerates dedicated=other)")
+    spec = action.manifest()["spec"]
+    assert spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-2"]}]}]}
+    assert action_from_json(action.to_json()) == action
+    assert "affinity" not in ApplyPlacedPod("debug-1", "node-1").manifest()["spec"]
+    with pytest.raises(ValueError, match="required 8 is past its table's 8 rows"):
+        ApplyPlacedPod("debug-1", "node-1", len(REQUIRED))
+
+
+@pytest.mark.parametrize("required, where", [
+    ("metadata.name In {node}", "node-2"),
+    ("metadata.name NotIn {node}", "node-1"),
+    ("an empty term or metadata.name In {node}", "node-2"),  # the empty term matches nothing; the other does
+    ("disktype DoesNotExist", "somewhere"),
+    ("example.com/cores Gt 2", ""),  # no node has the label: Pending
+    ("example.com/cores Lt many (not an integer)", ""),  # accepted by the API, matches nothing: Pending
+])
+def test_the_scheduler_places_each_row_as_upstream_does(nodes, required, where):
+    pod = "debug-2"
+    [result] = run(nodes, ApplyPlacedPod(pod, "node-2", _row(REQUIRED, required)), 20_000)
+    assert result.ok, result
+    got = nodes.get("pods", "default", pod)
+    if where == "somewhere":
+        assert got.spec.node_name in ("node-1", "node-2")
+    else:
+        assert got.spec.node_name == where
+        assert (got.status.phase == "Pending") == (where == "")
+
+
+@pytest.mark.parametrize("tolerations, placed", [
+    ("", False), ("dedicated=infra (operator left empty)", True), ("dedicated=other", False),
+    ("another key, Exists", False), ("every PreferNoSchedule taint", False),
+])
+def test_tolerations_of_a_taint_on_the_only_node_allowed(nodes, tolerations, placed):
+    """node-1 carries dedicated=infra:NoSchedule; the pod may go only to node-1."""
+    run(nodes, TaintNodeAction("node-1"))
+    action = ApplyPlacedPod("debug-2", "node-1", _row(REQUIRED, "metadata.name In {node}"), 0,
+                            _row(TOLERATIONS, tolerations))
+    [result] = run(nodes, action, 20_000)
+    assert result.ok, result
+    assert nodes.get("pods", "default", "debug-2").spec.node_name == ("node-1" if placed else "")
+
+
+def test_a_preferred_row_wins_a_tie_between_empty_nodes(nodes):
+    [result] = run(nodes, ApplyPlacedPod("debug-2", "node-1", 0, _row(PREFERRED, "metadata.name In {node} (40)")),
+                   20_000)
+    assert result.ok and nodes.get("pods", "default", "debug-2").spec.node_name == "node-1"
+
+
+def test_each_rule_acts_on_a_machine_and_is_counted_under_its_name():
+    machine = SmallMachine()
+    machine.apply_deployment("web", 1, 0, False, False)
+    machine.advance_time(15)
+    machine.etcd_session([EtcdRange("own-key"), EtcdTxn("registry-key", "VERSION", "LESS", then="too-many"),
+                          EtcdRange("registry", "past", 2, True)])
+    machine.apply_placed_pod("debug-1", 1, 2, 0, 1)
+    assert [machine.stats.rules[r] for r in ("etcd_range", "etcd_txn", "apply_placed_pod")] == [2, 1, 1]
+    assert machine.session.actions[-1].name == ("kubectl apply pod debug-1 (requires metadata.name In node-2; "
+                                                "tolerates dedicated=infra (operator left empty))")
+    machine.advance_time(10)
+    assert machine.cluster.get("pods", "default", "debug-1").spec.node_name == "node-2"
+    machine.teardown()
