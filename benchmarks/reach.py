@@ -89,6 +89,9 @@ HOSTLOCAL_REQUESTED = ("a CNI ADD asking for a given address (the `ips` argument
 HOSTLOCAL_WRAP = ("host-local's walk past the end of the range, back to its start, and over addresses taken; it "
                   "starts after the last address handed out, and a node's /24 holds 253 addresses, which the pods "
                   "of a checked node never use up in a run")
+#: why the scheduler never scores a share of the nodes
+HUNDRED_NODES = ("numFeasibleNodesToFind scores every node of a cluster under 100 nodes (minFeasibleNodesToFind); a "
+                 "checked cluster has a few, so the percentage of nodes to score is never computed")
 #: why the kubelet's NodeName admission check always passes
 OWN_NODE = ("the kubelet admits only the pods bound to its own node (its watch selects spec.nodeName=<node>, and its "
             "static pods are its own), so the NodeName predicate always fits; upstream's admission runs it all the "
@@ -140,6 +143,13 @@ EXCLUSIONS: dict[str, tuple[str, str]] = {
     "kmodel/ipam/hostlocal.py:362 -> 360":
         ('if self.store.reserve(container_id, ifname, ip, self.range_id):', HOSTLOCAL_WRAP),
     "kmodel/kubelet/admission.py:71 -> 72": ('if not nodename.fits(pod, info):', OWN_NODE),
+    "kmodel/scheduler/schedule_one.py:72 -> 74": ('if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:', HUNDRED_NODES),
+    "kmodel/scheduler/schedule_one.py:75 -> 76": ('if percentage == 0:', HUNDRED_NODES),
+    "kmodel/scheduler/schedule_one.py:75 -> 79": ('if percentage == 0:', HUNDRED_NODES),
+    "kmodel/scheduler/schedule_one.py:77 -> 78":
+        ('if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:', HUNDRED_NODES),
+    "kmodel/scheduler/schedule_one.py:77 -> 79":
+        ('if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:', HUNDRED_NODES),
 }
 
 
