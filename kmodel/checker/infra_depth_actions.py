@@ -25,6 +25,7 @@ from kmodel.checker.simpler import Simplest, earlier, fewer
 from kmodel.checker.workload_actions import LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
+from kmodel.loop import EventNotEnabled
 from kmodel.loop.events import at_least
 
 #: a node label no node of the model carries: a Gt or Lt on it matches no node
@@ -121,3 +122,33 @@ class ApplyPlacedPod(Action):
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Apply(self.manifest()))
+
+
+def freezable_nodes(cluster: Cluster) -> list[str]:
+    """The nodes whose every endpoint (kubelet, proxy, the node's traffic) is up and not paused, in name order."""
+    loop = cluster.loop
+    return [n for n in cluster.nodes
+            if all(loop.is_up(e) and not loop.is_paused(e) for e in cluster.endpoints_of(n))]
+
+
+@attrs.frozen
+class FreezeNode(Action):
+    """A node's VM frozen for `seconds` (a live migration, a hypervisor stall, a SIGSTOP of the node's processes):
+    every endpoint of the node runs nothing until then, the messages to it are held, and it wakes with
+    everything it believed, its timers due at once (kmodel.loop: `Loop.pause`)."""
+
+    kind: ClassVar[str] = "freeze-node"
+    simplest: ClassVar[Simplest] = (("seconds", fewer(1)),)
+    node: str
+    seconds: int = at_least(1)
+
+    @property
+    def name(self) -> str:
+        return f"freeze {self.node} for {self.seconds} s (its VM stopped)"
+
+    def apply(self, cluster: Cluster) -> None:
+        if self.node not in freezable_nodes(cluster):
+            raise EventNotEnabled(f"cannot freeze {self.node!r}: not a node of this cluster whose processes all run")
+        until = cluster.now + self.seconds * 1000
+        for endpoint in cluster.endpoints_of(self.node):
+            cluster.loop.pause(endpoint, until)

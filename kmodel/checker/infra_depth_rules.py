@@ -6,6 +6,9 @@ several requests, and a pod placed by node affinity and tolerations the other ru
                       name; the requests write nothing, and cost no events of the cluster
     apply_placed_pod  kubectl apply of a bare pod with a required and a preferred node-affinity row and
                       tolerations (kmodel.checker.infra_depth_actions), about a node that exists
+    freeze_node       a node's VM frozen for a few seconds (infra_depth_actions.FreezeNode): its kubelet,
+                      proxy and traffic run nothing, then wake with everything they believed; the leader
+                      family's pause_process stops a control-plane process where leaders are elected
 
 Why a session: one `etcd_client` draw in a step shares the rule draws with every other rule, so a dev run sends
 a few dozen requests, too few to meet the combinations of a txn's compare and branches; a backup tool or an
@@ -23,11 +26,16 @@ from hypothesis.stateful import precondition
 from kmodel.checker.actions import BARE_PODS
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.etcd_client_rules import REQUESTS, RULE_NAMES
-from kmodel.checker.infra_depth_actions import PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod
+from kmodel.checker.infra_depth_actions import (
+    PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod, FreezeNode, freezable_nodes,
+)
 from kmodel.checker.rulebook import RuleFamily, rule
 
 #: the requests of one session
 SESSION_SIZE = (2, 5)
+#: how long freeze_node stops a node, in seconds, shortest first: a hypervisor stall, a live migration, a
+#: longer stop (all below the node monitor's 40 s grace: a frozen node stays Ready)
+FREEZE_SECONDS: tuple[int, ...] = (1, 5, 20)
 
 
 class InfraDepthRules(RuleFamily):
@@ -58,3 +66,12 @@ class InfraDepthRules(RuleFamily):
         tolerations allow, or it stays Pending, Unschedulable; 422 over an existing pod of that name
         Shrinks to: a plain pod, about the first node"""
         self._do(ApplyPlacedPod(pod, pick(node, self.cluster.nodes), required, preferred, tolerations))
+
+    @precondition(lambda self: bool(freezable_nodes(self.cluster)))
+    @rule(i=INDEX, seconds=st.sampled_from(FREEZE_SECONDS))
+    def freeze_node(self, i: int, seconds: int) -> None:
+        """Draws: a node whose processes all run; 1, 5 or 20 s
+        Sends: nothing: the node's kubelet, proxy and traffic run nothing until then (`freeze-node`), the
+        messages to them are held, and they wake with everything they believed, their timers due at once
+        Shrinks to: the first node, for 1 s"""
+        self._do(FreezeNode(pick(i, freezable_nodes(self.cluster)), seconds))

@@ -6,9 +6,12 @@ import pytest
 
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.etcd_client_actions import EtcdRange, EtcdTxn
-from kmodel.checker.infra_depth_actions import PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod
+from kmodel.checker.infra_depth_actions import (
+    PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod, FreezeNode, freezable_nodes,
+)
 from kmodel.checker.workload_actions import TaintNodeAction
 from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.loop import EventNotEnabled
 
 from tests.checker.conftest import SmallMachine
 from tests.checker.test_workload_actions import run
@@ -91,4 +94,23 @@ def test_each_rule_acts_on_a_machine_and_is_counted_under_its_name():
                                                 "tolerates dedicated=infra (operator left empty))")
     machine.advance_time(10)
     assert machine.cluster.get("pods", "default", "debug-1").spec.node_name == "node-2"
+    machine.teardown()
+
+
+def test_a_frozen_node_runs_nothing_until_it_thaws_and_is_not_frozen_twice():
+    machine = SmallMachine()
+    machine.apply_deployment("web", 2, 0, False, False)
+    machine.advance_time(15)
+    machine.freeze_node(1, 20)
+    assert machine.session.actions[-1].name == "freeze node-2 for 20 s (its VM stopped)"
+    loop = machine.cluster.loop
+    frozen = [e for e in loop.components if loop.is_paused(e)]
+    assert frozen == machine.cluster.endpoints_of("node-2") and {"kubelet/node-2", "proxy/node-2"} <= set(frozen)
+    assert freezable_nodes(machine.cluster) == ["node-1"]
+    with pytest.raises(EventNotEnabled, match="cannot freeze 'node-2'"):
+        FreezeNode("node-2", 1).apply(machine.cluster)
+    machine.advance_time(21)
+    assert not any(loop.is_paused(e) for e in loop.components)
+    assert machine.stats.rules["freeze_node"] == 1
+    assert action_from_json(FreezeNode("node-2", 20).to_json()) == FreezeNode("node-2", 20)
     machine.teardown()
