@@ -9,8 +9,12 @@ In or NotIn one node), an empty term beside one that matches (an empty term matc
 others), a Gt or Lt whose bound is not an integer (the API accepts it; the scheduler cannot parse it and the
 term matches nothing, as upstream's `NodeSelectorRequirementsAsSelector`), and tolerations that do not
 tolerate a taint for each reason upstream's `ToleratesTaint` has (another key, another value with the operator
-left empty, as it may be) or that tolerate every PreferNoSchedule taint. `{node}` in a row is the node the
-action names; the pod's spec is otherwise that of the other bare pods, so applying another row over an
+left empty, as it may be) or that tolerate every PreferNoSchedule taint. The pod may also restart its
+container OnFailure or Never (`kubectl run --restart=Never` of a debug pod: it runs to completion, and exits
+0 or 1 by the model's convention, kmodel.kubelet.completion) and run on the host's network, as
+the pods of a DaemonSet like kube-proxy or a CNI agent do (with a Exists toleration and a `metadata.name`
+field requirement, a pod of those is a DaemonSet's pod as its controller writes it). `{node}` in a row is the
+node the action names; the pod's spec is otherwise that of the other bare pods, so applying another row over an
 existing pod of that name is refused (422: a pod's spec is immutable), as kubectl's apply would be.
 """
 
@@ -21,10 +25,11 @@ from typing import Any, ClassVar
 import attrs
 
 from kmodel.checker.actions import BARE_PODS, IMAGE, Action
-from kmodel.checker.simpler import Simplest, earlier, fewer
+from kmodel.checker.simpler import Simplest, default, earlier, fewer
 from kmodel.checker.workload_actions import LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
+from kmodel.kubelet.completion import EXIT_CODE_ANNOTATION
 from kmodel.loop import EventNotEnabled
 from kmodel.loop.events import at_least
 
@@ -67,6 +72,12 @@ TOLERATIONS: tuple[tuple[str, tuple[dict, ...]], ...] = (
 )
 
 
+#: how the pod runs: (spec.restartPolicy, the exit code of its process: "" for a server that runs until stopped),
+#: the default first; a run-to-completion pod exits after the model's default 5 s (kmodel.kubelet.completion)
+RUNS: tuple[tuple[str, str], ...] = (("Always", ""), ("OnFailure", "0"), ("OnFailure", "1"), ("Never", "0"),
+                                     ("Never", "1"))
+
+
 def _filled(value: Any, node: str) -> Any:
     """`value` (a row of a table above) with `{node}` replaced by `node`."""
     if isinstance(value, dict):
@@ -79,20 +90,24 @@ def _filled(value: Any, node: str) -> Any:
 @attrs.frozen
 class ApplyPlacedPod(Action):
     """kubectl apply of the bare pod `pod` with the node affinity and tolerations the rows `required`,
-    `preferred` and `tolerations` name (see the module docstring); `node` fills their `{node}`."""
+    `preferred` and `tolerations` name (see the module docstring), its restart policy `restart`, on the host's
+    network when `host_network`; `node` fills the rows' `{node}`."""
 
     kind: ClassVar[str] = "apply-placed-pod"
     simplest: ClassVar[Simplest] = (("pod", earlier(BARE_PODS)), ("required", fewer(0)),
-                                    ("preferred", fewer(0)), ("tolerations", fewer(0)))
+                                    ("preferred", fewer(0)), ("tolerations", fewer(0)),
+                                    ("runs", fewer(0)), ("host_network", default(False)))
     pod: str
     node: str
     required: int = at_least(0, default=0)
     preferred: int = at_least(0, default=0)
     tolerations: int = at_least(0, default=0)
+    runs: int = at_least(0, default=0)
+    host_network: bool = False
 
     def __attrs_post_init__(self) -> None:
         for value, table, field in ((self.required, REQUIRED, "required"), (self.preferred, PREFERRED, "preferred"),
-                                    (self.tolerations, TOLERATIONS, "tolerations")):
+                                    (self.tolerations, TOLERATIONS, "tolerations"), (self.runs, RUNS, "runs")):
             if value >= len(table):
                 raise ValueError(f"{field} {value} is past its table's {len(table)} rows")
 
@@ -100,7 +115,9 @@ class ApplyPlacedPod(Action):
     def name(self) -> str:
         parts = [f"requires {REQUIRED[self.required][0]}" if self.required else "",
                  f"prefers {PREFERRED[self.preferred][0]}" if self.preferred else "",
-                 f"tolerates {TOLERATIONS[self.tolerations][0]}" if self.tolerations else ""]
+                 f"tolerates {TOLERATIONS[self.tolerations][0]}" if self.tolerations else "",
+                 "restart {}, exits {}".format(*RUNS[self.runs]) if self.runs else "",
+                 "hostNetwork" if self.host_network else ""]
         words = "; ".join(p for p in parts if p).replace("{node}", self.node)
         return f"kubectl apply pod {self.pod}" + (f" ({words})" if words else "")
 
@@ -117,8 +134,15 @@ class ApplyPlacedPod(Action):
             spec["affinity"] = {"nodeAffinity": affinity}
         if self.tolerations:
             spec["tolerations"] = _filled(TOLERATIONS[self.tolerations][1], self.node)
-        return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": self.pod, "namespace": "default", "labels": {"run": self.pod}}, "spec": spec}
+        policy, code = RUNS[self.runs]
+        if self.runs:
+            spec["restartPolicy"] = policy
+        if self.host_network:
+            spec["hostNetwork"] = True  # the host port defaults to the container port
+        meta: dict[str, Any] = {"name": self.pod, "namespace": "default", "labels": {"run": self.pod}}
+        if code:
+            meta["annotations"] = {EXIT_CODE_ANNOTATION: code}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Apply(self.manifest()))

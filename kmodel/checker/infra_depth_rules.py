@@ -4,8 +4,9 @@ several requests, and a pod placed by node affinity and tolerations the other ru
     etcd_session      a session of the second etcd client (kmodel.checker.etcd_client_actions): 2 to 5 of its
                       requests in one step, each drawn as `etcd_client` draws one and counted under its own
                       name; the requests write nothing, and cost no events of the cluster
-    apply_placed_pod  kubectl apply of a bare pod with a required and a preferred node-affinity row and
-                      tolerations (kmodel.checker.infra_depth_actions), about a node that exists
+    apply_placed_pod  kubectl apply of a bare pod with a required and a preferred node-affinity row,
+                      tolerations, a restart policy and exit code, on the host's network or not
+                      (kmodel.checker.infra_depth_actions), about a node that exists
     freeze_node       a node's VM frozen for a few seconds (infra_depth_actions.FreezeNode): its kubelet,
                       proxy and traffic run nothing, then wake with everything they believed; the leader
                       family's pause_process stops a control-plane process where leaders are elected
@@ -27,7 +28,7 @@ from kmodel.checker.actions import BARE_PODS
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.etcd_client_rules import REQUESTS, RULE_NAMES
 from kmodel.checker.infra_depth_actions import (
-    PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod, FreezeNode, freezable_nodes,
+    PREFERRED, REQUIRED, RUNS, TOLERATIONS, ApplyPlacedPod, FreezeNode, freezable_nodes,
 )
 from kmodel.checker.rulebook import RuleFamily, rule
 
@@ -55,17 +56,21 @@ class InfraDepthRules(RuleFamily):
 
     @precondition(lambda self: bool(self.cluster.nodes))
     @rule(pod=st.sampled_from(BARE_PODS), node=INDEX, required=st.integers(0, len(REQUIRED) - 1),
-          preferred=st.integers(0, len(PREFERRED) - 1), tolerations=st.integers(0, len(TOLERATIONS) - 1))
-    def apply_placed_pod(self, pod: str, node: int, required: int, preferred: int, tolerations: int) -> None:
+          preferred=st.integers(0, len(PREFERRED) - 1), tolerations=st.integers(0, len(TOLERATIONS) - 1),
+          runs=st.integers(0, len(RUNS) - 1), host_network=st.booleans())
+    def apply_placed_pod(self, pod: str, node: int, required: int, preferred: int, tolerations: int,
+                         runs: int = 0, host_network: bool = False) -> None:
         """Draws: a bare pod name; a node that exists; a required node-affinity row (`REQUIRED`: none, DoesNotExist,
         `metadata.name` In or NotIn the node, an expression and a field together, an empty term ORed with one that
         matches, Gt on a label no node has, Lt on a bound that is not an integer); a preferred row (`PREFERRED`);
         tolerations (`TOLERATIONS`: the workload rules' taint with the operator left empty, another value,
-        another key, every PreferNoSchedule taint)
+        another key, every PreferNoSchedule taint); how it runs (`RUNS`: a server, or OnFailure or Never with a process that exits 0 or 1); the host's network
+        or the pod's own
         Sends: `kubectl apply` of the pod (`apply-placed-pod`): the scheduler places it where its terms and
         tolerations allow, or it stays Pending, Unschedulable; 422 over an existing pod of that name
         Shrinks to: a plain pod, about the first node"""
-        self._do(ApplyPlacedPod(pod, pick(node, self.cluster.nodes), required, preferred, tolerations))
+        self._do(ApplyPlacedPod(pod, pick(node, self.cluster.nodes), required, preferred, tolerations, runs,
+                                host_network))
 
     @precondition(lambda self: bool(freezable_nodes(self.cluster)))
     @rule(i=INDEX, seconds=st.sampled_from(FREEZE_SECONDS))

@@ -114,3 +114,29 @@ def test_a_frozen_node_runs_nothing_until_it_thaws_and_is_not_frozen_twice():
     assert machine.stats.rules["freeze_node"] == 1
     assert action_from_json(FreezeNode("node-2", 20).to_json()) == FreezeNode("node-2", 20)
     machine.teardown()
+
+
+@pytest.mark.parametrize("runs, phase, restarts", [(0, "Running", 0), (1, "Succeeded", 0), (2, "Running", 2),
+                                                   (3, "Succeeded", 0), (4, "Failed", 0)])
+def test_a_placed_pod_runs_and_restarts_as_its_policy_and_exit_code_say(nodes, runs, phase, restarts):
+    """A run-to-completion pod's process exits after 5 s (kmodel.kubelet.completion): OnFailure restarts an
+    exit of 1 (at once, then after the kubelet's back-off of 10 s: twice in the 25 s after the first start),
+    Never leaves the pod Failed."""
+    pinned = _row(REQUIRED, "metadata.name In {node}")
+    [result] = run(nodes, ApplyPlacedPod("debug-2", "node-1", pinned, runs=runs), 20_000)
+    assert result.ok, result
+    nodes.run_for(10_000)
+    pod = nodes.get("pods", "default", "debug-2")
+    assert (pod.status.phase, pod.status.container_statuses[0].restart_count) == (phase, restarts)
+
+
+def test_a_pod_on_the_hosts_network_has_its_nodes_address_and_its_port_as_host_port(nodes):
+    [result] = run(nodes, ApplyPlacedPod("debug-2", "node-1", _row(REQUIRED, "metadata.name In {node}"),
+                                         host_network=True), 20_000)
+    assert result.ok, result
+    pod = nodes.get("pods", "default", "debug-2")
+    node = nodes.get("nodes", "", "node-1")
+    assert pod.status.phase == "Running"
+    assert pod.status.pod_ip == pod.status.host_ip == next(a.address for a in node.status.addresses
+                                                            if a.type == "InternalIP")
+    assert pod.spec.containers[0].ports[0].host_port == 80
