@@ -16,6 +16,9 @@ from kmodel.loop import EventNotEnabled
 from tests.checker.conftest import SmallMachine
 from tests.checker.test_workload_actions import run
 
+#: one action of each kind this family adds, for tests/checker/test_actions.py's round trips
+EXAMPLES = [ApplyPlacedPod("debug-1", "node-1", 1, 1, 1, 1, True), FreezeNode("node-2", 5)]
+
 
 @pytest.fixture
 def nodes() -> Cluster:
