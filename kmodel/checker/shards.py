@@ -1,15 +1,22 @@
 """A parallel campaign's shards: what each worker explores, and what it sends back.
 
-`plan_shards(options, workers)` splits the campaign's example budget into SHARDS_PER_WORKER shards per worker
-(fewer on a small budget; the first ones one example more when it does not divide), each with its own
-Hypothesis seed derived from the campaign's seed and the shard's index (`shard_seed`): the same seed, budget
-and worker count always give the same shards, on any machine and under any PYTHONHASHSEED, whichever worker
-runs which. A single worker's one shard is the campaign itself (its seed is the campaign's).
+`plan_shards(options, workers)` splits the campaign's example budget into up to SHARDS_PER_WORKER shards per
+worker, the same number for every worker (the first ones one example more when it does not divide), each with
+its own Hypothesis seed derived from the campaign's seed and the shard's index (`shard_seed`): the same seed,
+budget and worker count always give the same shards, on any machine and under any PYTHONHASHSEED, whichever
+worker runs which. A single worker's one shard is the campaign itself (its seed is the campaign's).
 
 Several shards per worker balance the work: examples differ in cost (a long settle, a large cluster), so one
 shard per worker leaves a worker idle while the other finishes a costly share; with small shards a worker that
 is done takes the next one waiting (Dask's scheduler hands queued tasks to free workers, and steals from busy
 ones), and what is merged stays in shard order.
+
+But a shard is a whole Hypothesis run, and Hypothesis schedules its phases by the run's budget: the first tenth
+of the examples are kept small, and the targeted phase (hill-climbing toward the examples that reached rare
+situations, machine.KmodelMachine._aim) takes the second half, but never starts before the tenth example. A
+shard of fewer than 20 examples thus explores a different mix from the single run of the same budget (fewer
+than half its examples targeted; none at all at 10 or fewer), and targeted examples cost more: so a shard
+never has fewer than MIN_SHARD_EXAMPLES examples, unless the budget is too small to give each worker that many.
 
 `run_shard` is what a worker runs: `kmodel.checker.run.run_campaign` on its seed and share of the budget, with
 the run's example database read-only (kmodel.checker.example_db), and `stop` asked as each example starts.
@@ -50,18 +57,18 @@ def shard_seed(seed: int, index: int, count: int) -> int:
 
 #: shards per worker of a parallel run (see the module docstring): enough that the last ones to finish are short
 SHARDS_PER_WORKER = 4
-#: but no more shards than give each this many examples, and never fewer than one per worker: a shard's own
-#: start (a Hypothesis run, its first examples the smallest) is not worth it for a handful of examples
-MIN_SHARD_EXAMPLES = 5
+#: but no fewer examples a shard than this (when the budget allows one such shard per worker): Hypothesis' phases
+#: in a shard of at least 20 examples have the single run's shares of its budget (see the module docstring)
+MIN_SHARD_EXAMPLES = 20
 
 
 def plan_shards(options: CheckOptions, workers: int) -> list[Shard]:
-    """The campaign's budget split into SHARDS_PER_WORKER shards per worker (fewer when the shards would have
-    fewer than MIN_SHARD_EXAMPLES examples, but one per worker still, and never one without examples); a single
-    worker's one shard is the campaign itself."""
+    """The campaign's budget split into the same number of shards per worker, SHARDS_PER_WORKER at most and at
+    least MIN_SHARD_EXAMPLES examples each (one per worker, smaller, when the budget does not allow that; never
+    one without examples); a single worker's one shard is the campaign itself."""
     total = options.settings().max_examples
-    balanced = min(workers * SHARDS_PER_WORKER, max(workers, total // MIN_SHARD_EXAMPLES))
-    count = max(1, min(balanced if workers > 1 else 1, total))
+    per_worker = max(1, min(SHARDS_PER_WORKER, total // (workers * MIN_SHARD_EXAMPLES)))
+    count = max(1, min(workers * per_worker if workers > 1 else 1, total))
     share, extra = divmod(total, count)
     return [Shard(i, count, shard_seed(options.seed or 0, i, count), share + (1 if i < extra else 0))
             for i in range(count)]

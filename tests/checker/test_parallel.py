@@ -44,9 +44,17 @@ def test_a_budget_splits_into_shards_each_with_a_seed_of_its_own():
 def test_a_large_budget_splits_into_several_shards_per_worker_so_that_the_work_balances():
     dev = plan_shards(CheckOptions(seed=3), 2)  # the dev profile's 200 examples
     assert len(dev) == 2 * SHARDS_PER_WORKER and {s.examples for s in dev} == {200 // len(dev)}
-    assert [s.examples for s in plan_shards(CheckOptions(examples=22), 2)] == [6, 6, 5, 5]  # 5 examples at least
-    assert [s.examples for s in plan_shards(CheckOptions(examples=6), 2)] == [3, 3]  # but one shard per worker
     assert len(plan_shards(CheckOptions(seed=3), 1)) == 1  # one worker: the campaign itself
+
+
+def test_a_shard_is_large_enough_for_hypothesis_to_run_its_phases_as_the_single_run_does():
+    # 20 examples at least (MIN_SHARD_EXAMPLES), and as many shards for every worker
+    assert [s.examples for s in plan_shards(CheckOptions(examples=60, profile="campaign"), 2)] == [30, 30]
+    assert [s.examples for s in plan_shards(CheckOptions(examples=100), 2)] == [25, 25, 25, 25]
+    assert len(plan_shards(CheckOptions(examples=200), 3)) == 9
+    # a budget too small for that: one shard per worker still
+    assert [s.examples for s in plan_shards(CheckOptions(examples=22), 2)] == [11, 11]
+    assert [s.examples for s in plan_shards(CheckOptions(examples=6), 2)] == [3, 3]
 
 
 def _outcome(index: int, failure: dict | None, examples: int = 5) -> ShardOutcome:
@@ -216,17 +224,17 @@ def test_two_local_workers_give_the_same_merged_digest_on_every_run(tmp_path):
     for hashseed in ("1", "2"):
         folder = tmp_path / hashseed
         folder.mkdir()
-        run, report = _check(folder, "--workers", "2", "--examples", "20", "--steps", "3", "--seed", "3",
+        run, report = _check(folder, "--workers", "2", "--examples", "80", "--steps", "2", "--seed", "3",
                              "--no-stop-on-first", "--database", "none", env={"PYTHONHASHSEED": hashseed})
         assert report["parallel"]["workers"] == 2 and report["parallel"]["shards"] == len(report["workers"]) == 4
         assert report["figures"]["examples_run"] == sum(w["examples"] for w in report["workers"])
-        assert [w["budget"] for w in report["workers"]] == [5, 5, 5, 5]
+        assert [w["budget"] for w in report["workers"]] == [20, 20, 20, 20]
         assert 0 < report["parallel"]["startup_seconds"] < report["figures"]["seconds"]
         assert "2 workers, 4 shards; the cluster answered after" in run.stdout
         digests.append(report["trace_digest"])
     assert digests[0] == digests[1]
     # whichever worker ran which shard: the same as the four shards one after the other in this process
-    options = CheckOptions(examples=20, steps=3, seed=3)
+    options = CheckOptions(examples=80, steps=2, seed=3)
     in_turn = [run_shard(options, shard) for shard in plan_shards(options, 2)]
     assert merge_outcomes(options, in_turn, 1.0).stats.trace_digest() == digests[0]
 
@@ -378,7 +386,7 @@ def test_a_failure_kept_in_redis_is_replayed_first_by_the_next_run_on_another_ma
     assert run.returncode == 1 and not (there / ".hypothesis").exists()
     assert run.stdout.startswith(f"replaying 1 saved failing example from the example database {redis_url} first")
     shards = len(report["workers"])
-    assert shards == 8 and all(w["violation"] is not None and w["examples"] <= 3 for w in report["workers"])
+    assert shards == 2 and all(w["violation"] is not None and w["examples"] <= 3 for w in report["workers"])
     assert [(v["invariant"], v["workers"]) for v in report["violations"]] == [(found, shards)]
     assert report["parallel"]["database"] == redis_url
 
