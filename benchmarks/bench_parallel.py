@@ -4,7 +4,8 @@ variant with 1 and 2 workers.
 
 Run: python benchmarks/bench_parallel.py [--profile campaign] [--examples N] [--seed S] [--seeds N]
                                          [--dev-examples N] [--dev-seeds N] [--variants a,b] [--budget N]
-                                         [--command-seed S] [--command-campaign-examples N] [--repeats N]
+                                         [--command-seed S] [--command-seeds N] [--command-campaign-examples N]
+                                         [--repeats N]
                                          [--skip-command] [--skip-throughput] [--skip-model] [--skip-variants]
 
 The command, A/B: `kmodel check --fix all --seed S --database none` at the dev profile's budget, then at the
@@ -14,6 +15,15 @@ from the process' start to its exit (interpreter, imports, cluster start-up and 
 start-up (report.json's `parallel.startup_seconds`) is printed apart. The ratio is the median examples per
 second of `--workers 2` over that of `--workers 1`, and every `--workers 2` run of a budget must print the same
 trace digest (said when they do not).
+
+The two sides do not explore the same examples (a single run is one Hypothesis run, `--workers 2` is several
+shards of their own seeds), and what an example costs is heavy-tailed: a few examples that let much logical
+time pass run most of a run's model events, so one seed's examples on one side can cost several times those
+on the other. So each run also prints its model events per example, per wall second and per CPU second (the
+CPU time of the whole process tree, Dask's worker processes included: the children's rusage), and the A/B
+prints the speed-up in model events per second beside that in examples per second: the one that compares
+the same amount of work. `--command-seeds N` runs the A/B on N seeds from `--command-seed` on and sums them,
+which averages the examples' cost over N samples of each side.
 
 Throughput: the same budget of `--examples` examples (profile, every fix on, no example database) explored on
 one worker (in this process), then in the shards `--workers 2` splits it into, on a local Dask cluster of two
@@ -50,6 +60,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -115,40 +126,68 @@ def explore_shard(options: CheckOptions, shard: Shard) -> tuple[int, float, int]
     return explore(attrs.evolve(options, seed=shard.seed, examples=shard.examples))
 
 
-def check_command(workers: int, args: list[str]) -> tuple[int, int, float, Optional[float], str]:
-    """`kmodel check ... --workers N` in a process of its own: examples and model events run, wall seconds from
-    its start to its exit, the cluster's start-up seconds (None with one worker) and the trace digest."""
+@attrs.frozen
+class CommandRun:
+    """One `kmodel check` as a user runs it, timed from outside."""
+
+    examples: int
+    events: int  # model events
+    seconds: float  # wall, from the process' start to its exit
+    cpu_seconds: float  # of the whole process tree (Dask's worker processes included)
+    startup: Optional[float]  # the cluster's start-up seconds (None with one worker)
+    digest: str
+
+
+def check_command(workers: int, args: list[str]) -> CommandRun:
+    """`kmodel check ... --workers N` in a process of its own (see the module docstring)."""
     with tempfile.TemporaryDirectory() as folder:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         run = subprocess.run([sys.executable, "-m", "kmodel", "check", "--report", "r", "--database", "none",
                               "--workers", str(workers), *args], cwd=folder, capture_output=True, text=True,
                              timeout=3600)
         seconds = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the worker processes were reaped by the command
         if run.returncode not in (0, 1):
             raise SystemExit(f"kmodel check failed (exit {run.returncode}): {run.stderr.strip()[-400:]}")
         report = json.loads((Path(folder) / "r" / "report.json").read_text())
-    startup = report.get("parallel", {}).get("startup_seconds")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     figures = report["figures"]
-    return figures["examples_run"], figures["model_events"], seconds, startup, report["trace_digest"]
+    return CommandRun(figures["examples_run"], figures["model_events"], seconds, cpu,
+                      report.get("parallel", {}).get("startup_seconds"), report["trace_digest"])
 
 
-def command_throughput(label: str, args: list[str], repeats: int) -> None:
-    """`--workers 1` against `--workers 2` of one command, A/B (see the module docstring)."""
-    rates: dict[int, list[float]] = {1: [], 2: []}
-    digests: dict[int, set[str]] = {1: set(), 2: set()}
-    print(f"kmodel check {' '.join(args)} ({label}), --workers 1 against 2, timed from outside:")
+def command_throughput(label: str, args: list[str], seeds: list[int], repeats: int) -> None:
+    """`--workers 1` against `--workers 2` of one command on each of `seeds`, A/B (see the module docstring)."""
+    rounds: dict[int, list[list[CommandRun]]] = {1: [], 2: []}  # per repeat, one run per seed
+    print(f"kmodel check {' '.join(args)} --seed {','.join(map(str, seeds))} ({label}), --workers 1 against 2, "
+          f"timed from outside:")
     for _ in range(repeats):
-        for workers in (1, 2):
-            examples, events, seconds, startup, digest = check_command(workers, args)
-            rates[workers].append(examples / seconds)
-            digests[workers].add(digest)
-            print(f"  --workers {workers}: {examples} examples in {seconds:.1f} s = {rates[workers][-1]:.2f} "
-                  f"examples/s" + (f" (cluster start-up {startup:.1f} s of it)" if startup is not None else "")
-                  + f", {events / seconds:,.0f} model events/s; digest {digest}; load {load()}")
-    one, two = statistics.median(rates[1]), statistics.median(rates[2])
-    print(f"  speed-up ({label}): {two / one:.2f}x (median {two:.2f} against {one:.2f} examples/s); "
-          + ("the same merged digest on every --workers 2 run" if len(digests[2]) == 1
-             else f"DIFFERENT digests on --workers 2 runs: {sorted(digests[2])}"))
+        rounds[1].append([])
+        rounds[2].append([])
+        for seed in seeds:
+            for workers in (1, 2):
+                run = check_command(workers, [*args, "--seed", str(seed)])
+                rounds[workers][-1].append(run)
+                print(f"  seed {seed}, --workers {workers}: {run.examples} examples in {run.seconds:.1f} s = "
+                      f"{run.examples / run.seconds:.2f} examples/s"
+                      + (f" (cluster start-up {run.startup:.1f} s of it)" if run.startup is not None else "")
+                      + f"; {run.events:,} model events, {run.events / run.examples:,.0f} an example, "
+                      f"{run.events / run.seconds:,.0f}/s, {run.events / run.cpu_seconds:,.0f} per CPU second "
+                      f"({run.cpu_seconds:.1f} CPU s); digest {run.digest}; load {load()}")
+    # every --workers 2 run of a seed must give the same merged digest
+    differ = [seed for i, seed in enumerate(seeds) if len({runs[i].digest for runs in rounds[2]}) > 1]
+
+    def median_rate(workers: int, amount: Any) -> float:
+        """The median over the repeats of amount(run) per wall second, each repeat summed over the seeds."""
+        return statistics.median(sum(map(amount, runs)) / sum(r.seconds for r in runs) for runs in rounds[workers])
+
+    one, two = (median_rate(w, lambda r: r.examples) for w in (1, 2))
+    one_events, two_events = (median_rate(w, lambda r: r.events) for w in (1, 2))
+    print(f"  speed-up ({label}): {two / one:.2f}x in examples/s (median {two:.2f} against {one:.2f}), "
+          f"{two_events / one_events:.2f}x in model events/s ({two_events:,.0f} against {one_events:,.0f}); "
+          + (f"DIFFERENT merged digests on --workers 2 runs of seed(s) {differ}" if differ
+             else "the same merged digest on every --workers 2 run"))
 
 
 def throughput(options: CheckOptions) -> None:
@@ -270,6 +309,8 @@ def main() -> None:
     parser.add_argument("--variants", default=",".join(n for n in NAMES if n != "default"))
     parser.add_argument("--budget", type=int, default=200, help="examples before a variant's run gives up")
     parser.add_argument("--command-seed", type=int, default=3, help="the seed of the A/B runs of the command")
+    parser.add_argument("--command-seeds", type=int, default=1,
+                        help="A/B runs of the command on this many seeds from --command-seed on, summed")
     parser.add_argument("--command-campaign-examples", type=int, default=60,
                         help="the budget of the command's A/B runs at the campaign profile")
     parser.add_argument("--repeats", type=int, default=1, help="A/B pairs of the command per budget")
@@ -281,10 +322,10 @@ def main() -> None:
     print(f"cores: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}; "
           f"load average before: {load()}")
     if not args.skip_command:
-        common = ["--fix", "all", "--seed", str(args.command_seed)]
-        command_throughput("dev profile", common, args.repeats)
-        command_throughput("campaign profile", [*common, "--profile", "campaign", "--examples",
-                                                str(args.command_campaign_examples)], args.repeats)
+        seeds = list(range(args.command_seed, args.command_seed + args.command_seeds))
+        command_throughput("dev profile", ["--fix", "all"], seeds, args.repeats)
+        command_throughput("campaign profile", ["--fix", "all", "--profile", "campaign", "--examples",
+                                                str(args.command_campaign_examples)], seeds, args.repeats)
         print(f"load average: {load()}")
     if not args.skip_throughput:
         # every known fix on, so that a violation (which hands the budget to the next campaign) stays rare
