@@ -22,7 +22,8 @@ from hypothesis.database import InMemoryExampleDatabase
 from kmodel.checker.example_db import ForgivingDatabase, Saved, found_entries, save_found, shard_database
 from kmodel.checker.merge import distinct_violations, merge_outcomes
 from kmodel.checker.run import CheckOptions
-from kmodel.checker.shards import SHARDS_PER_WORKER, ShardOutcome, plan_shards, run_shard, shard_seed
+from kmodel.checker.shards import (MIN_SHARD_EXAMPLES, SHARDS_PER_WORKER, Shard, ShardOutcome, plan_shards,
+                                  run_shard, shard_seed)
 from kmodel.checker.trace import read_trace
 from kmodel.cli import main
 
@@ -55,6 +56,24 @@ def test_a_shard_is_large_enough_for_hypothesis_to_run_its_phases_as_the_single_
     # a budget too small for that: one shard per worker still
     assert [s.examples for s in plan_shards(CheckOptions(examples=22), 2)] == [11, 11]
     assert [s.examples for s in plan_shards(CheckOptions(examples=6), 2)] == [3, 3]
+
+
+def test_hypothesis_targets_half_a_shard_of_20_examples_and_none_of_a_smaller_one(monkeypatch):
+    # why MIN_SHARD_EXAMPLES is 20: the Hypothesis release kmodel pins starts its targeted phase at half the
+    # budget, but never before the 10th valid example
+    from hypothesis.internal.conjecture.engine import ConjectureRunner
+
+    started_at: list[int] = []
+    optimise = ConjectureRunner._run_optimise_pass
+
+    def recorded(runner: ConjectureRunner) -> None:
+        started_at.append(runner.valid_test_cases)
+        optimise(runner)
+
+    monkeypatch.setattr(ConjectureRunner, "_run_optimise_pass", recorded)
+    for examples in (MIN_SHARD_EXAMPLES, 8):
+        run_shard(CheckOptions(examples=examples, steps=2), Shard(0, 2, 5, examples))
+    assert started_at == [MIN_SHARD_EXAMPLES // 2]  # the 20-example shard's, at its half; the 8-example one none
 
 
 def _outcome(index: int, failure: dict | None, examples: int = 5) -> ShardOutcome:
