@@ -21,9 +21,11 @@ shards of their own seeds), and what an example costs is heavy-tailed: a few exa
 time pass run most of a run's model events, so one seed's examples on one side can cost several times those
 on the other. So each run also prints its model events per example, per wall second and per CPU second (the
 CPU time of the whole process tree, Dask's worker processes included: the children's rusage), and the A/B
-prints the speed-up in model events per second beside that in examples per second: the one that compares
-the same amount of work. `--command-seeds N` runs the A/B on N seeds from `--command-seed` on and sums them,
-which averages the examples' cost over N samples of each side.
+prints the speed-up in model events per second beside that in examples per second. Neither compares the same
+work: an event of a long settle costs less than one of a busy step (the events per CPU second differ with the
+mix), so only the throughput runs below, which time the very same examples both ways, compare like with like.
+`--command-seeds N` runs the A/B on N seeds from `--command-seed` on and sums each side over them, which
+averages the examples' cost over N draws of each side.
 
 Throughput: the same budget of `--examples` examples (profile, every fix on, no example database) explored on
 one worker (in this process), then in the shards `--workers 2` splits it into, on a local Dask cluster of two
