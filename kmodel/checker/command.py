@@ -93,7 +93,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workers", default=None, metavar="N",
                    help="explore in N worker processes at once, on a local Dask cluster started and stopped by the "
                         "command (N=auto: one per core; default 1; with --scheduler: one per worker thread of that "
-                        "cluster); the budget is split into N shards, each with its own seed, and the reports merged")
+                        "cluster); the budget is split into shards of at least 20 examples, up to four per worker, "
+                        "each with its own seed, and the reports merged")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the shards on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786) instead "
                         "of a local one; its workers need kmodel installed, the traces and reports come back here")
