@@ -270,6 +270,18 @@ def test_a_local_cluster_s_workers_are_forked_from_the_booted_process(monkeypatc
     assert seen == os.getpid()
 
 
+def test_a_local_cluster_s_workers_run_without_dask_s_profiler():
+    from kmodel.checker.parallel import dask_client
+
+    def profiling() -> list[str]:  # the worker's periodic callbacks that sample and cycle its profile
+        from distributed import get_worker
+
+        return sorted(name for name in get_worker().periodic_callbacks if name.startswith("profile"))
+
+    with dask_client(1, None) as client:
+        assert client.submit(profiling, pure=False).result(timeout=60) == []
+
+
 @pytest.fixture
 def dask_cluster(tmp_path):
     """A `dask scheduler` and two `dask worker` processes (one thread each) on 127.0.0.1; its address."""
