@@ -10,8 +10,9 @@
                   [--operator-actions FILE]]
         explore; with --operator, a real operator process over a served cluster (kmodel.operator); exit 0 nothing violated, 1 a violation (its shrunk trace and the reports in DIR), 2 bad usage;
         --keep-going explores the whole budget and reports every distinct violation (kmodel.checker.findings);
-        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); with several workers or a
-        scheduler, the campaign's shards run on Dask and their reports are merged (kmodel.checker.parallel);
+        --junit-xml also writes the verdict as JUnit XML (kmodel.checker.junit); the budget runs as shards
+        whose reports are merged (kmodel.checker.shards): in turn here with one worker, on Dask with several or
+        a scheduler (kmodel.checker.parallel), the same digest either way;
         --reach measures the branch outcomes the run takes (kmodel.checker.reach) for the reports' reach section;
         --guided steers toward outcomes never taken, from a corpus of the examples that took new ones
         (kmodel.checker.guided)
@@ -93,15 +94,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--workers", default=None, metavar="N",
                    help="explore in N worker processes at once, on a local Dask cluster started and stopped by the "
                         "command (N=auto: one per core; default 1; with --scheduler: one per worker thread of that "
-                        "cluster); the budget is split into shards of at least 20 examples, up to four per worker, "
-                        "each with its own seed, and the reports merged")
+                        "cluster); the budget is split into shards of about 25 examples (at least 20), each with its own "
+                        "seed, whatever N, and the reports merged: one worker runs the same shards in turn, so any "
+                        "N gives the same trace digest")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the shards on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786) instead "
                         "of a local one; its workers need kmodel installed, the traces and reports come back here")
     p.add_argument("--stop-on-first", action=argparse.BooleanOptionalAction, default=None,
-                   help="with several workers, stop the others when one finds a violation (default: on in the dev "
-                        "profile, off in ci and campaign and with --keep-going, where every worker runs its whole "
-                        "share)")
+                   help="stop the other shards when one finds a violation (default: on in the dev profile, off in ci "
+                        "and campaign and with --keep-going, where every shard runs its whole share)")
     p.add_argument("--keep-going", action="store_true",
                    help="a violation ends its example, not the run: explore the whole budget, minimize each distinct "
                         "violation (its invariant and the known fix that takes it out, if any) and report them all, "
@@ -326,22 +327,33 @@ def check(args: argparse.Namespace) -> int:
               f"database {shown_database(database)} first (--database none explores the seed alone)")
     found, extra, parallel_run, reach = None, None, None, None
     database_error, unsaved = None, 0  # a database set aside during the run (example_db.ForgivingDatabase)
-    if parallel:
+    if parallel or not args.guided:  # (a guided run explores in rounds of its own: kmodel.checker.guided)
         from kmodel.checker.merge import workers_json
-        from kmodel.checker.parallel import run_parallel
+        from kmodel.checker.parallel import run_in_turn, run_parallel
 
         # (a keep-going run's workers each explore their whole share)
         stop_on_first = (args.stop_on_first if args.stop_on_first is not None
                          else options.profile == "dev" and not options.keep_going)
-        progress = _Progress(options.settings().max_examples, workers=workers or 0) if sys.stderr.isatty() else None
-        parallel_run = run_parallel(options, workers, scheduler=args.scheduler, stop_on_first=stop_on_first,
-                                    database=None if database == NO_DATABASE else database,
-                                    on_progress=progress.parallel if progress else None)
+        shared = None if database == NO_DATABASE else database
+        if parallel:
+            progress = (_Progress(options.settings().max_examples, workers=workers or 0) if sys.stderr.isatty()
+                        else None)
+            parallel_run = run_parallel(options, workers, scheduler=args.scheduler, stop_on_first=stop_on_first,
+                                        database=shared, on_progress=progress.parallel if progress else None)
+        else:  # one worker: the same shards in turn, here
+            progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
+            reach = _reach(options.components) if args.reach else None
+            with reach or nullcontext():
+                parallel_run = run_in_turn(
+                    options, stop_on_first=stop_on_first, database=shared,
+                    on_progress=(lambda p: progress.explored(p.examples, p.steps, p.failing)) if progress else None,
+                    on_shrink=progress, on_replay=progress.replayed if progress else None)
         result, found = parallel_run.result, parallel_run.found
         saved = parallel_run.saved
         read_errors = [o.database_error for o in parallel_run.outcomes if o.database_error is not None]
         database_error, unsaved = saved.error or (read_errors[0] if read_errors else None), saved.unsaved
         extra = {"parallel": {"workers": parallel_run.workers, "shards": len(parallel_run.outcomes),
+                              "in_turn": parallel_run.in_turn,
                               "startup_seconds": round(parallel_run.startup_seconds, 3),
                               "stop_on_first": stop_on_first,
                               "scheduler": args.scheduler, "database": shown_database(database),
@@ -351,10 +363,8 @@ def check(args: argparse.Namespace) -> int:
     else:
         progress = _Progress(options.settings().max_examples) if sys.stderr.isatty() else None
         settings, forgiving = _settings_with_database(options, database)
-        reach = _reach(options.components) if args.reach else None
-        with reach or nullcontext():
-            result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None,
-                                  settings=settings)
+        result = run_campaign(options, on_example=progress, on_replay=progress.replayed if progress else None,
+                              settings=settings)
         if forgiving is not None:
             database_error, unsaved = forgiving.error, forgiving.unsaved
             extra = {"database": {"where": shown_database(database), "error": database_error,
@@ -379,8 +389,12 @@ def check(args: argparse.Namespace) -> int:
           f"{result.stats.events} model events in {result.seconds:.1f} s; {checked}/{len(report['invariants'])} "
           f"invariants checked; trace digest {report['trace_digest']}")
     if parallel_run is not None:
-        print(f"  {parallel_run.workers} workers, {len(parallel_run.outcomes)} shards; the cluster answered after "
-              f"{parallel_run.startup_seconds:.1f} s (start-up, included in the run's time)")
+        if parallel_run.in_turn:
+            print(f"  1 worker, {len(parallel_run.outcomes)} shard{'s' if len(parallel_run.outcomes) > 1 else ''} "
+                  f"in turn in this process")
+        else:
+            print(f"  {parallel_run.workers} workers, {len(parallel_run.outcomes)} shards; the cluster answered "
+                  f"after {parallel_run.startup_seconds:.1f} s (start-up, included in the run's time)")
         for worker in report["workers"]:
             stopped = ", stopped" if worker["stopped"] else ""
             found_one = f", found {worker['violation']}" if worker["violation"] else ""

@@ -3,9 +3,9 @@
 `merge_outcomes(options, outcomes, seconds)` sums what the shards counted (examples, steps, rule steps, model
 events, every invariant's checks and violations, rules fired, the examples that reached each sometimes
 property, so that `--require-sometimes` is judged on the whole run) into a `MergedStats`, whose trace digest is
-a blake2b over the shards' own digests in shard order: the same shards exploring the same examples give the
-same merged digest. A sometimes property's `first_example` is the earliest among the workers', counted in that
-worker's own examples.
+a blake2b over the shards' own digests in shard order (a lone shard's own digest): the same shards exploring
+the same examples give the same merged digest. A sometimes property's `first_example` is the earliest among the
+workers', counted in that worker's own examples.
 
 Violations are deduplicated (`distinct_violations`): two shards whose shrunk and minimized traces violate the
 same invariant through the same sequence of action kinds (the trace's shape: `trace_shape`) found one bug,
@@ -30,12 +30,17 @@ from kmodel.checker.trace import Trace, trace_from_json
 
 
 class MergedStats(Stats):
-    """The sum of the shards' counts; its trace digest is the digest of the shards' digests."""
+    """The sum of the shards' counts; its trace digest is the digest of the shards' digests, or a lone shard's
+    own (a budget of one shard is the campaign itself: its digest is that of the run)."""
 
     def __init__(self, digests: Sequence[str]) -> None:
         super().__init__()
+        self._lone = digests[0] if len(digests) == 1 else None
         for digest in digests:
             self._hash.update(digest.encode() + b"\n")
+
+    def trace_digest(self) -> str:
+        return self._lone if self._lone is not None else super().trace_digest()
 
 
 def _add(into: dict, counts: dict) -> None:

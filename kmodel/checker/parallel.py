@@ -1,7 +1,7 @@
 """A campaign on several processes or machines: `kmodel check --workers N` and `--scheduler ADDRESS`, on Dask.
 
 `run_parallel` splits the campaign into shards (kmodel.checker.shards: a seed and a share of the budget each,
-several per worker so that the work balances), runs each as one Dask task (`shard_task`, on a worker thread;
+the same whatever the worker count, several so that the work balances), runs each as one Dask task (`shard_task`, on a worker thread;
 one thread per worker process, since a shard is pure Python), gathers the outcomes, and merges them
 (kmodel.checker.merge); the caller writes the reports as for a single run. Without `--scheduler` the command starts a LocalCluster of `workers` processes on this
 machine and stops it when done; with one, it submits to that cluster (``dask scheduler`` and ``dask worker``
@@ -21,9 +21,11 @@ The workers talk to each other through the scheduler's metadata, under keys of t
   shard, asking as each example starts (at most every PROGRESS_SECONDS), ends its campaign there
   (run_campaign's `stop`), while the one that found it shrinks and minimizes it. Where the others stop depends
   on timing, so such a run's merged digest does too; without it (the campaign profile's default) every shard
-  runs its whole budget and the merged digest is a function of the seed, the budget and the worker count.
+  runs its whole budget and the merged digest is a function of the seed and the budget.
 
-Dask is what the parallel run needs and nothing else: a single `kmodel check` never imports it.
+`run_in_turn` is `--workers 1`: the same shards one after another in this process, merged the same way, so
+that its digest is that of any worker count. Dask is what the parallel run needs and nothing else: a run on
+one worker never imports it.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import attrs
 
 from kmodel.checker.example_db import Saved, save_found
 from kmodel.checker.run import CampaignResult, CheckOptions
+from kmodel.checker.stats import Stats
 from kmodel.checker.shards import Shard, ShardOutcome, plan_shards, run_shard
 from kmodel.errors import KmodelUsageError
 from kmodel.checker.merge import distinct_violations, merge_outcomes
@@ -74,8 +77,9 @@ class ParallelRun:
     found: list
     saved: Saved  # what the example database took (kmodel.checker.example_db.save_found)
     address: str  # the scheduler's (a LocalCluster's own when the command started one)
-    workers: int  # the worker count the budget was split for
+    workers: int  # the worker count that ran the shards
     startup_seconds: float  # from the start to a client of a cluster that answers (a LocalCluster started)
+    in_turn: bool = False  # whether the shards ran one after another in this process (run_in_turn)
 
 
 def _key(run_id: str, what: str) -> str:
@@ -183,7 +187,7 @@ def run_parallel(options: CheckOptions, workers: Optional[int], *, scheduler: Op
     with dask_client(workers or available_cores(), scheduler) as client:
         startup = time.perf_counter() - started
         count = workers if workers is not None else cluster_threads(client)
-        shards = plan_shards(options, count)
+        shards = plan_shards(options)
         run_id = uuid.uuid4().hex  # names this run's metadata only; nothing explored depends on it
         futures = [client.submit(shard_task, options, shard, database, run_id, stop_on_first, pure=False,
                                  key=_key(run_id, f"shard-{shard.index}")) for shard in shards]
@@ -199,3 +203,39 @@ def run_parallel(options: CheckOptions, workers: Optional[int], *, scheduler: Op
     result = merge_outcomes(options, outcomes, time.perf_counter() - started)
     return ParallelRun(result, sorted(outcomes, key=lambda o: o.shard.index), distinct_violations(outcomes),
                        saved, address, count, startup)
+
+
+def run_in_turn(options: CheckOptions, *, stop_on_first: bool = True, database: Optional[str] = None,
+                on_progress: Optional[Callable[[Progress], None]] = None,
+                on_shrink: Optional[Callable[[Stats], None]] = None,
+                on_replay: Optional[Callable[[int, int, int], None]] = None) -> ParallelRun:
+    """`--workers 1`: the shards `run_parallel` would run, one after another in this process (no Dask), merged
+    the same way, so that the merged digest and report are those of any worker count. With `stop_on_first`, the
+    shards after one that found a violation stop as their first example starts, as a worker told to stop does
+    (without waiting on a clock: which shards stop is a function of the seed). `on_progress` is told of the
+    whole run's exploring, `on_shrink(stats)` of a shard's examples while it shrinks a violation, `on_replay` of
+    minimization's replays."""
+    started = time.perf_counter()
+    outcomes: list[ShardOutcome] = []
+    before = Progress(0, 0, 0)
+
+    def on_example(stats: Any) -> None:
+        failing = stats.first_failure_at is not None or stats.violating_examples > 0
+        if stats.first_failure_at is not None and on_shrink is not None:
+            on_shrink(stats)
+        elif on_progress is not None:
+            on_progress(Progress(before.examples + stats.examples, before.steps + stats.steps,
+                                 before.failing + failing))
+
+    def stop(stats: Any) -> bool:
+        return any(o.failure is not None or o.violating_examples > 0 for o in outcomes)
+
+    for shard in plan_shards(options):
+        outcome = run_shard(options, shard, database, stop=stop if stop_on_first else None,
+                            on_example=on_example, on_replay=on_replay)
+        outcomes.append(outcome)
+        before = Progress(before.examples + outcome.examples, before.steps + outcome.steps,
+                          before.failing + (outcome.failure is not None or outcome.violating_examples > 0))
+    saved = save_found(database, [o.saved for o in outcomes])
+    result = merge_outcomes(options, outcomes, time.perf_counter() - started)
+    return ParallelRun(result, outcomes, distinct_violations(outcomes), saved, "", 1, 0.0, in_turn=True)

@@ -1,24 +1,28 @@
-"""A parallel campaign's shards: what each worker explores, and what it sends back.
+"""A campaign's shards: what each one explores, and what it sends back.
 
-`plan_shards(options, workers)` splits the campaign's example budget into up to SHARDS_PER_WORKER shards per
-worker, the same number for every worker (the first ones one example more when it does not divide), each with
-its own Hypothesis seed derived from the campaign's seed and the shard's index (`shard_seed`): the same seed,
-budget and worker count always give the same shards, on any machine and under any PYTHONHASHSEED, whichever
-worker runs which. A single worker's one shard is the campaign itself (its seed is the campaign's).
+`plan_shards(options)` splits the campaign's example budget into shards of about SHARD_EXAMPLES examples (the
+first ones one example more when it does not divide), each with its own Hypothesis seed derived from the
+campaign's seed and the shard's index (`shard_seed`). The plan is a function of the seed and the budget alone,
+never of the worker count: `--workers 1` runs the same shards in turn in this process
+(kmodel.checker.parallel.run_in_turn) that `--workers N` runs N at a time, and merges them the same way, so the
+same seed gives the same merged digest with any number of workers, on any machine and under any
+PYTHONHASHSEED, whichever worker runs which. A budget too small for two such shards is one shard, the campaign
+itself (its seed is the campaign's).
 
-Several shards per worker balance the work: examples differ in cost (a long settle, a large cluster), so one
-shard per worker leaves a worker idle while the other finishes a costly share; with small shards a worker that
-is done takes the next one waiting (Dask's scheduler hands queued tasks to free workers, and steals from busy
-ones), and what is merged stays in shard order.
+Several shards balance the work between workers: examples differ in cost (a long settle, a large cluster), so
+one shard per worker leaves a worker idle while the other finishes a costly share; with small shards a worker
+that is done takes the next one waiting (Dask's scheduler hands queued tasks to free workers, and steals from
+busy ones), and what is merged stays in shard order. The count is even, so that two workers can share it.
 
 But a shard is a whole Hypothesis run, and Hypothesis schedules its phases by the run's budget: the first tenth
 of the examples are kept small, and the targeted phase (hill-climbing toward the examples that reached rare
 situations, machine.KmodelMachine._aim) takes the second half, but never starts before the tenth example. A
-shard of fewer than 20 examples thus explores a different mix from the single run of the same budget (fewer
-than half its examples targeted; none at all at 10 or fewer), and targeted examples cost more: so a shard
-never has fewer than MIN_SHARD_EXAMPLES examples, unless the budget is too small to give each worker that many.
+shard of fewer than 20 examples thus explores a different mix from a larger run (fewer than half its examples
+targeted; none at all at 10 or fewer), so a shard never has fewer than MIN_SHARD_EXAMPLES examples. And half
+of a Hypothesis run repeats the cost of the one example it climbs from, so a campaign of several shards
+averages that draw over several examples where one run of the whole budget bets on one.
 
-`run_shard` is what a worker runs: `kmodel.checker.run.run_campaign` on its seed and share of the budget, with
+`run_shard` is what a worker runs (or the command, in turn, with one worker): `kmodel.checker.run.run_campaign` on its seed and share of the budget, with
 the run's example database read-only (kmodel.checker.example_db), and `stop` asked as each example starts.
 It returns a `ShardOutcome`: plain data (counts, the shrunk and minimized trace as JSON, a keep-going shard's
 distinct violations, what Hypothesis saved)
@@ -55,20 +59,23 @@ def shard_seed(seed: int, index: int, count: int) -> int:
     return int.from_bytes(digest, "big") >> 1
 
 
-#: shards per worker of a parallel run (see the module docstring): enough that the last ones to finish are short
-SHARDS_PER_WORKER = 4
-#: but no fewer examples a shard than this (when the budget allows one such shard per worker): Hypothesis' phases
-#: in a shard of at least 20 examples have the single run's shares of its budget (see the module docstring)
+#: examples a shard aims at (see the module docstring): the dev profile's 200 are 8 shards of 25, a 1,000-example
+#: campaign 40, so that the last shards to finish on a worker are short
+SHARD_EXAMPLES = 25
+#: but no fewer examples a shard than this: Hypothesis' phases in a shard of at least 20 examples have a whole
+#: run's shares of its budget (see the module docstring)
 MIN_SHARD_EXAMPLES = 20
 
 
-def plan_shards(options: CheckOptions, workers: int) -> list[Shard]:
-    """The campaign's budget split into the same number of shards per worker, SHARDS_PER_WORKER at most and at
-    least MIN_SHARD_EXAMPLES examples each (one per worker, smaller, when the budget does not allow that; never
-    one without examples); a single worker's one shard is the campaign itself."""
+def plan_shards(options: CheckOptions) -> list[Shard]:
+    """The campaign's budget split into an even number of shards of about SHARD_EXAMPLES examples, at least
+    MIN_SHARD_EXAMPLES each; one shard, the campaign itself, when the budget does not allow two. The worker count
+    plays no part (see the module docstring)."""
     total = options.settings().max_examples
-    per_worker = max(1, min(SHARDS_PER_WORKER, total // (workers * MIN_SHARD_EXAMPLES)))
-    count = max(1, min(workers * per_worker if workers > 1 else 1, total))
+    count = total // SHARD_EXAMPLES
+    count -= count % 2  # two workers share an even count evenly
+    if count < 2 or total // count < MIN_SHARD_EXAMPLES:
+        count = 1
     share, extra = divmod(total, count)
     return [Shard(i, count, shard_seed(options.seed or 0, i, count), share + (1 if i < extra else 0))
             for i in range(count)]
@@ -112,9 +119,10 @@ class ShardOutcome:
 
 def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = None,
               stop: Optional[Callable[[Any], bool]] = None,
-              on_example: Optional[Callable[[Any], None]] = None, worker: str = "") -> ShardOutcome:
+              on_example: Optional[Callable[[Any], None]] = None, worker: str = "",
+              on_replay: Optional[Callable[[int, int, int], None]] = None) -> ShardOutcome:
     """Explore one shard (see the module docstring). `stop(stats)` is asked as each example starts, before any
-    violation; `on_example(stats)` is told of each example."""
+    violation; `on_example(stats)` is told of each example, `on_replay` of each of minimization's replays."""
     shard_options = attrs.evolve(options, seed=shard.seed, examples=shard.examples)
     db, found = shard_database(database, options)
     overrides: dict[str, Any] = {"max_examples": shard.examples}
@@ -130,7 +138,7 @@ def run_shard(options: CheckOptions, shard: Shard, database: Optional[str] = Non
         if on_example is not None:
             on_example(stats)
 
-    result = run_campaign(shard_options, settings=settings, on_example=told, stop=stop)
+    result = run_campaign(shard_options, settings=settings, on_example=told, stop=stop, on_replay=on_replay)
     stats = result.stats
     if result.failure is not None and not first_violation:
         first_violation.append(result.seconds)

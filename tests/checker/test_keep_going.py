@@ -20,7 +20,7 @@ from kmodel.checker.merge import distinct_violations, merged_stats
 from kmodel.checker.replay import replay
 from kmodel.checker.results import write_results
 from kmodel.checker.run import CheckOptions, run_campaign
-from kmodel.checker.shards import ShardOutcome, plan_shards, run_shard
+from kmodel.checker.shards import Shard, ShardOutcome, run_shard, shard_seed
 from kmodel.checker.trace import read_trace
 from kmodel.cli import main
 from kmodel.invariants.registry import SAFETY, Invariant
@@ -179,7 +179,8 @@ def _with_findings(outcome: ShardOutcome, **changes: Any) -> ShardOutcome:
 
 def test_the_shards_of_a_parallel_run_each_keep_going_and_the_merge_unions_their_findings():
     options = CheckOptions(seed=1, examples=4, steps=3, variant="blind-writes", keep_going=True)
-    outcomes = [run_shard(options, shard) for shard in plan_shards(options, 2)]  # in this process, no Dask
+    shards = [Shard(i, 2, shard_seed(1, i, 2), 2) for i in range(2)]  # a plan of two shards, small for a test
+    outcomes = [run_shard(options, shard) for shard in shards]  # in this process, no Dask
     assert all(o.violating_examples == o.examples and len(o.findings) == 1 for o in outcomes)
     [(trace, shrink, fields)] = distinct_violations(outcomes)  # the same finding in both shards: one
     assert trace.violation.invariant == "occ-no-lost-update" and shrink.events_budget == 0
@@ -188,20 +189,20 @@ def test_the_shards_of_a_parallel_run_each_keep_going_and_the_merge_unions_their
     assert merged_stats(outcomes).violating_examples == sum(o.examples for o in outcomes)
     # another key in a third shard (the same invariant, as if a known fix took it out there): reported apart
     other = attrs.evolve(_with_findings(outcomes[1], known_fix="some-fix"),
-                         shard=plan_shards(attrs.evolve(options, examples=6), 3)[2])
+                         shard=Shard(2, 3, shard_seed(1, 2, 3), 2))
     found = distinct_violations([*outcomes, other])
     assert [(f["known_fix"], f["found_by"]) for _, _, f in found] == [(None, [0, 1]), ("some-fix", [2])]
 
 
 def test_a_parallel_run_that_keeps_going_reports_every_worker_s_findings(tmp_path):
     run = subprocess.run([sys.executable, "-m", "kmodel", "check", "--keep-going", "--workers", "2", "--variant",
-                          "blind-writes", "--examples", "4", "--steps", "3", "--report", str(tmp_path / "r")],
+                          "blind-writes", "--examples", "50", "--steps", "3", "--report", str(tmp_path / "r")],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["parallel"]["stop_on_first"] is False  # every worker explores its whole share
     ran = report["figures"]["examples_run"]
-    assert ran >= 4 and report["keep_going"]["examples_violated"] == ran
+    assert ran >= 50 and report["keep_going"]["examples_violated"] == ran  # two shards of 25
     [violation] = report["violations"]
     assert violation["found_by"] == [0, 1] and violation["examples"] == ran and violation["known_fix"] is None
     assert "1 distinct: 0 known upstream bugs, 1 new finding" in run.stdout

@@ -1,6 +1,6 @@
 """Parallel campaigns (`kmodel check --workers N`, `--scheduler ADDRESS`): the shards a budget splits into, the
-merged report's deduplication, the shared example database, usage errors, and two real runs: a local cluster
-twice (the same merged digest under two PYTHONHASHSEEDs) and a `dask scheduler` with two `dask worker`
+merged report's deduplication, the shared example database, usage errors, and real runs: one worker and a local
+cluster of two (the same merged digest, under two PYTHONHASHSEEDs) and a `dask scheduler` with two `dask worker`
 processes on 127.0.0.1 (examples summed, the variant's violation reported once, its trace replaying), and the
 example database in a real redis-server shared by two runs in different folders."""
 
@@ -22,7 +22,7 @@ from hypothesis.database import InMemoryExampleDatabase
 from kmodel.checker.example_db import ForgivingDatabase, Saved, found_entries, save_found, shard_database
 from kmodel.checker.merge import distinct_violations, merge_outcomes
 from kmodel.checker.run import CheckOptions
-from kmodel.checker.shards import (MIN_SHARD_EXAMPLES, SHARDS_PER_WORKER, Shard, ShardOutcome, plan_shards,
+from kmodel.checker.shards import (MIN_SHARD_EXAMPLES, SHARD_EXAMPLES, Shard, ShardOutcome, plan_shards,
                                   run_shard, shard_seed)
 from kmodel.checker.trace import read_trace
 from kmodel.cli import main
@@ -32,30 +32,31 @@ BIN = Path(sys.executable).parent
 
 
 def test_a_budget_splits_into_shards_each_with_a_seed_of_its_own():
-    options = CheckOptions(examples=7, seed=3)
-    shards = plan_shards(options, 3)
-    assert [s.examples for s in shards] == [3, 2, 2] and [s.index for s in shards] == [0, 1, 2]
-    assert len({s.seed for s in shards}) == 3
+    options = CheckOptions(examples=101, seed=3)
+    shards = plan_shards(options)
+    assert [s.examples for s in shards] == [26, 25, 25, 25] and [s.index for s in shards] == [0, 1, 2, 3]
+    assert len({s.seed for s in shards}) == 4
     # blake2b of the seed, index and count, never Python's hash(): the same under any PYTHONHASHSEED
-    assert shards[0].seed == shard_seed(3, 0, 3) == 3652690166904680456
-    assert plan_shards(options, 1)[0].seed == 3  # one shard is the campaign itself
-    assert len(plan_shards(CheckOptions(examples=2), 4)) == 2  # never a shard without examples
+    assert shards[0].seed == shard_seed(3, 0, 4) == 2094134528373733378
+    assert plan_shards(CheckOptions(examples=7, seed=3)) == [Shard(0, 1, 3, 7)]  # one shard is the campaign itself
 
 
-def test_a_large_budget_splits_into_several_shards_per_worker_so_that_the_work_balances():
-    dev = plan_shards(CheckOptions(seed=3), 2)  # the dev profile's 200 examples
-    assert len(dev) == 2 * SHARDS_PER_WORKER and {s.examples for s in dev} == {200 // len(dev)}
-    assert len(plan_shards(CheckOptions(seed=3), 1)) == 1  # one worker: the campaign itself
+def test_the_plan_is_a_function_of_the_budget_alone_in_shards_that_two_workers_share():
+    dev = plan_shards(CheckOptions(seed=3))  # the dev profile's 200 examples
+    assert len(dev) == 200 // SHARD_EXAMPLES == 8 and {s.examples for s in dev} == {SHARD_EXAMPLES}
+    assert len(plan_shards(CheckOptions(seed=3, profile="campaign"))) == 40  # its 1,000
+    # an even count: two workers share it evenly
+    assert [s.examples for s in plan_shards(CheckOptions(examples=60, profile="campaign"))] == [30, 30]
+    assert [s.examples for s in plan_shards(CheckOptions(examples=75))] == [38, 37]
+    assert [s.examples for s in plan_shards(CheckOptions(examples=100))] == [25, 25, 25, 25]
 
 
-def test_a_shard_is_large_enough_for_hypothesis_to_run_its_phases_as_the_single_run_does():
-    # 20 examples at least (MIN_SHARD_EXAMPLES), and as many shards for every worker
-    assert [s.examples for s in plan_shards(CheckOptions(examples=60, profile="campaign"), 2)] == [30, 30]
-    assert [s.examples for s in plan_shards(CheckOptions(examples=100), 2)] == [25, 25, 25, 25]
-    assert len(plan_shards(CheckOptions(examples=200), 3)) == 9
-    # a budget too small for that: one shard per worker still
-    assert [s.examples for s in plan_shards(CheckOptions(examples=22), 2)] == [11, 11]
-    assert [s.examples for s in plan_shards(CheckOptions(examples=6), 2)] == [3, 3]
+def test_a_shard_is_large_enough_for_hypothesis_to_run_its_phases():
+    # 20 examples at least (MIN_SHARD_EXAMPLES): a budget too small for two such shards is one
+    assert [s.examples for s in plan_shards(CheckOptions(examples=50))] == [25, 25]
+    assert [s.examples for s in plan_shards(CheckOptions(examples=49))] == [49]
+    assert [s.examples for s in plan_shards(CheckOptions(examples=2))] == [2]
+    assert all(s.examples >= MIN_SHARD_EXAMPLES for n in range(40, 400) for s in plan_shards(CheckOptions(examples=n)))
 
 
 def test_hypothesis_targets_half_a_shard_of_20_examples_and_none_of_a_smaller_one(monkeypatch):
@@ -77,7 +78,7 @@ def test_hypothesis_targets_half_a_shard_of_20_examples_and_none_of_a_smaller_on
 
 
 def _outcome(index: int, failure: dict | None, examples: int = 5) -> ShardOutcome:
-    return ShardOutcome(shard=plan_shards(CheckOptions(examples=30), 3)[index], examples=examples, steps=10 * examples,
+    return ShardOutcome(shard=Shard(index, 3, shard_seed(0, index, 3), 10), examples=examples, steps=10 * examples,
                         rule_steps=examples, events=100 * examples, digest=f"d{index}",
                         checks={"no-cidr-leak": examples}, violations={}, rules={}, reached={"rolling-update": 1},
                         first_reached={"rolling-update": index + 1}, invariant_seconds=0.1, seconds=1.0,
@@ -238,24 +239,51 @@ def _check(folder: Path, *args: str, env: dict | None = None) -> tuple[subproces
     return run, json.loads((folder / "r" / "report.json").read_text())
 
 
-def test_two_local_workers_give_the_same_merged_digest_on_every_run(tmp_path):
-    digests = []
-    for hashseed in ("1", "2"):
-        folder = tmp_path / hashseed
+def test_one_worker_and_two_give_the_same_merged_digest_under_any_hash_seed(tmp_path):
+    runs = {}
+    for workers, hashseed in (("2", "1"), ("1", "2")):
+        folder = tmp_path / workers
         folder.mkdir()
-        run, report = _check(folder, "--workers", "2", "--examples", "80", "--steps", "2", "--seed", "3",
+        run, report = _check(folder, "--workers", workers, "--examples", "50", "--steps", "2", "--seed", "3",
                              "--no-stop-on-first", "--database", "none", env={"PYTHONHASHSEED": hashseed})
-        assert report["parallel"]["workers"] == 2 and report["parallel"]["shards"] == len(report["workers"]) == 4
+        assert report["parallel"]["shards"] == len(report["workers"]) == 2
+        assert [w["budget"] for w in report["workers"]] == [25, 25]
         assert report["figures"]["examples_run"] == sum(w["examples"] for w in report["workers"])
-        assert [w["budget"] for w in report["workers"]] == [20, 20, 20, 20]
-        assert 0 < report["parallel"]["startup_seconds"] < report["figures"]["seconds"]
-        assert "2 workers, 4 shards; the cluster answered after" in run.stdout
-        digests.append(report["trace_digest"])
-    assert digests[0] == digests[1]
-    # whichever worker ran which shard: the same as the four shards one after the other in this process
-    options = CheckOptions(examples=80, steps=2, seed=3)
-    in_turn = [run_shard(options, shard) for shard in plan_shards(options, 2)]
-    assert merge_outcomes(options, in_turn, 1.0).stats.trace_digest() == digests[0]
+        runs[workers] = run, report
+    (two, parallel), (one, in_turn) = runs["2"], runs["1"]
+    assert parallel["parallel"]["workers"] == 2 and not parallel["parallel"]["in_turn"]
+    assert 0 < parallel["parallel"]["startup_seconds"] < parallel["figures"]["seconds"]
+    assert "2 workers, 2 shards; the cluster answered after" in two.stdout
+    assert in_turn["parallel"]["in_turn"] and in_turn["parallel"]["startup_seconds"] == 0
+    assert "1 worker, 2 shards in turn in this process" in one.stdout
+    assert in_turn["trace_digest"] == parallel["trace_digest"]
+    assert in_turn["figures"]["model_events"] == parallel["figures"]["model_events"]
+    assert in_turn["workers"][1]["seed"] == parallel["workers"][1]["seed"] == shard_seed(3, 1, 2)
+    # and the same as the two shards one after the other here, whichever worker ran which
+    options = CheckOptions(examples=50, steps=2, seed=3)
+    here = [run_shard(options, shard) for shard in plan_shards(options)]
+    assert merge_outcomes(options, here, 1.0).stats.trace_digest() == parallel["trace_digest"]
+
+
+def test_one_worker_stops_the_shards_after_the_first_that_found_a_violation(monkeypatch):
+    import kmodel.checker.parallel as parallel
+
+    ran: list[tuple[int, bool]] = []
+
+    def shard_run(options, shard, database=None, stop=None, on_example=None, on_replay=None):
+        stopped = stop is not None and stop(None)
+        ran.append((shard.index, stopped))
+        found = read_trace(FOUND).to_json() if shard.index == 1 and not stopped else None
+        return attrs.evolve(_outcome(0, found, examples=0 if stopped else 25), shard=shard, stopped=stopped)
+
+    monkeypatch.setattr(parallel, "run_shard", shard_run)
+    options = CheckOptions(examples=100, seed=3)
+    run = parallel.run_in_turn(options)
+    assert ran == [(0, False), (1, False), (2, True), (3, True)]
+    assert run.result.stopped and run.result.failure is not None and run.found[0][2]["found_by"] == [1]
+    ran.clear()
+    run = parallel.run_in_turn(options, stop_on_first=False)  # --no-stop-on-first: every shard runs its share
+    assert ran == [(0, False), (1, False), (2, False), (3, False)] and not run.result.stopped
 
 
 def test_a_local_cluster_s_workers_are_forked_from_the_booted_process(monkeypatch):
@@ -340,7 +368,7 @@ def test_a_shard_whose_database_does_not_answer_explores_without_it_and_says_so(
 
     pytest.importorskip("redis")
     options = CheckOptions(examples=2, steps=3, seed=1)
-    shard = plan_shards(options, 1)[0]
+    [shard] = plan_shards(options)
     without = run_shard(options, shard)
     outcome = run_shard(options, shard, database=f"redis://127.0.0.1:{_free_port()}/0")
     assert outcome.database_error.startswith("ConnectionError: ") and without.database_error is None
@@ -351,7 +379,7 @@ def test_a_shard_told_to_stop_ends_its_campaign_as_the_next_example_starts():
     from kmodel.checker.shards import run_shard
 
     options = CheckOptions(examples=6, steps=3, seed=1)
-    shard = plan_shards(options, 2)[1]
+    shard = Shard(1, 2, shard_seed(1, 1, 2), 3)
     asked: list[int] = []
 
     def stop(stats) -> bool:
