@@ -13,19 +13,16 @@ campaign profile's with `--examples N`, each with `--workers 1` and `--workers 2
 alternating), each in a process of its own as a user runs it. Its examples per second are timed from outside,
 from the process' start to its exit (interpreter, imports, cluster start-up and stop included); the cluster's
 start-up (report.json's `parallel.startup_seconds`) is printed apart. The ratio is the median examples per
-second of `--workers 2` over that of `--workers 1`, and every `--workers 2` run of a budget must print the same
-trace digest (said when they do not).
+second of `--workers 2` over that of `--workers 1`, and every run of a seed and budget, on either side, must
+print the same trace digest (said when they do not).
 
-The two sides do not explore the same examples (a single run is one Hypothesis run, `--workers 2` is several
-shards of their own seeds), and what an example costs is heavy-tailed: a few examples that let much logical
-time pass run most of a run's model events, so one seed's examples on one side can cost several times those
-on the other. So each run also prints its model events per example, per wall second and per CPU second (the
-CPU time of the whole process tree, Dask's worker processes included: the children's rusage), and the A/B
-prints the speed-up in model events per second beside that in examples per second. Neither compares the same
-work: an event of a long settle costs less than one of a busy step (the events per CPU second differ with the
-mix), so only the throughput runs below, which time the very same examples both ways, compare like with like.
-`--command-seeds N` runs the A/B on N seeds from `--command-seed` on and sums each side over them, which
-averages the examples' cost over N draws of each side.
+The two sides explore the same examples: the budget's shards are a function of the budget alone
+(kmodel.checker.shards), which `--workers 1` runs in turn in its own process and `--workers 2` two at a time,
+so both run the same model events and the A/B compares the same work. Each run also prints its model events
+per example, per wall second and per CPU second (the CPU time of the whole process tree, Dask's worker
+processes included: the children's rusage), and the A/B prints the speed-up in model events per second beside
+that in examples per second. `--command-seeds N` runs the A/B on N seeds from `--command-seed` on and sums each
+side over them.
 
 Throughput: the same budget of `--examples` examples (profile, every fix on, no example database) explored on
 one worker (in this process), then in the shards `--workers 2` splits it into, on a local Dask cluster of two
@@ -177,8 +174,9 @@ def command_throughput(label: str, args: list[str], seeds: list[int], repeats: i
                       + f"; {run.events:,} model events, {run.events / run.examples:,.0f} an example, "
                       f"{run.events / run.seconds:,.0f}/s, {run.events / run.cpu_seconds:,.0f} per CPU second "
                       f"({run.cpu_seconds:.1f} CPU s); digest {run.digest}; load {load()}")
-    # every --workers 2 run of a seed must give the same merged digest
-    differ = [seed for i, seed in enumerate(seeds) if len({runs[i].digest for runs in rounds[2]}) > 1]
+    # every run of a seed, on either side, must give the same merged digest
+    differ = [seed for i, seed in enumerate(seeds)
+              if len({runs[i].digest for side in (1, 2) for runs in rounds[side]}) > 1]
 
     def median_rate(workers: int, amount: Any) -> float:
         """The median over the repeats of amount(run) per wall second, each repeat summed over the seeds."""
@@ -188,8 +186,8 @@ def command_throughput(label: str, args: list[str], seeds: list[int], repeats: i
     one_events, two_events = (median_rate(w, lambda r: r.events) for w in (1, 2))
     print(f"  speed-up ({label}): {two / one:.2f}x in examples/s (median {two:.2f} against {one:.2f}), "
           f"{two_events / one_events:.2f}x in model events/s ({two_events:,.0f} against {one_events:,.0f}); "
-          + (f"DIFFERENT merged digests on --workers 2 runs of seed(s) {differ}" if differ
-             else "the same merged digest on every --workers 2 run"))
+          + (f"DIFFERENT merged digests on runs of seed(s) {differ}" if differ
+             else "the same merged digest on every run, --workers 1 and 2"))
 
 
 def throughput(options: CheckOptions) -> None:
@@ -199,14 +197,15 @@ def throughput(options: CheckOptions) -> None:
     rate_one = examples / seconds
     print(f"throughput, profile {options.profile}, {options.settings().max_examples} examples, seed {options.seed} "
           f"(violations not stopping exploration: see the docstring):")
-    print(f"  1 worker : {examples} examples in {seconds:.1f} s = {rate_one:.2f} examples/s ({campaigns} campaigns)")
+    print(f"  1 worker, one run of the whole budget: {examples} examples in {seconds:.1f} s = {rate_one:.2f} "
+          f"examples/s ({campaigns} campaigns)")
     started = time.perf_counter()
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       memory_limit=0) as cluster, Client(cluster) as client:
         up = time.perf_counter() - started
         begun = time.perf_counter()
         shards = client.gather([client.submit(explore_shard, options, shard, pure=False)
-                                for shard in plan_shards(options, 2)])
+                                for shard in plan_shards(options)])
         wall = time.perf_counter() - begun
     total = sum(n for n, _, _ in shards)
     print(f"  2 workers: {total} examples in {wall:.1f} s = {total / wall:.2f} examples/s (per shard: "
@@ -214,7 +213,7 @@ def throughput(options: CheckOptions) -> None:
           + f"; the local cluster started in {up:.1f} s besides, {total / (wall + up):.2f} examples/s with it)")
     print(f"  speed-up: {total / wall / rate_one:.2f}x")
     # the very same examples on one worker: the shards one after the other, in this process
-    sequential = [explore_shard(options, shard) for shard in plan_shards(options, 2)]
+    sequential = [explore_shard(options, shard) for shard in plan_shards(options)]
     same, same_seconds = sum(n for n, _, _ in sequential), sum(s for _, s, _ in sequential)
     print(f"  1 worker, the shards in turn (the same examples as 2 workers): {same} examples in "
           f"{same_seconds:.1f} s = {same / same_seconds:.2f} examples/s; speed-up on the same examples: "
@@ -287,7 +286,7 @@ def first_violations(variants: list[str], seeds: int, budget: int) -> None:
                 ones.append(_until_first_violation(options))
                 run_id = f"{variant}-{seed}-{time.monotonic_ns()}"
                 futures = [client.submit(shard_until_first_violation, options, shard, run_id, pure=False)
-                           for shard in plan_shards(options, 2)]
+                           for shard in plan_shards(options)]
                 found = [s for s in client.gather(futures) if s is not None]
                 twos.append(min(found) if found else None)
             one_all += [s for s in ones if s is not None]
