@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kmodel.cli import main
@@ -129,10 +131,12 @@ def test_a_run_that_replays_saved_failures_from_the_database_says_so_first(tmp_p
     assert main(campaign) == 1
     first = capsys.readouterr().out.splitlines()
     assert first[0].startswith("kmodel check: ")  # an empty database: nothing to say
+    saved = json.loads((tmp_path / "r" / "report.json").read_text())["parallel"]["database_entries_saved"]
+    assert saved >= 1
     assert main(campaign) == 1
     again = capsys.readouterr().out.splitlines()
-    assert again[0] == (f"replaying 1 saved failing example from the example database {tmp_path / 'db'} first "
-                        "(--database none explores the seed alone)")
+    assert again[0] == (f"replaying {saved} saved failing example{'s' if saved > 1 else ''} from the example "
+                        f"database {tmp_path / 'db'} first (--database none explores the seed alone)")
     assert again[1].startswith("kmodel check: ")
 
 
