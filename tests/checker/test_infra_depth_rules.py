@@ -87,12 +87,15 @@ def test_a_preferred_row_wins_a_tie_between_empty_nodes(nodes):
 
 def test_each_rule_acts_on_a_machine_and_is_counted_under_its_name():
     machine = SmallMachine()
+    # the machine's Stats live as long as its class (other tests' SmallMachines count into them): count from here
+    before = dict(machine.stats.rules)
     machine.apply_deployment("web", 1, 0, False, False)
     machine.advance_time(15)
     machine.etcd_session([EtcdRange("own-key"), EtcdTxn("registry-key", "VERSION", "LESS", then="too-many"),
                           EtcdRange("registry", "past", 2, True)])
     machine.apply_placed_pod("debug-1", 1, 2, 0, 1)
-    assert [machine.stats.rules[r] for r in ("etcd_range", "etcd_txn", "apply_placed_pod")] == [2, 1, 1]
+    assert [machine.stats.rules.get(r, 0) - before.get(r, 0)
+            for r in ("etcd_range", "etcd_txn", "apply_placed_pod")] == [2, 1, 1]
     assert machine.session.actions[-1].name == ("kubectl apply pod debug-1 (requires metadata.name In node-2; "
                                                 "tolerates dedicated=infra (operator left empty))")
     machine.advance_time(10)
@@ -102,6 +105,7 @@ def test_each_rule_acts_on_a_machine_and_is_counted_under_its_name():
 
 def test_a_frozen_node_runs_nothing_until_it_thaws_and_is_not_frozen_twice():
     machine = SmallMachine()
+    before = machine.stats.rules.get("freeze_node", 0)  # the Stats are the class's, shared with other tests
     machine.apply_deployment("web", 2, 0, False, False)
     machine.advance_time(15)
     machine.freeze_node(1, 20)
@@ -114,7 +118,7 @@ def test_a_frozen_node_runs_nothing_until_it_thaws_and_is_not_frozen_twice():
         FreezeNode("node-2", 1).apply(machine.cluster)
     machine.advance_time(21)
     assert not any(loop.is_paused(e) for e in loop.components)
-    assert machine.stats.rules["freeze_node"] == 1
+    assert machine.stats.rules["freeze_node"] == before + 1
     assert action_from_json(FreezeNode("node-2", 20).to_json()) == FreezeNode("node-2", 20)
     machine.teardown()
 
