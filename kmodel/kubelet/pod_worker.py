@@ -107,6 +107,16 @@ def _should_restart(pod: Pod, exit_code: int) -> bool:
     return policy == "Always" or (policy == "OnFailure" and exit_code != 0)
 
 
+def _all_succeeded(pod: Pod, view: PodView) -> bool:
+    """Every container of the pod has exited with 0 (containerSucceeded for each): under OnFailure none is
+    started again."""
+    for spec in pod.spec.containers:
+        instances = view.containers.get(spec.name)
+        if instances is None or instances[0].state != ContainerState.CONTAINER_EXITED or instances[0].exit_code != 0:
+            return False
+    return True
+
+
 def _format_pod(pod: Pod) -> str:
     return f"{pod.metadata.name}_{pod.metadata.namespace}({pod.metadata.uid})"
 
@@ -191,6 +201,9 @@ def sync_pod(worker: PodWorker, runtime: ContainerRuntime, backoff: RestartBacko
             attempt = sandbox.metadata.attempt + 1
             if policy == "Never" and view.containers:
                 return result  # nothing may run again: the pod is done
+            if policy == "OnFailure" and _all_succeeded(pod, view):
+                # computePodActions (1.31): no container to start, so no new sandbox: the pod is done
+                return result
             result.events.append(("Normal", "SandboxChanged", "Pod sandbox changed, it will be killed and re-created."))
         try:
             sid = runtime.run_pod_sandbox(_sandbox_config(pod, attempt), now)

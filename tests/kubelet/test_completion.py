@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Apply
+from kmodel.kubelet.runtime import POD_UID_LABEL
 
 
 def pod(name: str, policy: str, **annotations: str) -> dict:
@@ -45,3 +46,18 @@ def test_an_annotation_that_is_not_a_whole_number_counts_as_absent():
     c.run_for(20_000)
     phase, status = statuses(c)["odd"]
     assert phase == "Succeeded" and status.state.terminated.exit_code == 0
+
+
+def test_an_on_failure_pod_whose_containers_succeeded_gets_no_new_sandbox():
+    # computePodActions (1.31): under OnFailure a container that exited 0 is not started again, and with none to
+    # start no sandbox is made: the pod stays Succeeded, its one sandbox stopped, its writes done
+    c = Cluster(ClusterConfig(nodes=1))
+    c.submit(Apply(pod("job-like", "OnFailure", **{"kmodel.io/run-seconds": "1"})))
+    c.run_for(30_000)
+    [p] = c.objects("pods", "default")
+    assert p.status.phase == "Succeeded"
+    c.run_for(30_000)
+    [later] = c.objects("pods", "default")
+    assert later.metadata.resource_version == p.metadata.resource_version
+    kubelet = next(x for x in c.components if x.name == "kubelet/node-1")
+    assert len(kubelet.runtime.list_pod_sandbox(label_selector={POD_UID_LABEL: p.metadata.uid})) == 1
