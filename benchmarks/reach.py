@@ -21,7 +21,9 @@ terminal gets the first --top of each package; --worklist PATH gets it whole.
 
 EXCLUSIONS (below) explains outcomes the checker cannot or need not take. They are counted apart, in their
 own column and list, never dropped: the share is printed with them and without them. An exclusion whose line
-no longer reads as recorded is reported stale and not applied.
+no longer reads as recorded is looked for where the code moved (the one outcome of its file whose line reads
+the recorded text, with its target the same distance away); one that is not found is reported stale and not
+applied.
 
 `--checker-report DIR` reads (b) from the report folder of an earlier `kmodel check --reach` run of the same
 code instead of running it.
@@ -59,7 +61,7 @@ from typing import Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kmodel.checker.reach import MODEL_PACKAGES, Reach, coverage_of, model_sources, reach_of, where  # noqa: E402
+from kmodel.checker.reach import MODEL_PACKAGES, Outcome, Reach, coverage_of, model_sources, reach_of, where  # noqa: E402
 
 DEFAULT_CHECKER_ARGS = "--fix all --seed 1"
 
@@ -181,7 +183,9 @@ def compare(unit: Reach, checker_never: list[dict], packages: tuple[str, ...],
     Returns the figures and the stale exclusions (their line no longer reads as recorded)."""
     never = {where(o['file'], o['line'], o['to']) for o in checker_never}
     figures = {name: PackageFigures(name) for name in packages}
-    text_of = {o.where(): o.source for o in (*unit.taken, *unit.never)}  # every outcome of the model
+    every = (*unit.taken, *unit.never)  # every outcome of the model
+    text_of = {o.where(): o.source for o in every}
+    exclusions = relocated(exclusions, every)
     for o in unit.taken:
         key = o.where()
         entry = figures.get(o.package)
@@ -199,6 +203,34 @@ def compare(unit: Reach, checker_never: list[dict], packages: tuple[str, ...],
              f"{key}: no longer an outcome ({text!r})" for key, (text, _) in sorted(exclusions.items())
              if text_of.get(key) != text]
     return [figures[name] for name in packages], stale
+
+
+def relocated(exclusions: dict[str, tuple[str, str]], outcomes: tuple[Outcome, ...]) -> dict[str, tuple[str, str]]:
+    """`exclusions` with each key whose line no longer reads as recorded moved to where the code went: the one
+    outcome of the same file whose line reads the recorded text and whose target lies the same distance from it
+    (lines added or removed above an excluded `if` move it whole). A key with no such outcome, or several, is
+    left as it was, and `compare` reports it stale."""
+    by_text: dict[tuple[str, str], list[Outcome]] = {}
+    for o in outcomes:
+        by_text.setdefault((o.file, o.source), []).append(o)
+    text_of = {o.where(): o.source for o in outcomes}
+    moved: dict[str, tuple[str, str]] = {}
+    for key, (text, why) in exclusions.items():
+        if text_of.get(key) != text:
+            file, line, to = _parts(key)
+            found = [o for o in by_text.get((file, text), ())
+                     if (o.to is None) == (to is None) and (to is None or o.to - o.line == to - line)]
+            if len(found) == 1 and found[0].where() not in exclusions:
+                key = found[0].where()
+        moved[key] = (text, why)
+    return moved
+
+
+def _parts(key: str) -> tuple[str, int, Optional[int]]:
+    """"file:line -> target" as (file, line, target or None for exit)."""
+    place, target = key.split(" -> ")
+    file, line = place.rsplit(":", 1)
+    return file, int(line), None if target == "exit" else int(target)
 
 
 def total(rows: list[PackageFigures]) -> PackageFigures:

@@ -49,3 +49,23 @@ def test_an_exclusion_is_counted_apart_and_a_stale_one_is_not_applied():
 def test_every_exclusion_of_the_script_names_a_line_and_a_reason():
     for key, (text, why) in reach.EXCLUSIONS.items():
         assert " -> " in key and text and why, key
+
+
+def test_an_exclusion_whose_code_moved_follows_it_and_one_that_is_gone_is_stale():
+    moved = Reach(packages=(PackageReach("store", 0, 0, 3, 3),), taken=(
+        outcome("store", 14, 15, "if a:"), outcome("store", 14, 16, "if a:"), outcome("store", 24, None, "for x in y:")),
+        never=())
+    checker_never = [{"package": "store", "file": "kmodel/store/a.py", "line": 14, "to": 16, "source": "if a:"}]
+    exclusions = {"kmodel/store/a.py:10 -> 12": ("if a:", "four lines were added above it"),
+                  "kmodel/store/a.py:30 -> 31": ("if b:", "this line is gone")}
+    (store, _), stale = reach.compare(moved, checker_never, ("store", "ipam"), exclusions)
+    assert store.excluded_list == [("kmodel/store/a.py:14 -> 16  if a:", "four lines were added above it")]
+    assert stale == ["kmodel/store/a.py:30 -> 31: no longer an outcome ('if b:')"]
+
+
+def test_an_exclusion_is_not_moved_onto_a_line_that_reads_the_same_twice():
+    twice = Reach(packages=(PackageReach("store", 0, 0, 2, 2),), taken=(
+        outcome("store", 14, 15, "if a:"), outcome("store", 40, 41, "if a:")), never=())
+    exclusions = {"kmodel/store/a.py:10 -> 11": ("if a:", "which of the two is meant cannot be told")}
+    _, stale = reach.compare(twice, [], ("store",), exclusions)
+    assert stale == ["kmodel/store/a.py:10 -> 11: no longer an outcome ('if a:')"]
