@@ -14,9 +14,44 @@ Kubernetes' pkg/apis/rbac/v1/evaluation_helpers.go and pkg/registry/rbac/validat
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 ALL = "*"
+
+
+class NodeRule(NamedTuple):
+    """A rule of the Node authorizer's static table, in PolicyRule's field names (rule_allows reads it)."""
+
+    verbs: tuple[str, ...]
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    resource_names: tuple[str, ...] = ()
+
+
+_READ = ("get", "list", "watch")
+
+#: What a node (user system:node:<name>, group system:nodes) may do without RBAC, besides its own Lease:
+#: Kubernetes 1.31's plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go NodeRules(), copied from upstream,
+#: not from the model's authorizer. The rules for what the Node authorizer decides by its graph of pods and what
+#: they reference (secrets, configmaps, persistent volumes and claims, volume attachments, service account tokens,
+#: CSINodes, resource claims) are left out: the model keeps no graph, so a node gets none of those without RBAC.
+NODE_RULES: tuple[NodeRule, ...] = (
+    NodeRule(("create",), ("authentication.k8s.io",), ("tokenreviews",)),
+    NodeRule(("create",), ("authorization.k8s.io",), ("subjectaccessreviews", "localsubjectaccessreviews")),
+    NodeRule(_READ, ("",), ("services",)),
+    NodeRule(("create", "get", "list", "watch"), ("",), ("nodes",)),
+    NodeRule(("update", "patch"), ("",), ("nodes/status",)),
+    NodeRule(("update", "patch"), ("",), ("nodes",)),
+    NodeRule(("create", "update", "patch"), ("",), ("events",)),
+    NodeRule(_READ, ("",), ("pods",)),
+    NodeRule(("create", "delete"), ("",), ("pods",)),
+    NodeRule(("update", "patch"), ("",), ("pods/status",)),
+    NodeRule(("create",), ("",), ("pods/eviction",)),
+    NodeRule(("get",), ("",), ("endpoints",)),
+    NodeRule(("create", "get", "list", "watch"), ("certificates.k8s.io",), ("certificatesigningrequests",)),
+    NodeRule(("get", "watch", "list"), ("storage.k8s.io",), ("csidrivers",)),
+    NodeRule(_READ, ("node.k8s.io",), ("runtimeclasses",)),
+)
 
 
 def rule_allows(rule: Any, verb: str, group: str, resource: str, subresource: str, name: str) -> bool:

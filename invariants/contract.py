@@ -11,12 +11,12 @@ from typing import Any, Iterator, NamedTuple, Optional
 
 from kmodel.invariants._crds import established
 from kmodel.invariants._history import NAMESPACES, audit_since, change_feed, name_of
-from kmodel.invariants._rbac import rules_allow, subject_applies
+from kmodel.invariants._rbac import NODE_RULES, rules_allow, subject_applies
 from kmodel.invariants.records import record
 from kmodel.invariants.inputs import AUDIT, writes
 from kmodel.invariants.registry import SAFETY, invariant
 from kmodel.apiserver.authentication import ANONYMOUS, ANONYMOUS_USER, MASTERS, NODE_PREFIX, NODES, UserInfo, user
-from kmodel.apiserver.authorization import NODE_LEASE_NAMESPACE, NODE_RULES, RBAC_PREFIXES
+from kmodel.apiserver.authorization import NODE_LEASE_NAMESPACE, RBAC_PREFIXES
 from kmodel.apiserver.resources import RESOURCES
 from kmodel.store import prefix_end
 from kmodel.apiserver.customresources import crds

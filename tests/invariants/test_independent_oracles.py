@@ -224,3 +224,31 @@ def test_rbac_enforced_catches_an_api_server_that_forgets_a_group_versions_group
     assert codes == [200, 200]
     [found] = check(cluster, "rbac-enforced")
     assert "list default/events.events.k8s.io" in found and "from alice" in found
+
+
+# -- rbac-enforced: the Node authorizer's static rules ----------------------------------------------------------
+
+def _node_1_reads(resources_: tuple[str, ...]) -> tuple[Cluster, list[int]]:
+    """node-1's kubelet identity lists each resource in `resources_` in the default namespace."""
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(2 * S)
+    return cluster, [call(cluster, "list", resource, "default", token="node-node-1-token").code
+                     for resource in resources_]
+
+
+def test_rbac_enforced_holds_for_what_upstreams_node_rules_give_a_node():
+    cluster, codes = _node_1_reads(("pods", "services", "endpoints", "namespaces"))
+    # NodeRules: pods and services may be read; endpoints only fetched one by one ("get"), namespaces not at all
+    assert codes == [200, 200, 403, 403]
+    assert check(cluster, "rbac-enforced") == []
+
+
+def test_rbac_enforced_catches_a_node_authorizer_that_lets_a_node_list_secrets(monkeypatch):
+    # the mistake: secrets added to the nodes' read rule, so a kubelet reads every secret of the cluster (upstream
+    # gives a node only the secrets its pods reference, through the Node authorizer's graph)
+    widened = authorization.NODE_RULES + (authorization._rule(authorization._READ, ("secrets",)),)
+    monkeypatch.setattr(authorization, "NODE_RULES", widened)
+    cluster, codes = _node_1_reads(("secrets",))
+    assert codes == [200]
+    [found] = check(cluster, "rbac-enforced")
+    assert "list default/secrets" in found and "system:node:node-1" in found

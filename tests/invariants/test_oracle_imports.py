@@ -19,8 +19,8 @@ resource_for                                      collected), crd            (Es
                                                                              <plural>)
 apiserver.authorization.attributes_for,           contract (rbac-enforced)   shared logic: replaced in contract.py
 apiserver.customresources.served                                             (the group the URL names; a CRD's group)
-apiserver.authorization.NODE_RULES                contract (rbac-enforced)   shared table, NOT yet replaced: the Node
-                                                                             authorizer's rules (STILL_SHARED)
+apiserver.authorization.NODE_RULES                contract (rbac-enforced)   shared table: replaced by _rbac.py
+                                                                             (upstream 1.31's NodeRules)
 apiserver.storeview.current_prefix,               crd, workloads, contract   readers: the live keys under a prefix (a
 customresources.crds, store.prefix_end                                       store read; crds is one over the CRDs)
 store.history / apiserver.etcd_log formats        _history, storage, watch   readers of the recorded histories' entries
@@ -122,9 +122,7 @@ ALLOWED: dict[tuple[str, str], tuple[str, str]] = {
 }
 
 #: shared logic still imported, each to be replaced by a reference of the invariant's own (not yet done)
-STILL_SHARED: dict[tuple[str, str], str] = {
-    ("kmodel.apiserver.authorization", "NODE_RULES"): "rbac-enforced judges nodes with the Node authorizer's table",
-}
+STILL_SHARED: dict[tuple[str, str], str] = {}
 
 
 def _imports_in(source: str, filename: str) -> list[tuple[str, str, str]]:
