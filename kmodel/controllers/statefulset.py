@@ -41,6 +41,9 @@ only: no handlers); the work queue holds StatefulSet keys ("namespace/name"). Th
    revisionHistoryLimit, are deleted oldest first, one after the other; an error in steps 4-7 fails the sync,
    which is retried with the rate limiter;
 8. with minReadySeconds, the key again after minReadySeconds while not every replica is available.
+
+Fixes (kmodel.fixes), off by default: statefulset-healthy-means-available counts a pod healthy only once it is
+available (kubernetes/kubernetes#130909; `plan`'s healthy_means_available).
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from kmodel.component.registry import controller
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, index_by_namespace
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
+from kmodel.fixes import STATEFULSET_HEALTHY_MEANS_AVAILABLE
 from kmodel.component import Out
 from kmodel.objects import ControllerRevision, Pod, StatefulSet, StatefulSetStatus
 from kmodel.objects.fastevolve import evolve
@@ -102,7 +106,11 @@ class StatefulSetController(Controller):
 
     service_account = "statefulset-controller"
 
-    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES) -> None:
+    def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES,
+                 healthy_means_available: bool = False) -> None:
+        #: the statefulset-healthy-means-available fix (kmodel.fixes): a pod is healthy only once it is available
+        #: (statefulset_logic.plan)
+        self.healthy_means_available = healthy_means_available
         super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
@@ -233,7 +241,7 @@ class StatefulSetController(Controller):
             status = sts.status
             truncate(now, out, error)
             return
-        decided = plan(sts, pods, now, got)
+        decided = plan(sts, pods, now, got, healthy_means_available=self.healthy_means_available)
         status = decided.status
         self._run_steps(sts, list(decided.steps), sync, now, out,
                         lambda t, o, err: self._write_status(
@@ -423,4 +431,5 @@ class StatefulSetController(Controller):
     events_rule()))
 def make(ctx: Any) -> list:
     """The cluster factory: one StatefulSet controller talking to the API servers in order."""
-    return [StatefulSetController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches)]
+    return [StatefulSetController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
+                                  healthy_means_available=STATEFULSET_HEALTHY_MEANS_AVAILABLE in ctx.config.fixes)]

@@ -15,7 +15,11 @@ step waits for every answer of the one before, and an error stops the rest), and
   terminal, being deleted, or not Running and Ready (and available for minReadySeconds) ends the sync; so
   ordinal N+1 is created only once 0..N are Running and Ready. Only then are condemned pods deleted, one per
   sync, highest ordinal first, and only once the one before it is gone (a terminating condemned pod blocks). A
-  condemned pod that is not healthy blocks unless it is the first unhealthy pod.
+  condemned pod that is not available for minReadySeconds blocks unless it is the first unhealthy pod, and
+  1.31's isHealthy asks Running and Ready only: a condemned pod that is Ready but not yet available is not
+  the first unhealthy pod, so it blocks the scale-down until it is available, and nothing brings the set back
+  then when its availableReplicas already equals replicas (kubernetes/kubernetes#123918, fixed in 1.34 by
+  #130909: `healthy_means_available`, the statefulset-healthy-means-available fix).
 * Parallel (burst): every missing replica is created and every condemned pod deleted in one sync, none waiting
   for another (upstream sends them in slow-start batches of 1, 2, 4, ...; here the deletes of terminal pods go
   out first, then the creates, then the deletes of condemned pods).
@@ -204,6 +208,12 @@ def _available(pod: Optional[Pod], min_ready_seconds: int, now: int) -> bool:
     return is_running_and_ready(pod) and is_pod_available(pod, min_ready_seconds, now)  # type: ignore[arg-type]
 
 
+def is_healthy_and_available(pod: Optional[Pod], min_ready_seconds: int, now: int) -> bool:
+    """isHealthy as kubernetes/kubernetes#130909 (1.34) made it: Running and Ready for minReadySeconds
+    (isRunningAndAvailable) and not being deleted."""
+    return _available(pod, min_ready_seconds, now) and not is_terminating(pod)
+
+
 @attrs.frozen
 class Step:
     """Requests sent at once: deletes of existing pods (by name) and creates of new ones."""
@@ -255,10 +265,23 @@ def _status(sts: StatefulSet, pods: Sequence[Optional[Pod]], now: int, revisions
     return status
 
 
-def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Revisions] = None) -> Plan:
-    """One updateStatefulSet (see the module docstring); `revisions` defaults to a first sync's."""
+def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Revisions] = None, *,
+         healthy_means_available: bool = False) -> Plan:
+    """One updateStatefulSet (see the module docstring); `revisions` defaults to a first sync's.
+
+    `healthy_means_available` is the statefulset-healthy-means-available fix (kmodel.fixes): a pod is healthy only
+    once it is available (kubernetes/kubernetes#130909), so a condemned pod that is Ready but not yet available
+    for minReadySeconds is the first unhealthy pod, which is deleted without waiting, and a rolling update waits
+    for each replica to be available. 1.31's isHealthy asks Running and Ready only."""
     if revisions is None:
         revisions = Revisions.first(sts)
+    min_ready = sts.spec.min_ready_seconds
+
+    def healthy(pod: Optional[Pod]) -> bool:
+        if healthy_means_available:
+            return is_healthy_and_available(pod, min_ready, now)
+        return is_healthy(pod)
+
     n = replicas_of(sts)
     update = revisions.update.metadata.name
     replicas: list[Optional[Pod]] = [None] * n
@@ -270,15 +293,14 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
         elif ordinal >= 0:
             condemned.append(pod)
     condemned.sort(key=lambda p: -parent_and_ordinal(p.metadata.name)[1])
-    first_unhealthy = next((p for p in replicas if not is_healthy(p)), None)
+    first_unhealthy = next((p for p in replicas if not healthy(p)), None)
     if first_unhealthy is None:
-        first_unhealthy = next((p for p in reversed(condemned) if not is_healthy(p)), None)
+        first_unhealthy = next((p for p in reversed(condemned) if not healthy(p)), None)
     if sts.metadata.deletion_timestamp is not None:
         return Plan((), _status(sts, [*replicas, *condemned], now, revisions))
     current_template = revision_template(sts, revisions.current)
     update_template = revision_template(sts, revisions.update)
     monotonic = sts.spec.pod_management_policy != "Parallel"
-    min_ready = sts.spec.min_ready_seconds
     steps: list[Step] = []
     terminal: list[Pod] = []
     created: list[Pod] = []
@@ -335,6 +357,6 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
         if pod is not None and pod.metadata.labels.get(REVISION_LABEL, "") != update and not is_terminating(pod):
             steps.append(Step(deletes=(pod,), gone_is_done=True))
             return Plan(tuple(steps), attrs.evolve(status, current_replicas=status.current_replicas - 1))
-        if not is_healthy(pod):
+        if not healthy(pod):
             break
     return Plan(tuple(steps), status)

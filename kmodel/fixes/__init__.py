@@ -39,6 +39,7 @@ REPLICASET_EXPECT_TIMED_OUT_CREATIONS = "replicaset-expect-timed-out-creations"
 GARBAGECOLLECTOR_FORGET_REPLACED_OWNER = "garbagecollector-forget-replaced-owner"
 ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS = "endpointslice-compare-placeholder-owners"
 ENDPOINTSLICE_SYNC_WHEN_CACHE_CATCHES_UP = "endpointslice-sync-when-cache-catches-up"
+STATEFULSET_HEALTHY_MEANS_AVAILABLE = "statefulset-healthy-means-available"
 
 
 @attrs.frozen
@@ -291,6 +292,21 @@ FIXES: tuple[Fix, ...] = (
         "none: kubernetes/kubernetes#99345, which added the stale-cache check, chose to give its error no special "
         "treatment (it counts toward maxRetries and backs off like any other). This is kmodel's sketch of a fix",
         ("endpointslice-waits-out-its-back-off-after-its-informer-caught-up.json",)),
+    Fix(
+        STATEFULSET_HEALTHY_MEANS_AVAILABLE, ("converges-statefulsets",),
+        "an OrderedReady StatefulSet with minReadySeconds scaled down while a condemned pod is Ready but not yet "
+        "available keeps that pod: isHealthy asks Running and Ready only, so the pod is not the first unhealthy one "
+        "and the scale-down waits for it to be available; a sync brings the set back after minReadySeconds only "
+        "while availableReplicas differs from replicas, which the pod, not yet counted available, leaves equal, and "
+        "the re-check updatePod asked for when the pod turned ready is dropped when an earlier one already waits: "
+        "nothing syncs the set again until the informers' resync",
+        "a pod is healthy only once it is available for minReadySeconds (and not being deleted), so a condemned pod "
+        "not yet available is the first unhealthy pod and is deleted at once, and a rolling update waits for each "
+        "replica to be available",
+        "kmodel/controllers/statefulset_logic.py (plan: its isHealthy)",
+        "kubernetes/kubernetes#130909 (merged for 1.34, superseding #123975), fixing #123918: upstream's own fix",
+        ("statefulset-scaled-down-keeps-a-pod-ready-but-not-yet-available.json",
+         "statefulset-scaled-down-keeps-a-pod-ready-but-not-yet-available-found-by-the-checker.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

@@ -257,8 +257,8 @@ def test_a_rolling_updates_delete_answered_404_does_not_fail_the_sync(monkeypatc
     failed_syncs: list[bool] = []
 
     def ghost_delete(gone_is_done: bool):
-        def planned(sts, pods, now, revisions=None):
-            decided = real_plan(sts, pods, now, revisions)
+        def planned(sts, pods, now, revisions=None, **switches):
+            decided = real_plan(sts, pods, now, revisions, **switches)
             ghost = attrs.evolve(pods[0], metadata=attrs.evolve(pods[0].metadata, name="web-7"))
             return attrs.evolve(decided, steps=(Step(deletes=(ghost,), gone_is_done=gone_is_done),))
         return planned
