@@ -1,7 +1,7 @@
 """Rules that take the infrastructure's rarer decisions (a mixin of `KmodelMachine`): an etcd client's session of
 several requests, and a pod placed by node affinity and tolerations the other rules' pods never use.
 
-    etcd_session      a session of the second etcd client (kmodel.checker.etcd_client_actions): 2 to 5 of its
+    etcd_session      a session of the second etcd client (kmodel.checker.etcd_client_actions): 2 to 8 of its
                       requests in one step, each drawn as `etcd_client` draws one and counted under its own
                       name; the requests write nothing, and cost no events of the cluster
     apply_placed_pod  kubectl apply of a bare pod with a required and a preferred node-affinity row,
@@ -33,7 +33,7 @@ from kmodel.checker.infra_depth_actions import (
 from kmodel.checker.rulebook import RuleFamily, rule
 
 #: the requests of one session
-SESSION_SIZE = (2, 5)
+SESSION_SIZE = (2, 8)
 #: how long freeze_node stops a node, in seconds, shortest first: a hypervisor stall, a live migration, a
 #: longer stop (all below the node monitor's 40 s grace: a frozen node stays Ready)
 FREEZE_SECONDS: tuple[int, ...] = (1, 5, 20)
@@ -46,10 +46,11 @@ class InfraDepthRules(RuleFamily):
 
     @rule(requests=st.lists(REQUESTS, min_size=SESSION_SIZE[0], max_size=SESSION_SIZE[1]))
     def etcd_session(self, requests: list[Any]) -> None:
-        """Draws: 2 to 5 requests of the second etcd client, each as `etcd_client` draws one (a range, a watch, a
-        txn, a compaction)
+        """Draws: 2 to 8 requests of the second etcd client, each as `etcd_client` draws one (a range, a watch, a
+        txn, a compaction, a compare-and-swap, a delete)
         Sends: each request straight to etcd in turn, counted under its own name (`etcd_range`, `etcd_watch`,
-        `etcd_txn`, `etcd_compact`); etcd answers or refuses each as it would any client
+        `etcd_txn`, `etcd_compact`, `etcd_cas`, `etcd_delete`); etcd answers or refuses each as it would any
+        client
         Shrinks to: two reads of the client's own key, now"""
         for request in requests:
             self._do(RULE_NAMES[type(request)], request)

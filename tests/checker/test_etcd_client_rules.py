@@ -11,8 +11,8 @@ import pytest
 
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.etcd_client_actions import (
-    COMPARED, EXPECT, OTHERWISE, OWN_KEY, RANGE_NAMES, RESULTS, REVISIONS, TARGETS, THEN, EtcdCompact, EtcdRange,
-    EtcdTxn, EtcdWatch, revision_at,
+    COMPARED, EXPECT, OTHERWISE, OWN_KEY, RANGE_NAMES, RESULTS, REVISIONS, TARGETS, THEN, EtcdCas, EtcdCompact,
+    EtcdDelete, EtcdRange, EtcdTxn, EtcdWatch, revision_at,
 )
 from kmodel.checker.etcd_client_rules import RULE_NAMES
 from kmodel.store import errors
@@ -23,7 +23,8 @@ from tests.checker.test_patch_rules import web  # noqa: F401 (a fixture: two nod
 
 #: one of each action (tests/checker/test_actions.py checks every kind has one and round-trips them)
 EXAMPLES = [EtcdRange("registry", "past", 2, True, False), EtcdWatch("own-prefix", "compacted", True, True),
-            EtcdTxn("registry-key", "VERSION", "LESS", "other", "read-past", "read", 3), EtcdCompact("future")]
+            EtcdTxn("registry-key", "VERSION", "LESS", "other", "read-past", "read", 3), EtcdCompact("future"),
+            EtcdCas("value", "delete", "get-at-read", "compacted"), EtcdDelete("own-prefix", True)]
 
 
 def _answer(cluster, action):
@@ -130,7 +131,8 @@ def test_the_rule_sends_the_second_clients_requests_and_the_trace_records_them()
     machine = SmallMachine()
     before = dict(machine.stats.rules)  # the counts are the class's, shared by the machines other tests made
     requests = [EtcdRange("registry", "past", 1, True), EtcdWatch("own-prefix", "past", True, True),
-                EtcdTxn("registry-key", "VERSION", "GREATER"), EtcdCompact("past")]
+                EtcdTxn("registry-key", "VERSION", "GREATER"), EtcdCompact("past"), EtcdCas("value"),
+                EtcdDelete("own-prefix")]
     for request in requests:
         machine.etcd_client(request)
     assert [a for a in machine.session.actions if type(a) in RULE_NAMES] == requests
