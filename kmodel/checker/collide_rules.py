@@ -14,8 +14,8 @@ that meet what is there (a mixin of `KmodelMachine`).
                       holder, or a shorter duration, on the resourceVersion read, none or a stale one
     apply_pod_near_capacity
                       kubectl apply of a bare pod sized from what a node has left of a resource (exactly that,
-                      one unit more), or asking for ephemeral storage or an extended resource the node does not
-                      have, or the host port a pod there holds; pinned to the node or through the scheduler
+                      one unit more), or asking for an extended resource the node does not have, or the host
+                      port a pod there holds; pinned to the node or through the scheduler
     create_service_ip POST a Service of the apps asking for a ClusterIP from `CLUSTER_IPS` (one another Service
                       holds, free, reserved, out of range, of the other family, headless, malformed)
 
@@ -69,8 +69,9 @@ LIST_ACTORS = ("admin", "alice", NODE_PREFIX)
 BIND_ACTORS = ("admin", "system:kube-scheduler", "alice")
 STATUS_ACTORS = ("admin", "alice", NODE_PREFIX)
 LEASE_ACTORS = ("admin", "alice", NODE_PREFIX)
-#: what apply_pod_near_capacity asks for: none (a host port alone), the cpu or memory a node has left, and what a
-#: node of the model never has (its allocatable lists cpu, memory and pods): ephemeral storage, an extended resource
+#: what apply_pod_near_capacity asks for: none (a host port alone), the cpu, memory or ephemeral storage a node has
+#: left, and what a node of the model never has (its allocatable lists cpu, memory, ephemeral storage and pods): an
+#: extended resource
 SIZED: tuple[str, ...] = ("", "cpu", "memory", "ephemeral-storage", "example.com/dongle")
 #: how much of what is left: all of it (fits, and fills the node), one unit more (does not fit)
 FITS: tuple[str, ...] = ("left", "one more")
@@ -220,19 +221,21 @@ class CollideRules(RuleFamily):
         own_node = lease.metadata.name if ns == "kube-node-lease" else ""
         self._update("update_lease", "leases", ns, lease, "", body, rv, LEASE_ACTORS, who, own_node)
 
-    def _left(self, node: str) -> tuple[int, int]:
-        """(millicores, bytes of memory) `node` has left: its allocatable less the requests of the pods bound to it
-        that still hold them (not Succeeded or Failed)."""
+    def _left(self, node: str) -> tuple[int, int, int]:
+        """(millicores, bytes of memory, bytes of ephemeral storage) `node` has left: its allocatable less the
+        requests of the pods bound to it that still hold them (not Succeeded or Failed)."""
         obj = self.cluster.get("nodes", "", node)
         alloc = obj.status.allocatable if obj is not None else {}
         cpu = alloc["cpu"].milli_value() if "cpu" in alloc else 0
         memory = alloc["memory"].value() if "memory" in alloc else 0
+        storage = alloc["ephemeral-storage"].value() if "ephemeral-storage" in alloc else 0
         for ns in ("default", TEAM, "kube-system"):
             for pod in self.cluster.objects("pods", ns):
                 if pod.spec.node_name == node and pod.status.phase not in ("Succeeded", "Failed"):
                     requested = pod_requests(pod)
                     cpu, memory = cpu - requested.milli_cpu, memory - requested.memory
-        return max(cpu, 0), max(memory, 0)
+                    storage -= requested.ephemeral_storage
+        return max(cpu, 0), max(memory, 0), max(storage, 0)
 
     def _held_port(self, node: str) -> tuple[int, str, str]:
         """(port, protocol, hostIP) of the first host port a pod bound to `node` holds, else HOST_PORT over TCP."""
@@ -256,14 +259,14 @@ class CollideRules(RuleFamily):
         Sends: `kubectl apply` of the pod (`apply-sized-pod`): pinned (`spec.nodeName`), the kubelet's admission
         judges it and a pod that does not fit is Failed with `OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage` or
         `NodePorts`; through the scheduler (a nodeSelector on the node's hostname), a pod that does not fit stays
-        Pending, Unschedulable. The model's nodes have no ephemeral storage or extended resources in their
-        allocatable, so a pod asking for them never fits
+        Pending, Unschedulable. The model's nodes have no extended resource in their allocatable, so a pod asking
+        for one never fits
         Shrinks to: a pod for the scheduler to place on the first node, asking for nothing but the host port"""
         node = pick(i, self.cluster.nodes)
         resource, more = SIZED[sized], FITS[fit] == "one more"
-        cpu, memory = self._left(node)
+        cpu, memory, storage = self._left(node)
         quantity = {"": "", "cpu": f"{cpu + more}m", "memory": f"{memory // MI + more}Mi",
-                    "ephemeral-storage": "1Gi", "example.com/dongle": "1"}[resource]
+                    "ephemeral-storage": f"{storage // MI + more}Mi", "example.com/dongle": "1"}[resource]
         port, protocol, host_ip = self._held_port(node) if host_port or not resource else (0, "TCP", "")
         self._do(ApplySizedPod(pod, node, pinned, resource, quantity, port, protocol,
                                                           host_ip))

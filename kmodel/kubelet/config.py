@@ -15,6 +15,10 @@ class KubeletConfig:
     node_ip: str
     cpu: str = "4"
     memory: str = "8Gi"
+    #: the node's root filesystem, reported as its ephemeral-storage capacity (setters.go MachineInfo reports it
+    #: with LocalStorageCapacityIsolation, on by default since 1.25): pods' ephemeral-storage requests are fitted
+    #: against it, as cpu and memory are
+    ephemeral_storage: str = "100Gi"
     max_pods: int = 110
     node_status_update_period_ms: int = 10_000  # nodeStatusUpdateFrequency: how often the status is computed
     node_status_report_period_ms: int = 300_000  # nodeStatusReportFrequency: an unchanged status is written this often

@@ -3,8 +3,8 @@
 Theory of operation
 -------------------
 On start the kubelet registers its Node (registerWithAPIServer → initialNode): labels kubernetes.io/hostname,
-kubernetes.io/os, kubernetes.io/arch; capacity and allocatable cpu, memory and pods from the KubeletConfig;
-addresses InternalIP (node_ip) and Hostname; the daemon endpoint 10250; and the conditions the setters
+kubernetes.io/os, kubernetes.io/arch; capacity and allocatable cpu, memory, ephemeral-storage and pods from the
+KubeletConfig; addresses InternalIP (node_ip) and Hostname; the daemon endpoint 10250; and the conditions the setters
 produce, in their order: MemoryPressure, DiskPressure, PIDPressure (False, "has sufficient …") and Ready
 (True, KubeletReady, `kubelet is posting ready status`), each updated where it is in the Node's list, the
 conditions of other writers kept. A 409 AlreadyExists is fine (the Node is there from
@@ -52,6 +52,7 @@ def node_labels(node: str) -> dict:
 
 def resources(config: KubeletConfig) -> dict:
     return frozen_map({"cpu": parse_quantity(config.cpu), "memory": parse_quantity(config.memory),
+                       "ephemeral-storage": parse_quantity(config.ephemeral_storage),
                        "pods": parse_quantity(str(config.max_pods))})
 
 
