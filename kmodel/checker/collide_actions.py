@@ -23,8 +23,9 @@ the parser refuses, a Service asking for a ClusterIP another Service holds. Each
 
 `ApplySizedPod` is the user's side of a node near its capacity: a bare pod sized from what a node has left (its
 allocatable less the requests of the pods bound to it, worked out when the rule runs), exactly that or one unit
-more, or asking for a resource the node does not have, or the host port a pod there holds; pinned to the node
-(the kubelet's admission judges it) or sent to it through the scheduler (its filters judge it).
+more, or asking for a resource the node does not have (with the limit an extended resource needs), or the host
+port a pod there holds; pinned to the node (the kubelet's admission judges it) or sent to it through the
+scheduler (its filters judge it).
 """
 
 from __future__ import annotations
@@ -163,6 +164,8 @@ class ApplySizedPod(Action):
                 port["hostIP"] = self.host_ip
         if self.resource:
             container["resources"] = {"requests": {self.resource: self.quantity}}
+            if "/" in self.resource:  # an extended resource cannot be overcommitted: its limit is required, equal
+                container["resources"]["limits"] = {self.resource: self.quantity}
         spec: dict[str, Any] = {"containers": [container]}
         if self.pinned:
             spec["nodeName"] = self.node

@@ -260,7 +260,7 @@ class CollideRules(RuleFamily):
         judges it and a pod that does not fit is Failed with `OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage` or
         `NodePorts`; through the scheduler (a nodeSelector on the node's hostname), a pod that does not fit stays
         Pending, Unschedulable. The model's nodes have no extended resource in their allocatable, so a pod asking
-        for one never fits
+        for one (with its limit, as a resource that cannot be overcommitted needs) never fits
         Shrinks to: a pod for the scheduler to place on the first node, asking for nothing but the host port"""
         node = pick(i, self.cluster.nodes)
         resource, more = SIZED[sized], FITS[fit] == "one more"

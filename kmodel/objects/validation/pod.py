@@ -210,13 +210,22 @@ def validate_resources(r: ResourceRequirements, path: str) -> list[FieldError]:
         errs += _resource_name(name, p)
         errs += _quantity_value(name, q, p)
         limit = r.limits.get(name)
+        overcommit = _overcommit_allowed(name)
         if limit is not None:
-            overcommit = not (name.startswith("hugepages-") or "/" in name and not name.startswith("kubernetes.io/"))
             if q != limit and not overcommit:
                 errs.append(invalid(f"{path}.requests", str(q), f"must be equal to {name} limit of {limit}"))
             elif q > limit:
                 errs.append(invalid(f"{path}.requests", str(q), f"must be less than or equal to {name} limit of {limit}"))
+        elif not overcommit:
+            # an extended resource (a device) or hugepages cannot be overcommitted, so its limit is the amount
+            # the container gets: a request without one is refused (a Pod's limit alone defaults its request)
+            errs.append(required(f"{path}.limits", "Limit must be set for non overcommitable resources"))
     return errs
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: a native resource (no domain, or one of kubernetes.io) that is not hugepages."""
+    return not (name.startswith("hugepages-") or "/" in name and not name.startswith("kubernetes.io/"))
 
 
 def _resource_name(name: str, path: str) -> list[FieldError]:
