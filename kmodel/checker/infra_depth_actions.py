@@ -9,7 +9,9 @@ In or NotIn one node), an empty term beside one that matches (an empty term matc
 others), a Gt or Lt whose bound is not an integer (the API accepts it; the scheduler cannot parse it and the
 term matches nothing, as upstream's `NodeSelectorRequirementsAsSelector`), and tolerations that do not
 tolerate a taint for each reason upstream's `ToleratesTaint` has (another key, another value with the operator
-left empty, as it may be) or that tolerate every PreferNoSchedule taint. The pod may also restart its
+left empty, as it may be) or that tolerate every PreferNoSchedule taint, or a cordoned node's unschedulable
+taint (as the DaemonSet controller's pods do: NodeUnschedulable lets them onto a cordoned node). The pod may
+also restart its
 container OnFailure or Never (`kubectl run --restart=Never` of a debug pod: it runs to completion, and exits
 0 or 1 by the model's convention, kmodel.kubelet.completion) and run on the host's network, as
 the pods of a DaemonSet like kube-proxy or a CNI agent do (with a Exists toleration and a `metadata.name`
@@ -26,16 +28,19 @@ import attrs
 
 from kmodel.checker.actions import BARE_PODS, IMAGE, Action
 from kmodel.checker.simpler import Simplest, default, earlier, fewer
-from kmodel.checker.workload_actions import LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE
+from kmodel.checker.workload_actions import LABEL_CORES, LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
 from kmodel.kubelet.completion import EXIT_CODE_ANNOTATION
 from kmodel.loop import EventNotEnabled
 from kmodel.loop.events import at_least
 
-#: a node label no node of the model carries: a Gt or Lt on it matches no node
-CORES_LABEL = "example.com/cores"
+#: a whole-number node label that only the workload rules' label_node puts on a node (4): a Gt 2 on it matches
+#: that node alone, and an Lt whose bound is not an integer matches none
+CORES_LABEL = LABEL_CORES
 NAME_FIELD = "metadata.name"
+#: the taint a cordoned node is treated as having (node.kubernetes.io/unschedulable:NoSchedule)
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 
 def _in_name(operator: str) -> dict:
@@ -69,6 +74,8 @@ TOLERATIONS: tuple[tuple[str, tuple[dict, ...]], ...] = (
     (f"{TAINT_KEY}=other", ({"key": TAINT_KEY, "operator": "Equal", "value": "other"},)),
     ("another key, Exists", ({"key": "example.com/other", "operator": "Exists"},)),
     ("every PreferNoSchedule taint", ({"operator": "Exists", "effect": "PreferNoSchedule"},)),
+    # what the DaemonSet controller adds to its pods: a cordoned node still takes them (NodeUnschedulable)
+    ("a cordoned node", ({"key": UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"},)),
 )
 
 

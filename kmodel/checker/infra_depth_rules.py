@@ -63,10 +63,11 @@ class InfraDepthRules(RuleFamily):
                          runs: int = 0, host_network: bool = False) -> None:
         """Draws: a bare pod name; a node that exists; a required node-affinity row (`REQUIRED`: none, DoesNotExist,
         `metadata.name` In or NotIn the node, an expression and a field together, an empty term ORed with one that
-        matches, Gt on a label no node has, Lt on a bound that is not an integer); a preferred row (`PREFERRED`);
-        tolerations (`TOLERATIONS`: the workload rules' taint with the operator left empty, another value,
-        another key, every PreferNoSchedule taint); how it runs (`RUNS`: a server, or OnFailure or Never with a process that exits 0 or 1); the host's network
-        or the pod's own
+        matches, Gt 2 on the core count label_node may set, Lt on a bound that is not an integer); a preferred row
+        (`PREFERRED`); tolerations (`TOLERATIONS`: the workload rules' taint with the operator left empty, another
+        value, another key, every PreferNoSchedule taint, a cordoned node's unschedulable taint); how it runs
+        (`RUNS`: a server, or OnFailure or Never with a process that exits 0 or 1); the host's network or the pod's
+        own
         Sends: `kubectl apply` of the pod (`apply-placed-pod`): the scheduler places it where its terms and
         tolerations allow, or it stays Pending, Unschedulable; 422 over an existing pod of that name
         Shrinks to: a plain pod, about the first node"""

@@ -32,11 +32,13 @@ from kmodel.loop.events import at_least
 LABEL_ZONE = "topology.kubernetes.io/zone"
 LABEL_REGION = "topology.kubernetes.io/region"
 LABEL_DISK = "disktype"
+#: a whole-number label, as node-feature-discovery puts on nodes: the one a Gt or Lt node-affinity term compares
+LABEL_CORES = "example.com/cores"
 
 #: label_node's choices: (key, value), "" removing the label (kubectl label node N key-)
 NODE_LABELS: tuple[tuple[str, str], ...] = (
     (LABEL_ZONE, "zone-a"), (LABEL_ZONE, "zone-b"), (LABEL_REGION, "region-1"), (LABEL_DISK, "ssd"),
-    (LABEL_ZONE, ""), (LABEL_REGION, ""), (LABEL_DISK, ""),
+    (LABEL_CORES, "4"), (LABEL_ZONE, ""), (LABEL_REGION, ""), (LABEL_DISK, ""),
 )
 
 TAINT_KEY = "dedicated"

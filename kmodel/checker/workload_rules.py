@@ -59,10 +59,11 @@ class WorkloadRules(RuleFamily):
     @rule(i=INDEX, label=st.integers(0, len(NODE_LABELS) - 1))
     def label_node(self, i: int, label: int) -> None:
         """Set or remove a node label the model reads: the zone and region (the node lifecycle controller's
-        zones), disktype (pods' nodeSelector).
+        zones), disktype (pods' nodeSelector), a core count (pods' node affinity).
 
         Draws: a node; a row of `NODE_LABELS`: `topology.kubernetes.io/zone` = zone-a or zone-b,
-        `topology.kubernetes.io/region` = region-1, `disktype` = ssd, or one of them removed
+        `topology.kubernetes.io/region` = region-1, `disktype` = ssd, `example.com/cores` = 4 (a whole number a Gt
+        or Lt node-affinity term compares), or one of the first three removed
         Does: `kubectl label node N key=value --overwrite` or `key-` (`label-node`): a merge patch of the label
         Shrinks to: the first node labelled zone-a"""
         key, value = NODE_LABELS[label]
