@@ -110,11 +110,13 @@ class WorkloadRules(RuleFamily):
         self._do(ApplyPodShape(pod, pick(i, ("", *self.cluster.nodes)), shape))
 
     def _labelled_pods(self) -> list[tuple[str, str]]:
-        """(pod, new app label) for every pod of the default namespace, by name: a pod with an app label loses
-        it (""), one without gets back the app its name starts with (a ReplicaSet's pods are named after it),
-        else the first app."""
+        """(pod, new app label) for every pod of the default namespace, those the scheduler has not placed yet
+        first (a label change of a pod it found unschedulable may let it try again), each group by name: a pod
+        with an app label loses it (""), one without gets back the app its name starts with (a ReplicaSet's pods
+        are named after it), else the first app."""
         out = []
-        for pod in self.cluster.objects("pods", "default"):
+        pods = self.cluster.objects("pods", "default")
+        for pod in [p for p in pods if not p.spec.node_name] + [p for p in pods if p.spec.node_name]:
             name = pod.metadata.name
             if "app" in pod.metadata.labels:
                 out.append((name, ""))
@@ -127,7 +129,7 @@ class WorkloadRules(RuleFamily):
         """Remove a pod's app label (its ReplicaSet releases it and makes another) or put it back (adopted again:
         one pod too many, which the ReplicaSet deletes).
 
-        Draws: a pod of the default namespace
+        Draws: a pod of the default namespace (one the scheduler has not placed yet first)
         Does: `kubectl label pod` (`label-pod`): a pod with an `app` label loses it (its ReplicaSet releases it and
         makes another), one without gets back the app its name starts with (its ReplicaSet adopts it again and
         deletes the surplus pod)

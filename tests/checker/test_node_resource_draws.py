@@ -2,7 +2,8 @@
 more does not (the kubelet reports its root filesystem as the Node's ephemeral-storage); a pod asking for an
 extended resource carries the limit such a resource needs, so the API server takes it and it waits, Pending, for a
 node that offers it; a core count label_node sets is what a Gt node-affinity term compares; a pod tolerating a
-cordoned node's taint, as a DaemonSet's do, goes onto a cordoned node."""
+cordoned node's taint, as a DaemonSet's do, goes onto a cordoned node; label_pod picks a pod the scheduler has
+not placed first, and the label change sends it back to be scheduled."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from kmodel.checker.collide_rules import SIZED
 from kmodel.checker.infra_depth_actions import REQUIRED, TOLERATIONS, ApplyPlacedPod
 from kmodel.checker.workload_actions import LABEL_CORES, NODE_LABELS, CordonNode, LabelNode
 from kmodel.cluster import Cluster, ClusterConfig
+from kmodel.scheduler.component import Scheduler
 from tests.checker.conftest import SmallMachine
 from tests.checker.test_workload_actions import run
 
@@ -71,3 +73,21 @@ def test_only_a_pod_tolerating_the_unschedulable_taint_goes_onto_a_cordoned_node
     [result] = run(nodes, action, 20_000)
     assert result.ok, result
     assert nodes.get("pods", "default", "debug-2").spec.node_name == ("node-1" if placed else "")
+
+
+def test_label_pod_picks_a_pod_the_scheduler_has_not_placed_first_and_the_change_requeues_it():
+    machine = SmallMachine()
+    machine.apply_pod("debug-1", 0, False)  # placed by the scheduler, and first by name
+    machine.apply_placed_pod("debug-2", 0, _row(REQUIRED, f"{LABEL_CORES} Gt 2"), 0, 0)  # no node matches
+    machine.advance_time(15)
+    assert machine.cluster.get("pods", "default", "debug-1").spec.node_name
+    [scheduler] = [c for c in machine.cluster.loop.components.values() if isinstance(c, Scheduler)]
+    assert scheduler.queue.where("default/debug-2") == "unschedulable"
+    attempts = scheduler.queue.unschedulable["default/debug-2"].attempts
+    machine.label_pod(0)
+    assert machine.session.actions[-1].pod == "debug-2"
+    machine.advance_time(5)
+    assert machine.cluster.get("pods", "default", "debug-2").metadata.labels.get("app") == "web"
+    # moved out of the unschedulable pods (NodeAffinity registers a pod update) and tried again: still no node
+    assert scheduler.queue.unschedulable["default/debug-2"].attempts == attempts + 1
+    machine.teardown()
