@@ -93,6 +93,18 @@ READINESS_PROBE = {"httpGet": {"path": "/healthz", "port": 80}, "periodSeconds":
 LIVENESS_PROBE = {"httpGet": {"path": "/healthz", "port": 80}}
 
 
+#: how long FailLiveness waits for the kubelet to restart the container: failureThreshold (3) probes 10 s apart,
+#: the kill's grace and the status written
+LIVENESS_RESTART_MS = 45_000
+
+
+def _restarts(cluster: Cluster, pod: str, container: str) -> int:
+    """The restartCount of `container` in the stored status of the default namespace's `pod` (-1: none)."""
+    obj = cluster.get("pods", "default", pod)
+    statuses = [] if obj is None else [s for s in obj.status.container_statuses if s.name == container]
+    return statuses[0].restart_count if statuses else -1
+
+
 #: the application whose container declares the probes (a name no other rule applies or deletes, so its probes
 #: stay: re-applying web or api without probes would take them away)
 PROBED_APP = "probed"
@@ -172,7 +184,8 @@ class FlapReadiness(Action):
 
 @attrs.frozen
 class FailLiveness(Action):
-    """The liveness probe of a running container fails from now on: the kubelet restarts it."""
+    """The liveness probe of a running container fails from now on: the kubelet restarts it. The cluster runs
+    fairly until the pod's status counts the restart, at most LIVENESS_RESTART_MS."""
 
     kind: ClassVar[str] = "fail-liveness"
     node: str
@@ -187,4 +200,10 @@ class FailLiveness(Action):
         kubelet = probed_kubelet(cluster, self.node, self.pod, self.container, "liveness")
         if kubelet is None:
             raise EventNotEnabled(f"{self.name}: no such running container with a liveness probe now")
+        restarts = _restarts(cluster, self.pod, self.container)
         kubelet.fail_probe("default", self.pod, self.container, "liveness")
+        # the kubelet finds out on its probe period: run fairly until the pod's status counts the restart (a
+        # fault the next steps would otherwise have to wait out, which a dev run seldom does)
+        deadline = cluster.now + LIVENESS_RESTART_MS
+        while cluster.now < deadline and _restarts(cluster, self.pod, self.container) <= restarts:
+            run_fairly(cluster, min(deadline, cluster.now + 1000))
