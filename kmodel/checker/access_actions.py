@@ -15,7 +15,7 @@ the API server authenticates, authorizes (RBAC) and admits it as any request: a 
   (grace 0: the API server removes the pod at once), --cascade=orphan|foreground|background
   (propagationPolicy);
 * finalizers: `AddFinalizer` / `RemoveFinalizer` edit metadata.finalizers of any object (nodes and namespaces
-  too) as kubectl edit does: GET the object, then a merge patch of its whole finalizers list on the
+  too; the user's own finalizer, or for a removal any finalizer the object has) as kubectl edit does: GET the object, then a merge patch of its whole finalizers list on the
   resourceVersion read (so a change in between gets 409 and changes nothing);
 * RBAC: `ApplyRole` (a Role in a namespace, a ClusterRole without one) grants a `ROLE_LEVELS` level on the
   apps' resources; applying it again with another level changes it; `ApplyBinding` binds a user or the
@@ -203,23 +203,25 @@ class DeleteWith(Action):
 
 @attrs.frozen
 class _EditFinalizer(Action):
-    """kubectl edit of an object's example.com/hold finalizer: put on (`ADD`) or taken off."""
+    """kubectl edit of an object's finalizer (example.com/hold unless another is named): put on (`ADD`) or taken
+    off."""
 
     ADD: ClassVar[bool] = True
-    simplest: ClassVar[Simplest] = (("user", default(ADMIN)),)
+    simplest: ClassVar[Simplest] = (("user", default(ADMIN)), ("finalizer", default(HOLD)))
     resource: str = _resource
     namespace: str
     object: str
     user: str = _user
+    finalizer: str = attrs.field(default=HOLD, validator=attrs.validators.min_len(1))
 
     @property
     def name(self) -> str:
         verb = "add" if self.ADD else "remove"
-        return f"kubectl edit {_kind(self.resource)} {self.object}{_ns(self.namespace)}: {verb} finalizer {HOLD}" \
-               f"{_as(self.user)}"
+        return f"kubectl edit {_kind(self.resource)} {self.object}{_ns(self.namespace)}: {verb} finalizer " \
+               f"{self.finalizer}{_as(self.user)}"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, HOLD, self.ADD,
+        cluster.submit(EditFinalizers(self.resource, self.namespace, self.object, self.finalizer, self.ADD,
                                       token_of(self.user)))
 
 
@@ -232,7 +234,9 @@ class AddFinalizer(_EditFinalizer):
 
 @attrs.frozen
 class RemoveFinalizer(_EditFinalizer):
-    """Take the finalizer off (an object being deleted goes once no finalizer is left)."""
+    """Take the finalizer off (an object being deleted goes once no finalizer is left): the user's own, or one a
+    component put there (foregroundDeletion, orphan, a Job's pod tracking finalizer), as a user unsticks an object
+    by hand."""
 
     kind: ClassVar[str] = "remove-finalizer"
     ADD: ClassVar[bool] = False

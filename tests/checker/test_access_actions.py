@@ -9,8 +9,9 @@ import pytest
 from kmodel.checker.access_actions import (
     HOLD, AddFinalizer, ApplyBinding, ApplyInNamespace, ApplyRole, CreateNamespace, DeleteWith, RemoveFinalizer,
 )
-from kmodel.checker.access_rules import ADMIN_DRAWS, user_of
+from kmodel.checker.access_rules import ADMIN_DRAWS, DELETABLE, user_of
 from kmodel.checker.action_json import action_from_json
+from kmodel.checker.actions import ApplyDeployment
 from kmodel.cluster import Cluster, ClusterConfig
 
 from .conftest import SmallMachine
@@ -21,6 +22,7 @@ ACCESS_EXAMPLES = [
     ApplyInNamespace("team", "pods", host_port=True), DeleteWith("namespaces", "", "team"),
     DeleteWith("deployments", "default", "web", 0, "Foreground", "bob"), DeleteWith("pods", "team", "probe", 60),
     AddFinalizer("nodes", "", "node-1"), RemoveFinalizer("services", "team", "shop", "alice"),
+    RemoveFinalizer("deployments", "default", "web", finalizer="foregroundDeletion"),
     ApplyRole("team", "edit"), ApplyRole(""), ApplyBinding("team", "alice", True), ApplyBinding("", "builder"),
 ]
 
@@ -203,7 +205,7 @@ def test_every_access_rule_does_what_it_draws():
     machine.apply_binding(1, 0, False, 0)
     machine.add_finalizer(0, 0)
     machine.advance_time(1)
-    machine.delete_with_options(0, 2, 2, 0)
+    machine.delete_with_options(0, 0, 2, 2, 0)
     machine.remove_finalizer(0, 0)
     machine.delete_rbac(0, ADMIN_DRAWS)  # as alice: refused
     machine.delete_namespace(0, 3)  # --cascade=orphan: the garbage collector removes the orphan finalizer
@@ -219,6 +221,44 @@ def test_every_access_rule_does_what_it_draws():
     assert any(r.user == "alice" and r.code == 403 for r in cluster.audit.records)
 
 
+def test_delete_with_options_draws_the_kind_first_so_owners_are_not_outnumbered_by_their_pods():
+    machine = SmallMachine()
+    machine.session.execute(ApplyDeployment("web", 3))
+    machine.advance_time(30)
+    assert [r for r, _, _ in machine._deletable()].count("pods") == 3
+    for i in range(3):  # whatever the index, the kind drawn names a ReplicaSet: web's only one
+        machine.delete_with_options(DELETABLE.index("replicasets"), i, 0, 3, 0)
+        assert machine.session.actions[-1].resource == "replicasets"
+    machine.delete_with_options(DELETABLE.index("statefulsets"), 0, 0, 0, 0)  # no StatefulSet: any object
+    assert machine.session.actions[-1].resource == "deployments"
+
+
+def test_remove_finalizer_takes_off_a_finalizer_a_component_put_there():
+    # a Deployment deleted in the foreground waits for its ReplicaSet, which a held pod keeps; the user takes
+    # foregroundDeletion off by hand: the Deployment goes at once; its ReplicaSet, deleted in the foreground too,
+    # still waits for the held pod
+    machine = SmallMachine()
+    cluster = machine.cluster
+    machine.session.execute(ApplyDeployment("web", 1))
+    machine.advance_time(30)
+    pod = next(p for p in cluster.objects("pods", "default"))
+    machine.session.execute(AddFinalizer("pods", "default", pod.metadata.name))
+    machine.advance_time(2)
+    machine.delete_with_options(DELETABLE.index("deployments"), 0, 0, 2, 0)  # --cascade=foreground
+    machine.advance_time(10)
+    assert cluster.get("deployments", "default", "web").metadata.finalizers == ("foregroundDeletion",)
+    candidates = [(r, o.metadata.name, f) for r, _, o, f in machine._finalized()]
+    assert ("deployments", "web", "foregroundDeletion") in candidates and ("pods", pod.metadata.name, HOLD) in \
+        candidates
+    machine.remove_finalizer(candidates.index(("deployments", "web", "foregroundDeletion")), 0)
+    assert machine.session.actions[-1] == RemoveFinalizer("deployments", "default", "web",
+                                                          finalizer="foregroundDeletion")
+    machine.advance_time(10)
+    assert cluster.get("deployments", "default", "web") is None
+    [rs] = cluster.objects("replicasets", "default")
+    assert rs.metadata.deletion_timestamp is not None and rs.metadata.finalizers == ("foregroundDeletion",)
+
+
 def test_the_namespace_rules_draw_a_pod_security_level_and_a_host_port_pod_it_refuses():
     machine = SmallMachine()
     machine.create_namespace(0, 1)
@@ -232,12 +272,11 @@ def test_the_namespace_rules_draw_a_pod_security_level_and_a_host_port_pod_it_re
 
 
 def _statefulset_machine() -> tuple[SmallMachine, int]:
-    """A machine whose StatefulSet db runs two pods; the index delete_with_options draws to name db."""
+    """A machine whose StatefulSet db runs two pods; the kind delete_with_options draws to name db."""
     machine = SmallMachine()
     machine.apply_statefulset(2, True, 0)
     machine.advance_time(30)
-    deletable = machine._deletable()
-    return machine, next(i for i, (resource, _, _) in enumerate(deletable) if resource == "statefulsets")
+    return machine, DELETABLE.index("statefulsets")
 
 
 def _db_pods(cluster: Cluster) -> dict:
@@ -249,7 +288,7 @@ def test_a_statefulset_deleted_with_orphan_leaves_its_pods_for_the_next_one_to_a
     cluster = machine.cluster
     before = _db_pods(cluster)
     assert sorted(before) == ["db-0", "db-1"]
-    machine.delete_with_options(i, 0, 3, 0)  # --cascade=orphan
+    machine.delete_with_options(i, 0, 0, 3, 0)  # --cascade=orphan
     machine.advance_time(30)
     assert cluster.get("statefulsets", "default", "db") is None
     orphans = _db_pods(cluster)
@@ -267,6 +306,6 @@ def test_a_statefulset_deleted_with_orphan_leaves_its_pods_for_the_next_one_to_a
 @pytest.mark.parametrize("policy", [1, 2])  # Background, Foreground
 def test_a_statefulset_deleted_with_a_cascade_takes_its_pods_with_it(policy):
     machine, i = _statefulset_machine()
-    machine.delete_with_options(i, 0, policy, 0)
+    machine.delete_with_options(i, 0, 0, policy, 0)
     machine.advance_time(60)
     assert machine.cluster.get("statefulsets", "default", "db") is None and not _db_pods(machine.cluster)
