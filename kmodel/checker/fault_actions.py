@@ -125,18 +125,33 @@ class ApplyProbedApp(Action):
     Service (so a readiness failure moves its pod's address to the Endpoints' notReadyAddresses)."""
 
     kind: ClassVar[str] = "apply-probed-app"
-    simplest: ClassVar[Simplest] = (("replicas", fewer(0)),)
+    simplest: ClassVar[Simplest] = (("replicas", fewer(0)), ("wait_seconds", fewer(0)))
     app: str = PROBED_APP
     replicas: int = at_least(0, default=2)
+    #: then `kubectl rollout status --timeout=<this>s`: run fairly until every replica is available, at most this
+    #: long (0: no wait)
+    wait_seconds: int = at_least(0, default=0)
 
     @property
     def name(self) -> str:
+        wait = f"; kubectl rollout status deployment {self.app} --timeout={self.wait_seconds}s" \
+            if self.wait_seconds else ""
         return (f"kubectl apply deployment {self.app} ({self.replicas} replicas, with readiness and liveness "
-                f"probes) and service {self.app}")
+                f"probes) and service {self.app}{wait}")
 
     def apply(self, cluster: Cluster) -> None:
         cluster.submit(Apply(probed_deployment_manifest(self.app, self.replicas)))
         cluster.submit(Apply(service_manifest(self.app)))
+        deadline = cluster.now + self.wait_seconds * 1000
+        while cluster.now < deadline and not self._rolled_out(cluster):
+            run_fairly(cluster, min(deadline, cluster.now + 1000))
+
+    def _rolled_out(self, cluster: Cluster) -> bool:
+        """kubectl rollout status's test: the Deployment's controller has seen its generation and every replica
+        is updated and available."""
+        d = cluster.get("deployments", "default", self.app)
+        return (d is not None and d.status.observed_generation >= d.metadata.generation
+                and d.status.updated_replicas == d.spec.replicas == d.status.available_replicas)
 
 
 def probed_kubelet(cluster: Cluster, node: str, pod: str, container: str, kind: str) -> Any:

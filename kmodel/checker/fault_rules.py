@@ -24,9 +24,10 @@ the kind that happened:
     flap_readiness     a container's readiness probe fails for 15 or 60 s, then passes (fault_actions.FlapReadiness):
                        its pod leaves the Service's ready addresses and comes back
     fail_liveness      a container's liveness probe fails (fault_actions.FailLiveness): the kubelet restarts it
-    apply_probed_app   what the two probe faults do when the cluster has no probed application: kubectl apply
-                       the Deployment "probed", whose container has a readiness and a liveness probe, and its
-                       Service; while its pods are not running yet, they kill a container as fail_container does
+    apply_probed_app   what the two probe faults do first when the cluster has no probed application: kubectl
+                       apply the Deployment "probed", whose container has a readiness and a liveness probe, and its
+                       Service, and kubectl rollout status (up to 60 s), then the fault itself; while its pods are
+                       not running, they kill a container as fail_container does
 
 Candidates of a request fault: first the links with a request on its way to an API server now (the fault
 then answers exactly that one), then every running component with an API client that sent a request to the
@@ -65,6 +66,8 @@ RECENT_MS = 10_000
 RETRY_AFTER_S = (1, 5)
 #: how long a flap_readiness keeps the probe failing: past one failure (5 s period, failureThreshold 2), or a minute
 FLAP_SECONDS = (15, 60)
+#: how long a probe fault that applies the probed application waits for its rollout
+PROBED_ROLLOUT_SECONDS = 60
 #: how long a stall_watch holds a watch: 2 to 10 minutes (the watch cache's window holds at least 100 events
 #: of a resource; Leases renewed every 10 s per node fill it in about five minutes on three nodes)
 STALL_MINUTES = (2, 10)
@@ -138,19 +141,21 @@ class RequestFaultRules(RuleFamily):
 
     def _probe_fault(self, kind: str, i: int, action: Any) -> None:
         """Fail a `kind` probe of a running container that declares one. With none running: apply the probed
-        application (`ApplyProbedApp`) if it is neither there nor on its way, else (its pods are not running yet)
-        kill a container as `fail_container` does."""
+        application (`ApplyProbedApp`) if it is neither there nor on its way, waiting for its rollout (so the fault
+        drawn meets a running container in this step, not only if a later step draws a probe fault again), then
+        fail the probe; else (its pods are not running yet, or did not come up in time) kill a container as
+        `fail_container` does."""
         containers = self.probed_containers(kind)
-        if containers:
-            self._do("flap_readiness" if kind == "readiness" else "fail_liveness", action(*pick(i, containers)))
-            return
         cluster = self.cluster
         applying = any(isinstance(c, Apply) and isinstance(c.obj, dict)
                        and c.obj.get("metadata", {}).get("name") == PROBED_APP for c in cluster.kubectl.unanswered())
-        if applying or cluster.get("deployments", "default", PROBED_APP) is not None:
-            self._fault("fail_container", i)
+        if not containers and not applying and cluster.get("deployments", "default", PROBED_APP) is None:
+            self._do("apply_probed_app", ApplyProbedApp(wait_seconds=PROBED_ROLLOUT_SECONDS))
+            containers = self.probed_containers(kind)
+        if containers:
+            self._do("flap_readiness" if kind == "readiness" else "fail_liveness", action(*pick(i, containers)))
             return
-        self._do("apply_probed_app", ApplyProbedApp())
+        self._fault("fail_container", i)
 
     # -- rules ------------------------------------------------------------------------------------------------
 

@@ -9,10 +9,10 @@ import pytest
 from kmodel.invariants.sometimes import SOMETIMES
 from kmodel.checker.actions import ApplyDeployment, ApplyService, DeleteObject, Fault, RunFair
 from kmodel.checker.action_json import action_from_json
-from kmodel.checker.fault_actions import PROBED_APP, FailLiveness, FlapReadiness, StallWatch
+from kmodel.checker.fault_actions import PROBED_APP, ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
 from kmodel.checker.run import CheckOptions, run_campaign
 from kmodel.loop import Crash, EventNotEnabled
-from kmodel.cluster import ClusterConfig
+from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop.events import FailRequest
 
 from tests.checker.conftest import SmallMachine
@@ -163,25 +163,42 @@ def test_a_probe_fault_applies_the_probed_app_first_then_flaps_readiness_and_fai
     machine.session.execute(ApplyDeployment("web", 1))
     machine.advance_time(30)
     assert machine.probed_containers("readiness") == []
-    machine.flap_readiness(0, 0)  # no container has a readiness probe: the probed app is applied
-    assert fired["apply_probed_app"] == 1
-    machine.fail_liveness(0)  # on its way, not running yet: a container dies instead
-    assert fired["apply_probed_app"] == 1 and fired["fail_container"] == 1
-    machine.advance_time(30)
-    assert [pod.startswith(PROBED_APP) for _, pod, _ in machine.probed_containers("readiness")] == [True, True]
     assert not reached("readiness-flapped", machine, flapped)
+    # no container has a readiness probe: the probed app is applied, its rollout waited for, then the flap
     machine.flap_readiness(0, 0)
-    assert isinstance(machine.session.actions[-1], FlapReadiness) and fired["flap_readiness"] == 1
+    applied, flap = machine.session.actions[-2:]
+    assert isinstance(applied, ApplyProbedApp) and applied.wait_seconds == 60
+    assert isinstance(flap, FlapReadiness) and flap.pod.startswith(PROBED_APP)
+    assert fired["apply_probed_app"] == 1 and fired["flap_readiness"] == 1
     machine.advance_time(5)
     assert reached("readiness-flapped", machine, flapped)
     assert not reached("liveness-restart", machine, restarted)
     machine.fail_liveness(1)
     action = machine.session.actions[-1]
-    assert isinstance(action, FailLiveness) and fired["fail_liveness"] == 1
+    assert isinstance(action, FailLiveness) and fired["fail_liveness"] == 1 and fired["apply_probed_app"] == 1
     # the fault itself runs until the kubelet has restarted the container: no later step has to wait it out
     assert reached("liveness-restart", machine, restarted)
     pod = machine.cluster.get("pods", "default", action.pod)
     assert pod.status.container_statuses[0].restart_count == 1
+
+
+def test_a_probe_fault_kills_a_container_while_the_probed_app_is_on_its_way():
+    machine = SmallMachine()
+    fired = Fired(machine)
+    machine.session.execute(ApplyDeployment("web", 1))
+    machine.advance_time(30)
+    machine.session.execute(ApplyProbedApp())  # no wait: its pods are not running yet
+    machine.fail_liveness(0)
+    assert fired["apply_probed_app"] == 0 and fired["fail_container"] == 1
+
+
+def test_applying_the_probed_app_can_wait_for_its_rollout():
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(10_000)
+    action = ApplyProbedApp(wait_seconds=60)
+    assert action.name.endswith("; kubectl rollout status deployment probed --timeout=60s")
+    action.apply(cluster)
+    assert cluster.get("deployments", "default", PROBED_APP).status.available_replicas == 2
 
 
 def test_probe_faults_refuse_a_container_without_the_probe():
