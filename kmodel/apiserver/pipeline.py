@@ -42,6 +42,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import attrs
 
 from kmodel.apiserver import clusterip, customresources, deletion, errors, serviceaccount_tokens, strategy, validation
+from kmodel.apiserver import scale
 from kmodel.apiserver.apply import writes as field_managers
 from kmodel.apiserver.dryrun import DryRunRegistry
 from kmodel.apiserver.customresource_cleanup import finalize_crds, first_crd_delete, names_freed
@@ -72,6 +73,9 @@ MAX_UPDATE_ATTEMPTS = 8  # GuaranteedUpdate retries; also upstream's generateNam
 # resources whose update creates a missing object (AllowCreateOnUpdate in their strategies)
 CREATE_ON_UPDATE = frozenset({"events", "endpoints", "roles", "clusterroles", "rolebindings", "clusterrolebindings"})
 _NOT_FOUND_RESOURCE = "the server could not find the requested resource"
+#: a server-side apply of a Scale is not modelled (docs/differences.md)
+_SCALE_APPLY = ("a server-side apply of the scale subresource is not served by the model: patch it with a JSON "
+                "merge patch, a JSON patch or (built-in kinds) a strategic merge patch")
 _UNKNOWN_PATCH_FORMAT = ("the body of the request was in an unknown format - accepted media types include: "
                          "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
 
@@ -182,11 +186,10 @@ class Pipeline:
 
     def _get(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
         obj = self.registry.get(res, request.namespace, request.name)
-        if res.crd is None:
-            return 200, obj
-        obj = customresources.as_read(res, obj)
+        if res.crd is not None:
+            obj = customresources.as_read(res, obj)
         if request.subresource == "scale":
-            return 200, customresources.scale_of(res, obj)
+            return 200, scale.scale_of(res, obj)
         return 200, obj
 
     def _list(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
@@ -306,15 +309,41 @@ class Pipeline:
 
     def _update_scale(self, request: Request, res: Resource, user: UserInfo, now: int,
                       replica: str) -> tuple[int, Any]:
-        """PUT <resource>/<name>/scale: the Scale's replicas written at the CRD's specReplicasPath."""
-        replicas, rv = customresources.scale_request(request.body)
+        """PUT <resource>/<name>/scale: the Scale's replicas written to the parent (scale.py)."""
+        body = request.body.to_json() if hasattr(request.body, "to_json") else request.body
+        customresources.scale_request(body)  # a body that is no valid Scale is refused before the parent is read
+        return self._write_scale(request, res, user, now, replica, lambda old: body)
+
+    def _patch_scale(self, request: Request, res: Resource, user: UserInfo, now: int,
+                     replica: str) -> tuple[int, Any]:
+        """PATCH <resource>/<name>/scale: the patch applied to the current Scale, whose replicas then move to the
+        parent (scale.py); the patched Scale's resourceVersion is the write's precondition."""
+        patch = request.body
+        if isinstance(patch, PatchBody) and patch.type == "apply":
+            raise errors.APIError(Status(415, "UnsupportedMediaType", _SCALE_APPLY))
+        return self._write_scale(request, res, user, now, replica,
+                                 lambda old: scale.patched_scale(res, _read_form(res, old), patch))
+
+    def _write_scale(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str,
+                     scale_from: Callable[[Any], dict]) -> tuple[int, Any]:
+        """The parent's guaranteed update by the Scale `scale_from(stored parent)` (its resourceVersion, when set,
+        a precondition), answered with the new Scale."""
         main = attrs.evolve(request, subresource="")
-        code, obj = self._guaranteed_update(main, res, user, now, replica,
-                                            lambda old: customresources.with_scale(res, old, replicas),
-                                            rv or "", allow_create=False, precondition_only=True)
-        return code, customresources.scale_of(res, obj)
+
+        def new_from(old: Any) -> Any:
+            body = scale_from(old)
+            wanted = scale.precondition(body)
+            if wanted and wanted != old.metadata.resource_version:
+                raise errors.conflict(res.group, res.name, request.name, errors.OPTIMISTIC_LOCK_MESSAGE)
+            return scale.scaled(res, old, body)
+
+        code, obj = self._guaranteed_update(main, res, user, now, replica, new_from, "", allow_create=False,
+                                            precondition_only=True)
+        return code, scale.scale_of(res, _read_form(res, obj))
 
     def _patch(self, request: Request, res: Resource, user: UserInfo, now: int, replica: str) -> tuple[int, Any]:
+        if request.subresource == "scale":
+            return self._patch_scale(request, res, user, now, replica)
         if request.subresource not in ("", "status"):
             raise errors.method_not_allowed(f"patch is not supported on {res.name}/{request.subresource}")
         patch, apply = request.body, merge_patch
@@ -599,6 +628,11 @@ class Pipeline:
                 continue
             return 201, Status(201, "", "")
         raise errors.conflict("", "pods/binding", name, errors.OPTIMISTIC_LOCK_MESSAGE)
+
+
+def _read_form(res: Resource, obj: Any) -> Any:
+    """A stored object as a read answers it (a custom object pruned and defaulted by the current schema)."""
+    return customresources.as_read(res, obj) if res.crd is not None else obj
 
 
 def _decode_patched(res: Resource, request: Request, data: dict, name: str, namespace: str) -> Any:

@@ -27,8 +27,6 @@ CATEGORY_ALL = ("pods", "services", "deployments", "replicasets", "statefulsets"
 #: the virtual resources a client can only create (nothing is stored)
 CREATE_ONLY = ("bindings", "selfsubjectaccessreviews", "selfsubjectreviews")
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
-#: subresources the server serves beyond the model's own: scale, translated to the parent's spec.replicas
-SCALABLE = ("deployments", "replicasets", "statefulsets")
 
 
 def group_versions(custom: Sequence[Resource] = ()) -> list[tuple[str, str]]:
@@ -108,11 +106,12 @@ def resource_list(api_version: str, custom: Sequence[Resource] = ()) -> Optional
             if sub == "token":  # serviceaccounts/token answers an authentication.k8s.io/v1 TokenRequest
                 entries.append(_entry(res, f"{name}/{sub}", ["create"], "TokenRequest", "authentication.k8s.io", "v1"))
                 continue
+            if sub == "scale":  # answers an autoscaling/v1 Scale
+                entries.append(_entry(res, f"{name}/{sub}", ["get", "patch", "update"], "Scale", "autoscaling", "v1"))
+                continue
             verbs = ["create"] if sub == "binding" else (["update"] if sub == "finalize" else ["get", "patch", "update"])
             kind = "Binding" if sub == "binding" else res.kind
             entries.append(_entry(res, f"{name}/{sub}", verbs, kind))
-        if name in SCALABLE:
-            entries.append(_entry(res, f"{name}/scale", ["get", "patch", "update"], "Scale", "autoscaling", "v1"))
     if not entries:
         return None
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api_version, "resources": entries}

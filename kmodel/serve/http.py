@@ -19,10 +19,8 @@ An answer is converted to what the ``Accept`` header asks (kmodel.serve.negotiat
 What the server itself answers, without the model: /version, /healthz, /livez, /readyz (ok while the model's
 thread runs), and discovery (kmodel.serve.discovery), which kube-apiserver serves to any authenticated user.
 
-Subresources the model does not have are translated into requests on their parent, still through the model:
-``scale`` (GET reads the parent, PUT and PATCH patch its spec.replicas; authorization sees the parent's verb, not
-the subresource's), and ``deletecollection`` is a list followed by one delete per item (authorization sees list and
-delete). Impersonation (``Impersonate-User``, kubectl --as) sends the request with the impersonated user's token
+A request the model does not have is translated into requests it has: ``deletecollection`` is a list followed by
+one delete per item (authorization sees list and delete). Impersonation (``Impersonate-User``, kubectl --as) sends the request with the impersonated user's token
 when the requester is in system:masters. ``POST /kmodel/control`` acts on the model (kmodel.serve.control). A PATCH of
 ``application/apply-patch+yaml`` is a server-side apply; ``dryRun=All`` runs a write without storing it; a write's field
 manager is its ``fieldManager`` query parameter or, as upstream defaults it, its User-Agent up to the first "/"
@@ -59,7 +57,6 @@ from kmodel.serve.gateway import Gateway, Ticket
 from kmodel.serve.rest import ResourceRoute, RestError
 from kmodel.apiserver.customresources import crds, established, resource_for, served
 from kmodel.apiserver.errors import APIError
-from kmodel.apiserver.patch import merge_patch
 
 REQUEST_TIMEOUT_S = 60.0
 #: the control endpoint (kmodel.serve.control): POST {"action", "target", "seconds"} as the admin
@@ -449,7 +446,8 @@ class Handler(BaseHTTPRequestHandler):
             if is_list:
                 items, metadata = rest.page(body, r.query)
                 raise _Answer(200, tables.table(r.resource, items, self.client.now(), include, metadata))
-            raise _Answer(response.code, tables.table(r.resource, [body], self.client.now(), include))
+            raise _Answer(response.code, tables.table(r.resource, [body], self.client.now(), include,
+                                                      subresource=r.subresource))
         answer = rest.list_json(r.resource, body, r.query) if is_list else rest.body_json(body, r.resource)
         if kind == negotiation.PARTIAL_LIST:
             answer = partial.partial_list(answer)
@@ -478,10 +476,6 @@ class Handler(BaseHTTPRequestHandler):
         self._conversion()  # an Accept header the server cannot answer is refused before the request is made
         if r.resource.name == "pods" and r.subresource in containers.SUBRESOURCES:
             return self._container_stream(r)
-        if r.subresource == "scale" and r.resource.crd is None:
-            return self._scale(method, r)
-        if r.subresource == "scale" and method == "PATCH":
-            return self._patch_custom_scale(r)  # the model updates a custom resource's Scale, never patches it
         if r.verb == "watch":
             return self._watch(r)
         if r.verb == "deletecollection":
@@ -490,12 +484,14 @@ class Handler(BaseHTTPRequestHandler):
             return self._delete(r, self._object_body(r, "DeleteOptions"))
         fields: dict[str, Any] = {}
         if r.verb in ("create", "update"):
-            body = self._object_body(r, r.resource.kind)
+            api_version, kind = ("autoscaling/v1", "Scale") if r.subresource == "scale" else \
+                (r.resource.api_version, r.resource.kind)
+            body = self._object_body(r, kind)
             if isinstance(body, dict) and r.subresource not in ("binding", "token"):
                 # the decoder defaults a body's apiVersion and kind to the endpoint's (runtime.Decode's defaultGVK)
-                body = {"apiVersion": r.resource.api_version, "kind": r.resource.kind, **body}
-                body["apiVersion"] = body["apiVersion"] or r.resource.api_version
-                body["kind"] = body["kind"] or r.resource.kind
+                body = {"apiVersion": api_version, "kind": kind, **body}
+                body["apiVersion"] = body["apiVersion"] or api_version
+                body["kind"] = body["kind"] or kind
             fields["body"] = body
         elif r.verb == "patch":
             ctype = self._media_type()
@@ -582,44 +578,6 @@ class Handler(BaseHTTPRequestHandler):
             self._send_text(200, "")
             return
         raise _status_answer(status)
-
-    def _scale(self, method: str, r: ResourceRoute) -> None:
-        if r.resource.name not in discovery.SCALABLE:
-            raise rest.not_found()
-        parent = rest.ResourceRoute("get", r.resource, r.namespace, r.name, "", r.query)
-        if method == "GET":
-            response = self._ask(self._request(parent, verb="get", subresource=""))
-        elif method in ("PUT", "PATCH"):
-            body = self._body(DECODED_TYPES + tuple(PATCH_TYPES)) or {}
-            if not isinstance(body, dict):
-                raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
-            replicas = (body.get("spec") or {}).get("replicas")
-            if not isinstance(replicas, int):
-                raise _status_answer(Status(422, "Invalid", "spec.replicas: Required value"))
-            patch: dict = {"spec": {"replicas": replicas}}
-            rv = (body.get("metadata") or {}).get("resourceVersion")
-            if rv:
-                patch["metadata"] = {"resourceVersion": rv}
-            response = self._ask(self._request(parent, verb="patch", subresource="", body=patch,
-                                               resource_version=""))
-        else:
-            raise _status_answer(Status(405, "MethodNotAllowed", "the server does not allow this method on the "
-                                                                 "requested resource"))
-        if response.code >= 400:
-            self._answer(response, r)
-        raise _Answer(200, rest.scale_json(response.body))
-
-    def _patch_custom_scale(self, r: ResourceRoute) -> None:
-        """PATCH <custom resource>/<name>/scale: the Scale read, the merge patch applied to it, and the result
-        written back by an update on the resourceVersion read (the patch handler's read-modify-write)."""
-        patch = self._body(DECODED_TYPES + tuple(PATCH_TYPES))
-        if not isinstance(patch, dict):
-            raise rest.bad_request("a patch of the scale subresource must be a JSON merge patch")
-        got = self._ask(self._request(r, verb="get"))
-        if got.code >= 400:
-            self._answer(got, r)
-        scale = merge_patch(rest.body_json(got.body), patch)
-        self._answer(self._ask(self._request(r, verb="update", body=scale)), r)
 
     def _watch(self, r: ResourceRoute) -> None:
         q = r.query

@@ -348,6 +348,16 @@ def binding_row(b: Any, now: int) -> list:
 _BINDING_COLUMNS = [NAME, column("Role"), AGE, column("Users", priority=1), column("Groups", priority=1),
                     column("ServiceAccounts", priority=1)]
 
+def scale_row(scale: Any, now: int) -> list:
+    """printScale: an autoscaling/v1 Scale's desired (spec) and available (status) replicas."""
+    doc = scale.to_json()
+    return [scale.metadata.name, doc["spec"].get("replicas", 0), doc["status"].get("replicas", 0), age(scale, now)]
+
+
+#: the Table of a scale subresource, whatever its parent (upstream's printer of autoscaling.Scale)
+SCALE_PRINTER: tuple[list, Row] = ([column("Name"), column("Desired", "integer"), column("Available", "integer"),
+                                    AGE], scale_row)
+
 #: resource -> (columns, row function)
 PRINTERS: dict[str, tuple[list, Row]] = {
     "pods": (POD_COLUMNS, pod_row),

@@ -219,16 +219,3 @@ def page(result: ListResult, query: Mapping[str, str]) -> tuple[Sequence[Any], d
 
 def watch_event_json(event: WatchEvent, res: Optional[Resource] = None) -> dict:
     return {"type": event.type, "object": body_json(event.object, res)}
-
-
-def scale_json(obj: Any) -> dict:
-    """autoscaling/v1 Scale of a Deployment, ReplicaSet or StatefulSet (its scale subresource)."""
-    meta = dump(obj)["metadata"]
-    selector = getattr(obj.spec, "selector", None)
-    match = dict(getattr(selector, "match_labels", None) or {}) if selector is not None else {}
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-            "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                         if k in meta},
-            "spec": {"replicas": obj.spec.replicas},
-            "status": {"replicas": getattr(obj.status, "replicas", 0) or 0,
-                       "selector": ",".join(f"{k}={v}" for k, v in sorted(match.items()))}}

@@ -26,7 +26,7 @@ from kmodel.objects import dump
 from kmodel.objects.logical_time import format_time, parse_time
 from kmodel.serve import jsonpath
 from kmodel.serve.partial import partial_object
-from kmodel.serve.printers import NAME, PRINTERS, Row, column
+from kmodel.serve.printers import NAME, PRINTERS, SCALE_PRINTER, Row, column
 
 #: the generic registry's default table (rest.NewDefaultTableConvertor)
 DEFAULT_COLUMNS = [NAME, column("Created At", "date")]
@@ -108,8 +108,10 @@ def _custom_printer(res: Resource) -> tuple[list, Row]:
     return columns, row
 
 
-def printer(res: Resource) -> tuple[list, Row]:
-    """The columns of `res` and its row function."""
+def printer(res: Resource, subresource: str = "") -> tuple[list, Row]:
+    """The columns of `res` (of its `subresource`, for a Scale) and its row function."""
+    if subresource == "scale":
+        return SCALE_PRINTER
     if res.crd is not None:
         return _custom_printer(res)
     return PRINTERS.get(res.name, (DEFAULT_COLUMNS, _default_row))
@@ -127,10 +129,12 @@ def _row_object(res: Resource, obj: Any, include: str) -> Optional[dict]:
 
 
 def table(res: Resource, objects: Sequence[Any], now: int, include: str = "Metadata",
-          list_metadata: Optional[Mapping[str, Any]] = None, with_columns: bool = True) -> dict:
+          list_metadata: Optional[Mapping[str, Any]] = None, with_columns: bool = True,
+          subresource: str = "") -> dict:
     """A meta.k8s.io/v1 Table of `objects`. `list_metadata`: the list's resourceVersion, continue and
-    remainingItemCount (a single object's Table carries that object's resourceVersion)."""
-    columns, row = printer(res)
+    remainingItemCount (a single object's Table carries that object's resourceVersion). `subresource`: the one the
+    objects were asked of (a Scale has its own columns)."""
+    columns, row = printer(res, subresource)
     rows = [{"cells": row(obj, now), "object": _row_object(res, obj, include)} for obj in objects]
     if list_metadata is not None:
         metadata = dict(list_metadata)

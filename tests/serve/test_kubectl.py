@@ -94,6 +94,30 @@ def test_apply_rollout_get_scale_delete(served: Any, tmp_path: Path) -> None:
     assert 'Error from server (NotFound): deployments.apps "web" not found' in missing.stderr
 
 
+def test_patch_and_get_the_scale_subresource(served: Any, tmp_path: Path) -> None:
+    """kubectl patch --subresource=scale with each patch type, and kubectl get --subresource=scale's table."""
+    manifest = tmp_path / "scaled.yaml"
+    manifest.write_text(WEB.replace("name: web", "name: scaled").replace("app: web", "app: scaled")
+                        .replace("replicas: 3", "replicas: 1"))
+    kubectl(served, "apply", "-f", str(manifest))
+
+    def replicas() -> int:
+        return json.loads(kubectl(served, "get", "deployment", "scaled", "-o", "json").stdout)["spec"]["replicas"]
+
+    for kind, patch, wanted in (("strategic", '{"spec":{"replicas":2}}', 2), ("merge", '{"spec":{"replicas":3}}', 3),
+                                ("json", '[{"op":"replace","path":"/spec/replicas","value":0}]', 0)):
+        out = kubectl(served, "patch", "deployment", "scaled", "--subresource=scale", "--type", kind, "-p", patch)
+        assert out.stdout.strip() == "scale.autoscaling/scaled patched", kind
+        assert replicas() == wanted, kind
+    refused = kubectl(served, "patch", "deployment", "scaled", "--subresource=scale", "-p",
+                      '{"spec":{"replicas":-1}}', check=False)
+    assert refused.returncode == 1
+    assert 'The Scale "scaled" is invalid: spec.replicas: Invalid value: -1' in refused.stderr
+    table = kubectl(served, "get", "deployment", "scaled", "--subresource=scale").stdout.splitlines()
+    assert table[0].split() == ["NAME", "DESIRED", "AVAILABLE", "AGE"] and table[1].split()[:2] == ["scaled", "0"]
+    kubectl(served, "delete", "-f", str(manifest))
+
+
 def example_objects() -> list[str]:
     """What `kubectl apply -f examples/` reports for each object of the top level, e.g. "deployment.apps/web"."""
     def group(api_version: str) -> str:  # kubectl names the core group's kinds without one
