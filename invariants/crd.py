@@ -58,8 +58,10 @@ def custom_objects_valid(cluster: Any, memo: dict) -> Iterator[str]:
     update is judged as upstream's validation ratcheting does (CRDValidationRatcheting, on by default since
     1.30): an error at a value the update left as it was is not one, so an object written under an earlier
     version of the CRD may keep a value a stricter schema refuses, and be written again (its status, a
-    finalizer) without it counting. A list item's old value is the one at the same index, or in a list of
-    `x-kubernetes-list-type: map` the one with the same keys."""
+    finalizer) without it counting. A list item's old value is, as upstream's CorrelatedObject correlates it
+    (Kubernetes 1.31): in a list of `x-kubernetes-list-type: map` the old item with the same keys; in a `set` or
+    `atomic` list none, unless the whole list is as it was (such a list ratchets only as a unit, so a changed set
+    keeps no item's old value, wherever the item sits); in a list of no list type the one at the same index."""
     feed = memo.get("feed")
     if feed is None:
         feed = memo["feed"] = change_feed(memo, ("/registry/",))
@@ -113,7 +115,8 @@ class _Served:
         old = thaw(ch.prev.content) if isinstance(ch.prev, CustomObject) else None
         for error in errors:
             path = tuple(error.absolute_path)
-            if old is not None and _old_at(old, content, self.schema, path) == _at(content, path) != _ABSENT:
+            here = _at(content, path)
+            if old is not None and here is not _ABSENT and _same(_old_at(old, content, self.schema, path), here):
                 continue  # ratcheted: the update left this value as it was
             where = ".".join(str(p) for p in path) or "."
             yield f"{ch.key} (revision {ch.rev}) breaks its CRD's schema: {where}: {error.message}"
@@ -138,20 +141,24 @@ def _at(value: Any, path: tuple) -> Any:
 
 
 def _old_at(old: Any, new: Any, schema: Any, path: tuple) -> Any:
-    """The old object's value at the place of `new`'s value at `path`, or _ABSENT: a list item is the old item at
-    the same index, or, in a list whose `x-kubernetes-list-type` is `map`, the old item with the same values at
-    its `x-kubernetes-list-map-keys` (upstream's ratcheting correlates map lists by key, so a reordered list
-    keeps its items' old values)."""
+    """The old object's value at the place of `new`'s value at `path`, or _ABSENT. A list item's old value
+    depends on the list's `x-kubernetes-list-type`: `map`, the old item with the same values at its
+    `x-kubernetes-list-map-keys` (so a reordered list keeps its items' old values); `set` or `atomic`, the item at
+    the same index only when the whole list is as it was (upstream correlates no item of such a list, and
+    ratchets it only as a unit); no list type, the old item at the same index."""
     for step in path:
         schema = schema if isinstance(schema, dict) else {}
         if isinstance(step, int):
             if not isinstance(old, list) or not isinstance(new, list) or step >= len(new):
                 return _ABSENT
-            keys = schema.get("x-kubernetes-list-map-keys") if schema.get("x-kubernetes-list-type") == "map" else None
+            list_type = schema.get("x-kubernetes-list-type")
+            keys = schema.get("x-kubernetes-list-map-keys") if list_type == "map" else None
             item = new[step]
             if keys and isinstance(item, dict):
                 old = next((o for o in old if isinstance(o, dict)
-                            and all(k in o and k in item and o[k] == item[k] for k in keys)), _ABSENT)
+                            and all(k in o and k in item and _same(o[k], item[k]) for k in keys)), _ABSENT)
+            elif list_type in ("set", "atomic") and not _same(old, new):
+                return _ABSENT  # a changed set or atomic list: none of its items has an old value
             else:
                 old = old[step] if step < len(old) else _ABSENT
             new, schema = item, schema.get("items")
@@ -164,6 +171,17 @@ def _old_at(old: Any, new: Any, schema: Any, path: tuple) -> Any:
         if old is _ABSENT:
             return _ABSENT
     return old
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Two decoded JSON values are equal as Go's reflect.DeepEqual finds them: of the same JSON types throughout
+    (1, 1.0 and True differ), lists item by item, objects key by key."""
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(
+            _same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
 
 
 @invariant("custom-objects-scoped", kind=SAFETY, principle="the API as the single contract",

@@ -188,6 +188,44 @@ def test_custom_objects_valid_matches_map_list_items_by_key():
     assert "spec.members.0.size: 8 is greater than the maximum of 1" in message
 
 
+def with_tags_set(max_length: int) -> dict:
+    """The Database CRD's version with spec.tags, an `x-kubernetes-list-type: set` of strings of at most
+    `max_length` characters."""
+    version = _with_maximum(5)
+    schema = version["schema"]["openAPIV3Schema"]
+    spec = schema["properties"]["spec"]
+    tags = {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string", "maxLength": max_length}}
+    spec = {**spec, "properties": {**spec["properties"], "tags": tags}}
+    return {**version, "schema": {"openAPIV3Schema": {**schema, "properties": {**schema["properties"],
+                                                                              "spec": spec}}}}
+
+
+def test_custom_objects_valid_ratchets_a_set_only_as_a_whole():
+    """An item of an `x-kubernetes-list-type: set` list keeps its old value only while the whole set is as it was
+    (upstream correlates no set item): a changed set is judged afresh, even where an invalid item kept its
+    place, which an oracle matching set items by index would let through."""
+    c = database_cluster()
+    c.apply([{**DATABASE_CRD, "spec": {**DATABASE_CRD["spec"], "versions": [with_tags_set(3)]}}])
+    c.run(c.now + 2_000)
+    key = "/registry/example.com/databases/default/orders"
+    stored = c.store.peek(key)[0].value
+
+    def put(tags, status=None):
+        content = stored.content.set("spec", freeze(dict(stored.content["spec"], tags=tags)))
+        if status is not None:
+            content = content.set("status", freeze(status))
+        c.store.put(key, attrs.evolve(stored, content=content))
+
+    memo: dict = {}
+    put(["toolong", "b"])
+    assert len(check(c, "custom-objects-valid", memo)) == 1  # the set is new: judged
+    put(["toolong", "b"], status={"replicas": 1})
+    assert check(c, "custom-objects-valid", memo) == []  # the set as it was: ratcheted as a whole
+    put(["toolong", "c"])
+    [message] = check(c, "custom-objects-valid", memo)
+    assert "spec.tags.0: 'toolong' is too long" in message
+
+
 USERS = "/registry/example.com/databases/default/users"
 
 

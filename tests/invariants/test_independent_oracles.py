@@ -11,7 +11,7 @@ import pytest
 from kmodel.invariants._history import condition
 from kmodel.invariants._selectors import InvalidSelector, selector_matches
 from kmodel.invariants.registry import REGISTRY
-from kmodel.apiserver import authorization, customresources, pipeline, resources, watchcache
+from kmodel.apiserver import authorization, customresources, pipeline, ratcheting, resources, watchcache
 from kmodel.checker.crd_actions import DATABASE_CRD, database_manifest
 from kmodel.checker.fault_actions import probed_kubelet
 from kmodel.cluster import Cluster, ClusterConfig
@@ -252,3 +252,43 @@ def test_rbac_enforced_catches_a_node_authorizer_that_lets_a_node_list_secrets(m
     assert codes == [200]
     [found] = check(cluster, "rbac-enforced")
     assert "list default/secrets" in found and "system:node:node-1" in found
+
+# -- custom-objects-valid: the API server's validation ratcheting of set lists ------------------------------------
+
+def _orders_with_a_long_tag_under_a_tightened_set() -> Cluster:
+    """Database orders stored with spec.tags ["toolong", "b"], then its CRD tightened to tags of at most 3
+    characters (an `x-kubernetes-list-type: set`)."""
+    from tests.invariants.test_crd_invariants import with_tags_set
+    cluster = _database_cluster()
+    cluster.apply([{**DATABASE_CRD, "spec": {**DATABASE_CRD["spec"], "versions": [with_tags_set(10)]}}])
+    cluster.run(cluster.now + 2 * S)
+    cluster.submit(Patch("databases", "default", "orders", {"spec": {"tags": ["toolong", "b"]}}))
+    cluster.apply([{**DATABASE_CRD, "spec": {**DATABASE_CRD["spec"], "versions": [with_tags_set(3)]}}])
+    cluster.run(cluster.now + 2 * S)
+    assert list(cluster.get("databases", "default", "orders").spec["tags"]) == ["toolong", "b"]
+    return cluster
+
+
+def test_custom_objects_valid_holds_when_the_api_server_refuses_a_changed_set_with_an_old_invalid_item():
+    cluster = _orders_with_a_long_tag_under_a_tightened_set()
+    memo: dict = {}
+    assert list(REGISTRY["custom-objects-valid"].check(cluster, memo)) == []
+    cluster.submit(Patch("databases", "default", "orders", {"spec": {"tags": ["toolong", "c"]}}))
+    cluster.run(cluster.now + 2 * S)
+    assert cluster.kubectl.results[-1].response.code == 422  # upstream: a changed set ratchets no item
+    assert list(REGISTRY["custom-objects-valid"].check(cluster, memo)) == []
+
+
+def test_custom_objects_valid_catches_a_ratcheting_that_correlates_set_items_by_index(monkeypatch):
+    """The planted mistake: the API server's ratcheting ignores `x-kubernetes-list-type`, so it correlates a set's
+    items by index and lets an invalid item that kept its place through a changed set. The oracle, which matched
+    set items by index before, judged that write valid too."""
+    cluster = _orders_with_a_long_tag_under_a_tightened_set()
+    memo: dict = {}
+    assert list(REGISTRY["custom-objects-valid"].check(cluster, memo)) == []
+    monkeypatch.setattr(ratcheting, "LIST_TYPE", "x-kubernetes-list-type-ignored")
+    cluster.submit(Patch("databases", "default", "orders", {"spec": {"tags": ["toolong", "c"]}}))
+    cluster.run(cluster.now + 2 * S)
+    assert cluster.kubectl.results[-1].response.code == 200
+    [message] = REGISTRY["custom-objects-valid"].check(cluster, memo)
+    assert message.endswith("breaks its CRD's schema: spec.tags.0: 'toolong' is too long")
