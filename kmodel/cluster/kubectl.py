@@ -6,7 +6,7 @@ invocation it stands for, through its own `ApiClient` like any other client of t
 
     Apply(obj)                   kubectl apply -f: GET; 404 → POST the object; else PATCH (merge) it;
                                  with server_side, kubectl apply --server-side: one apply PATCH as manager "kubectl"
-    Scale(resource, ns, name, n) kubectl scale: PATCH {"spec": {"replicas": n}}
+    Scale(resource, ns, name, n) kubectl scale: PATCH <name>/scale {"spec": {"replicas": n}}
     Delete(resource, ns, name)   kubectl delete (--grace-period=N, --force: grace 0, --cascade=orphan|foreground)
     EditFinalizers(...)          kubectl edit of metadata.finalizers: GET, then a merge patch of the finalizers
                                  with one added or taken out, on the resourceVersion read (read again on a
@@ -321,8 +321,9 @@ class Kubectl(ClientComponent):
         if isinstance(command, Apply):
             self._apply(now, out, command)
         elif isinstance(command, Scale):
+            # kubectl scale patches the scale subresource (ScaleClient.Patch, a merge patch of the Scale)
             self.client.patch(now, out, command.resource, command.name, {"spec": {"replicas": command.replicas}},
-                              namespace=command.namespace, on_done=self._finisher(command),
+                              namespace=command.namespace, subresource="scale", on_done=self._finisher(command),
                               field_manager=MANAGERS["scale"])
         elif isinstance(command, Patch):
             self._patch(now, out, command)
