@@ -11,15 +11,18 @@ the CRD is established goes to the API server, which validates it against the CR
   spec.engine required and enumerated, spec.replicas 0..5, status and scale subresources);
 * `ApplyDatabase`: kubectl apply of a Database in default, in one of `SHAPES`: valid, or invalid in one way
   (the API server's 422, or 400 for an unknown field under kubectl's strict field validation);
-* `WriteDatabaseStatus`: kubectl patch --subresource=status of status.replicas (what an operator writes);
-* `ScaleDatabase`: kubectl scale (a merge patch of spec.replicas; the schema bounds it);
+* `WriteDatabaseStatus`: kubectl patch --subresource=status of status.replicas (what an operator writes), or
+  one that also carries spec.replicas (the status subresource ignores every change outside status);
+* `ScaleDatabase`: kubectl scale (a merge patch of the scale subresource; the schema bounds spec.replicas), or
+  kubectl patch --subresource=scale with a merge or a JSON patch, which may send a negative count (ValidateScale's
+  422; kubectl scale refuses one before sending);
 * `DeleteDatabase`: kubectl delete with a propagation policy;
 * `DeleteCRD`: kubectl delete of the CRD: its objects are deleted, then it goes (docs/crds.md).
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Optional
 
 import attrs
 
@@ -37,6 +40,9 @@ CRD_NAME = f"{PLURAL}.{GROUP}"
 DATABASES: tuple[str, ...] = ("orders", "users")
 ENGINES: tuple[str, ...] = ("postgres", "mysql")
 MAX_REPLICAS = 5
+#: how ScaleDatabase sends the count: kubectl scale first (what a draw shrinks to), then kubectl patch
+#: --subresource=scale with a merge patch, and with a JSON patch
+SCALE_WAYS: tuple[str, ...] = ("scale", "merge", "json")
 #: what ApplyDatabase sends: a valid object first (what a draw shrinks to), then one invalid way each
 SHAPES: tuple[str, ...] = ("valid", "negative-replicas", "unsupported-engine", "missing-engine", "unknown-field")
 
@@ -119,34 +125,60 @@ class WriteDatabaseStatus(Action):
     """kubectl patch database --subresource=status: status.replicas, as the Database's operator reports it."""
 
     kind: ClassVar[str] = "write-database-status"
-    simplest: ClassVar[Simplest] = (("replicas", default(0)),)
+    simplest: ClassVar[Simplest] = (("replicas", default(0)), ("spec_replicas", default(None)))
     database: str = _database
     replicas: int = at_least(0, default=attrs.field(default=0, validator=attrs.validators.in_(range(MAX_REPLICAS + 1))))
+    #: spec.replicas sent in the same status patch (None: none); the status subresource ignores it
+    spec_replicas: Optional[int] = attrs.field(default=None, validator=attrs.validators.optional(
+        attrs.validators.in_(range(MAX_REPLICAS + 1))))
 
     @property
     def name(self) -> str:
-        return f"kubectl patch database {self.database} --subresource=status (status.replicas={self.replicas})"
+        spec = "" if self.spec_replicas is None else f", spec.replicas={self.spec_replicas}"
+        return f"kubectl patch database {self.database} --subresource=status (status.replicas={self.replicas}{spec})"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(Patch(PLURAL, "default", self.database, {"status": {"replicas": self.replicas}},
-                             subresource="status"))
+        patch: dict = {"status": {"replicas": self.replicas}}
+        if self.spec_replicas is not None:
+            patch["spec"] = {"replicas": self.spec_replicas}
+        cluster.submit(Patch(PLURAL, "default", self.database, patch, subresource="status"))
 
 
 @attrs.frozen
 class ScaleDatabase(Action):
-    """kubectl scale database --replicas (0..MAX_REPLICAS + 1: the last is past the schema's maximum)."""
+    """kubectl scale database --replicas (0..MAX_REPLICAS + 1: the last is past the schema's maximum), or kubectl
+    patch database --subresource=scale with a merge or a JSON patch of spec.replicas (-1..MAX_REPLICAS + 1: a
+    negative count is ValidateScale's 422)."""
 
     kind: ClassVar[str] = "scale-database"
-    simplest: ClassVar[Simplest] = (("replicas", default(0)),)
+    simplest: ClassVar[Simplest] = (("way", earlier(SCALE_WAYS)), ("replicas", default(0)))
     database: str = _database
-    replicas: int = at_least(0, default=attrs.field(default=0, validator=attrs.validators.in_(range(MAX_REPLICAS + 2))))
+    replicas: int = at_least(-1, default=attrs.field(default=0,
+                                                     validator=attrs.validators.in_(range(-1, MAX_REPLICAS + 2))))
+    way: str = attrs.field(default="scale", validator=one_of(SCALE_WAYS))
+
+    def __attrs_post_init__(self) -> None:
+        if self.way == "scale" and self.replicas < 0:
+            raise ValueError(f"scale-database: kubectl scale takes no negative count ({self.replicas}); patch it "
+                             f"(way merge or json) to send one")
 
     @property
     def name(self) -> str:
-        return f"kubectl scale database {self.database} --replicas={self.replicas}"
+        if self.way == "scale":
+            return f"kubectl scale database {self.database} --replicas={self.replicas}"
+        return (f"kubectl patch database {self.database} --subresource=scale --type={self.way} "
+                f"(spec.replicas={self.replicas})")
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(Scale(PLURAL, "default", self.database, self.replicas))
+        if self.way == "scale":
+            cluster.submit(Scale(PLURAL, "default", self.database, self.replicas))
+        elif self.way == "merge":
+            cluster.submit(Patch(PLURAL, "default", self.database, {"spec": {"replicas": self.replicas}},
+                                 subresource="scale"))
+        else:
+            cluster.submit(Patch(PLURAL, "default", self.database,
+                                 [{"op": "replace", "path": "/spec/replicas", "value": self.replicas}],
+                                 subresource="scale", type="json"))
 
 
 @attrs.frozen

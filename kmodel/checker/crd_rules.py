@@ -9,8 +9,10 @@ first Database, a valid object, no replicas, no propagation policy).
     apply_crd              the Database CRD (when it is not stored: applying it again is an unchanged patch)
     apply_database         a Database, valid (most draws) or broken in one drawn way (no precondition:
                            without the CRD, kubectl refuses it as unmapped)
-    write_database_status  status.replicas through the status subresource
-    scale_database         spec.replicas, up to one past the schema's maximum
+    write_database_status  status.replicas through the status subresource, at times with a spec.replicas
+                           the subresource ignores
+    scale_database         spec.replicas, up to one past the schema's maximum, by kubectl scale or by a merge
+                           or JSON patch of the scale subresource (which may send -1)
     delete_database        with a drawn propagation policy
     delete_crd             the CRD, and with it every Database
 
@@ -29,7 +31,7 @@ from hypothesis.stateful import precondition
 
 from kmodel.checker.access_rules import PROPAGATION
 from kmodel.checker.crd_actions import (
-    CRD_NAME, DATABASES, MAX_REPLICAS, SHAPES, ApplyCRD, ApplyDatabase, DeleteCRD, DeleteDatabase,
+    CRD_NAME, DATABASES, MAX_REPLICAS, SCALE_WAYS, SHAPES, ApplyCRD, ApplyDatabase, DeleteCRD, DeleteDatabase,
     ScaleDatabase, WriteDatabaseStatus,
 )
 from kmodel.checker.draws import INDEX, pick
@@ -60,13 +62,16 @@ class CrdRules(RuleFamily):
     def apply_database(self, i: int, replicas: int, shape: int) -> None:
         self._do(ApplyDatabase(pick(i, DATABASES), replicas, shape_of(shape)))
 
-    @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS))
-    def write_database_status(self, i: int, replicas: int) -> None:
-        self._do(WriteDatabaseStatus(pick(i, DATABASES), replicas))
+    @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS), spec=st.integers(0, 2 * MAX_REPLICAS + 1))
+    def write_database_status(self, i: int, replicas: int, spec: int) -> None:
+        # about half the draws (and the simplest) send no spec; the others a spec.replicas 0..MAX_REPLICAS
+        spec_replicas = spec - MAX_REPLICAS - 1 if spec > MAX_REPLICAS else None
+        self._do(WriteDatabaseStatus(pick(i, DATABASES), replicas, spec_replicas))
 
-    @rule(i=INDEX, replicas=st.integers(0, MAX_REPLICAS + 1))
-    def scale_database(self, i: int, replicas: int) -> None:
-        self._do(ScaleDatabase(pick(i, DATABASES), replicas))
+    @rule(i=INDEX, replicas=st.integers(-1, MAX_REPLICAS + 1), way=st.integers(0, len(SCALE_WAYS) - 1))
+    def scale_database(self, i: int, replicas: int, way: int) -> None:
+        how = SCALE_WAYS[way]
+        self._do(ScaleDatabase(pick(i, DATABASES), max(replicas, 0) if how == "scale" else replicas, how))
 
     @rule(i=INDEX, policy=INDEX)
     def delete_database(self, i: int, policy: int) -> None:

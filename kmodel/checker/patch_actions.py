@@ -202,6 +202,8 @@ JSON_PATCHES: tuple[PatchRow, ...] = (
              lambda obj: [{"op": "copy", "from": "/metadata/labels/app", "path": f"/metadata/labels/{LABEL}"}]),
     PatchRow("move the app label to the label (422 where there is no app label)",
              lambda obj: [{"op": "move", "from": "/metadata/labels/app", "path": f"/metadata/labels/{LABEL}"}]),
+    PatchRow("remove the first finalizer (422 where there is none)",
+             lambda obj: [{"op": "remove", "path": "/metadata/finalizers/0"}]),
 )
 
 STRATEGIC_PATCHES: tuple[PatchRow, ...] = (
@@ -224,6 +226,17 @@ STRATEGIC_PATCHES: tuple[PatchRow, ...] = (
     PatchRow("a Node's taints replaced whole by one",
              lambda obj: {"spec": {"taints": [{"key": TAINT_KEY, "value": TAINT_VALUE, "effect": "NoSchedule"}]}}
              if _resource(obj) == "nodes" else None),
+    PatchRow("remove the label (null)", lambda obj: {"metadata": {"labels": {LABEL: None}}}),
+    PatchRow("the app container's image with the containers' order ($setElementOrder, as kubectl apply sends it)",
+             _templated_only(lambda obj: _nested(_pod_spec_path(obj), {
+                 "$setElementOrder/containers": [{"name": c.get("name")} for c in _pod_spec(obj).get("containers", [])],
+                 "containers": [{"name": APP_CONTAINER, "image": _other_image(obj)}]}))),
+    PatchRow("add the finalizer with the finalizers' order ($setElementOrder)",
+             lambda obj: {"metadata": {"$setElementOrder/finalizers": [HOLD], "finalizers": [HOLD]}}),
+    PatchRow("the labels replaced whole ($patch: replace) by the app label and the label",
+             _workloads_only(lambda obj: {"metadata": {"labels": {
+                 "$patch": "replace", **({"app": _labels(obj)["app"]} if "app" in _labels(obj) else {}),
+                 LABEL: LABEL_VALUE}}})),
 )
 
 

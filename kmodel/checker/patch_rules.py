@@ -56,14 +56,17 @@ class PatchRules(RuleFamily):
         (422); `remove` of the label (422 where it is absent); a `test` of spec.replicas, then `replace`; `replace`
         of a pod's app label (its ReplicaSet releases it; 422 on a bare pod); `replace` of the first container's
         image (a rollout; allowed on a pod); `copy` and `move` of the app label to the label (422 where there is
-        none). Strategic merge patches: the label; the finalizer `example.com/hold` (a union with those there); the
-        container `app` merged by name with the other image (a rollout); a container `sidecar` added, and deleted
-        with `$patch: delete`; host port 8080 on containerPort 80, merged by containerPort; a UDP port 53 merged by
-        port into a Service's (422: two ports need names unless the Service's are named already); a toleration (the
-        list has no merge key and is replaced whole: a pod's defaulted tolerations would go, 422); a node's taints
-        replaced whole by `dedicated=infra:NoSchedule`. Merge patches: the label set, or removed (null);
-        spec.replicas; the finalizers replaced whole by one; a required field nulled (a selector, a pod's
-        containers, a Service's ports: 422); the containers list replaced whole by the `app` container with the
+        none); `remove` of the first finalizer (422 where there is none). Strategic merge patches: the label; the
+        finalizer `example.com/hold` (a union with those there); the container `app` merged by name with the other
+        image (a rollout); a container `sidecar` added, and deleted with `$patch: delete`; host port 8080 on
+        containerPort 80, merged by containerPort; a UDP port 53 merged by port into a Service's (422: two ports need
+        names unless the Service's are named already); a toleration (the list has no merge key and is replaced whole:
+        a pod's defaulted tolerations would go, 422); a node's taints replaced whole by `dedicated=infra:NoSchedule`;
+        the label removed (null); the `app` container's image with `$setElementOrder/containers` naming the
+        containers there (as kubectl apply sends it); the finalizer with `$setElementOrder/finalizers`; a workload's
+        labels replaced whole (`$patch: replace`) by its app label and the label. Merge patches: the label set, or
+        removed (null); spec.replicas; the finalizers replaced whole by one; a required field nulled (a selector, a
+        pod's containers, a Service's ports: 422); the containers list replaced whole by the `app` container with the
         other image (its ports go). A pod's spec may change only its images and gain tolerations, so the template
         rows are refused on a pod (422), as upstream refuses them
         Shrinks to: the first object (Deployment web) labelled by a merge patch; minimization drops a JSON patch's

@@ -116,6 +116,33 @@ def test_strategic_merge_patches_merge_containers_by_name_and_merge_patches_repl
     assert r.ok and [(c.name, c.image, len(c.ports)) for c in containers] == [("app", "nginx:1.26", 0)]
 
 
+def _row(table, what):
+    return next(row for row in table if row.what.startswith(what))
+
+
+def test_the_directive_rows_do_what_they_say(web):
+    """$setElementOrder, $patch: replace, a null in a strategic merge patch, and a JSON patch's remove of a list
+    item, each sent by kubectl to the web Deployment."""
+    def send(table, what, kind):
+        doc = _row(table, what).build(dump(web.get("deployments", "default", "web")))
+        [r] = run(web, PatchObject("deployments", "default", "web", kind, doc))
+        return r, web.get("deployments", "default", "web")
+
+    r, d = send(STRATEGIC_PATCHES, "add the finalizer with the finalizers' order", "strategic")
+    assert r.ok and list(d.metadata.finalizers) == ["example.com/hold"]
+    r, d = send(JSON_PATCHES, "remove the first finalizer", "json")
+    assert r.ok and list(d.metadata.finalizers) == []
+    r, _ = send(JSON_PATCHES, "remove the first finalizer", "json")
+    assert r.response.code == 422  # none left to remove
+    r, d = send(STRATEGIC_PATCHES, "the app container's image with the containers' order", "strategic")
+    assert r.ok and [c.name for c in d.spec.template.spec.containers] == ["app"]
+    assert d.spec.template.spec.containers[0].image == "nginx:1.26"
+    r, d = send(STRATEGIC_PATCHES, "the labels replaced whole", "strategic")
+    assert r.ok and dict(d.metadata.labels) == {"app": "web", LABEL: LABEL_VALUE}
+    r, d = send(STRATEGIC_PATCHES, "remove the label (null)", "strategic")
+    assert r.ok and dict(d.metadata.labels) == {"app": "web"}
+
+
 def test_every_table_has_a_row_for_every_kind_it_patches_first_a_label(web):
     """The first row of each type fits every object (the rule can always send one), and sets the label."""
     for table in (JSON_PATCHES, MERGE_PATCHES, STRATEGIC_PATCHES):
