@@ -27,6 +27,7 @@ cluster-scoped ClusterRole owned by a namespaced kind is never collected (namesp
 from __future__ import annotations
 
 import copy
+import uuid
 from typing import Any, ClassVar
 
 import attrs
@@ -123,8 +124,16 @@ DEPENDENTS: tuple[tuple[str, str], ...] = (("configmaps", "default"), ("clusterr
 OWNED = "owned"
 #: how ApplyOwned's reference reads: its owner's uid; a uid no object has (dangling); both, the owner's first
 OWNER_SHAPES: tuple[str, ...] = ("owner", "dangling", "owner-and-dangling")
-#: the uid of a dangling reference: the owner's name and kind, but no object has this uid
-DANGLING_UID = "00000000-0000-4000-8000-00000000dead"
+#: the namespace of the uids `dangling_uid` makes (any fixed UUID: it only keeps them apart from other uids)
+_DANGLING = uuid.UUID("00000000-0000-4000-8000-00000000dead")
+
+
+def dangling_uid(resource: str, name: str) -> str:
+    """The uid of a dangling reference to `name` of `resource`: the owner's name and kind, but no object has this
+    uid, as if an earlier object of that name had been deleted. One per owner, never shared between two: uids are
+    unique, so two references with one uid and two kinds are not what a cluster holds (and the garbage collector
+    keys its graph by uid)."""
+    return str(uuid.uuid5(_DANGLING, f"{resource}/{name}"))
 
 
 def owner_reference(resource: str, name: str, uid: str, block: bool) -> dict:
@@ -143,7 +152,7 @@ def owned_manifest(dependent: int, owner: tuple[str, str, str], shape: int, bloc
     if OWNER_SHAPES[shape] != "dangling":
         refs.append(owner_reference(resource, name, uid, block))
     if OWNER_SHAPES[shape] != "owner":
-        refs.append(owner_reference(resource, name, DANGLING_UID, block))
+        refs.append(owner_reference(resource, name, dangling_uid(resource, name), block))
     dep_resource, namespace = DEPENDENTS[dependent]
     meta: dict[str, Any] = {"name": OWNED, "ownerReferences": refs}
     if namespace:
@@ -162,7 +171,7 @@ class ApplyOwned(Action):
     """kubectl apply the ConfigMap (or ClusterRole) `owned` with ownerReferences to `owner_resource`
     `owner_namespace`/`owner`, shaped as OWNER_SHAPES[`shape`] (see the module docstring). The owner's uid is read
     when the action runs, as a user reads it (`kubectl get -o jsonpath='{.metadata.uid}'`); an owner gone by then
-    is referred to by DANGLING_UID."""
+    is referred to by `dangling_uid`."""
 
     kind: ClassVar[str] = "apply-owned"
     simplest: ClassVar[Simplest] = (("dependent", fewer(0)), ("shape", fewer(0)))
@@ -193,6 +202,6 @@ class ApplyOwned(Action):
 
     def apply(self, cluster: Cluster) -> None:
         found = cluster.get(self.owner_resource, self.owner_namespace, self.owner)
-        uid = found.metadata.uid if found is not None else DANGLING_UID
+        uid = found.metadata.uid if found is not None else dangling_uid(self.owner_resource, self.owner)
         cluster.submit(Apply(owned_manifest(self.dependent, (self.owner_resource, self.owner, uid), self.shape,
                                             self.block)))

@@ -11,7 +11,7 @@ import pytest
 from kmodel.checker.access_actions import HOLD, RemoveFinalizer
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.actions import ApplyDeployment, DeleteObject
-from kmodel.checker.namespace_actions import DANGLING_UID, OWNED, ApplyOwned, NamespaceRoundTrip, owned_manifest
+from kmodel.checker.namespace_actions import OWNED, dangling_uid, ApplyOwned, NamespaceRoundTrip, owned_manifest
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.invariants.sometimes import SOMETIMES
 
@@ -96,7 +96,7 @@ def test_a_dependent_of_a_dangling_owner_is_collected():
     cluster = small()
     ApplyOwned("nodes", "", "node-1", shape=1).apply(cluster)  # node-1's name, a uid nothing has
     assert owned_manifest(0, ("nodes", "node-1", "uid-1"), 1, False)["metadata"]["ownerReferences"] == [
-        {"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": DANGLING_UID}]
+        {"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": dangling_uid("nodes", "node-1")}]
     cluster.run_for(30_000)
     assert cluster.kubectl.results[-1].response.code == 201 and owned(cluster) is None
 
