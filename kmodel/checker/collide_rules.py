@@ -38,7 +38,7 @@ from kmodel.checker.access_actions import TEAM
 from kmodel.checker.actions import APPS, BARE_PODS, HOST_PORT, service_manifest
 from kmodel.checker.collide_actions import ACTORS, ApplySizedPod, SendRequest
 from kmodel.checker.draws import (
-    CLUSTER_IPS, FIELD_SELECTORS, INDEX, LABEL_SELECTORS, RESOURCE_VERSIONS, pick, resource_version,
+    CLUSTER_IPS, FIELD_SELECTORS, INDEX, LABEL_SELECTORS, RESOURCE_VERSIONS, cluster_ips, pick, resource_version,
 )
 from kmodel.checker.preconditions import once_per_step
 from kmodel.objects import dump
@@ -275,16 +275,18 @@ class CollideRules(RuleFamily):
     def create_service_ip(self, app: str, ip: int) -> None:
         """kubectl create of the app's Service asking for a ClusterIP (409 AlreadyExists when it is there).
 
-        Draws: an app; a ClusterIP (`CLUSTER_IPS`: one an existing Service holds, a free one, the range's first, its
-        network and broadcast addresses, one outside the range, an IPv6 address, `None`, a malformed one)
+        Draws: an app; a ClusterIP of the example's service CIDR (`cluster_ips`: one an existing Service holds, a
+        free one, the range's first, its network and broadcast addresses, one outside the range, an IPv6 address,
+        `None`, a malformed one)
         Sends: `POST` of the app's Service asking for it: 422 with the allocator's reason when it is taken or not in
         the range, 409 when the Service exists
         Shrinks to: web asking for the address the last Service holds"""
-        wanted = CLUSTER_IPS[ip]
+        rows = cluster_ips(self.config.service_cidr)
+        wanted = rows[ip]
         if wanted == "taken":
             held = [s.spec.cluster_ip for s in self.cluster.objects("services", "default")
                     if s.spec.cluster_ip not in ("", "None")]
-            wanted = held[-1] if held else CLUSTER_IPS[1]
+            wanted = held[-1] if held else rows[1]
         manifest = service_manifest(app)
         manifest["spec"]["clusterIP"] = wanted
         self._do(SendRequest("create", "services", "default", "", "", json.dumps(manifest)))

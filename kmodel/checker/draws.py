@@ -7,6 +7,8 @@ every draw names a real object, node or component, and shrinks toward the first 
 
 from __future__ import annotations
 
+import ipaddress
+
 from typing import Any, Sequence
 
 from hypothesis import strategies as st
@@ -68,9 +70,18 @@ def resource_version(kind: str, store: Any, stale_of: int = 0) -> str:
     raise ValueError(f"unknown resourceVersion kind {kind!r}; known: {', '.join(RESOURCE_VERSIONS)}")
 
 
-#: ClusterIPs a Service asks for (spec.clusterIP), beside "taken" (the one an existing Service holds, drawn when the
-#: rule runs): a free address of the service CIDR, the range's first (kubernetes' own), its network address and its
-#: broadcast address (never allocated), one outside the range, an IPv6 address in an IPv4 cluster, headless
-#: ("None"), not an address at all
+#: ClusterIPs a Service asks for (spec.clusterIP) in the default service CIDR, beside "taken" (the one an existing
+#: Service holds, drawn when the rule runs): a free address of the service CIDR, the range's first (kubernetes'
+#: own), its network address and its broadcast address (never allocated), one outside the range, an IPv6 address
+#: in an IPv4 cluster, headless ("None"), not an address at all; `cluster_ips` gives the same rows for any range
 CLUSTER_IPS: tuple[str, ...] = ("taken", "10.96.0.200", "10.96.0.1", "10.96.0.0", "10.111.255.255", "10.0.0.10",
                                 "fd00::10", "None", "10.96.0")
+
+
+def cluster_ips(service_cidr: str) -> tuple[str, ...]:
+    """CLUSTER_IPS's rows for the IPv4 service CIDR an example's address plan drew (kmodel.checker.addressplan):
+    the free address is the 200th, or the range's last one below the broadcast address in a smaller range."""
+    net = ipaddress.ip_network(service_cidr)
+    free = net.network_address + min(200, net.num_addresses - 2)
+    return ("taken", str(free), str(net.network_address + 1), str(net.network_address),
+            str(net.broadcast_address), *CLUSTER_IPS[5:])

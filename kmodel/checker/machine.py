@@ -97,6 +97,7 @@ from kmodel.checker.session import InvariantViolation, Session, all_invariants, 
 from kmodel.component.registry import component_sometimes
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
+from kmodel.checker.addressplan import draw_address_plan
 from kmodel.checker.topology import ELECTING_COUNTS, draw_topology, topology_text
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, SlowLink
@@ -143,6 +144,9 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
     #: the topology counts each example draws as its first choices, before its session is built
     #: (kmodel.checker.topology: the campaign profile's; empty, every example runs `config` as it is)
     drawn_counts: ClassVar[tuple[str, ...]] = ()
+    #: each example draws its address plan after the counts (kmodel.checker.addressplan: the service CIDR, the
+    #: cluster CIDR and the node block size), when `config` runs the default plan; False runs `config`'s
+    draws_address_plan: ClassVar[bool] = True
     variant: str = "default"
     #: invariants checked besides the registered ones (a subclass's own)
     extra_invariants: ClassVar[tuple[Invariant, ...]] = ()
@@ -191,8 +195,11 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         self._broken = False
         self._ended = False  # keep_going: a violation ended this example; its remaining steps do nothing
         self._rules_run = -1  # Hypothesis checks once before the first rule
-        # this example's configuration: the class's, with the topology counts the example drew (if it draws any)
+        # this example's configuration: the class's, with the topology counts the example drew (if it draws any),
+        # then its address plan (kmodel.checker.addressplan)
         self.config = draw_topology(type(self).config, self.drawn_counts)
+        if self.draws_address_plan:
+            self.config = draw_address_plan(self.config)
         if self.drawn_counts:
             self.stats.topology_drawn(topology_text(self.config))
         self.session = self._start()

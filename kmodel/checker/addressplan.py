@@ -1,0 +1,82 @@
+"""The cluster's address plan, drawn per example: the service CIDR, the cluster CIDR and the node block size.
+
+A cluster's three address flags decide where its pools run out: kube-apiserver's --service-cluster-ip-range
+(the ClusterIPs; a full range answers a Service's create with 500 `range is full`), kube-controller-manager's
+--cluster-cidr cut into --node-cidr-mask-size blocks (one per node; with none left a new node gets no podCIDR
+and the node IPAM controller records CIDRNotAvailable), and the node's block itself, from which host-local
+hands each pod an address (round robin, wrapping past the block's end; with none left the pod's sandbox fails
+with host-local's `no IP addresses available in range set`). The default plan never runs out in a checked
+cluster. So every example draws one of `PLANS`, in every profile, as its first choice after the topology
+counts (kmodel.checker.topology): the configuration's own plan first, where a failing example shrinks to,
+then plans real clusters are given that run out within an example's few Services, nodes and pods:
+
+    default   the configuration's own (ClusterConfig: 10.96.0.0/12, 10.244.0.0/16 cut into /24)
+    small     10.96.0.0/27: 30 ClusterIPs, the first 16 kept for static ones (KEP-3070), so the 15th
+              dynamic one goes to the static block; 10.244.0.0/23 cut into /26: 8 nodes of 61 pods
+    tight     10.96.0.0/29: 6 ClusterIPs, the smallest range kube-apiserver accepts; 10.244.0.0/26 cut
+              into /28: 4 nodes of 13 pods (a fifth node gets no block)
+
+Each plan is one kube-apiserver and kube-controller-manager would start with (the service range between 8
+and 2^20 addresses, the node mask not shorter than the cluster's). A configuration whose plan is not the
+default's (a test's own ClusterConfig) keeps it: nothing is drawn. The session's configuration holds the
+plan and the trace records its configuration, so `kmodel replay`, the minimizer and the regression seeds
+rebuild the plan an example ran on.
+"""
+
+from __future__ import annotations
+
+import attrs
+from hypothesis import strategies as st
+from hypothesis.control import current_build_context, currently_in_test_context
+
+from kmodel.cluster import ClusterConfig
+
+
+@attrs.frozen
+class AddressPlan:
+    """One plan: the three flags, as ClusterConfig's fields."""
+
+    name: str
+    service_cidr: str
+    cluster_cidr: str
+    node_cidr_mask_size: int
+
+    def fields(self) -> dict[str, object]:
+        """The plan as ClusterConfig's fields."""
+        return {"service_cidr": self.service_cidr, "cluster_cidr": self.cluster_cidr,
+                "node_cidr_mask_size": self.node_cidr_mask_size}
+
+
+_DEFAULT = attrs.fields(ClusterConfig)
+#: the plans an example draws from, the configuration's own first (see the module docstring)
+PLANS: tuple[AddressPlan, ...] = (
+    AddressPlan("default", _DEFAULT.service_cidr.default, _DEFAULT.cluster_cidr.default,
+                _DEFAULT.node_cidr_mask_size.default),
+    AddressPlan("small", "10.96.0.0/27", "10.244.0.0/23", 26),
+    AddressPlan("tight", "10.96.0.0/29", "10.244.0.0/26", 28),
+)
+
+
+def plan_of(config: ClusterConfig) -> AddressPlan | None:
+    """The plan of PLANS `config` runs, or None for one of its own."""
+    for plan in PLANS:
+        if all(getattr(config, k) == v for k, v in plan.fields().items()):
+            return plan
+    return None
+
+
+def draw_address_plan(config: ClusterConfig) -> ClusterConfig:
+    """`config` with a plan of PLANS drawn as the current Hypothesis example's next choice, when it runs the
+    default plan; otherwise (a plan of its own), or outside a Hypothesis example, `config` as it is."""
+    if plan_of(config) is not PLANS[0] or not currently_in_test_context():
+        return config
+    plan = current_build_context().data.draw(st.sampled_from(PLANS))
+    return attrs.evolve(config, **plan.fields())
+
+
+def plan_text(config: ClusterConfig) -> str:
+    """The plan of `config` as a report says it: ``tight (services 10.96.0.0/29, pods 10.244.0.0/26 by /28)``."""
+    plan = plan_of(config)
+    name = plan.name if plan is not None else "own"
+    return (f"{name} (services {config.service_cidr}, pods {config.cluster_cidr} by "
+            f"/{config.node_cidr_mask_size})")
