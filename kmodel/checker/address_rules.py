@@ -1,0 +1,33 @@
+"""The address rule (a mixin of `KmodelMachine`): a chart of Services, where the service CIDR runs out.
+
+    apply_chart   kubectl apply -f (or delete -f) of a chart's 4 or 16 Services (kmodel.checker.address_actions)
+
+Why: the other rules create the apps' two Services, which never fill even the smallest service CIDR an example's
+address plan draws (kmodel.checker.addressplan: 6 ClusterIPs). A user installing a chart creates many at once;
+in a small plan the last ones are refused with the allocator's `range is full`, and a delete gives the addresses
+back. Shrinks toward the smaller chart, applied.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from hypothesis import strategies as st
+
+from kmodel.checker.address_actions import CHART_SIZES, ApplyChart
+from kmodel.checker.rulebook import RuleFamily, rule
+
+
+class AddressRules(RuleFamily):
+    """The rule of the module docstring. Mixed into KmodelMachine, which provides `cluster` and `_do`."""
+
+    docs_columns: ClassVar[tuple[str, ...]] = ("Draws", "Sends", "Shrinks to")
+
+    @rule(count=st.sampled_from(CHART_SIZES), delete=st.booleans())
+    def apply_chart(self, count: int, delete: bool) -> None:
+        """Draws: a chart of 4 or 16 Services without a selector (chart-1 ..); apply or delete
+        Sends: `kubectl apply -f` (`apply-chart`): each Service created in turn, given the next free ClusterIP of
+        the example's service CIDR, or refused 500 `Internal error occurred: failed to allocate a serviceIP: range
+        is full` when none is left; or `kubectl delete -f`: each deleted, its ClusterIP released
+        Shrinks to: the chart of 4, applied"""
+        self._do(ApplyChart(count, delete))

@@ -1,0 +1,33 @@
+"""The address rule (kmodel.checker.address_rules): a chart of Services fills a small service range with upstream's
+answer, and deleting it gives the addresses back."""
+
+from __future__ import annotations
+
+import attrs
+
+from kmodel.checker.action_json import action_from_json
+from kmodel.checker.address_actions import CHART_SIZES, ApplyChart
+from kmodel.checker.addressplan import PLANS
+from kmodel.cluster import Cluster, ClusterConfig
+
+from tests.checker.test_workload_actions import run
+
+#: one action of each kind this family adds, for tests/checker/test_actions.py's round trips
+EXAMPLES = [ApplyChart(16, True)]
+
+
+def test_a_chart_fills_the_tight_range_with_upstreams_answer_and_a_delete_frees_it():
+    config = attrs.evolve(ClusterConfig(nodes=1), **PLANS[2].fields())
+    cluster = Cluster(config)
+    cluster.run(20_000)
+    results = run(cluster, ApplyChart(CHART_SIZES[0] + 2), 10_000)
+    # 6 addresses: kubernetes holds the first, the chart's first five take the rest, the sixth finds none
+    assert [r.ok for r in results] == [True] * 5 + [False]
+    refused = results[-1].response
+    assert refused.code == 500 and refused.body.message == ("Internal error occurred: failed to allocate a "
+                                                            "serviceIP: range is full")
+    deleted = run(cluster, ApplyChart(CHART_SIZES[0] + 2, delete=True), 10_000)
+    assert [r.ok for r in deleted] == [True] * 5 + [False]  # the sixth was never created: NotFound
+    again = run(cluster, ApplyChart(1), 10_000)
+    assert again[0].ok
+    assert action_from_json(ApplyChart(16, True).to_json()) == ApplyChart(16, True)
