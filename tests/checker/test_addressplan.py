@@ -87,6 +87,6 @@ def test_a_violation_says_the_address_plan_it_ran_on_unless_the_default():
     violation = {"invariant": "no-cidr-leak", "message": "m", "trace": "t.json", "steps": 3,
                  "address_plan": plan_text(attrs.evolve(ClusterConfig(), **PLANS[2].fields()))}
     lines = violation_lines(violation, "kmodel replay")
-    assert "  address plan: tight (services 10.96.0.0/29, pods 10.244.0.0/26 by /28)" in lines
+    assert "  address plan: tight (services 10.96.0.0/29, pods 10.244.0.0/25 by /28)" in lines
     del violation["address_plan"]
     assert not any("address plan" in line for line in violation_lines(violation, "kmodel replay"))
