@@ -94,9 +94,6 @@ CLAIMS: tuple[Claim, ...] = (
           "reached in the dev profile with two of each and every other fix on.",
           "--seed 1 --controller-managers 2 --schedulers 2 " + _every_fix_but("leaderelection-fence-writes"),
           FAIL, "leader-acts-within-lease", pages=("docs/upstream-bugs.md",)),
-    Claim("checking-a-fix", "With one fix on, seed 29 finds nothing in its budget (docs/fixes.md's example of "
-          "checking a fix).",
-          "--seed 29 --fix deployment-refresh-annotations", PASS, pages=("docs/fixes.md",)),
     Claim("blind-writes", "The blind-writes anti-pattern (a variant) breaks an invariant at seed 1.",
           "--variant blind-writes --seed 1", FAIL, pages=("docs/checking.md", "docs/fixes.md"), in_suite=True),
     # what no seed is known to reach: the seeds tried, each with every other fix on
