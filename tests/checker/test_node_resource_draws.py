@@ -12,21 +12,11 @@ import pytest
 from kmodel.checker.collide_rules import SIZED
 from kmodel.checker.infra_depth_actions import REQUIRED, TOLERATIONS, ApplyPlacedPod
 from kmodel.checker.workload_actions import LABEL_CORES, NODE_LABELS, CordonNode, LabelNode
-from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.scheduler.component import Scheduler
 from tests.checker.conftest import SmallMachine
+from tests.checker.test_infra_depth_rules import _row, nodes  # noqa: F401 (nodes: a fixture)
 from tests.checker.test_workload_actions import run
 
-
-@pytest.fixture
-def nodes() -> Cluster:
-    cluster = Cluster(ClusterConfig(nodes=2))
-    cluster.run(20_000)
-    return cluster
-
-
-def _row(table: tuple, words: str) -> int:
-    return next(i for i, (w, _) in enumerate(table) if w == words)
 
 
 def test_a_pod_sized_to_the_ephemeral_storage_a_node_has_left_fits_and_one_mib_more_does_not():
