@@ -679,6 +679,7 @@ class Settle(Action):
             _delete_leftover_nodes(cluster)
         start = cluster.now
         first_event = loop.events_applied
+        stored_at_start = cluster.store.live_key_count
         if converged is not None and self.check_at_once:
             # Everything enabled at this instant, then ask. A cluster still busy after BUSY_INSTANT_EVENTS events
             # at this instant is not quiet (components keeping each other busy, e.g. a controller recreating
@@ -697,6 +698,13 @@ class Settle(Action):
                 return
             events = loop.events_applied - first_event
             if self.max_events and events >= self.max_events and cluster.now - start >= self.busy_ms:
+                stored = cluster.store.live_key_count
+                if is_storm(stored_at_start, stored):
+                    raise NotSettled(f"liveness still fails {(cluster.now - start) / 1000:g} s after the faults "
+                                     f"healed, with {events:,} events run and {stored:,} objects stored where "
+                                     f"there were {stored_at_start:,} (the cluster keeps creating objects "
+                                     f"without converging: a storm, such as a controller replacing pods a "
+                                     f"kubelet keeps rejecting)")
                 if horizon is None:
                     horizon = loop.latest_deadline() or cluster.now
                 if cluster.now >= horizon:
@@ -711,6 +719,21 @@ class Settle(Action):
                 # (its request was lost and timed out): the operator tries again
                 _delete_leftover_nodes(cluster)
             chunk *= 2
+
+
+#: objects a settle's cluster must have added, beyond doubling its store, to count as a storm (`is_storm`)
+STORM_GROWTH = 1_000
+
+
+def is_storm(stored_at_start: int, stored: int) -> bool:
+    """Whether a busy settle's store grew like a storm: more than doubled, and by more than STORM_GROWTH keys.
+    Such a cluster does not wait for its latest timer (Settle.max_events): each object it adds makes every
+    later event dearer (controllers list and sync over all of them), and a storm that ran to a far timer, a
+    work queue's longest back-off, cost minutes of CPU on every replay while its failure shrank. A convergence
+    that adds objects stays within the bound: a DaemonSet rolled out to every node adds at most one pod per
+    node, fewer than the store already holds for those nodes (Node, Lease)."""
+    grown = stored - stored_at_start
+    return grown > STORM_GROWTH and grown > stored_at_start
 
 
 def _delete_leftover_nodes(cluster: Cluster) -> None:

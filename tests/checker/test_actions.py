@@ -280,11 +280,12 @@ def test_a_settle_that_keeps_busy_fails_at_its_event_bound_and_one_that_converge
                                                                              max_events=8_000)))
     result = replay(bounded, record_messages=False)
     assert result.violation is not None and result.violation.invariant == "converges-replicas"
-    # the bound is reached at the end of the first chunk past busy_ms (5 + 10 + 20 + 40 + 80 s); judged once the
-    # latest deadline pending then has passed, before the 600 s bound
+    # the bound is reached at the end of the first chunk past busy_ms (5 + 10 + 20 + 40 + 80 s); a churn that has
+    # more than doubled the store is a storm, judged there without waiting for the latest deadline pending
+    # (tests/checker/test_settle.py has a busy cluster that waits for it)
     judged = re.search(r"fails (\d+) s after the faults healed", result.violation.message)
-    assert judged is not None and 155 < int(judged.group(1)) < 600
-    assert "the bound is 8,000, and every timer pending when it was reached has fired" in result.violation.message
+    assert judged is not None and int(judged.group(1)) == 155
+    assert "keeps creating objects without converging" in result.violation.message
     assert bounded.actions[-1].name.endswith("(at most 600 s, or 150 s and 8,000 events)")
     # with the fix the cluster converges within a few hundred events: the bound does not fire
     assert replay(bounded, record_messages=False, fixes=("scheduler-count-host-port-holders",)).passed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kmodel.checker.actions import ApplyDeployment, NotSettled, RunFair, Settle
+from kmodel.checker.actions import STORM_GROWTH, ApplyDeployment, ApplyPod, NotSettled, RunFair, Settle, is_storm
 from kmodel.checker.session import Session, all_invariants
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import Heal, Partition
@@ -80,3 +80,41 @@ def test_the_latest_deadline_sees_a_work_queues_keys_behind_its_armed_timer():
     assert [e.at for e in out.effects] == [now + 900_000, now + 1_000]  # the queue re-arms for the earliest
     assert controller.latest_deadline(now) == now + 900_000
     assert loop.latest_deadline() == now + 900_000
+
+
+def _pod_storm() -> Session:
+    """One node; two bare pods pinned to it holding host port 8080 (the kubelet rejects the second, and the
+    scheduler, without the `scheduler-count-host-port-holders` fix, then forgets the port the first still
+    holds); then a Deployment wanting that port: the scheduler binds its pod, the kubelet rejects it, the
+    ReplicaSet replaces it, for good."""
+    session = Session(ClusterConfig(nodes=1), all_invariants())
+    session.execute(ApplyPod("probe", "node-1", host_port=True))
+    session.execute(RunFair(10_000))
+    session.execute(ApplyPod("debug-1", "node-1", host_port=True))
+    session.execute(RunFair(10_000))
+    session.execute(ApplyDeployment("web", 1, host_port=True))
+    return session
+
+
+def test_a_storm_ends_the_settle_at_its_event_bound_without_waiting_for_the_latest_timer():
+    session = _pod_storm()
+    cluster = session.cluster
+    start, stored_at_start = cluster.now, cluster.store.live_key_count
+    with pytest.raises(NotSettled, match="keeps creating objects without converging") as failed:
+        Settle(600_000, max_events=30_000, busy_ms=150_000).apply(cluster, converged=session._liveness_holds)
+    stored = cluster.store.live_key_count
+    assert is_storm(stored_at_start, stored), (stored_at_start, stored)
+    rejected = [p for p in cluster.objects("pods") if p.metadata.name.startswith("web-")
+                and p.status.phase == "Failed" and p.status.reason == "NodePorts"]
+    assert len(rejected) > STORM_GROWTH // 2
+    latest = cluster.loop.latest_deadline()
+    assert latest is not None and cluster.now < latest  # it did not wait for every timer pending
+    assert cluster.now - start < 600_000
+    assert f"{stored:,} objects stored" in str(failed.value)
+
+
+def test_a_store_that_grows_by_less_than_its_own_size_or_the_bound_is_no_storm():
+    assert not is_storm(100, 100 + STORM_GROWTH)  # the bound is strict
+    assert is_storm(100, 101 + STORM_GROWTH)
+    assert not is_storm(5_000, 9_000)  # a DaemonSet rolled out to thousands of nodes: less than doubled
+    assert is_storm(5_000, 10_001)
