@@ -59,7 +59,7 @@ from kmodel.objects import (
 from kmodel.store import Store, prefix_end
 from kmodel.controllers.manager import ControllerManager
 from kmodel.controllers.shared_informers import SHARED_INFORMERS, SharedInformers
-from kmodel.fixes import ETCD_KEEP_COMPACTION_TOMBSTONE, LEADERELECTION_FENCE_WRITES
+from kmodel.fixes import ETCD_KEEP_COMPACTION_TOMBSTONE, LEADERELECTION_FENCE_WRITES, LEADERELECTION_RESET_ON_EXIT
 
 BOOT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
@@ -162,6 +162,8 @@ class Cluster:
         self.controller_manager: tuple[str, ...] = self.processes.get(CONTROLLER_MANAGER, ())
         self.components.extend(extra)
         self.loop = Loop(self.network, components=[self.etcd, *self.replicas, self.kubectl, *self.components])
+        if LEADERELECTION_RESET_ON_EXIT in config.fixes:
+            self.loop.resets_on_exit = self._electing_endpoints()
         #: the nodes whose machines are in the cluster now (config's, plus added, minus removed ones)
         self.nodes: list[str] = config.node_names()
         #: nodes taken out by `remove_node` or lost by `lose_node`: their components stay down (the explorer
@@ -240,6 +242,13 @@ class Cluster:
                 self.components.append(manager)
                 members = sorted([*members, process])
             self.processes[process] = tuple(members)
+
+    def _electing_endpoints(self) -> frozenset[str]:
+        """The endpoints of the processes that elect a leader: each kube-controller-manager's components and each
+        kube-scheduler (those with a `leadership`)."""
+        names = {name for members in self.processes.values() for name in members}
+        names.update(c.name for c in self.components if getattr(c, "leadership", None) is not None)
+        return frozenset(names)
 
     def _shared_informers(self, ctx: ClusterContext, controllers: Sequence[Component]) -> Component:
         """One kube-controller-manager's shared informers (kmodel.controllers.shared_informers), every controller

@@ -31,6 +31,7 @@ DEPLOYMENT_RETRY_PAST_MAX_RETRIES = "deployment-retry-past-max-retries"
 ENDPOINTS_RETRY_PAST_MAX_RETRIES = "endpoints-retry-past-max-retries"
 TAINTEVICTION_RETRY_FAILED_EVICTIONS = "tainteviction-retry-failed-evictions"
 LEADERELECTION_FENCE_WRITES = "leaderelection-fence-writes"
+LEADERELECTION_RESET_ON_EXIT = "leaderelection-reset-on-exit"
 NODEIPAM_RELEASE_ONLY_ON_DELETE = "nodeipam-release-only-on-delete"
 REPLICASET_MANAGE_ONLY_CURRENT = "replicaset-manage-only-current"
 REPLICASET_CONFIRM_EXPIRED_EXPECTATIONS = "replicaset-confirm-expired-expectations"
@@ -187,6 +188,20 @@ FIXES: tuple[Fix, ...] = (
         "does not guarantee that only one client is acting as a leader (a.k.a. fencing)\"); kube-controller-"
         "manager and kube-scheduler check nothing before a write. This is kmodel's sketch of a fix",
         ("leader-paused-past-its-lease-writes-on-waking.json", "leader-paused-past-its-lease-found-by-the-checker.json")),
+    Fix(
+        LEADERELECTION_RESET_ON_EXIT, ("replicaset-within-expectations",),
+        "a kube-controller-manager that exits (its lease lost, or a crash) with a create still unacknowledged "
+        "across a partition leaves it in the kernel's retransmit queue: the write lands once the partition heals, "
+        "after the restarted process, leading again with empty expectations, has created the same pod, and a "
+        "ReplicaSet has a pod more than its replicas",
+        "the processes that elect abort their connections when they end (SO_LINGER 0: the kernel sends a reset "
+        "and discards the data not yet acknowledged), so a write lost on the wire across a partition never lands "
+        "after the process is gone; what a reachable link still carries arrives before the reset, as it would",
+        "kmodel/cluster/cluster.py (Cluster: Loop.resets_on_exit)",
+        "none: client-go's leader election says it does not fence (leaderelection.go: \"This implementation "
+        "does not guarantee that only one client is acting as a leader (a.k.a. fencing)\"), and its transport "
+        "closes connections gracefully. This is kmodel's sketch of a fix",
+        ("replicaset-exited-leaders-held-create-lands-after-its-successors.json",)),
     Fix(
         NODEIPAM_RELEASE_ONLY_ON_DELETE, ("node-cidrs-disjoint",),
         "the range allocator's syncNode releases a node's podCIDR as soon as the node has a deletionTimestamp: a "

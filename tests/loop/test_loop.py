@@ -444,3 +444,23 @@ def test_release_all_is_only_enabled_while_a_link_is_held_and_frees_what_waits()
     assert Deliver("c", "server") in loop.enabled_events()
     with pytest.raises(EventNotEnabled, match="no link is held"):
         loop.step(ReleaseAll())
+
+
+@pytest.mark.parametrize("resets", [False, True])
+def test_a_process_that_resets_on_exit_discards_what_a_partition_held_but_not_what_a_delay_carries(resets):
+    """Without a reset on exit, what a crashed process sent across a partition is still delivered at the heal
+    (the kernel retransmits an orphaned connection's data); with one (SO_LINGER 0, the
+    leaderelection-reset-on-exit fix) it is discarded. A message on a reachable, slowed link is ahead of the
+    reset either way and arrives."""
+    cut, slowed = Recorder("cut"), Recorder("slowed")
+    sender = Recorder("sender", sends=[("cut", "held by the partition", None), ("slowed", "slowed", None)])
+    loop = Loop(components=[cut, sender, slowed])
+    if resets:
+        loop.resets_on_exit = frozenset({"sender"})
+    loop.step(Partition(("cut",)))
+    loop.step(DelayHead("sender", "slowed", 5_000))
+    loop.step(Crash("sender"))
+    loop.step(HealAll())
+    loop.run_fair(until_ms=10_000)
+    assert [e[3] for e in slowed.log if e[0] == "msg"] == ["slowed"]
+    assert [e[3] for e in cut.log if e[0] == "msg"] == ([] if resets else ["held by the partition"])
