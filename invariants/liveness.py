@@ -18,7 +18,13 @@ from kmodel.apiserver.deletion import GC_FINALIZERS
 from kmodel.kubelet.runtime import POD_UID_LABEL
 from kmodel.loop.events import Deliver, Work
 
-NODE_TAINTS = ("node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready")
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+NODE_TAINTS = ("node.kubernetes.io/unreachable", NOT_READY_TAINT)
+
+
+def _node_blocks(cluster_cidr: str, node_mask: int) -> int:
+    """How many node blocks the cluster CIDR holds: 2^(node mask - cluster mask)."""
+    return 1 << (node_mask - int(cluster_cidr.rsplit("/", 1)[1]))
 
 
 def _unschedulable(pod: Any) -> bool:
@@ -266,9 +272,13 @@ def _machines(cluster: Any) -> list[str]:
 @invariant("converges-node-status", kind=LIVENESS, principle="node lifecycle")
 def converges_node_status(cluster: Any, memo: dict) -> Iterator[str]:
     """Every node's kubelet is up and reaches an API server, every node is Ready=True, and no node carries the
-    unreachable or not-ready taint."""
+    unreachable or not-ready taint; but a node left without a podCIDR because the other nodes hold every block of
+    the cluster CIDR has no pod network: it is Ready=False (upstream's kubelet reports NetworkPluginNotReady) and
+    not-ready is the taint it may carry."""
     apiservers = [r.name for r in cluster.replicas]
     nodes = {n.metadata.name: n for n in _objects(cluster, memo, "nodes")}
+    blocks = _node_blocks(cluster.config.cluster_cidr, cluster.config.node_cidr_mask_size)
+    cidr_full = len({c for n in nodes.values() for c in node_cidrs(n)}) >= blocks
     for node_name in _machines(cluster):
         kubelet = f"kubelet/{node_name}"
         if kubelet in cluster.loop.components:
@@ -281,9 +291,14 @@ def converges_node_status(cluster: Any, memo: dict) -> Iterator[str]:
             yield f"node {node_name} is not registered"
             continue
         ready = condition(node, "Ready")
-        if ready is None or ready.status != "True":
-            yield f"node {node_name} is not Ready (Ready={ready.status if ready else 'missing'})"
-        taints = [t.key for t in node.spec.taints if t.key in NODE_TAINTS]
+        without_network = cidr_full and not node_cidrs(node)
+        want = "False" if without_network else "True"
+        if ready is None or ready.status != want:
+            state = ready.status if ready else "missing"
+            yield (f"node {node_name} has no podCIDR (every block is held) but is not NotReady (Ready={state})"
+                   if without_network else f"node {node_name} is not Ready (Ready={state})")
+        taints = [t.key for t in node.spec.taints
+                  if t.key in NODE_TAINTS and not (without_network and t.key == NOT_READY_TAINT)]
         if taints:
             yield f"node {node_name} still has the taints {', '.join(taints)}"
 

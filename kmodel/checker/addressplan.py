@@ -13,11 +13,10 @@ then plans real clusters are given that run out within an example's few Services
     default   the configuration's own (ClusterConfig: 10.96.0.0/12, 10.244.0.0/16 cut into /24)
     small     10.96.0.0/27: 30 ClusterIPs, the first 16 kept for static ones (KEP-3070), so the 15th
               dynamic one goes to the static block; 10.244.0.0/23 cut into /26: 8 nodes of 61 pods
-    tight     10.96.0.0/29: 6 ClusterIPs, the smallest range kube-apiserver accepts; 10.244.0.0/25 cut
-              into /28: 8 nodes of 13 pods. Eight blocks, not fewer: an example has at most five nodes, and
-              a node left without a block stays Ready in the model where upstream's kubelet reports
-              NetworkPluginNotReady (docs/differences.md), so its pods would never start where upstream
-              never schedules them
+    tight     10.96.0.0/29: 6 ClusterIPs, the smallest range kube-apiserver accepts; 10.244.0.0/26 cut
+              into /28: 4 nodes of 13 pods. An example has up to five nodes, so a fifth gets no block (the
+              node IPAM controller's CIDRNotAvailable); its kubelet reports Ready False (NetworkPluginNotReady),
+              the node lifecycle controller taints it not-ready and the scheduler places nothing there
 
 Each plan is one kube-apiserver and kube-controller-manager would start with (the service range between 8
 and 2^20 addresses, the node mask not shorter than the cluster's). A configuration whose plan is not the
@@ -56,7 +55,7 @@ PLANS: tuple[AddressPlan, ...] = (
     AddressPlan("default", _DEFAULT.service_cidr.default, _DEFAULT.cluster_cidr.default,
                 _DEFAULT.node_cidr_mask_size.default),
     AddressPlan("small", "10.96.0.0/27", "10.244.0.0/23", 26),
-    AddressPlan("tight", "10.96.0.0/29", "10.244.0.0/25", 28),
+    AddressPlan("tight", "10.96.0.0/29", "10.244.0.0/26", 28),
 )
 
 
@@ -78,7 +77,7 @@ def draw_address_plan(config: ClusterConfig) -> ClusterConfig:
 
 
 def plan_text(config: ClusterConfig) -> str:
-    """The plan of `config` as a report says it: ``tight (services 10.96.0.0/29, pods 10.244.0.0/25 by /28)``."""
+    """The plan of `config` as a report says it: ``tight (services 10.96.0.0/29, pods 10.244.0.0/26 by /28)``."""
     plan = plan_of(config)
     name = plan.name if plan is not None else "own"
     return (f"{name} (services {config.service_cidr}, pods {config.cluster_cidr} by "

@@ -44,6 +44,13 @@ DEFAULT_BRIDGE = "cni0"
 ERR_INVALID_ENVIRONMENT_VARIABLES = 4
 ERR_INTERNAL = 999
 
+#: the runtime's network error while no CNI configuration is loaded: containerd's CRI reports the NetworkReady
+#: runtime condition false with this reason and message (kindnet and the bridge setups write the configuration
+#: only from the Node's podCIDR), and the kubelet's updateRuntimeUp wraps it as `container runtime network not
+#: ready: %v`; both the Ready condition and the pod sync's NetworkNotReady error carry it
+RUNTIME_NETWORK_NOT_READY = ("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady "
+                             "message:Network plugin returns error: cni plugin not initialized")
+
 
 class CNIError(Exception):
     """A CNI error result ({"code", "msg", "details"}); str() is the message."""

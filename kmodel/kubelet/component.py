@@ -14,7 +14,13 @@ What it does, each piece in its own module:
   each sync ended (wait.JitterUntil, sliding, without its 4 % jitter), as updateNodeStatus does: up to 5
   tries, the first reading the Node from its own informer, the others from the API (GET); each computes the
   status and writes nodes/status only when it changed (beyond heartbeat times), when the podCIDRs are new to
-  this process, or 5 min after the last write;
+  this process, or 5 min after the last write. Ready is False (KubeletNotReady, `container runtime network not
+  ready: ...NetworkPluginNotReady...`) until the runtime's CNI is configured from the Node's podCIDR, so the
+  node lifecycle controller taints a node without one not-ready and the scheduler keeps pods off it. The
+  fast status update (fastStatusUpdateOnce): for 120 s after start, once the Node as read would turn Ready
+  (its podCIDR configured the CNI) while its Ready condition is not True, the status is written at once instead
+  of at the next 10 s sync; upstream polls for this every 100 ms, the model acts when the Node's podCIDR
+  reaches its informer, and tries again 100 ms later while a status write is in flight or after one failed;
 * the Lease (lease.py, upstream's lease controller): renewed every 10 s from the start, created if missing; a
   renewal that fails is retried at once, up to 5 updates, then the Lease is read again (retried after 200 ms
   doubling to 7 s) and updated up to 5 times more, and the next renewal comes 10 s later;
@@ -73,7 +79,7 @@ from kmodel.kubelet import lease as lease_mod
 from kmodel.kubelet import node_status
 from kmodel.kubelet.admission import Rejection, admission_order, admit, rejected_status
 from kmodel.kubelet.agenda import Agenda
-from kmodel.kubelet.cni import BridgeCNI
+from kmodel.kubelet.cni import RUNTIME_NETWORK_NOT_READY, BridgeCNI
 from kmodel.kubelet.config import KubeletConfig
 from kmodel.kubelet.pod_worker import (
     PodWorker, RestartBackoff, kill_orphans, pod_view, remove_pod, sync_pod, terminate_pod,
@@ -95,6 +101,9 @@ from kmodel.cluster.config import node_ip
 REGISTER_TIMER = "register"
 LEASE_TIMER = "lease"
 NODE_STATUS_TIMER = "node-status"
+FAST_STATUS_TIMER = "fast-node-status"
+FAST_STATUS_PERIOD_MS = 100  # fastStatusUpdateOnce's wait.Until period
+NODE_READY_GRACE_PERIOD_MS = 120_000  # nodeReadyGracePeriod: how long after start the fast update is tried
 HOUSEKEEPING_TIMER = "housekeeping"
 REGISTER_BACKOFF_INITIAL_MS = 100
 REGISTER_BACKOFF_MAX_MS = 7_000
@@ -157,6 +166,9 @@ class Kubelet(ClientComponent):
         self._node_status_in_flight = False
         self._last_status_report: Optional[int] = None  # lastStatusReportTime (None: never, in this process)
         self._status_pod_cidrs: tuple[str, ...] = ()  # the podCIDRs a status sync last saw (runtimeState.podCIDR)
+        self._fast_status_in_flight = False
+        self._fast_status_done = False  # the fast update is over for this process (the Node was seen Ready)
+        self._started_at = 0  # when this process started: the fast status update runs for a grace period after
         self.lease = lease_mod.LeaseController(
             self.client, self.config.node, lambda: self.node_uid, duration_seconds=self.config.lease_duration_seconds,
             renew_interval_ms=self.config.lease_renew_interval_ms, timer=LEASE_TIMER, heartbeat=self.heartbeat,
@@ -171,6 +183,7 @@ class Kubelet(ClientComponent):
     # -- component protocol --------------------------------------------------------------------------------
 
     def start(self, now: int, out: Out) -> None:
+        self._started_at = now
         for manifest in self.config.static_pods:
             pod = static_pod(manifest, self.config.node)
             self.statics[pod.metadata.uid] = pod
@@ -212,6 +225,8 @@ class Kubelet(ClientComponent):
             self.lease.on_timer(now, out)
         elif name == NODE_STATUS_TIMER:
             self._post_node_status(now, out)
+        elif name == FAST_STATUS_TIMER:
+            self._fast_status_update(now, out)
         elif name == HOUSEKEEPING_TIMER:
             if not self._cleaned:
                 self._enqueue(CLEANUP, "")
@@ -280,6 +295,7 @@ class Kubelet(ClientComponent):
         if cidrs and self.runtime.cni is None:
             # the runtime gets the pod CIDR (UpdateRuntimeConfig) and the network plugin is configured
             self.runtime.cni = BridgeCNI(cidrs, self.cni_disk)
+        self._fast_status_update(now, out)
         for uid in self.statics:
             self._enqueue(POD, uid)
 
@@ -300,7 +316,8 @@ class Kubelet(ClientComponent):
             delay = min(REGISTER_BACKOFF_INITIAL_MS << min(self._register_failures - 1, 16), REGISTER_BACKOFF_MAX_MS)
             o.set_timer(REGISTER_TIMER, delay)
 
-        self.client.create(now, out, "nodes", node_status.initial_node(self.config, now), on_done=done)
+        self.client.create(now, out, "nodes", node_status.initial_node(self.config, now, self.network_error),
+                           on_done=done)
 
     def _post_node_status(self, now: int, out: Out, try_number: int = 0) -> None:
         """updateNodeStatus: try `try_number` of NODE_STATUS_UPDATE_RETRY. The first reads the Node from this
@@ -348,7 +365,7 @@ class Kubelet(ClientComponent):
         cidrs_changed = bool(cidrs) and cidrs != self._status_pod_cidrs
         if cidrs:
             self._status_pod_cidrs = cidrs
-        status = node_status.status(self.config, now, node.status)
+        status = node_status.status(self.config, now, node.status, self.network_error)
         last = self._last_status_report
         due = last is None or now - last >= self.config.node_status_report_period_ms
         if not (cidrs_changed or due or node_status.status_changed(node.status, status)):
@@ -367,11 +384,51 @@ class Kubelet(ClientComponent):
         new = evolve(node, metadata=evolve(node.metadata, resource_version=""), status=status)
         self.client.update_status(now, out, "nodes", new, on_done=wrote, **self.heartbeat)
 
+    def _fast_status_update(self, now: int, out: Out) -> None:
+        """fastNodeStatusUpdate, within NODE_READY_GRACE_PERIOD_MS of this process's start and until the Node is
+        first seen Ready: when the Node as read is not Ready but its recomputed status is, write that status at once
+        (the lastStatusReportTime and the podCIDRs seen are updated as by a regular write), after which the fast
+        update is over, as it is once the Node reads Ready. Nothing to do while the network is not ready (the Node's
+        next change tries again); tried again after FAST_STATUS_PERIOD_MS while another status write is in flight
+        (syncNodeStatusMux) or when the write failed. Its own write does not hold up the regular sync."""
+        if self._fast_status_done or now - self._started_at >= NODE_READY_GRACE_PERIOD_MS:
+            return
+        node = self.nodes.get("", self.config.node)
+        if node is not None and node_status.is_ready(node):
+            self._fast_status_done = True
+            return
+        if not self.registered or node is None or self.network_error is not None or self._fast_status_in_flight:
+            return
+        if self._node_status_in_flight:
+            return
+        if self._node_status_in_flight:
+            out.set_timer(FAST_STATUS_TIMER, FAST_STATUS_PERIOD_MS)
+            return
+        self._fast_status_in_flight = True
+        self._status_pod_cidrs = node_status.pod_cidrs(node)
+
+        def wrote(t: int, response: Response, o: Out) -> None:
+            self._fast_status_in_flight = False
+            if response.ok:
+                self._last_status_report = t
+                self._fast_status_done = True
+            else:
+                o.set_timer(FAST_STATUS_TIMER, FAST_STATUS_PERIOD_MS)
+
+        new = evolve(node, metadata=evolve(node.metadata, resource_version=""),
+                     status=node_status.status(self.config, now, node.status))
+        self.client.update_status(now, out, "nodes", new, on_done=wrote, **self.heartbeat)
+
     # -- pod workers -------------------------------------------------------------------------------------------
 
     @property
     def network_ready(self) -> bool:
         return self.runtime.cni is not None
+
+    @property
+    def network_error(self) -> Optional[str]:
+        """runtimeState.networkErrors: None once the runtime's CNI is configured, else the runtime's error."""
+        return None if self.network_ready else RUNTIME_NETWORK_NOT_READY
 
     def _liveness_failed(self, uid: str):
         def failed(container: str, cid: str) -> bool:
@@ -423,7 +480,7 @@ class Kubelet(ClientComponent):
     def _admission_node(self, now: int) -> Any:
         """getNodeAnyWay: the informer's Node, or the Node this kubelet would register."""
         node = self.nodes.get("", self.config.node)
-        return node if node is not None else node_status.initial_node(self.config, now)
+        return node if node is not None else node_status.initial_node(self.config, now, self.network_error)
 
     def _is_active(self, worker: PodWorker) -> bool:
         status = self.status.get(worker.uid) or worker.pod.status

@@ -7,7 +7,9 @@ kubernetes.io/os, kubernetes.io/arch; capacity and allocatable cpu, memory, ephe
 KubeletConfig; addresses InternalIP (node_ip) and Hostname; the daemon endpoint 10250; and the conditions the setters
 produce, in their order: MemoryPressure, DiskPressure, PIDPressure (False, "has sufficient …") and Ready
 (True, KubeletReady, `kubelet is posting ready status`), each updated where it is in the Node's list, the
-conditions of other writers kept. A 409 AlreadyExists is fine (the Node is there from
+conditions of other writers kept. Ready is False (KubeletNotReady, the runtime's network error as its message)
+while the container runtime's network is not ready, i.e. until the CNI plugin is configured from the Node's
+podCIDR (setters.go ReadyCondition with runtimeState.networkErrors, kmodel.kubelet.cni). A 409 AlreadyExists is fine (the Node is there from
 an earlier run). Then every nodeStatusUpdateFrequency (10 s) it recomputes the status from the Node it reads
 (`status`: lastHeartbeatTime = now for every condition, lastTransitionTime kept unless the condition's status
 changed, as the setters keep it) and writes it to nodes/status only when it differs from the Node's in more
@@ -37,6 +39,10 @@ from kmodel.objects.fastevolve import evolve
 KUBELET_PORT = 10250
 KUBELET_VERSION = "v1.31.0"
 
+#: Ready while the runtime's network is not ready (setters.go ReadyCondition: the runtime state's errors,
+#: aggregated, are the message)
+NOT_READY_REASON = "KubeletNotReady"
+
 # (type, status, reason, message), in the order nodestatus setters append them.
 CONDITIONS: tuple[tuple[str, str, str, str], ...] = (
     ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
@@ -56,14 +62,18 @@ def resources(config: KubeletConfig) -> dict:
                        "pods": parse_quantity(str(config.max_pods))})
 
 
-def conditions(now: int, old: tuple = ()) -> tuple:
+def conditions(now: int, old: tuple = (), network_error: Optional[str] = None) -> tuple:
     """The kubelet's four conditions with heartbeat now, lastTransitionTime kept from `old` while the status is the
     same, beside the conditions of other writers (node-problem-detector's, a user's), which are kept as they are:
     each of upstream's setters (nodestatus/setters.go) finds its own type in node.Status.Conditions and updates it
-    in place, or appends it when it is missing, so every condition stays where it was and the others are left."""
+    in place, or appends it when it is missing, so every condition stays where it was and the others are left.
+    With a `network_error` (the runtime's network is not ready) Ready is False, reason KubeletNotReady, the error
+    as its message."""
     previous = {c.type: c for c in old}
     own = {}
     for typ, status, reason, message in CONDITIONS:
+        if typ == "Ready" and network_error is not None:
+            status, reason, message = "False", NOT_READY_REASON, network_error
         before = previous.get(typ)
         transition = before.last_transition_time if before is not None and before.status == status else now
         own[typ] = NodeCondition(type=typ, status=status, last_heartbeat_time=now, last_transition_time=transition,
@@ -90,10 +100,19 @@ def _static_fields(config: KubeletConfig) -> dict:
     )
 
 
-def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None) -> NodeStatus:
-    """The status the kubelet posts (from the Node as last read, `old`)."""
+def status(config: KubeletConfig, now: int, old: Optional[NodeStatus] = None,
+           network_error: Optional[str] = None) -> NodeStatus:
+    """The status the kubelet posts (from the Node as last read, `old`); `network_error`: the runtime's network
+    is not ready, with that error (see `conditions`)."""
     base = old if old is not None else NodeStatus()
-    return evolve(base, conditions=conditions(now, base.conditions), **_static_fields(config))
+    return evolve(base, conditions=conditions(now, base.conditions, network_error), **_static_fields(config))
+
+
+def is_ready(node_obj: Optional[Node]) -> bool:
+    """Whether the Node's Ready condition is True (a missing Node or condition is not)."""
+    if node_obj is None:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in node_obj.status.conditions)
 
 
 #: NodeStatus's fields but the conditions, and a NodeCondition's (type first) but its heartbeat, as tuples
@@ -110,11 +129,12 @@ def status_changed(old: NodeStatus, new: NodeStatus) -> bool:
     return sorted(map(_CONDITION_FIELDS, old.conditions)) != sorted(map(_CONDITION_FIELDS, new.conditions))
 
 
-def initial_node(config: KubeletConfig, now: int) -> Node:
-    """initialNode: what registration creates."""
+def initial_node(config: KubeletConfig, now: int, network_error: Optional[str] = None) -> Node:
+    """initialNode: what registration creates (setNodeStatus runs on it, so Ready is False while the runtime's
+    network is not ready, `network_error`)."""
     node = config.node
     return Node(metadata=ObjectMeta(name=node, labels=frozen_map(node_labels(node))), spec=NodeSpec(),
-                status=status(config, now))
+                status=status(config, now, network_error=network_error))
 
 
 def pod_cidrs(node_obj: Optional[Node]) -> tuple[str, ...]:

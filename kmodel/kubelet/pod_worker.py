@@ -38,6 +38,7 @@ from typing import Callable, Iterable, Optional
 import attrs
 
 from kmodel.kubelet import completion
+from kmodel.kubelet.cni import RUNTIME_NETWORK_NOT_READY
 from kmodel.kubelet.runtime import (
     ContainerConfig, ContainerMetadata, ContainerRuntime, ContainerState, CRIError, PodSandboxConfig,
     PodSandboxMetadata, PodSandboxState, PortMapping, SandboxResources, POD_UID_LABEL,
@@ -50,8 +51,7 @@ POD_NAME_LABEL = "io.kubernetes.pod.name"
 POD_NAMESPACE_LABEL = "io.kubernetes.pod.namespace"
 CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
 
-NETWORK_NOT_READY = ("network is not ready: container runtime network not ready: NetworkReady=false "
-                     "reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized")
+NETWORK_NOT_READY = f"network is not ready: {RUNTIME_NETWORK_NOT_READY}"
 
 
 @attrs.define

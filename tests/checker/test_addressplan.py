@@ -36,8 +36,8 @@ def test_the_small_plans_run_out_of_service_addresses_within_an_example():
     assert tight.max == 6 and tight.range_offset == 0
     small = ServiceIPAllocator(PLANS[1].service_cidr, random.Random(0))
     assert (small.max, small.range_offset) == (30, 16)  # 14 dynamic addresses, then the static block
-    # eight node blocks: more than the five nodes an example has (a node without a block stays Ready in the model)
-    assert CidrSet(PLANS[2].cluster_cidr, PLANS[2].node_cidr_mask_size).max_cidrs == 8
+    # four node blocks: fewer than the five nodes an example can have, so a node can be left without a podCIDR
+    assert CidrSet(PLANS[2].cluster_cidr, PLANS[2].node_cidr_mask_size).max_cidrs == 4
 
 
 @settings(max_examples=60, database=None, derandomize=True)
@@ -88,6 +88,6 @@ def test_a_violation_says_the_address_plan_it_ran_on_unless_the_default():
     violation = {"invariant": "no-cidr-leak", "message": "m", "trace": "t.json", "steps": 3,
                  "address_plan": plan_text(attrs.evolve(ClusterConfig(), **PLANS[2].fields()))}
     lines = violation_lines(violation, "kmodel replay")
-    assert "  address plan: tight (services 10.96.0.0/29, pods 10.244.0.0/25 by /28)" in lines
+    assert "  address plan: tight (services 10.96.0.0/29, pods 10.244.0.0/26 by /28)" in lines
     del violation["address_plan"]
     assert not any("address plan" in line for line in violation_lines(violation, "kmodel replay"))

@@ -49,3 +49,18 @@ def test_a_condition_of_another_writer_is_kept_where_it_is():
     missing = status(CONFIG, 12_000, attrs.evolve(posted, conditions=(theirs, posted.conditions[3])))
     assert [c.type for c in missing.conditions] == ["example.com/Checked", "Ready", "MemoryPressure",
                                                     "DiskPressure", "PIDPressure"]
+
+
+def test_ready_is_false_while_the_runtime_network_is_not_and_turns_true_with_a_new_transition_time():
+    """setters.go ReadyCondition: the runtime state's network error makes Ready False, reason KubeletNotReady, the
+    error as its message; the pressure conditions are not touched."""
+    posted = initial_node(CONFIG, 1_000, network_error="container runtime network not ready: x").status
+    by_type = {c.type: c for c in posted.conditions}
+    ready = by_type["Ready"]
+    assert (ready.status, ready.reason, ready.message) == ("False", "KubeletNotReady",
+                                                           "container runtime network not ready: x")
+    assert by_type["MemoryPressure"].status == "False"
+    configured = status(CONFIG, 5_000, posted)
+    turned = next(c for c in configured.conditions if c.type == "Ready")
+    assert (turned.status, turned.reason, turned.last_transition_time) == ("True", "KubeletReady", 5_000)
+    assert status_changed(posted, configured)
