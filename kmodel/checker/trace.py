@@ -84,6 +84,8 @@ def config_to_json(config: ClusterConfig) -> dict[str, Any]:
     for flag in GC_FLAGS:
         if not out[flag]:
             out.pop(flag)  # a trace without it ran a GC that did not (see config_from_json)
+    if out["cni_ipam"] == attrs.fields(ClusterConfig).cni_ipam.default:
+        out.pop("cni_ipam")  # a trace without it ran kindnet's CNI range layout, as traces before
     return out
 
 

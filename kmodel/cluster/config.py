@@ -12,6 +12,7 @@ import attrs
 
 from kmodel.fixes import check_fixes
 from kmodel.component.registry import default_components
+from kmodel.kubelet.cni import IPAM_LAYOUTS
 
 
 
@@ -21,6 +22,11 @@ def __getattr__(name: str) -> Any:
     if name == "DEFAULT_COMPONENTS":
         return default_components()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _check_cni_ipam(instance: Any, attribute: Any, value: str) -> None:
+    if value not in IPAM_LAYOUTS:
+        raise ValueError(f"unknown cni_ipam {value!r}: use one of {', '.join(IPAM_LAYOUTS)}")
 
 
 def _names(value: Any) -> tuple[str, ...]:
@@ -58,6 +64,8 @@ class ClusterConfig:
     cluster_cidr: str = "10.244.0.0/16"
     node_cidr_mask_size: int = 24
     service_cidr: str = "10.96.0.0/12"
+    # how each node's CNI configuration lays out host-local's ranges in its podCIDR (kmodel.kubelet.cni.IPAM_LAYOUTS)
+    cni_ipam: str = attrs.field(default="podcidr", validator=_check_cni_ipam)
     # kubelet
     node_status_update_period_ms: int = 10_000  # nodeStatusUpdateFrequency
     node_status_report_period_ms: int = 300_000  # nodeStatusReportFrequency

@@ -10,8 +10,18 @@ network namespace path and the interface name, and the plugin's only memory is o
 dict `disk` standing for host-local's directory /var/lib/cni/networks/<network name>/; the caller (the node)
 owns it, so it survives a restart of the kubelet, of the runtime and of the plugin.
 
-ADD(container_id, netns, ifname): one host-local range set per podCIDR (two on a dual-stack node), each allocated
-in turn (kmodel.ipam.hostlocal: round robin after last_reserved_ip.<idx>, duplicate id/ifname refused). If range
+The configuration's ipam section is one host-local range set per podCIDR (two on a dual-stack node), laid out as
+one of `IPAM_LAYOUTS` from the podCIDR. kindnet and containerd's conf_template write the first, the podCIDR as
+the range's subnet and nothing else; an administrator who writes the node's configuration may keep part of the
+block for other uses (rangeStart/rangeEnd), put the bridge's gateway at the block's end, or split the block into
+several ranges of one range set, which host-local walks in turn:
+
+    podcidr        [{"subnet": <podCIDR>}]
+    middle         [{"subnet": <podCIDR>, "rangeStart": <first of its 2nd quarter>, "rangeEnd": <last of its 3rd>}]
+    gateway-last   [{"subnet": <podCIDR>, "gateway": <its last usable address>}]
+    halves         [{"subnet": <first half>}, {"subnet": <second half>}]
+
+ADD(container_id, netns, ifname): each range set allocated in turn (kmodel.ipam.hostlocal: round robin after last_reserved_ip.<idx>, duplicate id/ifname refused). If range
 set idx fails, the addresses already taken in this ADD are released and the error is upstream's
 `failed to allocate for range <idx>: <host-local error>`, e.g.
 `failed to allocate for range 0: no IP addresses available in range set: 10.244.1.1-10.244.1.254`. The result
@@ -31,8 +41,9 @@ the data path are modelled elsewhere); CHECK, STATUS, GC and VERSION are not mod
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
-from typing import MutableMapping, Sequence, Union
+from typing import Callable, MutableMapping, Sequence, Union
 
 from kmodel.ipam.hostlocal import HostLocalAllocator, HostLocalError, HostLocalRange, IPConfig
 
@@ -65,6 +76,34 @@ class CNIError(Exception):
         return self.msg
 
 
+def _podcidr(cidr: str) -> tuple[HostLocalRange, ...]:
+    return (HostLocalRange.parse(cidr),)
+
+
+def _middle(cidr: str) -> tuple[HostLocalRange, ...]:
+    net = ipaddress.ip_network(cidr)
+    quarter = net.num_addresses // 4
+    return (HostLocalRange.parse(cidr, range_start=str(net.network_address + quarter),
+                                 range_end=str(net.network_address + 3 * quarter - 1)),)
+
+
+def _gateway_last(cidr: str) -> tuple[HostLocalRange, ...]:
+    net = ipaddress.ip_network(cidr)
+    return (HostLocalRange.parse(cidr, gateway=str(net.broadcast_address - 1)),)
+
+
+def _halves(cidr: str) -> tuple[HostLocalRange, ...]:
+    return tuple(HostLocalRange.parse(str(half)) for half in ipaddress.ip_network(cidr).subnets(prefixlen_diff=1))
+
+
+#: the node's host-local range set for a podCIDR, by the name of its layout (see the module docstring); the
+#: first is what kindnet writes
+IPAM_LAYOUTS: dict[str, Callable[[str], tuple[HostLocalRange, ...]]] = {
+    "podcidr": _podcidr, "middle": _middle, "gateway-last": _gateway_last, "halves": _halves,
+}
+DEFAULT_IPAM_LAYOUT = "podcidr"
+
+
 @dataclass(frozen=True)
 class CNIInterface:
     name: str
@@ -86,9 +125,10 @@ class CNIResult:
 
 
 class BridgeCNI:
-    """The network configuration of one node: its name, bridge, and a host-local range set per podCIDR."""
+    """The network configuration of one node: its name, bridge, and a host-local range set per podCIDR, laid out
+    as IPAM_LAYOUTS[`layout`] says."""
 
-    __slots__ = ("network_name", "bridge", "ranges", "disk")
+    __slots__ = ("network_name", "bridge", "range_sets", "disk")
 
     def __init__(
         self,
@@ -96,17 +136,18 @@ class BridgeCNI:
         disk: MutableMapping[str, str],
         network_name: str = DEFAULT_NETWORK_NAME,
         bridge: str = DEFAULT_BRIDGE,
+        layout: str = DEFAULT_IPAM_LAYOUT,
     ) -> None:
         if isinstance(pod_cidrs, str):
             pod_cidrs = (pod_cidrs,)
         self.network_name = network_name
         self.bridge = bridge
-        self.ranges: tuple[HostLocalRange, ...] = tuple(HostLocalRange.parse(c) for c in pod_cidrs)
+        self.range_sets: tuple[tuple[HostLocalRange, ...], ...] = tuple(IPAM_LAYOUTS[layout](c) for c in pod_cidrs)
         self.disk = disk
 
     def _allocators(self) -> list[HostLocalAllocator]:
-        # ipamConf.Ranges: one range set (holding one range) per podCIDR, indexed in order.
-        return [HostLocalAllocator(r, self.disk, range_id=i) for i, r in enumerate(self.ranges)]
+        # ipamConf.Ranges: one range set per podCIDR, indexed in order.
+        return [HostLocalAllocator(r, self.disk, range_id=i) for i, r in enumerate(self.range_sets)]
 
     def add(self, container_id: str, netns: str, ifname: str) -> CNIResult:
         """ADD: give the container's interface an address from every range set (see the module docstring)."""

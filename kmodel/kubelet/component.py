@@ -294,7 +294,7 @@ class Kubelet(ClientComponent):
         cidrs = node_status.pod_cidrs(node)
         if cidrs and self.runtime.cni is None:
             # the runtime gets the pod CIDR (UpdateRuntimeConfig) and the network plugin is configured
-            self.runtime.cni = BridgeCNI(cidrs, self.cni_disk)
+            self.runtime.cni = BridgeCNI(cidrs, self.cni_disk, layout=self.config.cni_ipam)
         self._fast_status_update(now, out)
         for uid in self.statics:
             self._enqueue(POD, uid)
@@ -721,6 +721,7 @@ def make(ctx: Any) -> list[Component]:
             max_pods=config.max_pods, node_status_update_period_ms=config.node_status_update_period_ms,
             node_status_report_period_ms=config.node_status_report_period_ms,
             lease_duration_seconds=config.lease_duration_seconds,
-            lease_renew_interval_ms=config.lease_renew_interval_ms, static_pods=tuple(config.static_pods_of(node)))
+            lease_renew_interval_ms=config.lease_renew_interval_ms, static_pods=tuple(config.static_pods_of(node)),
+            cni_ipam=config.cni_ipam)
         out.append(Kubelet(kc, ctx.apiservers, node_token(node), ctx.switches))
     return out

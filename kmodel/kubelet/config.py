@@ -29,3 +29,5 @@ class KubeletConfig:
     restart_backoff_initial_ms: int = 10_000  # container restart backoff (CrashLoopBackOff)
     restart_backoff_max_ms: int = 300_000
     static_pods: tuple = ()  # the manifest folder: Pod objects
+    #: how the node's CNI configuration lays out host-local's ranges in the podCIDR (kmodel.kubelet.cni.IPAM_LAYOUTS)
+    cni_ipam: str = "podcidr"
