@@ -19,8 +19,17 @@ then plans real clusters are given that run out within an example's few Services
               the node lifecycle controller taints it not-ready and the scheduler places nothing there
 
 Each plan is one kube-apiserver and kube-controller-manager would start with (the service range between 8
-and 2^20 addresses, the node mask not shorter than the cluster's). A configuration whose plan is not the
-default's (a test's own ClusterConfig) keeps it: nothing is drawn. The session's configuration holds the
+and 2^20 addresses, the node mask not shorter than the cluster's). An administrator may give flags they refuse
+instead: an example that draws the default plan then draws one of `REFUSED_PLANS` or none, checks that the
+model's start checks (kmodel.ipam.startup) refuse it, and runs the default plan, as the administrator would
+once the process stopped with that error; a plan the model would start with is a `PlanNotRefused` error.
+
+The tight plan's nodes are small enough for host-local's range layout to matter, so an example that draws it
+also draws how the nodes' CNI configuration lays out host-local's ranges in the podCIDR (ClusterConfig.cni_ipam,
+one of kmodel.kubelet.cni.IPAM_LAYOUTS: kindnet's, the podCIDR alone, first; then an administrator's, with a
+rangeStart and rangeEnd, the gateway at the block's end, or the block in two ranges). The others keep kindnet's.
+
+A configuration whose plan is not the default's (a test's own ClusterConfig) keeps it: nothing is drawn. The session's configuration holds the
 plan and the trace records its configuration, so `kmodel replay`, the minimizer and the regression seeds
 rebuild the plan an example ran on.
 """
@@ -32,6 +41,8 @@ from hypothesis import strategies as st
 from hypothesis.control import current_build_context, currently_in_test_context
 
 from kmodel.cluster import ClusterConfig
+from kmodel.ipam.startup import address_flags_refusal
+from kmodel.kubelet.cni import DEFAULT_IPAM_LAYOUT, IPAM_LAYOUTS
 
 
 @attrs.frozen
@@ -42,6 +53,8 @@ class AddressPlan:
     service_cidr: str
     cluster_cidr: str
     node_cidr_mask_size: int
+    #: the CNI range layouts an example of this plan draws from (kmodel.kubelet.cni.IPAM_LAYOUTS), kindnet's first
+    cni_ipam: tuple[str, ...] = (DEFAULT_IPAM_LAYOUT,)
 
     def fields(self) -> dict[str, object]:
         """The plan as ClusterConfig's fields."""
@@ -55,8 +68,20 @@ PLANS: tuple[AddressPlan, ...] = (
     AddressPlan("default", _DEFAULT.service_cidr.default, _DEFAULT.cluster_cidr.default,
                 _DEFAULT.node_cidr_mask_size.default),
     AddressPlan("small", "10.96.0.0/27", "10.244.0.0/23", 26),
-    AddressPlan("tight", "10.96.0.0/29", "10.244.0.0/26", 28),
+    AddressPlan("tight", "10.96.0.0/29", "10.244.0.0/26", 28, cni_ipam=tuple(IPAM_LAYOUTS)),
 )
+#: flags an administrator may give that kube-apiserver or kube-controller-manager refuses to start with
+REFUSED_PLANS: tuple[AddressPlan, ...] = (
+    AddressPlan("services-too-large", "10.96.0.0/11", _DEFAULT.cluster_cidr.default,
+                _DEFAULT.node_cidr_mask_size.default),
+    AddressPlan("services-too-small", "10.96.0.0/30", _DEFAULT.cluster_cidr.default,
+                _DEFAULT.node_cidr_mask_size.default),
+    AddressPlan("cluster-smaller-than-a-node", _DEFAULT.service_cidr.default, "10.244.0.0/25", 24),
+)
+
+
+class PlanNotRefused(AssertionError):
+    """The model's start checks accept a plan that kube-apiserver or kube-controller-manager refuses."""
 
 
 def plan_of(config: ClusterConfig) -> AddressPlan | None:
@@ -69,16 +94,27 @@ def plan_of(config: ClusterConfig) -> AddressPlan | None:
 
 def draw_address_plan(config: ClusterConfig) -> ClusterConfig:
     """`config` with a plan of PLANS drawn as the current Hypothesis example's next choice, when it runs the
-    default plan; otherwise (a plan of its own), or outside a Hypothesis example, `config` as it is."""
-    if plan_of(config) is not PLANS[0] or not currently_in_test_context():
+    default plan and kindnet's layout; otherwise (a plan or layout of its own), or outside a Hypothesis example, `config` as it is. The default
+    plan draws a refused plan or none next (refused: PlanNotRefused unless the model refuses it), a plan with
+    several CNI range layouts draws one of them (see the module docstring)."""
+    own = plan_of(config) is not PLANS[0] or config.cni_ipam != DEFAULT_IPAM_LAYOUT
+    if own or not currently_in_test_context():
         return config
-    plan = current_build_context().data.draw(st.sampled_from(PLANS))
-    return attrs.evolve(config, **plan.fields())
+    data = current_build_context().data
+    plan = data.draw(st.sampled_from(PLANS))
+    if plan is PLANS[0]:
+        refused = data.draw(st.sampled_from((None, *REFUSED_PLANS)))
+        if refused is not None and address_flags_refusal(**refused.fields()) is None:
+            raise PlanNotRefused(f"the model starts with the address plan {refused.name}, which upstream refuses")
+    layout = data.draw(st.sampled_from(plan.cni_ipam)) if len(plan.cni_ipam) > 1 else plan.cni_ipam[0]
+    return attrs.evolve(config, **plan.fields(), cni_ipam=layout)
 
 
 def plan_text(config: ClusterConfig) -> str:
-    """The plan of `config` as a report says it: ``tight (services 10.96.0.0/29, pods 10.244.0.0/26 by /28)``."""
+    """The plan of `config` as a report says it: ``tight (services 10.96.0.0/29, pods 10.244.0.0/26 by /28)``,
+    with its CNI range layout when it is not kindnet's (``..., host-local layout halves)``)."""
     plan = plan_of(config)
     name = plan.name if plan is not None else "own"
+    layout = f", host-local layout {config.cni_ipam}" if config.cni_ipam != DEFAULT_IPAM_LAYOUT else ""
     return (f"{name} (services {config.service_cidr}, pods {config.cluster_cidr} by "
-            f"/{config.node_cidr_mask_size})")
+            f"/{config.node_cidr_mask_size}{layout})")

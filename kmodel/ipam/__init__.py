@@ -4,6 +4,7 @@
 - hostlocal: the host-local CNI IPAM plugin (pod IPs out of the node's pod CIDR) over a dict standing for its
              on-disk directory, used by the kubelet's CNI.
 - serviceip: the API server's ClusterIP allocator for the service CIDR.
+- startup:   the start checks kube-apiserver and kube-controller-manager run on the address flags.
 
 Each reproduces its upstream's algorithm and error texts; see the module docstrings for the sources and for
 every place the model departs from them.
