@@ -39,7 +39,7 @@ from kmodel.checker.own_crd_actions import (
     canonical, own_kinds,
 )
 from kmodel.checker.preconditions import once_per_step
-from kmodel.checker.schema_draws import breakages, broken, pick_breakage, valid
+from kmodel.checker.schema_draws import drawn_part
 from kmodel.checker.rulebook import RuleFamily, rule
 
 
@@ -50,10 +50,7 @@ DELETE_CRD_ODDS = 10
 
 def _drawn(data: Any, kind: CustomKind, part: str, breakage: int) -> Any:
     """A value of `kind`'s top-level property `part` drawn from its schema, broken as the `breakage` draw says."""
-    schema = kind.part(part)
-    value = {part: data.draw(valid(schema), label=f"{kind.kind}.{part}")}
-    chosen = pick_breakage(breakage, breakages(schema, (part,)))
-    return broken(value, chosen) if chosen is not None else value
+    return drawn_part(data, kind.part(part), part, breakage, f"{kind.kind}.{part}")
 
 
 class OwnCrdRules(RuleFamily):

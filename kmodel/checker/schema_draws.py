@@ -164,6 +164,14 @@ def broken(value: Any, breakage: Breakage) -> Any:
     return out
 
 
+def drawn_part(data: Any, schema: dict, part: str, breakage: int, label: str) -> dict:
+    """{part: a value of `schema`} drawn with Hypothesis' `data` (labelled `label`), broken as the `breakage` INDEX
+    draw says (pick_breakage): a custom object's top-level property (spec, status) drawn from its schema."""
+    value = {part: data.draw(valid(schema), label=label)}
+    chosen = pick_breakage(breakage, breakages(schema, (part,)))
+    return broken(value, chosen) if chosen is not None else value
+
+
 def pick_breakage(index: int, found: Sequence[Breakage]) -> Any:
     """The breakage an INDEX draw names: each at its own index from 1 on, none (a valid value) at 0, where it
     shrinks, and everywhere past them, so most drawn values are valid."""
