@@ -7,26 +7,36 @@ discovery when it runs, so an object applied while the CRD is missing (or after 
 kubectl itself (`no matches for kind "Database" ... ensure CRDs are installed first`), and one applied after
 the CRD is established goes to the API server, which validates it against the CRD's schema.
 
-* `ApplyCRD`: kubectl apply of the Database CRD (`DATABASE_CRD`, the example of docs/crds.md: namespaced,
-  spec.engine required and enumerated, spec.replicas 0..5, status and scale subresources);
-* `ApplyDatabase`: kubectl apply of a Database in default, in one of `SHAPES`: valid, or invalid in one way
-  (the API server's 422, or 400 for an unknown field under kubectl's strict field validation);
-* `WriteDatabaseStatus`: kubectl patch --subresource=status of status.replicas (what an operator writes), or
-  one that also carries spec.replicas (the status subresource ignores every change outside status);
+* `ApplyCRD`: kubectl apply of the Database CRD in one of `CRD_RELEASES` (applying another is an update of the
+  CRD that its stored objects live through): `basic` (`DATABASE_CRD`: namespaced, spec.engine required
+  and enumerated, spec.replicas 0..5, status and scale subresources), `example` (`EXAMPLE_CRD`,
+  examples/crd.yaml: spec.version, spec.storage, spec.tags, spec.config, status.selector read by the scale
+  subresource, a served v1beta1), `tightened` (the example with at most 3 replicas and 2 tags: objects stored
+  before keep values the new schema refuses, which an update may leave as they are: validation ratcheting);
+* `ApplyCRDAndDatabase`: kubectl apply of a release of the CRD, then of a Database;
+* `ApplyDatabase`: kubectl apply of a Database in default with its replicas, in one of `SHAPES`:
+  valid, or invalid in one way (the API server's 422, or 400 for an unknown field under kubectl's strict field
+  validation), or held by a finalizer; a spec drawn from the stored CRD's schema goes as own_crd_actions.ApplyCustomObject;
+* `WriteDatabaseStatus`: kubectl patch --subresource=status of status.replicas (what an operator writes), with
+  status.selector at times, or one that also carries spec.replicas (the status subresource ignores every change
+  outside status);
 * `ScaleDatabase`: kubectl scale (a merge patch of the scale subresource; the schema bounds spec.replicas), or
   kubectl patch --subresource=scale with a merge or a JSON patch, which may send a negative count (ValidateScale's
   422; kubectl scale refuses one before sending);
 * `DeleteDatabase`: kubectl delete with a propagation policy;
-* `DeleteCRD`: kubectl delete of the CRD: its objects are deleted, then it goes (docs/crds.md).
+* `ReleaseDatabase`: kubectl patch of a Database's finalizers to none;
+* `DeleteCRD`: kubectl delete of the CRD with a propagation policy: its objects are deleted, then it goes
+  (docs/crds.md).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar, Optional
 
 import attrs
 
-from kmodel.checker.access_actions import CASCADE, one_of
+from kmodel.checker.access_actions import CASCADE, HOLD, one_of
 from kmodel.checker.actions import Action
 from kmodel.checker.simpler import Simplest, default, earlier
 from kmodel.cluster import Cluster, Delete, Scale
@@ -43,8 +53,16 @@ MAX_REPLICAS = 5
 #: how ScaleDatabase sends the count: kubectl scale first (what a draw shrinks to), then kubectl patch
 #: --subresource=scale with a merge patch, and with a JSON patch
 SCALE_WAYS: tuple[str, ...] = ("scale", "merge", "json")
-#: what ApplyDatabase sends: a valid object first (what a draw shrinks to), then one invalid way each
-SHAPES: tuple[str, ...] = ("valid", "negative-replicas", "unsupported-engine", "missing-engine", "unknown-field")
+#: what ApplyDatabase sends: a valid object first (what a draw shrinks to), then one invalid way each, then a
+#: valid one that its operator holds with a finalizer (HOLD: a CRD deleted meanwhile stays Terminating on it)
+SHAPES: tuple[str, ...] = ("valid", "negative-replicas", "unsupported-engine", "missing-engine", "unknown-field",
+                           "held")
+#: the status.selector WriteDatabaseStatus may send (the label selector of the Database's pods)
+SELECTOR = "app=database"
+#: the Database CRD's releases ApplyCRD applies: the first (what a draw shrinks to), then later ones
+CRD_RELEASES: tuple[str, ...] = ("basic", "example", "tightened")
+#: the tightened release's bounds: below the example's (MAX_REPLICAS replicas, 3 tags)
+TIGHT_REPLICAS, TIGHT_TAGS = 3, 2
 
 DATABASE_CRD: dict = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -68,9 +86,45 @@ DATABASE_CRD: dict = {
 }
 
 
-def database_manifest(name: str, replicas: int, shape: str = "valid") -> dict:
-    """A Database named `name` with `replicas`, valid or broken the way `shape` says."""
-    spec: dict[str, Any] = {"engine": ENGINES[0], "replicas": replicas}
+def _example() -> dict:
+    """examples/crd.yaml (tests/checker/test_crd_rules.py keeps the two the same): DATABASE_CRD with spec.version,
+    spec.storage, spec.tags, spec.config, status.selector (the scale subresource's labelSelectorPath) and
+    status.phase, and a served v1beta1 that stores nothing of its own."""
+    crd = copy.deepcopy(DATABASE_CRD)
+    v1 = crd["spec"]["versions"][0]
+    v1["subresources"]["scale"]["labelSelectorPath"] = ".status.selector"
+    properties = v1["schema"]["openAPIV3Schema"]["properties"]
+    properties["spec"]["properties"].update({
+        "version": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)*$", "maxLength": 10},
+        "storage": {"x-kubernetes-int-or-string": True},
+        "tags": {"type": "array", "maxItems": 3, "items": {"type": "string", "minLength": 1}},
+        "config": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    })
+    properties["status"]["properties"].update({"selector": {"type": "string"},
+                                               "phase": {"type": "string", "nullable": True}})
+    crd["spec"]["versions"].append({"name": "v1beta1", "served": True, "storage": False, "schema": {
+        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}})
+    return crd
+
+
+EXAMPLE_CRD = _example()
+
+
+def _tightened() -> dict:
+    """The example CRD with spec.replicas at most TIGHT_REPLICAS and spec.tags at most TIGHT_TAGS items."""
+    crd = copy.deepcopy(EXAMPLE_CRD)
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    spec["replicas"]["maximum"], spec["tags"]["maxItems"] = TIGHT_REPLICAS, TIGHT_TAGS
+    return crd
+
+
+#: each release's manifest, by name
+CRDS: dict[str, dict] = {"basic": DATABASE_CRD, "example": EXAMPLE_CRD, "tightened": _tightened()}
+
+
+def database_manifest(name: str, replicas: int, shape: str = "valid", engine: str = ENGINES[0]) -> dict:
+    """A Database named `name` with `engine` and `replicas`, valid or broken the way `shape` says."""
+    spec: dict[str, Any] = {"engine": engine, "replicas": replicas}
     if shape == "negative-replicas":
         spec["replicas"] = -1
     elif shape == "unsupported-engine":
@@ -79,8 +133,10 @@ def database_manifest(name: str, replicas: int, shape: str = "valid") -> dict:
         del spec["engine"]
     elif shape == "unknown-field":
         spec["size"] = "large"
-    return {"apiVersion": f"{GROUP}/v1", "kind": "Database", "metadata": {"name": name, "namespace": "default"},
-            "spec": spec}
+    metadata: dict[str, Any] = {"name": name, "namespace": "default"}
+    if shape == "held":
+        metadata["finalizers"] = [HOLD]
+    return {"apiVersion": f"{GROUP}/v1", "kind": "Database", "metadata": metadata, "spec": spec}
 
 
 _database = attrs.field(validator=one_of(DATABASES))
@@ -88,16 +144,20 @@ _database = attrs.field(validator=one_of(DATABASES))
 
 @attrs.frozen
 class ApplyCRD(Action):
-    """kubectl apply the Database CustomResourceDefinition (again: an unchanged patch)."""
+    """kubectl apply the Database CustomResourceDefinition in its release `release` (the stored one again: an
+    unchanged patch; another: an update of the CRD, its schema looser or tighter)."""
 
     kind: ClassVar[str] = "apply-crd"
+    simplest: ClassVar[Simplest] = (("release", earlier(CRD_RELEASES)),)
+    release: str = attrs.field(default=CRD_RELEASES[0], validator=one_of(CRD_RELEASES))
 
     @property
     def name(self) -> str:
-        return f"kubectl apply customresourcedefinition {CRD_NAME}"
+        release = "" if self.release == CRD_RELEASES[0] else f" ({self.release})"
+        return f"kubectl apply customresourcedefinition {CRD_NAME}{release}"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(Apply(DATABASE_CRD))
+        cluster.submit(Apply(CRDS[self.release]))
 
 
 @attrs.frozen
@@ -121,24 +181,56 @@ class ApplyDatabase(Action):
 
 
 @attrs.frozen
+class ApplyCRDAndDatabase(Action):
+    """kubectl apply of the Database CRD in its release `release`, then kubectl apply of a Database (two
+    invocations, as a script runs them: the second maps the kind once the first has made it served), as whoever
+    installs the CRD, or ships a new release of it, applies it with the objects it serves. Upgrading, the rule
+    sends the Database with the replicas it has stored and the other engine: where the new release refuses those
+    replicas (tightened), the update leaves them as they are and validation ratcheting lets it through."""
+
+    kind: ClassVar[str] = "apply-crd-and-database"
+    simplest: ClassVar[Simplest] = (("release", earlier(CRD_RELEASES)), ("replicas", default(0)),
+                                    ("engine", earlier(ENGINES)))
+    release: str = attrs.field(validator=one_of(CRD_RELEASES))
+    database: str = _database
+    replicas: int = at_least(0, default=attrs.field(default=1, validator=attrs.validators.in_(range(MAX_REPLICAS + 1))))
+    engine: str = attrs.field(default=ENGINES[0], validator=one_of(ENGINES))
+
+    @property
+    def name(self) -> str:
+        return (f"kubectl apply customresourcedefinition {CRD_NAME} ({self.release}); kubectl apply database "
+                f"{self.database} ({self.replicas} replicas, {self.engine})")
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Apply(CRDS[self.release]))
+        cluster.submit(Apply(database_manifest(self.database, self.replicas, engine=self.engine)))
+
+
+@attrs.frozen
 class WriteDatabaseStatus(Action):
-    """kubectl patch database --subresource=status: status.replicas, as the Database's operator reports it."""
+    """kubectl patch database --subresource=status: status.replicas (and status.selector when `selector`), as the
+    Database's operator reports it."""
 
     kind: ClassVar[str] = "write-database-status"
-    simplest: ClassVar[Simplest] = (("replicas", default(0)), ("spec_replicas", default(None)))
+    simplest: ClassVar[Simplest] = (("replicas", default(0)), ("spec_replicas", default(None)),
+                                    ("selector", default(False)))
     database: str = _database
     replicas: int = at_least(0, default=attrs.field(default=0, validator=attrs.validators.in_(range(MAX_REPLICAS + 1))))
     #: spec.replicas sent in the same status patch (None: none); the status subresource ignores it
     spec_replicas: Optional[int] = attrs.field(default=None, validator=attrs.validators.optional(
         attrs.validators.in_(range(MAX_REPLICAS + 1))))
+    #: status.selector SELECTOR sent too (the scale subresource reads it where the CRD names labelSelectorPath)
+    selector: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     @property
     def name(self) -> str:
         spec = "" if self.spec_replicas is None else f", spec.replicas={self.spec_replicas}"
-        return f"kubectl patch database {self.database} --subresource=status (status.replicas={self.replicas}{spec})"
+        selector = f", status.selector={SELECTOR}" if self.selector else ""
+        return (f"kubectl patch database {self.database} --subresource=status (status.replicas={self.replicas}"
+                f"{selector}{spec})")
 
     def apply(self, cluster: Cluster) -> None:
-        patch: dict = {"status": {"replicas": self.replicas}}
+        patch: dict = {"status": {"replicas": self.replicas, **({"selector": SELECTOR} if self.selector else {})}}
         if self.spec_replicas is not None:
             patch["spec"] = {"replicas": self.spec_replicas}
         cluster.submit(Patch(PLURAL, "default", self.database, patch, subresource="status"))
@@ -200,14 +292,36 @@ class DeleteDatabase(Action):
 
 
 @attrs.frozen
-class DeleteCRD(Action):
-    """kubectl delete the Database CRD: every Database is deleted, then the CRD goes."""
+class ReleaseDatabase(Action):
+    """kubectl patch database --type=merge of metadata.finalizers to null: the finalizers taken off by hand, as one
+    unsticks a CRD left Terminating on an object whose operator is gone."""
 
-    kind: ClassVar[str] = "delete-crd"
+    kind: ClassVar[str] = "release-database"
+    database: str = _database
 
     @property
     def name(self) -> str:
-        return f"kubectl delete customresourcedefinition {CRD_NAME}"
+        return f"kubectl patch database {self.database} --type=merge (metadata.finalizers: null)"
 
     def apply(self, cluster: Cluster) -> None:
-        cluster.submit(Delete("customresourcedefinitions", "", CRD_NAME))
+        cluster.submit(Patch(PLURAL, "default", self.database, {"metadata": {"finalizers": None}}))
+
+
+@attrs.frozen
+class DeleteCRD(Action):
+    """kubectl delete the Database CRD, with --cascade when `propagation_policy` is set: every Database is
+    deleted, then the CRD goes. The first delete of a CRD leaves the policy aside (apiextensions' registry only
+    marks it Terminating); a second, while Databases are left, is the generic one and the policy's finalizer
+    (foregroundDeletion, orphan) is the garbage collector's to remove."""
+
+    kind: ClassVar[str] = "delete-crd"
+    simplest: ClassVar[Simplest] = (("propagation_policy", default("")),)
+    propagation_policy: str = attrs.field(default="", validator=one_of(("", *CASCADE)))
+
+    @property
+    def name(self) -> str:
+        cascade = f" --cascade={CASCADE[self.propagation_policy]}" if self.propagation_policy else ""
+        return f"kubectl delete customresourcedefinition {CRD_NAME}{cascade}"
+
+    def apply(self, cluster: Cluster) -> None:
+        cluster.submit(Delete("customresourcedefinitions", "", CRD_NAME, propagation_policy=self.propagation_policy))

@@ -38,14 +38,18 @@ def _precondition(rule_name: str):
 
 
 def test_the_rules_preconditions_answer_as_their_plain_predicates():
-    no_crd, any_deletable = _precondition("apply_crd"), _precondition("delete_with_options")
+    creatable, any_deletable = _precondition("apply_crd"), _precondition("delete_with_options")
+    established = _precondition("delete_database")
     machine = SmallMachine()
     machine.check_invariants()
-    assert no_crd(machine) is (not machine._crd_stored()) is True
+    assert creatable(machine) is (not machine._crd_apply_queued()) is True
+    assert established(machine) is machine._established() is False
     assert any_deletable(machine) is bool(machine._deletable())
     machine.session.execute(ApplyCRD())
+    assert creatable(machine) is (not machine._crd_apply_queued()) is False  # queued, not yet stored
     machine.session.execute(RunEvents(60))
-    assert no_crd(machine) is (not machine._crd_stored()) is False
+    assert creatable(machine) is (not machine._crd_stored()) is False
+    assert established(machine) is machine._established() is True
     machine.teardown()
 
 
