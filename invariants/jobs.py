@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from kmodel.invariants._history import PODS, kept_ledger
+from kmodel.invariants._history import PODS, audit_since, kept_ledger
 from kmodel.invariants.inputs import writes
 from kmodel.invariants.registry import LIVENESS, SAFETY, invariant
 
@@ -24,6 +24,8 @@ JOBS = "/registry/jobs/"
 TRACKING = "batch.kubernetes.io/job-tracking"
 #: batch/v1 JobCompletionIndexAnnotation: an Indexed Job's pod's completion index
 INDEX = "batch.kubernetes.io/job-completion-index"
+#: the Job controller's user (its service account): the one whose releases job-finalizer-after-counting judges
+JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
 
 
 def _indexed(job: Any) -> bool:
@@ -77,7 +79,9 @@ class _Ledger:
         self.succeeded: dict[str, set] = {}
         self.failed: dict[str, set] = {}
         self.jobs: dict[str, Any] = {}  # job uid -> the Job now (absent: gone)
-        self.released: list[str] = []
+        #: releases that break the rule if the Job controller made them: (revision, message), until
+        #: job-finalizer-after-counting reads who did (`releases_by_the_controller`)
+        self.released: list[tuple[int, str]] = []
         #: job uid -> the completion indexes of its pods that ever succeeded (Indexed Jobs)
         self.succeeded_indexes: dict[str, set] = {}
         #: violations of job-completed-indexes-kept found so far
@@ -123,9 +127,9 @@ class _Ledger:
             if index in _completed(job) or not 0 <= index < (job.spec.completions or 0):
                 return  # counted by its index in completedIndexes, or a pod with no index to count, never counted
         where = f"revision {rev}: pod {pod.metadata.namespace}/{pod.metadata.name} ({pod.status.phase})"
-        self.released.append(f"{where} lost its {TRACKING} finalizer while Job {job.metadata.namespace}/"
-                             f"{job.metadata.name} did not list it in status.uncountedTerminatedPods: a finished pod "
-                             f"may be deleted before it is counted")
+        self.released.append((rev, f"{where} lost its {TRACKING} finalizer while Job {job.metadata.namespace}/"
+                                   f"{job.metadata.name} did not list it in status.uncountedTerminatedPods: a finished "
+                                   f"pod may be deleted before it is counted"))
 
     def _judge_kept(self, rev: int, before: Any, job: Any) -> None:
         lost = sorted(set(_completed(before)) - set(_completed(job)))
@@ -163,11 +167,26 @@ def job_pods_counted_once(cluster: Any, memo: dict) -> Iterator[str]:
 @invariant("job-finalizer-after-counting", kind=SAFETY, principle="level-driven reconciliation",
            reads=(writes(PODS, JOBS),))
 def job_finalizer_after_counting(cluster: Any, memo: dict) -> Iterator[str]:
-    """A finished pod of a running Job loses its tracking finalizer only once the Job's stored status lists it in
-    uncountedTerminatedPods, or for a succeeded pod of an Indexed Job its index in completedIndexes (the finalizer
-    keeps the pod until it is counted; a pod of a Job gone, being deleted or finished, or an Indexed Job's pod with
-    no valid index, is released without counting)."""
-    yield from _ledger(cluster, memo).released
+    """The Job controller releases a finished pod of a running Job from its tracking finalizer only once the Job's
+    stored status lists it in uncountedTerminatedPods, or for a succeeded pod of an Indexed Job its index in
+    completedIndexes (the finalizer keeps the pod until it is counted; a pod of a Job gone, being deleted or
+    finished, or an Indexed Job's pod with no valid index, is released without counting). Who released it is read
+    from the audit trail: a user who removes the finalizer by hand takes the pod's count on themselves."""
+    ledger = _ledger(cluster, memo)
+    bad: list = memo.setdefault("bad", [])
+    records = cluster.audit.records
+    start, end = memo.get("pos", 0), len(records)
+    memo["pos"] = end
+    if ledger.released:
+        audited = audit_since(cluster, memo, start, end)
+        for rev, message in ledger.released:
+            # the request that made the revision: the first audit record at or after it (requests are handled
+            # one at a time); a user's or another component's removal is theirs, not the Job controller's
+            by = next((r for r in audited if r.revision >= rev), None)
+            if by is None or by.user == JOB_CONTROLLER:
+                bad.append(message)
+        ledger.released.clear()
+    yield from bad
 
 
 @invariant("job-complete-has-its-completions", kind=SAFETY, principle="level-driven reconciliation",

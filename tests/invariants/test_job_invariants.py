@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from kmodel.apiserver.authentication import service_account_token
 from kmodel.cluster import DEFAULT_COMPONENTS, Cluster, ClusterConfig
 from kmodel.cluster.kubectl import Apply, Delete
 from kmodel.invariants.registry import LIVENESS, REGISTRY, SAFETY, registered
@@ -42,6 +43,10 @@ def owned_pod(owner: Any, name: str, *, annotations: dict | None = None, tracked
         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": meta.name, "uid": meta.uid,
                              "controller": True}]},
         "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+
+
+#: the Job controller's token: the releases job-finalizer-after-counting judges are its own
+AS_JOB_CONTROLLER = service_account_token("job-controller")
 
 
 def check(cluster: Cluster, name: str, memo: dict) -> list[str]:
@@ -110,10 +115,24 @@ def test_finalizer_after_counting_fails_when_a_finished_pod_is_released_uncounte
     memo: dict = {}
     assert check(c, "job-finalizer-after-counting", memo) == []
     release = {"metadata": {"finalizers": []}}
-    assert call(c, "patch", "pods", "default", "manual-1", body=release).code == 200
+    assert call(c, "patch", "pods", "default", "manual-1", body=release, token=AS_JOB_CONTROLLER).code == 200
     found = check(c, "job-finalizer-after-counting", memo)
     assert len(found) == 1 and "pod default/manual-1 (Succeeded) lost its batch.kubernetes.io/job-tracking " \
                                "finalizer while Job default/manual did not list it" in found[0]
+
+
+def test_finalizer_after_counting_leaves_a_users_removal_of_the_finalizer_to_the_user():
+    c = Cluster(ClusterConfig(nodes=1, components=NO_JOB_CONTROLLER))
+    c.submit(Apply(job("manual", completions=1, parallelism=1)))
+    c.run_for(2 * S)
+    owner = c.get("jobs", "default", "manual")
+    assert call(c, "create", "pods", "default", body=owned_pod(owner, "manual-1")).code == 201
+    c.run_for(20 * S)
+    memo: dict = {}
+    assert check(c, "job-finalizer-after-counting", memo) == []
+    # an administrator's `kubectl edit` removing the finalizer: the audit trail says who released the pod
+    assert call(c, "patch", "pods", "default", "manual-1", body={"metadata": {"finalizers": []}}).code == 200
+    assert check(c, "job-finalizer-after-counting", memo) == []
 
 
 def test_finished_jobs_release_pods_fails_while_a_finished_jobs_pod_keeps_the_finalizer():
@@ -213,7 +232,7 @@ def test_finalizer_after_counting_takes_a_succeeded_pod_counted_by_its_index():
 def test_finalizer_after_counting_fails_for_an_indexed_pod_released_before_its_index_is_listed():
     c, _ = _indexed_without_controller()
     release = {"metadata": {"finalizers": []}}
-    assert call(c, "patch", "pods", "default", "manual-0-a", body=release).code == 200
+    assert call(c, "patch", "pods", "default", "manual-0-a", body=release, token=AS_JOB_CONTROLLER).code == 200
     found = check(c, "job-finalizer-after-counting", {})
     assert len(found) == 1 and "pod default/manual-0-a (Succeeded) lost its" in found[0]
 
