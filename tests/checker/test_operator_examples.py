@@ -38,9 +38,9 @@ def test_kmodel_check_drives_the_objects_of_the_tenant_crd_and_still_passes(tmp_
     """The operator's registration brings the Tenant CRD: the campaign adds the rules of its objects
     (kmodel/checker/own_crd_rules.py), each drawn from its schema, and the operator's guarantees still hold."""
     report = tmp_path / "report"
-    # with every known fix of upstream bugs on: the operator's guarantees are what is judged here (seed 18 draws
+    # with every known fix of upstream bugs on: the operator's guarantees are what is judged here (seed 23 draws
     # each of the four rules below)
-    assert main(["check", "--component", TENANT, "--nodes", "1", "--examples", "40", "--seed", "18", "--fix", "all",
+    assert main(["check", "--component", TENANT, "--nodes", "1", "--examples", "40", "--seed", "23", "--fix", "all",
                  "--report", str(report)]) == 0
     rules = json.loads((report / "report.json").read_text())["rules"]
     for rule in ("apply_custom_object", "write_custom_status", "delete_custom_object", "delete_own_crd"):
