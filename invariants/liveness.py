@@ -240,7 +240,12 @@ def _said(cond: Any) -> str:
 @invariant("converges-endpoints", kind=LIVENESS, principle="level-driven reconciliation")
 def converges_endpoints(cluster: Any, memo: dict) -> Iterator[str]:
     """Each Service with a selector has Endpoints whose subsets are exactly what its live pods imply (ready pods
-    in addresses, the others in notReadyAddresses)."""
+    in addresses, the others in notReadyAddresses); but a Service of a namespace being deleted whose Endpoints
+    are gone is owed none: the NamespaceLifecycle admission plugin refuses every create in a Terminating
+    namespace, the endpoints controller's too, so a Service a finalizer keeps there stays without Endpoints
+    until the namespace is gone."""
+    terminating = {ns.metadata.name for ns in _objects(cluster, memo, "namespaces")
+                   if ns.metadata.deletion_timestamp is not None}
     for ns in _namespaces(cluster, memo):
         pods = _in(cluster, memo, "pods", ns)
         endpoints = {e.metadata.name: e for e in _in(cluster, memo, "endpoints", ns)}
@@ -250,6 +255,8 @@ def converges_endpoints(cluster: Any, memo: dict) -> Iterator[str]:
             selected = [p for p in pods
                         if all(p.metadata.labels.get(k) == v for k, v in svc.spec.selector.items())]
             current = endpoints.get(svc.metadata.name)
+            if current is None and ns in terminating:
+                continue  # a create the API server refuses (see the docstring)
             if current is None or not endpoints_match(current, svc, selected):
                 have = "no Endpoints" if current is None else f"Endpoints {current.subsets}"
                 yield (f"service {ns}/{svc.metadata.name} has {have}, not what its "
