@@ -66,13 +66,17 @@ def service_reachability(cluster: Any, memo: dict) -> Iterator[str]:
     longer serves the port the clients send to (SERVICE_PORT, TCP: its ports edited) is not judged: the kernel
     rightly refuses a request to a port no Service rule has; nor is a headless Service (clusterIP None): the model's
     clients address Services by their virtual IP only, and it has none (its clients would look its pods up in DNS,
-    which the model does not have)."""
+    which the model does not have); nor is a Service being deleted that a finalizer keeps: upstream's EndpointSlice
+    controller makes no slice for it (its reconciler's finalize skips creates while the Service has a
+    deletionTimestamp, so as not to race the garbage collector), and it serves until its slices are gone."""
     for client in _clients(cluster):
         for target in record(client, "targets"):
             namespace, _, name = target.partition("/")
             service = cluster.get("services", namespace, name)
             if service is None or not _serves(service, SERVICE_PORT) or service.spec.cluster_ip == "None":
                 continue  # a headless Service has no virtual IP: its clients resolve its pods' IPs by DNS
+            if service.metadata.deletion_timestamp is not None:
+                continue  # being deleted: owed no new slices (see the docstring)
             ready = _ready_pods_of(cluster, service)
             if not ready:
                 continue
