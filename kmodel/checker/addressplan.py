@@ -28,6 +28,10 @@ The tight plan's nodes are small enough for host-local's range layout to matter,
 also draws how the nodes' CNI configuration lays out host-local's ranges in the podCIDR (ClusterConfig.cni_ipam,
 one of kmodel.kubelet.cni.IPAM_LAYOUTS: kindnet's, the podCIDR alone, first; then an administrator's, with a
 rangeStart and rangeEnd, the gateway at the block's end, or the block in two ranges). The others keep kindnet's.
+A plan whose block holds fewer pod addresses than the kubelet's --max-pods (110) also lowers --max-pods to the
+addresses its layout gives (`fitted_max_pods`: small 61; tight 13, 8 with `middle`, 10 with `halves`), as an
+administrator sizing nodes' blocks does, so a node's pods never outnumber its addresses; host-local runs dry
+only when an address outlives its pod.
 
 A configuration whose plan is not the default's (a test's own ClusterConfig) keeps it: nothing is drawn. The session's configuration holds the
 plan and the trace records its configuration, so `kmodel replay`, the minimizer and the regression seeds
@@ -36,13 +40,15 @@ rebuild the plan an example ran on.
 
 from __future__ import annotations
 
+import ipaddress
+
 import attrs
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context, currently_in_test_context
 
 from kmodel.cluster import ClusterConfig
 from kmodel.ipam.startup import address_flags_refusal
-from kmodel.kubelet.cni import DEFAULT_IPAM_LAYOUT, IPAM_LAYOUTS
+from kmodel.kubelet.cni import DEFAULT_IPAM_LAYOUT, IPAM_LAYOUTS, pod_addresses
 
 
 @attrs.frozen
@@ -107,7 +113,18 @@ def draw_address_plan(config: ClusterConfig) -> ClusterConfig:
         if refused is not None and address_flags_refusal(**refused.fields()) is None:
             raise PlanNotRefused(f"the model starts with the address plan {refused.name}, which upstream refuses")
     layout = data.draw(st.sampled_from(plan.cni_ipam)) if len(plan.cni_ipam) > 1 else plan.cni_ipam[0]
-    return attrs.evolve(config, **plan.fields(), cni_ipam=layout)
+    return attrs.evolve(config, **plan.fields(), cni_ipam=layout,
+                        max_pods=fitted_max_pods(config.max_pods, plan, layout))
+
+
+def fitted_max_pods(max_pods: int, plan: AddressPlan, layout: str) -> int:
+    """The kubelet's --max-pods on a node of `plan` whose CNI lays its block out as `layout`: `max_pods`, or
+    fewer where the block has fewer pod addresses. An administrator who gives nodes small blocks sets --max-pods
+    to fit them (GKE derives each node's block from its maximum pods per node), so the scheduler stops at a
+    full node ("Too many pods") before host-local runs dry; left at 110 on a /28, pods would sit Pending on a
+    Ready node for want of an address, a configuration mistake rather than a behaviour of Kubernetes."""
+    first_block = next(ipaddress.ip_network(plan.cluster_cidr).subnets(new_prefix=plan.node_cidr_mask_size))
+    return min(max_pods, pod_addresses(str(first_block), layout))
 
 
 def plan_text(config: ClusterConfig) -> str:

@@ -104,6 +104,15 @@ IPAM_LAYOUTS: dict[str, Callable[[str], tuple[HostLocalRange, ...]]] = {
 DEFAULT_IPAM_LAYOUT = "podcidr"
 
 
+def pod_addresses(cidr: str, layout: str = DEFAULT_IPAM_LAYOUT) -> int:
+    """How many pod addresses host-local hands out of the podCIDR `cidr` laid out as `layout`: every address of
+    each range from rangeStart to rangeEnd but the range's gateway, which the allocator skips."""
+    count = 0
+    for r in IPAM_LAYOUTS[layout](cidr):
+        count += int(r.range_end) - int(r.range_start) + 1 - (1 if r.contains(r.gateway) else 0)
+    return count
+
+
 @dataclass(frozen=True)
 class CNIInterface:
     name: str

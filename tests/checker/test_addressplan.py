@@ -8,7 +8,7 @@ import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kmodel.checker.addressplan import PLANS, draw_address_plan, plan_of, plan_text
+from kmodel.checker.addressplan import PLANS, draw_address_plan, fitted_max_pods, plan_of, plan_text
 from kmodel.checker.draws import CLUSTER_IPS, cluster_ips
 from kmodel.checker.trace import config_from_json
 from kmodel.cluster import ClusterConfig
@@ -47,6 +47,8 @@ def test_an_example_draws_every_plan_and_keeps_a_plan_of_its_own(data):
     drawn = draw_address_plan(ClusterConfig(nodes=2))
     assert drawn.nodes == 2 and plan_of(drawn) is not None
     met.add(plan_of(drawn).name)
+    # the kubelet's --max-pods fits the node's block as laid out, so the scheduler stops before host-local does
+    assert drawn.max_pods == fitted_max_pods(110, plan_of(drawn), drawn.cni_ipam) <= 110
     own = ClusterConfig(service_cidr="10.0.0.0/24")
     assert draw_address_plan(own) == own
 
@@ -54,6 +56,14 @@ def test_an_example_draws_every_plan_and_keeps_a_plan_of_its_own(data):
 def test_every_plan_is_met():
     test_an_example_draws_every_plan_and_keeps_a_plan_of_its_own()
     assert test_an_example_draws_every_plan_and_keeps_a_plan_of_its_own.__dict__["met"] == {p.name for p in PLANS}
+
+
+def test_max_pods_is_lowered_to_the_addresses_of_a_small_block_only():
+    default, small, tight = PLANS
+    assert fitted_max_pods(110, default, "podcidr") == 110  # a /24 holds 253 pod addresses
+    assert fitted_max_pods(110, small, "podcidr") == 61
+    assert {layout: fitted_max_pods(110, tight, layout) for layout in tight.cni_ipam} == {
+        "podcidr": 13, "middle": 8, "gateway-last": 13, "halves": 10}
 
 
 def test_outside_an_example_nothing_is_drawn():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kmodel.kubelet.cni import IPAM_LAYOUTS, BridgeCNI, CNIError
+from kmodel.kubelet.cni import IPAM_LAYOUTS, BridgeCNI, CNIError, pod_addresses
 
 BLOCK = "10.244.0.16/28"  # .16-.31: network .16, broadcast .31
 
@@ -53,3 +53,14 @@ def test_a_released_address_comes_back_after_the_walk_wraps_past_the_range_end()
         cni.add(f"c{i}", f"/ns/{i}", "eth0")
     cni.delete("c2", "/ns/2", "eth0")
     assert cni.add("again", "/ns/a", "eth0").pod_ips == ("10.244.0.22",)
+
+
+@pytest.mark.parametrize("layout", IPAM_LAYOUTS)
+def test_pod_addresses_counts_what_host_local_hands_out_before_it_runs_dry(layout):
+    cni = BridgeCNI(BLOCK, {}, layout=layout)
+    handed = 0
+    with pytest.raises(CNIError, match="no IP addresses available"):
+        while True:
+            cni.add(f"c{handed}", f"/ns/{handed}", "eth0")
+            handed += 1
+    assert pod_addresses(BLOCK, layout) == handed
