@@ -17,6 +17,11 @@ backend reads and writes files, and `HostLocalAllocator` holds nothing but confi
 
 A range is a subnet with an inclusive [rangeStart, rangeEnd] (default: network+1 .. broadcast-1 for IPv4, the last
 address for IPv6) and a gateway (default network+1) which the iterator skips. /31 and /32 (/127, /128) are refused.
+The configuration's `ranges` is a list of range sets, each a list of ranges; `load_range_sets` checks it as the
+plugin does on every call (allocator/config.go, range_set.go, range.go, v1.5), with upstream's errors: no range
+set (`no IP ranges specified`); in range set <i> (`invalid range set <i>: ...`) a subnet of /31 or /32 (`Network
+<subnet> too small to allocate from`), with host bits set, a rangeStart or rangeEnd outside it, no range, ranges
+of two families, two ranges that overlap; two range sets that overlap (`range set <i> overlaps with <j>`).
 
 allocate(id, ifname) first refuses a second address for the same id/ifname in this range set (CNI forbids duplicate
 allocation), then walks round robin: it starts just after the last reserved address if that is still inside the
@@ -35,7 +40,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Iterator, MutableMapping, Optional, Sequence, Union
+from typing import Iterable, Iterator, Mapping, MutableMapping, Optional, Sequence, Union
 
 from kmodel.ipam.errors import IPAMError
 
@@ -227,18 +232,45 @@ def _last_ip(network: IPNetwork) -> IPAddress:
     return last - 1 if network.version == 4 else last
 
 
-def canonical_range_set(ranges: Sequence[HostLocalRange]) -> tuple[HostLocalRange, ...]:
-    """RangeSet.Canonicalize for already-canonical ranges: non-empty, one family, no overlaps."""
-    if not ranges:
+def canonical_range_set(ranges: Iterable[HostLocalRange]) -> tuple[HostLocalRange, ...]:
+    """RangeSet.Canonicalize: non-empty, one family, no overlaps. `ranges` may be a generator that canonicalizes
+    each configured range as the check reaches it (load_range_sets), so that, as upstream's loop does, a range of
+    another family than the first is refused before a later range is canonicalized."""
+    canonical: list[HostLocalRange] = []
+    for r in ranges:
+        if canonical and r.range_start.version != canonical[0].range_start.version:
+            raise HostLocalError("mixed address families")
+        canonical.append(r)
+    if not canonical:
         raise HostLocalError("empty range set")
-    family = ranges[0].range_start.version
-    if any(r.range_start.version != family for r in ranges):
-        raise HostLocalError("mixed address families")
-    for i, first in enumerate(ranges):
-        for second in ranges[i + 1:]:
+    for i, first in enumerate(canonical):
+        for second in canonical[i + 1:]:
             if first.overlaps(second):
                 raise HostLocalError(f"subnets {first} and {second} overlap")
-    return tuple(ranges)
+    return tuple(canonical)
+
+
+def load_range_sets(ranges: Sequence[Sequence[Mapping[str, str]]]) -> tuple[tuple[HostLocalRange, ...], ...]:
+    """allocator.LoadIPAMConfig's checks of the ipam section's `ranges` (a list of range sets, each a list of
+    {"subnet", "rangeStart", "rangeEnd", "gateway"} as the configuration file writes them): the canonical range
+    sets, or upstream's refusal, which the plugin returns on every ADD and DEL while the file stays as it is.
+    The CNI version check (one address per family before 0.3.0) is not modelled: the model's configuration
+    declares 1.0.0."""
+    if not ranges:
+        raise HostLocalError("no IP ranges specified")
+    sets = []
+    for i, configured in enumerate(ranges):
+        try:
+            sets.append(canonical_range_set(HostLocalRange.parse(
+                r["subnet"], r.get("rangeStart"), r.get("rangeEnd"), r.get("gateway")) for r in configured))
+        except HostLocalError as err:
+            raise HostLocalError(f"invalid range set {i}: {err}") from None
+    # no address of one range set may be in another (RangeSet.Overlaps: any two of their ranges overlap)
+    for i, first in enumerate(sets):
+        for j, second in enumerate(sets[i + 1:], start=i + 1):
+            if any(a.overlaps(b) for a in first for b in second):
+                raise HostLocalError(f"range set {i} overlaps with {j}")
+    return tuple(sets)
 
 
 def range_set_str(ranges: Sequence[HostLocalRange]) -> str:

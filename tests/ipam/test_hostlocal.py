@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from kmodel.ipam.hostlocal import HostLocalAllocator, HostLocalError, HostLocalRange
+from kmodel.ipam.hostlocal import HostLocalAllocator, HostLocalError, HostLocalRange, load_range_sets
 
 
 def allocator(subnets: list[str], taken: dict[str, str] | None = None, last_ip: str | None = None):
@@ -225,3 +225,39 @@ def test_range_set_validation() -> None:
 def test_range_start_on_the_gateway_is_skipped() -> None:
     alloc = HostLocalAllocator(HostLocalRange.parse("10.0.0.0/29", range_start="10.0.0.1"), {})
     assert str(alloc.allocate("a", "eth0").ip) == "10.0.0.2"
+
+
+# upstream's vectors (containernetworking/plugins v1.5.1 allocator/config_test.go), then each refusal of a range
+@pytest.mark.parametrize("ranges, error", [
+    ([[{"subnet": "10.1.2.0/24"}, {"subnet": "10.2.2.0/24"}],
+      [{"subnet": "10.1.4.0/24"}, {"subnet": "10.1.6.0/24"}, {"subnet": "10.1.8.0/24"}, {"subnet": "10.1.2.0/24"}]],
+     "range set 0 overlaps with 1"),
+    ([[{"subnet": "10.1.0.0/22"}, {"subnet": "10.1.2.0/24"}]],
+     "invalid range set 0: subnets 10.1.0.1-10.1.3.254 and 10.1.2.1-10.1.2.254 overlap"),
+    ([[{"subnet": "10.1.0.0/22"}, {"subnet": "2001:db8:5::/64"}]], "invalid range set 0: mixed address families"),
+    ([], "no IP ranges specified"),
+    ([[{"subnet": "10.1.0.0/24"}], []], "invalid range set 1: empty range set"),
+    ([[{"subnet": "10.1.0.0/31"}]], "invalid range set 0: Network 10.1.0.0/31 too small to allocate from"),
+    ([[{"subnet": "10.1.0.1/24"}]],
+     "invalid range set 0: Network has host bits set. For a subnet mask of length 24 the network address is 10.1.0.0"),
+    ([[{"subnet": "10.1.0.0/24", "rangeStart": "10.1.1.5"}]], "invalid range set 0: RangeStart 10.1.1.5 not in network "
+                                                               "10.1.0.0/24"),
+    ([[{"subnet": "10.1.0.0/24", "rangeEnd": "10.1.1.5"}]], "invalid range set 0: RangeEnd 10.1.1.5 not in network "
+                                                             "10.1.0.0/24"),
+    # a range of another family is refused before a later range is canonicalized, as upstream's loop does
+    ([[{"subnet": "10.1.0.0/24"}, {"subnet": "2001:db8:5::/64"}, {"subnet": "10.2.0.0/31"}]],
+     "invalid range set 0: mixed address families"),
+])
+def test_a_configuration_upstream_refuses_is_refused_with_its_error(ranges, error) -> None:
+    with pytest.raises(HostLocalError) as refused:
+        load_range_sets(ranges)
+    assert str(refused.value) == error
+
+
+def test_a_valid_configuration_loads_as_its_canonical_range_sets() -> None:
+    sets = load_range_sets([[{"subnet": "10.1.0.0/24", "rangeStart": "10.1.0.10", "rangeEnd": "10.1.0.20",
+                              "gateway": "10.1.0.254"}, {"subnet": "10.2.0.0/30"}],
+                            [{"subnet": "2001:db8:5::/64"}]])
+    assert [[str(r) for r in s] for s in sets] == [["10.1.0.10-10.1.0.20", "10.2.0.1-10.2.0.2"],
+                                                   ["2001:db8:5::1-2001:db8:5:0:ffff:ffff:ffff:ffff"]]
+    assert str(sets[0][0].gateway) == "10.1.0.254"
