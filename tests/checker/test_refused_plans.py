@@ -16,7 +16,8 @@ from kmodel.kubelet.cni import IPAM_LAYOUTS
 UPSTREAM = {
     "services-too-large": "specified --service-cluster-ip-range is too large; for 32-bit addresses, the mask must be "
                           ">= 12",
-    "services-too-small": "the service cluster IP range must be at least 8 IP addresses",
+    "services-too-small": "error determining service IP ranges for primary service cidr: the service cluster IP "
+                          "range must be at least 8 IP addresses",
     "cluster-smaller-than-a-node": "Controller: Invalid --cluster-cidr, mask size of cluster CIDR must be less than "
                                    "or equal to --node-cidr-mask-size configured for CIDR family",
 }
