@@ -22,7 +22,17 @@ Each plan is one kube-apiserver and kube-controller-manager would start with (th
 and 2^20 addresses, the node mask not shorter than the cluster's). An administrator may give flags they refuse
 instead: an example that draws the default plan then draws one of `REFUSED_PLANS` or none, checks that the
 model's start checks (kmodel.ipam.startup) refuse it, and runs the default plan, as the administrator would
-once the process stopped with that error; a plan the model would start with is a `PlanNotRefused` error.
+once the process stopped with that error; a plan the model would start with is a `PlanNotRefused` error:
+
+    services-too-large           10.96.0.0/11: over 2^20 ClusterIPs
+    services-too-small           10.96.0.0/30: under 8
+    cluster-smaller-than-a-node  10.244.0.0/25 cut into /24
+    ipv6-services-too-large      fd00:10:96::/64, the size IPv6 subnets usually have (kube-apiserver counts its
+                                 2^64 addresses capped at 2^63-1 while it completes its options, then refuses
+                                 more than 2^20)
+    ipv6-node-blocks-too-many    fd00:10:244::/56 cut into /120: 2^64 blocks where the node IPAM allows 2^16
+
+The model runs one IPv4 family (docs/differences.md): the IPv6 plans are only checked, never run.
 
 The tight plan's nodes are small enough for host-local's range layout to matter, so an example that draws it
 also draws how the nodes' CNI configuration lays out host-local's ranges in the podCIDR (ClusterConfig.cni_ipam,
@@ -83,6 +93,10 @@ REFUSED_PLANS: tuple[AddressPlan, ...] = (
     AddressPlan("services-too-small", "10.96.0.0/30", _DEFAULT.cluster_cidr.default,
                 _DEFAULT.node_cidr_mask_size.default),
     AddressPlan("cluster-smaller-than-a-node", _DEFAULT.service_cidr.default, "10.244.0.0/25", 24),
+    # an IPv6 cluster given a /64 service range, the size IPv6 subnets usually have: 2^64 addresses
+    AddressPlan("ipv6-services-too-large", "fd00:10:96::/64", "fd00:10:244::/56", 64),
+    # IPv6 node blocks of 256 addresses, as IPv4's /24, cut from a /56: 2^64 blocks, the node IPAM allows 2^16
+    AddressPlan("ipv6-node-blocks-too-many", "fd00:10:96::/112", "fd00:10:244::/56", 120),
 )
 
 

@@ -20,6 +20,9 @@ UPSTREAM = {
                           "range must be at least 8 IP addresses",
     "cluster-smaller-than-a-node": "Controller: Invalid --cluster-cidr, mask size of cluster CIDR must be less than "
                                    "or equal to --node-cidr-mask-size configured for CIDR family",
+    "ipv6-services-too-large": "specified --service-cluster-ip-range is too large; for 128-bit addresses, the mask "
+                               "must be >= 108",
+    "ipv6-node-blocks-too-many": "New CIDR set failed; the node CIDR size is too big",
 }
 
 
