@@ -34,6 +34,15 @@ once the process stopped with that error; a plan the model would start with is a
 
 The model runs one IPv4 family (docs/differences.md): the IPv6 plans are only checked, never run.
 
+The node's CNI configuration may be written wrong too. Every example, of any plan, then draws one of
+`REFUSED_RANGES` or none: a host-local `ranges` section an administrator may write for the node's block (a
+rangeStart or rangeEnd in the next block, the bridge's address as the subnet, a /31, the halves layout with the
+whole block as its first range, IPv4 and IPv6 blocks in one range set, an empty range set, no range set, the block
+given twice). It checks that the model's host-local (kmodel.ipam.hostlocal.load_range_sets) refuses it for the
+plan's first block, and runs the plan's own layout, as the administrator who reads the pods'
+FailedCreatePodSandBox events and fixes the file would; a configuration the model accepts is a `RangesNotRefused`
+error. Both checks are pure calls at draw time: no cluster runs a refused configuration.
+
 The tight plan's nodes are small enough for host-local's range layout to matter, so an example that draws it
 also draws how the nodes' CNI configuration lays out host-local's ranges in the podCIDR (ClusterConfig.cni_ipam,
 one of kmodel.kubelet.cni.IPAM_LAYOUTS: kindnet's, the podCIDR alone, first; then an administrator's, with a
@@ -51,12 +60,14 @@ rebuild the plan an example ran on.
 from __future__ import annotations
 
 import ipaddress
+from typing import Callable
 
 import attrs
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context, currently_in_test_context
 
 from kmodel.cluster import ClusterConfig
+from kmodel.ipam.hostlocal import HostLocalError, load_range_sets
 from kmodel.ipam.startup import address_flags_refusal
 from kmodel.kubelet.cni import DEFAULT_IPAM_LAYOUT, IPAM_LAYOUTS, pod_addresses
 
@@ -100,8 +111,41 @@ REFUSED_PLANS: tuple[AddressPlan, ...] = (
 )
 
 
+def _next_block(block: ipaddress.IPv4Network) -> ipaddress.IPv4Network:
+    return ipaddress.ip_network((block.broadcast_address + 1, block.prefixlen))
+
+
+#: host-local configurations an administrator may write for a node's block (its podCIDR) and host-local refuses
+#: (containernetworking/plugins v1.5 allocator/config.go, range_set.go, range.go): the ipam section's `ranges`,
+#: a list of range sets, each a list of ranges, by what is wrong
+REFUSED_RANGES: dict[str, Callable[[ipaddress.IPv4Network], list[list[dict[str, str]]]]] = {
+    # the next node's file copied, only its subnet changed: its rangeStart lies in the next block
+    "start-outside": lambda b: [[{"subnet": str(b), "rangeStart": str(_next_block(b).network_address + 4)}]],
+    # a rangeEnd written for two blocks as one range: the next block's last address
+    "end-outside": lambda b: [[{"subnet": str(b), "rangeEnd": str(_next_block(b).broadcast_address - 1)}]],
+    # the bridge's address written as the subnet: host bits set
+    "host-bits-set": lambda b: [[{"subnet": f"{b.network_address + 1}/{b.prefixlen}"}]],
+    # a /31 for the block's mask: no address to hand out
+    "subnet-31": lambda b: [[{"subnet": f"{b.network_address}/31"}]],
+    # the halves layout with the whole block as its first range: the two overlap
+    "overlapping-ranges": lambda b: [[{"subnet": str(b)}, {"subnet": str(list(b.subnets(1))[1])}]],
+    # a dual-stack node's IPv4 and IPv6 blocks in one range set instead of one set each
+    "mixed-families": lambda b: [[{"subnet": str(b)}, {"subnet": "fd00:10:244::/64"}]],
+    # a template's range set left empty
+    "empty-range-set": lambda b: [[]],
+    # a template rendered without the node's podCIDR
+    "no-ranges": lambda b: [],
+    # the block given twice, as two range sets, for two addresses per pod
+    "range-sets-overlap": lambda b: [[{"subnet": str(b)}], [{"subnet": str(b)}]],
+}
+
+
 class PlanNotRefused(AssertionError):
     """The model's start checks accept a plan that kube-apiserver or kube-controller-manager refuses."""
+
+
+class RangesNotRefused(AssertionError):
+    """The model's host-local accepts a range configuration that upstream's host-local refuses."""
 
 
 def plan_of(config: ClusterConfig) -> AddressPlan | None:
@@ -114,21 +158,41 @@ def plan_of(config: ClusterConfig) -> AddressPlan | None:
 
 def draw_address_plan(config: ClusterConfig) -> ClusterConfig:
     """`config` with a plan of PLANS drawn as the current Hypothesis example's next choice, when it runs the
-    default plan and kindnet's layout; otherwise (a plan or layout of its own), or outside a Hypothesis example, `config` as it is. The default
-    plan draws a refused plan or none next (refused: PlanNotRefused unless the model refuses it), a plan with
-    several CNI range layouts draws one of them (see the module docstring)."""
+    default plan and kindnet's layout; otherwise (a plan or layout of its own), or outside a Hypothesis example,
+    `config` as it is. The default plan draws a refused plan or none next (check_refused_plan), a plan with
+    several CNI range layouts draws one of them, and every plan then draws a refused host-local configuration or
+    none (check_refused_ranges; see the module docstring)."""
     own = plan_of(config) is not PLANS[0] or config.cni_ipam != DEFAULT_IPAM_LAYOUT
     if own or not currently_in_test_context():
         return config
     data = current_build_context().data
     plan = data.draw(st.sampled_from(PLANS))
     if plan is PLANS[0]:
-        refused = data.draw(st.sampled_from((None, *REFUSED_PLANS)))
-        if refused is not None and address_flags_refusal(**refused.fields()) is None:
-            raise PlanNotRefused(f"the model starts with the address plan {refused.name}, which upstream refuses")
+        check_refused_plan(data.draw(st.sampled_from((None, *REFUSED_PLANS))))
     layout = data.draw(st.sampled_from(plan.cni_ipam)) if len(plan.cni_ipam) > 1 else plan.cni_ipam[0]
+    check_refused_ranges(data.draw(st.sampled_from((None, *REFUSED_RANGES))), first_block(plan))
     return attrs.evolve(config, **plan.fields(), cni_ipam=layout,
                         max_pods=fitted_max_pods(config.max_pods, plan, layout))
+
+
+def check_refused_plan(refused: AddressPlan | None) -> None:
+    """PlanNotRefused unless the model's start checks refuse the plan `refused` (None: none drawn). Refused, the
+    example runs the default plan, as the administrator would once the process stopped with that error."""
+    if refused is not None and address_flags_refusal(**refused.fields()) is None:
+        raise PlanNotRefused(f"the model starts with the address plan {refused.name}, which upstream refuses")
+
+
+def check_refused_ranges(wrong: str | None, block: ipaddress.IPv4Network) -> None:
+    """RangesNotRefused unless the model's host-local refuses the configuration REFUSED_RANGES[`wrong`] for the
+    node block `block` (None: none drawn). Refused, the example runs the plan's own layout, as the administrator
+    who reads the pods' FailedCreatePodSandBox events and fixes the file would."""
+    if wrong is None:
+        return
+    try:
+        load_range_sets(REFUSED_RANGES[wrong](block))
+    except HostLocalError:
+        return
+    raise RangesNotRefused(f"the model's host-local accepts the range configuration {wrong}, which upstream refuses")
 
 
 def fitted_max_pods(max_pods: int, plan: AddressPlan, layout: str) -> int:
@@ -137,8 +201,12 @@ def fitted_max_pods(max_pods: int, plan: AddressPlan, layout: str) -> int:
     to fit them (GKE derives each node's block from its maximum pods per node), so the scheduler stops at a
     full node ("Too many pods") before host-local runs dry; left at 110 on a /28, pods would sit Pending on a
     Ready node for want of an address, a configuration mistake rather than a behaviour of Kubernetes."""
-    first_block = next(ipaddress.ip_network(plan.cluster_cidr).subnets(new_prefix=plan.node_cidr_mask_size))
-    return min(max_pods, pod_addresses(str(first_block), layout))
+    return min(max_pods, pod_addresses(str(first_block(plan)), layout))
+
+
+def first_block(plan: AddressPlan) -> ipaddress.IPv4Network:
+    """The first node block of `plan`'s cluster CIDR: the podCIDR of the first node to register."""
+    return next(ipaddress.ip_network(plan.cluster_cidr).subnets(new_prefix=plan.node_cidr_mask_size))
 
 
 def plan_text(config: ClusterConfig) -> str:
