@@ -36,12 +36,13 @@ The model runs one IPv4 family (docs/differences.md): the IPv6 plans are only ch
 
 The node's CNI configuration may be written wrong too. Every example, of any plan, then draws one of
 `REFUSED_RANGES` or none: a host-local `ranges` section an administrator may write for the node's block (a
-rangeStart or rangeEnd in the next block, the bridge's address as the subnet, a /31, the halves layout with the
-whole block as its first range, IPv4 and IPv6 blocks in one range set, an empty range set, no range set, the block
-given twice). It checks that the model's host-local (kmodel.ipam.hostlocal.load_range_sets) refuses it for the
-plan's first block, and runs the plan's own layout, as the administrator who reads the pods'
-FailedCreatePodSandBox events and fixes the file would; a configuration the model accepts is a `RangesNotRefused`
-error. Both checks are pure calls at draw time: no cluster runs a refused configuration.
+rangeStart or rangeEnd in the next block, rangeStart and rangeEnd swapped, the bridge's address as the subnet,
+a /31, the halves layout with the whole block as its first range, IPv4 and IPv6 blocks in one range set, an
+empty range set, no range set, a third range set overlapping the first). It checks that the model's host-local
+(kmodel.ipam.hostlocal.load_range_sets) refuses it for the plan's first block, and runs the plan's own layout,
+as the administrator who reads the pods' FailedCreatePodSandBox events and fixes the file would; a
+configuration the model accepts is a `RangesNotRefused` error. Both checks are pure calls at draw time: no
+cluster runs a refused configuration.
 
 The tight plan's nodes are small enough for host-local's range layout to matter, so an example that draws it
 also draws how the nodes' CNI configuration lays out host-local's ranges in the podCIDR (ClusterConfig.cni_ipam,
@@ -123,6 +124,11 @@ REFUSED_RANGES: dict[str, Callable[[ipaddress.IPv4Network], list[list[dict[str, 
     "start-outside": lambda b: [[{"subnet": str(b), "rangeStart": str(_next_block(b).network_address + 4)}]],
     # a rangeEnd written for two blocks as one range: the next block's last address
     "end-outside": lambda b: [[{"subnet": str(b), "rangeEnd": str(_next_block(b).broadcast_address - 1)}]],
+    # the middle layout's bounds swapped: upstream checks the rangeStart against the rangeEnd as written, and
+    # says it is not in the network
+    "start-after-end": lambda b: [[{"subnet": str(b),
+                                    "rangeStart": str(b.network_address + 3 * b.num_addresses // 4 - 1),
+                                    "rangeEnd": str(b.network_address + b.num_addresses // 4)}]],
     # the bridge's address written as the subnet: host bits set
     "host-bits-set": lambda b: [[{"subnet": f"{b.network_address + 1}/{b.prefixlen}"}]],
     # a /31 for the block's mask: no address to hand out
@@ -135,8 +141,9 @@ REFUSED_RANGES: dict[str, Callable[[ipaddress.IPv4Network], list[list[dict[str, 
     "empty-range-set": lambda b: [[]],
     # a template rendered without the node's podCIDR
     "no-ranges": lambda b: [],
-    # the block given twice, as two range sets, for two addresses per pod
-    "range-sets-overlap": lambda b: [[{"subnet": str(b)}], [{"subnet": str(b)}]],
+    # a dual-stack node's configuration given a third range set, the block's upper half, which the first holds
+    "range-sets-overlap": lambda b: [[{"subnet": str(b)}], [{"subnet": "fd00:10:244::/64"}],
+                                     [{"subnet": str(list(b.subnets(1))[1])}]],
 }
 
 

@@ -53,6 +53,7 @@ def test_only_the_tight_plan_draws_a_layout_and_kindnets_comes_first():
 UPSTREAM_RANGES = {
     "start-outside": "invalid range set 0: RangeStart 10.244.0.20 not in network 10.244.0.0/28",
     "end-outside": "invalid range set 0: RangeEnd 10.244.0.30 not in network 10.244.0.0/28",
+    "start-after-end": "invalid range set 0: RangeStart 10.244.0.11 not in network 10.244.0.0/28",
     "host-bits-set": "invalid range set 0: Network has host bits set. For a subnet mask of length 28 the network "
                      "address is 10.244.0.0",
     "subnet-31": "invalid range set 0: Network 10.244.0.0/31 too small to allocate from",
@@ -60,7 +61,7 @@ UPSTREAM_RANGES = {
     "mixed-families": "invalid range set 0: mixed address families",
     "empty-range-set": "invalid range set 0: empty range set",
     "no-ranges": "no IP ranges specified",
-    "range-sets-overlap": "range set 0 overlaps with 1",
+    "range-sets-overlap": "range set 0 overlaps with 2",
 }
 
 
@@ -99,7 +100,8 @@ def test_examples_meet_every_layout_of_the_tight_plan_and_kindnets_elsewhere():
 
 def test_examples_meet_every_refused_range_configuration_and_run_the_plans_own_layout(monkeypatch):
     checked = []
-    monkeypatch.setattr(addressplan, "load_range_sets", lambda ranges: checked.append(ranges) or load_range_sets(ranges))
+    monkeypatch.setattr(addressplan, "load_range_sets",
+                        lambda ranges: checked.append(ranges) or load_range_sets(ranges))
     draw_many()
     drawn = {str(ranges) for ranges in checked}
     assert drawn == {str(make(first_block(plan))) for make in REFUSED_RANGES.values() for plan in PLANS}
