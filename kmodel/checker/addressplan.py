@@ -38,7 +38,7 @@ The node's CNI configuration may be written wrong too. Every example, of any pla
 `REFUSED_RANGES` or none: a host-local `ranges` section an administrator may write for the node's block (a
 rangeStart or rangeEnd in the next block, rangeStart and rangeEnd swapped, the bridge's address as the subnet,
 a /31, the halves layout with the whole block as its first range, IPv4 and IPv6 blocks in one range set, an
-empty range set, no range set, a third range set overlapping the first). It checks that the model's host-local
+empty range set, no range set, a third range set overlapping the second). It checks that the model's host-local
 (kmodel.ipam.hostlocal.load_range_sets) refuses it for the plan's first block, and runs the plan's own layout,
 as the administrator who reads the pods' FailedCreatePodSandBox events and fixes the file would; a
 configuration the model accepts is a `RangesNotRefused` error. Both checks are pure calls at draw time: no
@@ -141,8 +141,9 @@ REFUSED_RANGES: dict[str, Callable[[ipaddress.IPv4Network], list[list[dict[str, 
     "empty-range-set": lambda b: [[]],
     # a template rendered without the node's podCIDR
     "no-ranges": lambda b: [],
-    # a dual-stack node's configuration given a third range set, the block's upper half, which the first holds
-    "range-sets-overlap": lambda b: [[{"subnet": str(b)}], [{"subnet": "fd00:10:244::/64"}],
+    # an IPv6-first dual-stack node's configuration (a range set per podCIDR, in the Node's order) given a third
+    # range set, the IPv4 block's upper half, which the second holds
+    "range-sets-overlap": lambda b: [[{"subnet": "fd00:10:244::/64"}], [{"subnet": str(b)}],
                                      [{"subnet": str(list(b.subnets(1))[1])}]],
 }
 

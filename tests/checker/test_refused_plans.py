@@ -61,7 +61,7 @@ UPSTREAM_RANGES = {
     "mixed-families": "invalid range set 0: mixed address families",
     "empty-range-set": "invalid range set 0: empty range set",
     "no-ranges": "no IP ranges specified",
-    "range-sets-overlap": "range set 0 overlaps with 2",
+    "range-sets-overlap": "range set 1 overlaps with 2",
 }
 
 
