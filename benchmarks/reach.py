@@ -65,7 +65,7 @@ from kmodel.checker.reach import MODEL_PACKAGES, Outcome, Reach, coverage_of, mo
 
 DEFAULT_CHECKER_ARGS = "--fix all --seed 1"
 
-# -- store, component, fixes, cluster, loop, clock, traffic ---------------------------------------------------
+# -- store, component, fixes, cluster, loop, clock, network, traffic ------------------------------------------
 #: why an unknown fix is never looked up
 UNKNOWN_FIX = ("the error for a fix name that does not exist, raised while the options are read (a usage error, "
                "exit 2): the campaign only ever names fixes that exist")
@@ -121,10 +121,27 @@ LOOP_MISUSE = ("a caller's mistake the loop refuses (one string for a set of end
                "exist, a crash of a component that models none); the checker names only endpoints that exist and "
                "crashes only components that support it")
 
+#: why the loop never meets an event that is not enabled
+NOT_ENABLED = ("an event stepped that is not enabled now (a delivery on a link with nothing deliverable, a timer not "
+               "due yet): a caller's mistake, or a replayed trace that diverged; the checker steps what the loop "
+               "lists (`enabled_events`) or builds from what exists")
+#: why the network never meets a caller's mistake
+NETWORK_MISUSE = ("a caller's mistake the network refuses (an endpoint added twice, a message to an unknown one, a "
+                  "delivery or a read of a link with nothing on it, a drop of an empty link, a stream closed that is "
+                  "not open or used between other endpoints); the loop asks before it acts (`why_not_enabled`) and "
+                  "the components name only endpoints that exist")
+#: why the in-cluster client never keeps a pod's address
+VARIANT_ONLY = ("the hardcoded-pod-ip variant's client, which keeps the first pod address it reached and sends there "
+                "for ever: `kmodel check --variant hardcoded-pod-ip` runs it; the faithful client, the one --fix all "
+                "checks, resolves the Service for every request")
+#: why the clock never moves back
+CLOCK_MISUSE = ("time moved to something other than a whole number of milliseconds, or back: the loop advances only "
+                "to a due time it computed, never before now")
+
 #: Outcomes the unit tests take and the checker cannot or need not, explained: "file:line -> target" (as the
 #: work list prints it) -> (the line's text when the reason was written, why). Counted apart, never hidden.
 EXCLUSIONS: dict[str, tuple[str, str]] = {
-    # -- store, component, fixes, cluster, loop, clock, traffic
+    # -- store, component, fixes, cluster, loop, clock, network, traffic
     "kmodel/fixes/__init__.py:275 -> 278": ('for f in FIXES:', UNKNOWN_FIX),
     "kmodel/store/reference.py:34 -> 35": ('if not key:', REFERENCE_STORE),
     "kmodel/store/reference.py:34 -> 36": ('if not key:', REFERENCE_STORE),
@@ -139,18 +156,31 @@ EXCLUSIONS: dict[str, tuple[str, str]] = {
     "kmodel/store/store.py:361 -> 364": ('if old is None:', TXN_PUT),
     "kmodel/store/keyspace.py:100 -> 102": ('if created:', TXN_PUT),
     "kmodel/store/store.py:544 -> 545": ('if rev == compact_rev and not keys.is_retained(kv):', COMPACTION_TOMBSTONE),
-    "kmodel/loop/loop.py:258 -> 259": ('for name in sorted(self.components):', FAULT_MENU),
-    "kmodel/loop/loop.py:258 -> 263": ('for name in sorted(self.components):', FAULT_MENU),
-    "kmodel/loop/loop.py:259 -> 260": ('if name in self._down:', FAULT_MENU),
-    "kmodel/loop/loop.py:259 -> 261": ('if name in self._down:', FAULT_MENU),
-    "kmodel/loop/loop.py:261 -> 262": ('elif self.components[name].supports_crash():', FAULT_MENU),
-    "kmodel/loop/loop.py:263 -> 264": ('if self.network.partitioned:', FAULT_MENU),
-    "kmodel/loop/loop.py:263 -> 265": ('if self.network.partitioned:', FAULT_MENU),
-    "kmodel/loop/loop.py:265 -> 266": ('if self.network.has_held_links:', FAULT_MENU),
-    "kmodel/loop/loop.py:265 -> 267": ('if self.network.has_held_links:', FAULT_MENU),
+    "kmodel/loop/loop.py:262 -> 263": ('for name in sorted(self.components):', FAULT_MENU),
+    "kmodel/loop/loop.py:262 -> 267": ('for name in sorted(self.components):', FAULT_MENU),
+    "kmodel/loop/loop.py:263 -> 264": ('if name in self._down:', FAULT_MENU),
+    "kmodel/loop/loop.py:263 -> 265": ('if name in self._down:', FAULT_MENU),
+    "kmodel/loop/loop.py:265 -> 266": ('elif self.components[name].supports_crash():', FAULT_MENU),
+    "kmodel/loop/loop.py:267 -> 268": ('if self.network.partitioned:', FAULT_MENU),
+    "kmodel/loop/loop.py:267 -> 269": ('if self.network.partitioned:', FAULT_MENU),
+    "kmodel/loop/loop.py:269 -> 270": ('if self.network.has_held_links:', FAULT_MENU),
+    "kmodel/loop/loop.py:269 -> 271": ('if self.network.has_held_links:', FAULT_MENU),
     "kmodel/loop/events.py:29 -> 30": ('if isinstance(endpoints, str):', LOOP_MISUSE),
-    "kmodel/loop/loop.py:318 -> 319": ('if unknown:', LOOP_MISUSE),
-    "kmodel/loop/loop.py:328 -> 329": ('if not self.components[event.component].supports_crash():', LOOP_MISUSE),
+    "kmodel/loop/loop.py:322 -> 323": ('if unknown:', LOOP_MISUSE),
+    "kmodel/loop/loop.py:332 -> 333": ('if not self.components[event.component].supports_crash():', LOOP_MISUSE),
+    "kmodel/loop/loop.py:278 -> 280": ('if net.is_deliverable(event.src, event.dst):', NOT_ENABLED),
+    "kmodel/loop/loop.py:285 -> 286": ('if due > self.clock.now:', NOT_ENABLED),
+    "kmodel/network/network.py:123 -> 124": ('if name in self._endpoints:', NETWORK_MISUSE),
+    "kmodel/network/network.py:191 -> 192": ('if link is None:', NETWORK_MISUSE),
+    "kmodel/network/network.py:259 -> 260": ('if link is None:', NETWORK_MISUSE),
+    "kmodel/network/network.py:349 -> 350": ('if link is None:', NETWORK_MISUSE),
+    "kmodel/network/network.py:458 -> 459": ('if ends is None:', NETWORK_MISUSE),
+    "kmodel/network/network.py:526 -> 527": ('if dst not in self._endpoints:', NETWORK_MISUSE),
+    "kmodel/network/network.py:580 -> 581": ('elif not ((src, dst) == ends or (dst, src) == ends):', NETWORK_MISUSE),
+    "kmodel/traffic/client.py:131 -> 132": ('if remembered is not None:', VARIANT_ONLY),
+    "kmodel/traffic/client.py:158 -> 159": ('if self.hardcoded_pod_ip and route.via == VIA_SERVICE:', VARIANT_ONLY),
+    "kmodel/clock/clock.py:188 -> 189": ('if not isinstance(t, int):', CLOCK_MISUSE),
+    "kmodel/clock/clock.py:190 -> 191": ('if t < self.now:', CLOCK_MISUSE),
     # -- the other packages
     "kmodel/ipam/serviceip.py:136 -> 137": ('if net.version == 6:', SERVICE_RANGE),
     "kmodel/ipam/hostlocal.py:374 -> 375": ('if requested_ip is not None:', HOSTLOCAL_REQUESTED),
