@@ -15,7 +15,11 @@ also restart its
 container OnFailure or Never (`kubectl run --restart=Never` of a debug pod: it runs to completion, and exits
 0 or 1 by the model's convention, kmodel.kubelet.completion) and run on the host's network, as
 the pods of a DaemonSet like kube-proxy or a CNI agent do (with a Exists toleration and a `metadata.name`
-field requirement, a pod of those is a DaemonSet's pod as its controller writes it). `{node}` in a row is the
+field requirement, a pod of those is a DaemonSet's pod as its controller writes it), or an ingress controller
+that a Service fronts: a pod on the host's network carries the label `app: web` (`HOST_NETWORK_APP`), so the
+Service web selects it and its endpoint is the node's own address (a request the in-cluster client sends there
+reaches it through the node's IP, kmodel.traffic.dataplane); no ReplicaSet adopts it (theirs select their
+pod-template-hash too). `{node}` in a row is the
 node the action names; the pod's spec is otherwise that of the other bare pods, so applying another row over an
 existing pod of that name is refused (422: a pod's spec is immutable), as kubectl's apply would be.
 """
@@ -26,7 +30,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kmodel.checker.actions import BARE_PODS, IMAGE, Action
+from kmodel.checker.actions import APPS, BARE_PODS, IMAGE, Action
 from kmodel.checker.simpler import Simplest, default, earlier, fewer
 from kmodel.checker.workload_actions import LABEL_CORES, LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE
 from kmodel.cluster import Cluster
@@ -79,6 +83,10 @@ TOLERATIONS: tuple[tuple[str, tuple[dict, ...]], ...] = (
 )
 
 
+#: the app whose Service selects a pod on the host's network (the in-cluster client calls it: kmodel.traffic.client)
+HOST_NETWORK_APP = APPS[0]
+
+
 #: how the pod runs: (spec.restartPolicy, the exit code of its process: "" for a server that runs until stopped),
 #: the default first; a run-to-completion pod exits after the model's default 5 s (kmodel.kubelet.completion)
 RUNS: tuple[tuple[str, str], ...] = (("Always", ""), ("OnFailure", "0"), ("OnFailure", "1"), ("Never", "0"),
@@ -98,7 +106,7 @@ def _filled(value: Any, node: str) -> Any:
 class ApplyPlacedPod(Action):
     """kubectl apply of the bare pod `pod` with the node affinity and tolerations the rows `required`,
     `preferred` and `tolerations` name (see the module docstring), its restart policy `restart`, on the host's
-    network when `host_network`; `node` fills the rows' `{node}`."""
+    network, in the Service web's rotation, when `host_network`; `node` fills the rows' `{node}`."""
 
     kind: ClassVar[str] = "apply-placed-pod"
     simplest: ClassVar[Simplest] = (("pod", earlier(BARE_PODS)), ("required", fewer(0)),
@@ -124,7 +132,7 @@ class ApplyPlacedPod(Action):
                  f"prefers {PREFERRED[self.preferred][0]}" if self.preferred else "",
                  f"tolerates {TOLERATIONS[self.tolerations][0]}" if self.tolerations else "",
                  "restart {}, exits {}".format(*RUNS[self.runs]) if self.runs else "",
-                 "hostNetwork" if self.host_network else ""]
+                 f"hostNetwork, app={HOST_NETWORK_APP}" if self.host_network else ""]
         words = "; ".join(p for p in parts if p).replace("{node}", self.node)
         return f"kubectl apply pod {self.pod}" + (f" ({words})" if words else "")
 
@@ -146,7 +154,8 @@ class ApplyPlacedPod(Action):
             spec["restartPolicy"] = policy
         if self.host_network:
             spec["hostNetwork"] = True  # the host port defaults to the container port
-        meta: dict[str, Any] = {"name": self.pod, "namespace": "default", "labels": {"run": self.pod}}
+        labels = {"run": self.pod, **({"app": HOST_NETWORK_APP} if self.host_network else {})}
+        meta: dict[str, Any] = {"name": self.pod, "namespace": "default", "labels": labels}
         if code:
             meta["annotations"] = {EXIT_CODE_ANNOTATION: code}
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}

@@ -67,7 +67,7 @@ class InfraDepthRules(RuleFamily):
         (`PREFERRED`); tolerations (`TOLERATIONS`: the workload rules' taint with the operator left empty, another
         value, another key, every PreferNoSchedule taint, a cordoned node's unschedulable taint); how it runs
         (`RUNS`: a server, or OnFailure or Never with a process that exits 0 or 1); the host's network or the pod's
-        own
+        own (on the host's network it carries `app: web`: the Service web fronts it)
         Sends: `kubectl apply` of the pod (`apply-placed-pod`): the scheduler places it where its terms and
         tolerations allow, or it stays Pending, Unschedulable; 422 over an existing pod of that name
         Shrinks to: a plain pod, about the first node"""

@@ -147,3 +147,29 @@ def test_a_pod_on_the_hosts_network_has_its_nodes_address_and_its_port_as_host_p
     assert pod.status.pod_ip == pod.status.host_ip == next(a.address for a in node.status.addresses
                                                             if a.type == "InternalIP")
     assert pod.spec.containers[0].ports[0].host_port == 80
+
+
+def test_a_pod_on_the_hosts_network_is_in_the_rotation_of_web_and_the_client_reaches_it_at_its_nodes_address(nodes):
+    """The Service web selects the pod (app=web) and no ReplicaSet adopts it: the in-cluster client's request to
+    web goes to node-2's own address, where the data plane finds the host-network pod by its port."""
+    from kmodel.checker.actions import ApplyService
+    from kmodel.traffic.client import VIA_SERVICE, client_name
+
+    pinned = _row(REQUIRED, "metadata.name In {node}")
+    action = ApplyPlacedPod("debug-2", "node-2", pinned, host_network=True)
+    assert action.name == "kubectl apply pod debug-2 (requires metadata.name In node-2; hostNetwork, app=web)"
+    assert action.manifest()["metadata"]["labels"] == {"run": "debug-2", "app": "web"}
+    assert ApplyPlacedPod("debug-2", "node-2").manifest()["metadata"]["labels"] == {"run": "debug-2"}
+    results = run(nodes, action, 20_000) + run(nodes, ApplyService("web"), 20_000)
+    assert all(r.ok for r in results), results
+    pod = nodes.get("pods", "default", "debug-2")
+    assert not pod.metadata.owner_references
+    client = nodes.loop.components[client_name("node-1")]
+    route = client.route("default/web")
+    assert (route.via, route.destinations) == (VIA_SERVICE, (f"{pod.status.pod_ip}:80",))
+    assert pod.status.pod_ip == pod.status.host_ip
+    reached = client.deliver(route.destinations[0])
+    assert reached is not None and (reached.name, reached.node) == ("debug-2", "node-2")
+    nodes.run_for(10_000)
+    assert client.last["default/web"].ok
+
