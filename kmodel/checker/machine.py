@@ -106,6 +106,8 @@ from kmodel.invariants.sometimes import Sometimes, registered_sometimes
 from kmodel.kubelet.pod_worker import CONTAINER_NAME_LABEL, POD_NAMESPACE_LABEL, POD_NAME_LABEL
 
 DELAYS_MS = (1_000, 5_000, 30_000)  # delay_link
+#: delay_link's draw past DELAYS_MS: hold the link until the next timer falls due (`_delay_ms`)
+UNTIL_NEXT_TIMER = len(DELAYS_MS)
 LAGS_MS = (2_000, 10_000, 60_000)  # lag_watch_cache
 COMPACT_WINDOW = 41  # compact: at most this many revisions behind the newest
 NODE_CPUS = ("2", "4", "8")  # add_node
@@ -504,7 +506,7 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         if kind == "drop_message":
             return Fault(DropHead(*chosen))
         if kind == "delay_link":
-            return Fault(DelayHead(chosen[0], chosen[1], DELAYS_MS[ms % len(DELAYS_MS)]))
+            return Fault(DelayHead(chosen[0], chosen[1], self._delay_ms(ms)))
         if kind == "lag_watch_cache":
             return Fault(SlowLink("etcd", chosen, LAGS_MS[ms % len(LAGS_MS)]))
         if kind == "fail_container":
@@ -512,6 +514,16 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         if kind == "compact":
             return Compact(chosen)
         raise ValueError(f"unknown fault kind {kind!r}")
+
+    def _delay_ms(self, ms: int) -> int:
+        """delay_link's hold: DELAYS_MS[ms], or for UNTIL_NEXT_TIMER the time until the next timer of the cluster
+        falls due (at least 1 ms): what the link holds then arrives at the instant a timer fires, just after it
+        (the fair runner fires the timers due first), as an answer that comes at its own deadline."""
+        ms %= len(DELAYS_MS) + 1
+        if ms != UNTIL_NEXT_TIMER:
+            return DELAYS_MS[ms]
+        due = self.cluster.loop.clock.next_due()
+        return max(1, due - self.cluster.now) if due is not None else DELAYS_MS[0]
 
     def _processes(self, names: Iterable[str]) -> list[str]:
         """Components as the processes they run in, sorted, each once: the cluster's controllers are one,
@@ -618,9 +630,9 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         """Lose one request or response (see `droppable`)."""
         self._fault("drop_message", i)
 
-    @rule(i=INDEX, ms=st.integers(0, 2))
+    @rule(i=INDEX, ms=st.integers(0, UNTIL_NEXT_TIMER))
     def delay_link(self, i: int, ms: int) -> None:
-        """Hold one link (its head and, FIFO, all behind it) for 1, 5 or 30 s."""
+        """Hold one link (its head and, FIFO, all behind it) for 1, 5 or 30 s, or until the next timer falls due."""
         self._fault("delay_link", i, ms)
 
     @rule(i=INDEX, ms=st.integers(0, 2))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kmodel.invariants.registry import REGISTRY
 from kmodel.checker.actions import ApplyDeployment, Fault, RunFair, Settle
+from kmodel.checker.machine import DELAYS_MS, UNTIL_NEXT_TIMER
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CheckOptions, run_campaign
@@ -318,3 +319,22 @@ def test_every_example_aims_hypothesis_at_the_rare_situations_it_reached(monkeyp
     assert result.failure is None
     assert len(scores) >= 6 and {label for _, label in scores} == {"rare situations reached"}
     assert all(score >= 0 for score, _ in scores)
+
+
+def test_a_link_delayed_until_the_next_timer_is_released_at_the_instant_that_timer_falls_due():
+    machine = SmallMachine()
+    machine.session.execute(ApplyDeployment("web", 2))
+    loop = machine.cluster.loop
+    while not machine._nonempty_links():  # noqa: SLF001 - the rule's own candidates
+        loop.step(loop.enabled_events()[0])
+    src, dst = machine._nonempty_links()[0]  # noqa: SLF001
+    now, due = machine.cluster.now, loop.clock.next_due()
+    assert due is not None
+    machine.delay_link(0, UNTIL_NEXT_TIMER)
+    event = machine.session.actions[-1].event
+    assert event == DelayHead(src, dst, max(1, due - now))
+    assert loop.network.held_until(src, dst) == max(now + 1, due)
+    # the other draws keep their fixed holds
+    machine.delay_link(0, 1)
+    assert machine.session.actions[-1].event.delay_ms == DELAYS_MS[1]
+
