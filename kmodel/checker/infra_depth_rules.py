@@ -8,8 +8,10 @@ several requests, and a pod placed by node affinity and tolerations the other ru
                       tolerations, a restart policy and exit code, on the host's network or not
                       (kmodel.checker.infra_depth_actions), about a node that exists
     freeze_node       a node's VM frozen for a few seconds (infra_depth_actions.FreezeNode): its kubelet,
-                      proxy and traffic run nothing, then wake with everything they believed; the leader
-                      family's pause_process stops a control-plane process where leaders are elected
+                      proxy and traffic run nothing, then wake with everything they believed; or a VM that
+                      hangs for good, which the operator then removes (`RemoveNode`, as remove_node does)
+                      while its processes are still stopped; the leader family's pause_process stops a
+                      control-plane process where leaders are elected
 
 Why a session: one `etcd_client` draw in a step shares the rule draws with every other rule, so a dev run sends
 a few dozen requests, too few to meet the combinations of a txn's compare and branches; a backup tool or an
@@ -24,7 +26,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition
 
-from kmodel.checker.actions import BARE_PODS
+from kmodel.checker.actions import BARE_PODS, RemoveNode
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.etcd_client_rules import REQUESTS, RULE_NAMES
 from kmodel.checker.infra_depth_actions import (
@@ -34,15 +36,20 @@ from kmodel.checker.rulebook import RuleFamily, rule
 
 #: the requests of one session
 SESSION_SIZE = (2, 8)
+#: freeze_node's draw for a VM that never thaws: it stops for HUNG_SECONDS and the operator removes the machine
+HUNG_FOR_GOOD = 0
 #: how long freeze_node stops a node, in seconds, shortest first: a hypervisor stall, a live migration, a
-#: longer stop (all below the node monitor's 40 s grace: a frozen node stays Ready)
-FREEZE_SECONDS: tuple[int, ...] = (1, 5, 20)
+#: longer stop (all below the node monitor's 40 s grace: a frozen node stays Ready); then a hang for good
+FREEZE_SECONDS: tuple[int, ...] = (1, 5, 20, HUNG_FOR_GOOD)
+#: how long a VM that hangs for good is stopped before its removal (which comes at once, in the same step)
+HUNG_SECONDS = 60
 
 
 class InfraDepthRules(RuleFamily):
     """The rules of the module docstring. Mixed into KmodelMachine, which provides `cluster` and `_do`."""
 
     docs_columns: ClassVar[tuple[str, ...]] = ("Draws", "Sends", "Shrinks to")
+    node_removal: bool  # KmodelMachine's: may a rule remove a node
 
     @rule(requests=st.lists(REQUESTS, min_size=SESSION_SIZE[0], max_size=SESSION_SIZE[1]))
     def etcd_session(self, requests: list[Any]) -> None:
@@ -77,8 +84,17 @@ class InfraDepthRules(RuleFamily):
     @precondition(lambda self: bool(freezable_nodes(self.cluster)))
     @rule(i=INDEX, seconds=st.sampled_from(FREEZE_SECONDS))
     def freeze_node(self, i: int, seconds: int) -> None:
-        """Draws: a node whose processes all run; 1, 5 or 20 s
+        """Draws: a node whose processes all run; 1, 5 or 20 s, or for good
         Sends: nothing: the node's kubelet, proxy and traffic run nothing until then (`freeze-node`), the
-        messages to them are held, and they wake with everything they believed, their timers due at once
+        messages to them are held, and they wake with everything they believed, their timers due at once; a
+        node hung for good (when a node can be removed) is then removed at once (`remove-node`: its machine
+        stopped, `kubectl delete node`), its processes ended while stopped, as an operator decommissions a hung VM
         Shrinks to: the first node, for 1 s"""
-        self._do(FreezeNode(pick(i, freezable_nodes(self.cluster)), seconds))
+        node = pick(i, freezable_nodes(self.cluster))
+        if seconds != HUNG_FOR_GOOD:
+            self._do(FreezeNode(node, seconds))
+        elif self.node_removal and len(self.cluster.nodes) > 1:
+            self._do(FreezeNode(node, HUNG_SECONDS))
+            self._do("remove_node", RemoveNode(node))
+        else:
+            self._do(FreezeNode(node, FREEZE_SECONDS[-2]))

@@ -9,6 +9,7 @@ from kmodel.checker.etcd_client_actions import EtcdRange, EtcdTxn
 from kmodel.checker.infra_depth_actions import (
     PREFERRED, REQUIRED, TOLERATIONS, ApplyPlacedPod, FreezeNode, freezable_nodes,
 )
+from kmodel.checker.infra_depth_rules import FREEZE_SECONDS, HUNG_FOR_GOOD, HUNG_SECONDS
 from kmodel.checker.workload_actions import TaintNodeAction
 from kmodel.cluster import Cluster, ClusterConfig
 from kmodel.loop import EventNotEnabled
@@ -173,3 +174,22 @@ def test_a_pod_on_the_hosts_network_is_in_the_rotation_of_web_and_the_client_rea
     nodes.run_for(10_000)
     assert client.last["default/web"].ok
 
+
+def test_a_node_hung_for_good_is_removed_while_its_processes_are_stopped():
+    machine = SmallMachine()
+    machine.apply_deployment("web", 2, 0, False, False)
+    machine.advance_time(15)
+    before = {r: machine.stats.rules.get(r, 0) for r in ("freeze_node", "remove_node")}
+    loop = machine.cluster.loop
+    machine.freeze_node(1, HUNG_FOR_GOOD)
+    freeze, remove = machine.session.actions[-2:]
+    assert (freeze.name, remove.name) == (f"freeze node-2 for {HUNG_SECONDS} s (its VM stopped)",
+                                          "remove node-2 (stop its machine, kubectl delete node)")
+    assert machine.cluster.nodes == ["node-1"]
+    assert not any(loop.is_paused(e) for e in loop.components)  # the pause ended with the processes
+    assert all(not loop.is_up(e) for e in machine.cluster.endpoints_of("node-2"))
+    assert [machine.stats.rules.get(r, 0) - before[r] for r in before] == [1, 1]
+    # with one node left, none can be removed: the draw freezes it for FREEZE_SECONDS' longest stop instead
+    machine.freeze_node(0, HUNG_FOR_GOOD)
+    assert machine.session.actions[-1].name == f"freeze node-1 for {FREEZE_SECONDS[-2]} s (its VM stopped)"
+    machine.teardown()
