@@ -30,9 +30,11 @@ from typing import Any, ClassVar
 
 import attrs
 
-from kmodel.checker.actions import APPS, BARE_PODS, IMAGE, Action
+from kmodel.checker.actions import BARE_PODS, IMAGE, Action
 from kmodel.checker.simpler import Simplest, default, earlier, fewer
-from kmodel.checker.workload_actions import LABEL_CORES, LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE
+from kmodel.checker.workload_actions import (
+    HOST_NETWORK_APP, LABEL_CORES, LABEL_DISK, LABEL_ZONE, TAINT_KEY, TAINT_VALUE, host_network_labels,
+)
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
 from kmodel.kubelet.completion import EXIT_CODE_ANNOTATION
@@ -81,10 +83,6 @@ TOLERATIONS: tuple[tuple[str, tuple[dict, ...]], ...] = (
     # what the DaemonSet controller adds to its pods: a cordoned node still takes them (NodeUnschedulable)
     ("a cordoned node", ({"key": UNSCHEDULABLE_TAINT, "operator": "Exists", "effect": "NoSchedule"},)),
 )
-
-
-#: the app whose Service selects a pod on the host's network (the in-cluster client calls it: kmodel.traffic.client)
-HOST_NETWORK_APP = APPS[0]
 
 
 #: how the pod runs: (spec.restartPolicy, the exit code of its process: "" for a server that runs until stopped),
@@ -154,8 +152,8 @@ class ApplyPlacedPod(Action):
             spec["restartPolicy"] = policy
         if self.host_network:
             spec["hostNetwork"] = True  # the host port defaults to the container port
-        labels = {"run": self.pod, **({"app": HOST_NETWORK_APP} if self.host_network else {})}
-        meta: dict[str, Any] = {"name": self.pod, "namespace": "default", "labels": labels}
+        meta: dict[str, Any] = {"name": self.pod, "namespace": "default",
+                                "labels": host_network_labels(self.pod, self.host_network)}
         if code:
             meta["annotations"] = {EXIT_CODE_ANNOTATION: code}
         return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}

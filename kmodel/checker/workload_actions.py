@@ -132,6 +132,9 @@ def _port(container_port: int, host_port: int = 0, protocol: str = "", host_ip: 
     return port
 
 
+#: the app whose Service selects a bare pod on the host's network (label app: web), as a Service fronts an ingress
+#: controller there: the in-cluster client (kmodel.traffic.client) reaches it at its node's own address
+HOST_NETWORK_APP = APPS[0]
 #: the pod's networking: (its containers' ports, one list per container, hostNetwork)
 POD_PORTS: tuple[tuple[tuple[tuple[dict, ...], ...], bool], ...] = (
     (((_port(80),),), False),
@@ -203,7 +206,14 @@ def pod_shape_manifest(pod: str, node: str, shape: tuple[int, ...]) -> dict:
     if node:
         spec["nodeName"] = node
     return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": pod, "namespace": "default", "labels": {"run": pod}}, "spec": spec}
+            "metadata": {"name": pod, "namespace": "default", "labels": host_network_labels(pod, host_network)},
+            "spec": spec}
+
+
+def host_network_labels(pod: str, host_network: bool) -> dict:
+    """A bare pod's labels: run=<pod>, and app=HOST_NETWORK_APP on the host's network (in that Service's rotation;
+    no ReplicaSet adopts it, theirs select their pod-template-hash too)."""
+    return {"run": pod, **({"app": HOST_NETWORK_APP} if host_network else {})}
 
 
 def _expression(e: dict) -> str:
@@ -217,7 +227,7 @@ def describe_shape(shape: tuple[int, ...]) -> str:
     parts = []
     container_ports, host_network = POD_PORTS[ports]
     if host_network:
-        parts.append("hostNetwork")
+        parts.append(f"hostNetwork, app={HOST_NETWORK_APP}")
     if len(container_ports) > 1:
         parts.append(f"{len(container_ports)} containers")
     for these in container_ports:

@@ -112,6 +112,9 @@ def test_pod_shapes_carry_their_features_and_the_scheduler_reads_them(web):
     assert pod_shape_manifest("p", "node-1", (4, 0, 0, 0))["spec"] == {
         "containers": pod_shape_manifest("p", "", (0, 0, 0, 0))["spec"]["containers"], "hostNetwork": True,
         "nodeName": "node-1"}
+    # on the host's network, in the Service web's rotation (an ingress-style pod); on the pod network, in none
+    assert pod_shape_manifest("p", "", (4, 0, 0, 0))["metadata"]["labels"] == {"run": "p", "app": "web"}
+    assert pod_shape_manifest("p", "", (0, 0, 0, 0))["metadata"]["labels"] == {"run": "p"}
     # a nodeSelector no node matches: the pod waits, unschedulable
     run(web, ApplyPodShape("debug-2", "", (0, 0, 2, 0)))
     pod = web.get("pods", "default", "debug-2")
