@@ -112,6 +112,21 @@ def test_duplicate_container_and_port_messages():
                    'must be between 1 and 65535, inclusive')
 
 
+def test_a_containers_errors_come_in_upstreams_order():
+    """validateContainers (release-1.31): the checks common to every container (name, image, ports, resources),
+    then the name's uniqueness, then the probes."""
+    msg = first_message(pod({"containers": [
+        {"name": "c", "image": "a", "livenessProbe": {"periodSeconds": 5},
+         "resources": {"requests": {"example.com/dongle": "1"}, "limits": {"example.com/dongle": "2"}}},
+        {"name": "c"}, {"name": "", "image": "b"}, {"name": "", "image": "b"}]}))
+    assert msg == (
+        'Pod "p" is invalid: [spec.containers[0].resources.requests: Invalid value: "1": must be equal to '
+        'example.com/dongle limit of 2, spec.containers[0].livenessProbe: Required value: must specify a handler '
+        'type, spec.containers[1].image: Required value, spec.containers[1].name: Duplicate value: "c", '
+        'spec.containers[2].name: Required value, spec.containers[3].name: Required value, '
+        'spec.containers[3].name: Duplicate value: ""]')
+
+
 def test_protocol_and_request_messages():
     assert first_message(with_container(ports=[{"containerPort": 80, "protocol": "HTTP"}])) == (
         'Pod "p" is invalid: spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": '

@@ -106,28 +106,32 @@ def _containers(containers: tuple[Container, ...], path: str, *, required_nonemp
     seen: set[str] = set(other_names or ())
     for i, c in enumerate(containers):
         p = f"{path}[{i}]"
+        # upstream's order (validateContainers, release-1.31): what validateContainerCommon checks (name, image,
+        # terminationMessagePolicy, ports, imagePullPolicy, resources), then the name's uniqueness, then the
+        # probes; a 422 lists its field errors in that order
         if not c.name:
             errs.append(required(f"{p}.name"))
         else:
             errs += dns1123_label(c.name, f"{p}.name")
-            if c.name in seen:
-                errs.append(duplicate(f"{p}.name", c.name))
-            seen.add(c.name)
         if not c.image:
             errs.append(required(f"{p}.image"))
         elif c.image != c.image.strip():
             errs.append(invalid(f"{p}.image", c.image, "must not have leading or trailing whitespace"))
+        if c.termination_message_policy and c.termination_message_policy not in ("File", "FallbackToLogsOnError"):
+            errs.append(not_supported(f"{p}.terminationMessagePolicy", c.termination_message_policy,
+                                      ("File", "FallbackToLogsOnError")))
         errs += _container_ports(c, f"{p}.ports")
+        errs += _one_of(c.image_pull_policy, ("Always", "IfNotPresent", "Never"), f"{p}.imagePullPolicy")
+        errs += validate_resources(c.resources, f"{p}.resources")
+        if c.name in seen:  # two regular containers without a name are a duplicate too, as upstream
+            errs.append(duplicate(f"{p}.name", c.name))
+        elif c.name or other_names is None:  # an init container's empty name is not remembered
+            seen.add(c.name)
         for attr, json in (("liveness_probe", "livenessProbe"), ("readiness_probe", "readinessProbe"),
                            ("startup_probe", "startupProbe")):
             probe = getattr(c, attr)
             if probe is not None:
                 errs += _probe(probe, f"{p}.{json}", liveness_like=attr != "readiness_probe")
-        errs += validate_resources(c.resources, f"{p}.resources")
-        errs += _one_of(c.image_pull_policy, ("Always", "IfNotPresent", "Never"), f"{p}.imagePullPolicy")
-        if c.termination_message_policy and c.termination_message_policy not in ("File", "FallbackToLogsOnError"):
-            errs.append(not_supported(f"{p}.terminationMessagePolicy", c.termination_message_policy,
-                                      ("File", "FallbackToLogsOnError")))
     errs += _host_port_conflicts(containers, path)
     return errs
 
