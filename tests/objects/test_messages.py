@@ -127,6 +127,29 @@ def test_a_containers_errors_come_in_upstreams_order():
         'spec.containers[3].name: Duplicate value: ""]')
 
 
+def test_owner_reference_errors_name_the_list_and_each_second_controller():
+    """ValidateOwnerReferences: a reference's errors under metadata.ownerReferences (no index), and one error for
+    each controller after the first, naming the first and it."""
+    refs = [{"apiVersion": "", "kind": "", "name": "", "uid": ""},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "u1", "controller": True},
+            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "uid": "u2", "controller": True},
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u3", "controller": True}]
+    msg = first_message(pod(ownerReferences=refs))
+    value = ('[]v1.OwnerReference{v1.OwnerReference{APIVersion:"", Kind:"", Name:"", UID:"", ...}, '
+             'v1.OwnerReference{APIVersion:"apps/v1", Kind:"Deployment", Name:"web", UID:"u1", ...}, '
+             'v1.OwnerReference{APIVersion:"apps/v1", Kind:"Deployment", Name:"api", UID:"u2", ...}, '
+             'v1.OwnerReference{APIVersion:"apps/v1", Kind:"ReplicaSet", Name:"rs", UID:"u3", ...}}')
+    assert msg == (
+        'Pod "p" is invalid: [metadata.ownerReferences.apiVersion: Invalid value: "": version must not be empty, '
+        'metadata.ownerReferences.kind: Invalid value: "": kind must not be empty, '
+        'metadata.ownerReferences.name: Invalid value: "": name must not be empty, '
+        'metadata.ownerReferences.uid: Invalid value: "": uid must not be empty, '
+        f'metadata.ownerReferences: Invalid value: {value}: Only one reference can have Controller set to true. '
+        'Found "true" in references for Deployment/web and Deployment/api, '
+        f'metadata.ownerReferences: Invalid value: {value}: Only one reference can have Controller set to true. '
+        'Found "true" in references for Deployment/web and ReplicaSet/rs]')
+
+
 def test_protocol_and_request_messages():
     assert first_message(with_container(ports=[{"containerPort": 80, "protocol": "HTTP"}])) == (
         'Pod "p" is invalid: spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": '

@@ -129,8 +129,11 @@ def validate_object_meta(meta: ObjectMeta, namespaced: bool, name_check: NameChe
     errs += nonnegative(meta.generation, f"{path}.generation")
     errs += validate_labels(meta.labels, f"{path}.labels")
     errs += validate_annotations(meta.annotations, f"{path}.annotations")
-    for i, ref in enumerate(meta.owner_references):
-        p = f"{path}.ownerReferences[{i}]"
+    # ValidateOwnerReferences (apimachinery's objectmeta.go): each reference's errors under the list's path, with
+    # no index; every controller after the first is one more error, naming the first and itself, in list order
+    p = f"{path}.ownerReferences"
+    first_controller = ""
+    for ref in meta.owner_references:
         if not ref.api_version:
             errs.append(invalid(f"{p}.apiVersion", ref.api_version, "version must not be empty"))
         if not ref.kind:
@@ -139,11 +142,13 @@ def validate_object_meta(meta: ObjectMeta, namespaced: bool, name_check: NameChe
             errs.append(invalid(f"{p}.name", ref.name, "name must not be empty"))
         if not ref.uid:
             errs.append(invalid(f"{p}.uid", ref.uid, "uid must not be empty"))
-    controllers = [r for r in meta.owner_references if r.controller]
-    if len(controllers) > 1:
-        names = ", ".join(f"{r.kind}/{r.name}" for r in controllers)
-        errs.append(invalid(f"{path}.ownerReferences", GoValue(_owner_refs_go(meta)),
-                            f"Only one reference can have Controller set to true. Found \"true\" in references for {names}"))
+        if ref.controller:
+            current = f"{ref.kind}/{ref.name}"
+            if first_controller:
+                errs.append(invalid(p, GoValue(_owner_refs_go(meta)), "Only one reference can have Controller set to "
+                                    f"true. Found \"true\" in references for {first_controller} and {current}"))
+            else:
+                first_controller = current
     for i, fin in enumerate(meta.finalizers):
         for msg in is_qualified_name(fin):
             errs.append(invalid(f"{path}.finalizers[{i}]", fin, msg))
