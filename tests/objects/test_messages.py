@@ -150,6 +150,20 @@ def test_owner_reference_errors_name_the_list_and_each_second_controller():
         'Found "true" in references for Deployment/web and ReplicaSet/rs]')
 
 
+def test_an_endpoints_address_is_checked_as_validate_endpoint_address_does():
+    """validateEndpointAddress: the syntax, the hostname, then ValidateNonSpecialIP, which refuses an address
+    that does not parse a second time, in its own words."""
+    body = {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e", "namespace": "default"},
+            "subsets": [{"addresses": [{"ip": "10.0.0", "hostname": "Web_1"}, {"ip": "::"}]}]}
+    msg = first_message(body)
+    assert msg.startswith(
+        'Endpoints "e" is invalid: [subsets[0].addresses[0].ip: Invalid value: "10.0.0": must be a valid IP address, '
+        '(e.g. 10.9.8.7 or 2001:db8::ffff), subsets[0].addresses[0].hostname: Invalid value: "Web_1": ')
+    assert msg.endswith(
+        'subsets[0].addresses[0].ip: Invalid value: "10.0.0": must be a valid IP address, '
+        'subsets[0].addresses[1].ip: Invalid value: "::": may not be unspecified (::)]')
+
+
 def test_protocol_and_request_messages():
     assert first_message(with_container(ports=[{"containerPort": 80, "protocol": "HTTP"}])) == (
         'Pod "p" is invalid: spec.containers[0].ports[0].protocol: Unsupported value: "HTTP": '

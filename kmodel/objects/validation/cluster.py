@@ -9,7 +9,8 @@ from .common import (
     IMMUTABLE, dns1123_label, nonnegative, port_num_or_name, protocol, valid_ip, validate_labels, validate_object_meta,
 )
 from .names import CIDR_ERROR, is_dns1035_label, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, \
-    is_valid_label_value, is_valid_port_num, parse_cidr, parse_ip
+    is_valid_label_value, is_valid_port_num, parse_cidr
+from .discovery import non_special_ip
 from .events import validate_new_style
 from .pod import validate_resources, validate_taint_effect
 
@@ -151,18 +152,15 @@ def validate_endpoints(ep: Endpoints) -> list[FieldError]:
             errs.append(required(p, "must specify `addresses` or `notReadyAddresses`"))
         for attr, json in (("addresses", "addresses"), ("not_ready_addresses", "notReadyAddresses")):
             for j, a in enumerate(getattr(sub, attr)):
+                # validateEndpointAddress: the address's syntax, the hostname, the node name, then
+                # ValidateNonSpecialIP (which says once more that an address that does not parse is none)
                 ap = f"{p}.{json}[{j}]"
-                ip = parse_ip(a.ip)
-                if ip is None:
-                    errs += valid_ip(a.ip, f"{ap}.ip")
-                elif ip.is_unspecified:
-                    errs.append(invalid(f"{ap}.ip", a.ip, "may not be unspecified (0.0.0.0)"))
-                elif ip.is_loopback:
-                    errs.append(invalid(f"{ap}.ip", a.ip, "may not be in the loopback range (127.0.0.0/8, ::1/128)"))
+                errs += valid_ip(a.ip, f"{ap}.ip")
                 if a.hostname:
                     errs += dns1123_label(a.hostname, f"{ap}.hostname")
                 if a.node_name:
                     errs += [invalid(f"{ap}.nodeName", a.node_name, m) for m in is_dns1123_subdomain(a.node_name)]
+                errs += non_special_ip(a.ip, f"{ap}.ip")
         names: set[str] = set()
         for j, port in enumerate(sub.ports):
             pp = f"{p}.ports[{j}]"

@@ -26,7 +26,7 @@ def _too_many(path: str, actual: int, most: int) -> FieldError:
     return FieldError(ErrorType.TOO_MANY, path, actual, f"must have at most {most} items")
 
 
-def _non_special_ip(address: str, path: str) -> list[FieldError]:
+def non_special_ip(address: str, path: str) -> list[FieldError]:
     """apivalidation.ValidateNonSpecialIP."""
     ip = parse_ip(address)
     if ip is None:
@@ -55,7 +55,7 @@ def _address(address: str, address_type: str, path: str) -> list[FieldError]:
         version = 4 if address_type == "IPv4" else 6
         if ip is None or ip.version != version:
             return [invalid(path, address, f"must be a valid {address_type} address")]
-        return _non_special_ip(address, path)
+        return non_special_ip(address, path)
     if address_type == "FQDN":
         return [invalid(path, address, m) for m in is_dns1123_subdomain(address)]
     return []
