@@ -150,6 +150,13 @@ def test_owner_reference_errors_name_the_list_and_each_second_controller():
         'Found "true" in references for Deployment/web and ReplicaSet/rs]')
 
 
+def test_only_a_valid_port_name_is_a_duplicate():
+    """validateContainerPorts: an invalid name gets its own errors and is not looked for among the others."""
+    msg = first_message(with_container(ports=[{"name": "Web", "containerPort": 80}, {"name": "Web", "containerPort": 81},
+                                              {"name": "web", "containerPort": 82}, {"name": "web", "containerPort": 83}]))
+    assert msg.count("Duplicate value") == 1 and 'ports[3].name: Duplicate value: "web"' in msg, msg
+
+
 def test_an_endpoints_address_is_checked_as_validate_endpoint_address_does():
     """validateEndpointAddress: the syntax, the hostname, then ValidateNonSpecialIP, which refuses an address
     that does not parse a second time, in its own words."""

@@ -137,17 +137,20 @@ def _containers(containers: tuple[Container, ...], path: str, *, required_nonemp
 
 
 def _container_ports(c: Container, path: str) -> list[FieldError]:
-    """validateContainerPorts: a repeated port name is rejected; a repeated containerPort is not."""
+    """validateContainerPorts: a repeated port name is rejected (only a valid one is looked for among the others,
+    as upstream); a repeated containerPort is not."""
     errs: list[FieldError] = []
     names: set[str] = set()
     for i, port in enumerate(c.ports):
         p = f"{path}[{i}]"
         if port.name:
-            for msg in is_valid_port_name(port.name):
-                errs.append(invalid(f"{p}.name", port.name, msg))
-            if port.name in names:
+            msgs = is_valid_port_name(port.name)
+            if msgs:
+                errs += [invalid(f"{p}.name", port.name, msg) for msg in msgs]
+            elif port.name in names:
                 errs.append(duplicate(f"{p}.name", port.name))
-            names.add(port.name)
+            else:
+                names.add(port.name)
         if port.container_port == 0:
             errs.append(required(f"{p}.containerPort"))
         else:
