@@ -119,8 +119,9 @@ class CollideRules(RuleFamily):
           who=INDEX, every_namespace=st.booleans())
     def list_objects(self, what: int, labels: int, fields: int, rv: int, who: int, every_namespace: bool) -> None:
         """Draws: a resource (pods, Services, Deployments, ReplicaSets, nodes, Leases, Endpoints), in its namespace or
-        all; a label selector (`LABEL_SELECTORS`: every operator, then mistakes: an unknown operator, `in` without
-        parentheses, an empty or unclosed set, a trailing comma, `>` of a word); a field selector
+        all; a label selector (`LABEL_SELECTORS`: every operator, two that use them all at once, then mistakes: an
+        unknown operator, `in` without parentheses, an empty or unclosed set, a trailing comma, `>` of a word, an
+        operator first, two values, a set without commas); a field selector
         (`FIELD_SELECTORS`: a pod's node and phase, name and namespace, a field the kind does not support, a term
         without an operator); a resourceVersion (`RESOURCE_VERSIONS`)
         Sends: `GET` of the list: 200, or 400 with the parser's text; a resourceVersion the watch cache has not

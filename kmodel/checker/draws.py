@@ -26,13 +26,19 @@ def pick(index: int, options: Sequence[Any]) -> Any:
 # same resourceVersion), which is where the API server's guards are. Each lists its simplest value first.
 
 #: label selectors a user sends with a list (kubectl get -l): the apps' labels, every operator the parser knows
-#: (=, ==, !=, in, notin, exists, !key, > and <), then the mistakes a user makes, which the API server refuses with
-#: 400 and the parser's text (kmodel.apiserver.selectors: an unknown operator, `in` without parentheses, an empty or
-#: unclosed set, a trailing comma, a non-integer for `>`, a `!key` followed by an operator)
+#: (=, ==, !=, in, notin, exists, !key, > and <), two selectors that use them all at once (sets with spaces, empty
+#: members and a trailing comma; a node's whole-number `example.com/cores` label compared), then the mistakes a
+#: user makes, which the API server refuses with 400 and the parser's text (kmodel.apiserver.selectors: an unknown
+#: operator, `in` without parentheses, an empty or unclosed set, a trailing comma, a non-integer for `>`, a `!key`
+#: followed by an operator, an operator first, two values, a term after a comma that is none, a set without its
+#: commas or with an operator in it, a `(` for a value, a set after `in` and then more)
 LABEL_SELECTORS: tuple[str, ...] = (
-    "", "app=web", "app==api", "app!=web", "app in (web,api)", "app notin (web)", "app", "!app", "tier",
-    "app=web,tier!=canary", "run in (debug-1,debug-2),app notin (web)", "app>1", "app<2",
+    "", "app=web", "app!=web", "app in (web,api)", "app notin (web)", "app", "!app",
+    "app=web,tier!=canary", "run in (debug-1,debug-2),app notin (web)", "app>1",
+    "app in (web, api),tier notin (canary,),!beta,app,app!=x,app==web,example.com/cores>2",
+    "app in (,web),tier in (a,,b),example.com/cores<9",
     "app ~ web", "app in web", "app in ()", "app in (web", "app=web,", "app>x", "!app=web", "app in (web,)",
+    "=web", "app=web web", "app,=x", "app in (web api)", "app in (=)", "app=(", "app in (web)x",
 )
 #: field selectors (kubectl get --field-selector): `=`, `==` and `!=` on a pod's fields and every kind's name and
 #: namespace, then a field the resource does not support and a term without an operator (400)
