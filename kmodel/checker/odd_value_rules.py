@@ -33,11 +33,12 @@ from kmodel.checker.rulebook import RuleFamily, rule
 
 #: amounts a container asks for, as a user writes them: ordinary ones first, then exponents, fractions below one
 #: unit and one nano-unit, a sign, an int64 at its limit and past it (parsed on the slow path), and what the API
-#: server refuses: a negative amount (422), an unknown suffix, a bare suffix, two dots (400: the body does not decode)
+#: server refuses: a negative amount (422), an unknown suffix, a bare suffix, two dots (400: the body does not
+#: decode); then zero (parsed apart) and an exponent that is no number (400)
 QUANTITIES: tuple[str, ...] = (
     "100m", "1.5Gi", "1e3", "0.1", "+1", "1E-3", "128974848", "129e6", "123Mi", "0.5Mi", "1n", "1.0000000001",
     "9223372036854775807", "9223372036854775808", "99999999999999999999Ei", "12.5e-2", "-1", "-0.5Gi", "1Zi",
-    "1.5.5", "Mi", "1e", "",
+    "1.5.5", "Mi", "1e", "", "0", "5eM",
 )
 #: what the pod asks for: the two resources the scheduler counts, an extended resource (requests must equal
 #: limits), one a container may not ask for (pods: an integer resource, not a standard one for containers), and a
