@@ -35,6 +35,7 @@ as upstream (release-1.31) answers it:
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any, ClassVar
@@ -124,6 +125,10 @@ GADGET_SPECS: dict[str, Any] = {
     "null-note-and-count": {"size": "small", "note": None, "count": None},
     # valid under the loose schema, not the strict one: what ratcheting lets an update keep
     "loose-only": {"size": "small", "name": "abcde", "tags": ["a", "b", "c"]},
+    # the same with a keyed list and a map beside it: what an update under the strict bounds correlates item by
+    # item (ports by port) and key by key (labels) to decide what it left as it was
+    "loose-only-lists": {"size": "small", "name": "abcde", "tags": ["a", "b", "c"],
+                         "ports": [{"port": 80, "name": "web"}, {"port": 443}], "labels": {"k": "v"}},
     "embedded-extra-metadata": {"size": "small", "template": {**_EMBEDDED, "metadata": {"name": "t", "bogus": 1}}},
     "bool-port": {"size": "small", "port": True},
     "long-name": {"size": "small", "name": "abcdefghijk"},
@@ -146,11 +151,32 @@ GADGET_SPECS: dict[str, Any] = {
     "port-without-port": {"size": "small", "ports": [{"name": "web"}]},
     "no-ports": {"size": "small", "ports": []},
     "unknown-field": {"size": "small", "colour": "red"},
+    # a mistake in every field at once: validation lists them all (one draw takes every check of the schema)
+    "many-mistakes": {"size": "huge", "port": True, "note": 5, "count": 2.5, "name": "Abcdefghijkl", "ratio": 0,
+                      "tags": ["a", "b", "c", "d"], "labels": {"k": "longer", "n": 1}, "ports": [{"name": "web"}],
+                      "extra": "flat"},
     "spec-not-an-object": "small",
 }
 SHAPES: tuple[str, ...] = tuple(GADGET_SPECS)
 #: the shapes the loose schema stores (the strict one refuses loose-only: a Gadget that ratchets)
-VALID_SHAPES: tuple[str, ...] = ("plain", "full", "numeric-port", "null-note-and-count", "loose-only")
+VALID_SHAPES: tuple[str, ...] = ("plain", "full", "numeric-port", "null-note-and-count", "loose-only",
+                                 "loose-only-lists")
+#: the Gadget tighten_gadget_schema stores under the loose bounds before it tightens them
+TIGHTENED = ("g2", "loose-only-lists")
+#: what tighten_gadget_schema's user sends to the Gadget stored under the loose bounds once they are tightened,
+#: (type, document), simplest first: a field it leaves alone (the name and tags, too long now, are as stored:
+#: ratcheted, 200), a keyed list's item named and one added (the others correlate by their key), a label
+#: changed past the bound (422), a tag added (the set list changed: 422), the tags replaced by the same (200), the
+#: tags dropped and the name shortened (valid again)
+TIGHTENED_PATCHES: tuple[tuple[str, Any], ...] = (
+    ("merge", {"spec": {"count": 4}}),
+    ("json", [{"op": "add", "path": "/spec/ports/1/name", "value": "tls"},
+              {"op": "add", "path": "/spec/ports/-", "value": {"port": 8080}}]),
+    ("merge", {"spec": {"labels": {"k": "longer", "j": "v"}}}),
+    ("json", [{"op": "add", "path": "/spec/tags/-", "value": "d"}]),
+    ("json", [{"op": "replace", "path": "/spec/tags", "value": ["a", "b", "c"]}]),
+    ("merge", {"spec": {"tags": None, "name": "ab"}}),
+)
 
 
 def gadget_manifest(name: str, shape: str = "plain") -> dict:
@@ -315,8 +341,88 @@ ODD_PATCHES: tuple[tuple[str, PatchRow], ...] = (
     ("strategic", PatchRow("a document that is no object (400)", lambda obj: ["not", "a", "map"])),
 )
 
-#: what a create sends on the wire, each with one field of a shape or type the decoder meets rarely
-ODD_BODIES: tuple[tuple[str, dict], ...] = (
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+#: what a user pastes by hand as a Secret's .dockerconfigjson, each a way Go's json.Unmarshal into a map refuses
+#: (a single quote, a missing colon or comma, an element after an array's, a raw newline, an escape Go does not
+#: know, the end of the input, a list, a bool, a number, a string, data after the document, NaN), and a null
+#: (a map without an error: stored)
+DOCKER_CONFIGS: tuple[str, ...] = (
+    "{'auths': {}}", '{"auths" {}}', '{"auths": {} "x": 1}', '{"auths": [{"a": 1} 2]}', '"line\nbreak"', '"\\q"',
+    '{"auths":', "[1]", "true", "1", '"text"', "null", "{} x", "NaN",
+)
+_POD_MISTAKES = {
+    "restartPolicy": "Sometimes",
+    "tolerations": [{"key": "dedicated", "operator": "Exists", "value": "infra"}],
+    "containers": [
+        {"name": "app", "image": "nginx:1.25",
+         "ports": [{"name": "Web_Port", "containerPort": 80}, {"name": "Web_Port", "containerPort": 81},
+                   {"name": "-web--", "containerPort": 82}, {"name": "12345678901234567", "containerPort": 83},
+                   {"name": '"web"', "containerPort": 84}],
+         "livenessProbe": {"periodSeconds": 5},
+         "resources": {"requests": {"example.com/dongle": "1"}, "limits": {"example.com/dongle": "2"}}},
+        {"name": "app", "image": ""}, {"name": "side.car", "image": "nginx:1.25"}]}
+_SLICE = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice"}
+_RBAC = "rbac.authorization.k8s.io"
+#: creates of kinds a user seldom writes by hand, each with several mistakes at once (validation reports them
+#: all, in upstream's order): one request takes many of validation's decisions. A row whose body is a tuple is
+#: `kubectl create -f <dir>/` of those bodies, one request each
+ODD_OBJECTS: tuple[tuple[str, Any], ...] = (
+    ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd-spec"}, "spec": _POD_MISTAKES}),
+    ("services", ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-type"},
+                   "spec": {"type": "Bogus", "selector": {"app": "web"}}},
+                  {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-node-port"},
+                   "spec": {"type": "ClusterIP", "selector": {"app": "web"},
+                            "ports": [{"name": "web", "port": 80, "nodePort": 30080}, {"name": "web", "port": 81}]}})),
+    ("endpointslices", ({**_SLICE, "metadata": {"name": "odd-slice"}, "addressType": "IPv4",
+                         "endpoints": [{"addresses": ["127.0.0.1"], "hostname": "Web_1"}, {"addresses": []},
+                                       {"addresses": ["fd00::1"]}],
+                         "ports": [{"name": "web", "port": 80, "protocol": "TCP"},
+                                   {"name": "web", "port": 81, "protocol": "TCP"}]},
+                        {**_SLICE, "metadata": {"name": "odd-fqdn"}, "addressType": "FQDN",
+                         "endpoints": [{"addresses": ["web.default.svc", "Not_A_Name"]}]},
+                        {**_SLICE, "metadata": {"name": "odd-address-type"}, "addressType": "IPv5",
+                         "endpoints": [{"addresses": ["10.0.0.1"]}]})),
+    ("endpoints", {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "odd-endpoints"},
+                   "subsets": [{"addresses": [{"ip": "10.0.0", "hostname": "Web_1"}, {"ip": "127.0.0.1"},
+                                              {"ip": "0.0.0.0"}],
+                                "ports": [{"port": 80}, {"port": 81}]}, {"ports": [{"port": 80}]}]}),
+    ("customresourcedefinitions", {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.org", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True},
+                              {"name": "v2", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                                  "type": "object",
+                                  "properties": {"spec": {"properties": {"size": {"type": "string"}}}}}}}]}}),
+    ("leases", {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "odd-lease"},
+                "spec": {"holderIdentity": "me", "leaseDurationSeconds": 0, "leaseTransitions": -1}}),
+    ("roles", {"apiVersion": f"{_RBAC}/v1", "kind": "Role", "metadata": {"name": "odd-role"},
+               "rules": [{"apiGroups": [""], "resources": ["pods"]},
+                         {"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]}),
+    ("rolebindings", {"apiVersion": f"{_RBAC}/v1", "kind": "RoleBinding", "metadata": {"name": "odd-binding"},
+                      "roleRef": {"apiGroup": _RBAC, "kind": "Secret", "name": ""},
+                      "subjects": [{"kind": "User", "name": "alice", "apiGroup": _RBAC}]}),
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "odd-owners", "finalizers": ["a/b/c"],
+        "ownerReferences": [{"apiVersion": "", "kind": "", "name": "", "uid": ""},
+                            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "u1",
+                             "controller": True},
+                            {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "uid": "u2",
+                             "controller": True}]},
+        "data": {"mode": "a"}, "binaryData": {"mode": _b64("a")}}),
+    ("secrets", tuple({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"odd-docker-{n}"},
+                       "type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": _b64(text)}}
+                      for n, text in enumerate(DOCKER_CONFIGS))),
+)
+
+#: what a create sends on the wire, each with one field of a shape or type the decoder meets rarely (or a pod
+#: with a wrong JSON type in many fields: Go's decoder reports the first, in the document's order, and reads on),
+#: then the `ODD_OBJECTS`
+ODD_BODIES: tuple[tuple[str, Any], ...] = (
     ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-null", "labels": None},
                     "data": {"a": "b", "c": None}}),
     ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "odd-float"},
@@ -342,6 +448,10 @@ ODD_BODIES: tuple[tuple[str, dict], ...] = (
                   "spec": {"ports": [None, {"port": "80"}]}}),
     ("configmaps", {"apiVersion": "v1", "metadata": {"name": "odd-kindless"}}),
     ("configmaps", {"apiVersion": "v1", "kind": 7, "metadata": {"name": "odd-kind"}}),
+    ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd-types", "annotations": {"a": 1},
+                                                             "labels": "x"},
+              "spec": {"containers": {"name": "app"}, "hostNetwork": "yes", "nodeName": ["node-1"], "priority": True,
+                       "tolerations": [True]}}),
     ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-elsewhere",
                                                                           "namespace": "team"}}),
     ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
@@ -351,9 +461,11 @@ ODD_BODIES: tuple[tuple[str, dict], ...] = (
     ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
                                   "spec": {}}),
     ("selfsubjectreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
+    *ODD_OBJECTS,
 )
+
 #: who sends each row: the admin, and alice for the access reviews (kubectl auth can-i, kubectl auth whoami as
 #: a user with no rights of her own)
 ODD_BODY_ACTORS: tuple[str, ...] = ("admin", "alice")
 #: the resources whose requests name no namespace
-CLUSTER_SCOPED_BODIES: tuple[str, ...] = ("selfsubjectaccessreviews", "selfsubjectreviews")
+CLUSTER_SCOPED_BODIES: tuple[str, ...] = ("selfsubjectaccessreviews", "selfsubjectreviews", "customresourcedefinitions")

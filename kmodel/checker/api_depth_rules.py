@@ -5,6 +5,8 @@
     delete_gadget_crd  kubectl delete of one of them
     apply_gadget       kubectl apply (client- or server-side) of a Gadget, valid or invalid in one way
     patch_gadget       kubectl patch of a Gadget: merge, JSON and strategic merge patches
+    tighten_gadget_schema
+                       a Gadget stored, its CRD's bounds tightened under it, then a patch of it (ratcheting)
     patch_odd          kubectl patch of an object that exists with a JSON patch or a strategic merge patch at
                        the edges of its spec
     create_odd_body    POST of a body with a field of a rare shape or the wrong JSON type
@@ -25,8 +27,9 @@ from hypothesis.stateful import precondition
 
 from kmodel.checker.api_depth_actions import (
     CLUSTER_SCOPED_BODIES, CRD_NAME, CRD_VARIANTS, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS, ODD_PATCHES, PLURAL,
-    SHAPES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
+    SHAPES, TIGHTENED, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
 )
+from kmodel.checker.actions import RunFair
 from kmodel.checker.collide_actions import SendRequest
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.patch_actions import PatchObject
@@ -34,6 +37,11 @@ from kmodel.checker.patch_rules import PatchRules
 from kmodel.checker.preconditions import once_per_step
 from kmodel.checker.rulebook import RuleFamily, rule
 from kmodel.objects import dump
+
+
+#: how long apply_gadget waits for a CRD it has just applied to be Established (`kubectl wait`): the
+#: apiextensions controller accepts the names within a second of a quiet cluster's time
+CRD_WAIT_MS = 2_000
 
 
 def gadget_shape(i: int) -> str:
@@ -90,14 +98,36 @@ class ApiDepthRules(RuleFamily):
         Does: `kubectl apply [--server-side] gadget` (`apply-gadget`): 201/200, 422 with the schema's messages,
         400 for an unknown field (strict field validation, also under the embedded resource's metadata), 409
         when a server-side apply meets fields the client-side apply owns
-        While the Gadget CRD is not stored, the user applies it first (its loose variant) instead, as one does
-        before the first Gadget: swarm testing turns each rule off in about half the examples, and Gadgets need
-        both rules on
+        While the Gadget CRD is not stored, the user applies it first (its loose variant) and waits for it
+        (`kubectl wait --for=condition=Established`, `CRD_WAIT_MS` of fair running), as one does before the
+        first Gadget: swarm testing turns each rule off in about half the examples, and an example draws this
+        rule only a few times, so a Gadget that had to wait for a later draw would seldom be stored (a CRD
+        that is not yet Established when the wait ends leaves kubectl without the kind: the Gadget is refused)
         Shrinks to: a plain Gadget `g1`, client-side"""
         if not self._gadget_crd_stored():
             self._do(ApplyGadgetCRD())
-            return
+            self._do(RunFair(CRD_WAIT_MS))
         self._do(ApplyGadget(pick(i, GADGETS), gadget_shape(shape), server_side))
+
+    @rule(row=st.integers(0, len(TIGHTENED_PATCHES) - 1))
+    def tighten_gadget_schema(self, row: int) -> None:
+        """Draws: a row of `TIGHTENED_PATCHES`
+        Does: a schema tightened under a stored object, then an update of it, in one step: the user applies the
+        Gadget `g2` with a name and tags valid only under the loose bounds, a keyed list of ports and a map of
+        labels (`loose-only-lists`; the loose CRD first, and a wait, when none is stored), the operator applies
+        the strict CRD (`kubectl wait` for it), and the user patches `g2` (`patch-gadget`): validation ratcheting
+        lets an update through whose invalid fields are as stored (200), correlating list items by their keys and
+        maps by key, and refuses one that changes them (422)
+        Shrinks to: a merge patch of spec.count"""
+        if not self._gadget_crd_stored():
+            self._do(ApplyGadgetCRD())
+            self._do(RunFair(CRD_WAIT_MS))
+        gadget, shape = TIGHTENED
+        self._do(ApplyGadget(gadget, shape))
+        self._do(ApplyGadgetCRD("strict"))
+        self._do(RunFair(CRD_WAIT_MS))
+        patch_type, doc = TIGHTENED_PATCHES[row]
+        self._do(PatchGadget(gadget, patch_type, doc))
 
     @precondition(once_per_step(lambda self: bool(self._gadgets())))
     @rule(i=INDEX, row=st.integers(0, len(GADGET_PATCHES) - 1))
@@ -141,11 +171,23 @@ class ApiDepthRules(RuleFamily):
         Does: `POST` in default (`send-request`) of a ConfigMap with nulls (201), a Deployment with an integral
         float replicas (201); 400 with Go's decoding message for a fraction, a number past int32, a string or a
         bool where a number is, a list where a map is, a number where a time is, an unknown field (strict), a
-        fractional targetPort, a null item and a string port, no kind, a kind that is a number; 400 for a
+        fractional targetPort, a null item and a string port, a pod with a wrong type in seven fields (the first
+        reported), no kind, a kind that is a number; 400 for a
         ConfigMap of another namespace; the SelfSubjectAccessReviews of `kubectl auth can-i` (resource
         attributes, non-resource attributes, neither: 422) and the SelfSubjectReview of `kubectl auth whoami`;
+        then `ODD_OBJECTS`, each with several mistakes at once (422 listing them in upstream's order): a pod
+        (port names, a probe without a handler, an extended resource's request not its limit, a container
+        without an image, of a taken name, with a dot in its name, a restart policy, an Exists toleration with a
+        value), Services of an unknown type and with a nodePort under ClusterIP, EndpointSlices (a loopback, an
+        IPv6 and no address in an IPv4 slice, a bad FQDN, an unknown address type), Endpoints (an address that is
+        none, a loopback, an unspecified one, unnamed ports, a subset without addresses), a CRD (a name that is
+        not plural.group, a version without a schema, two storage versions, a property without a type), a Lease
+        of 0 s, a Role rule without verbs, a
+        RoleBinding to a Secret, a ConfigMap with incomplete and rival controller references, and
+        `kubectl create -f` of dockerconfigjson Secrets pasted by hand (`DOCKER_CONFIGS`: Go's json messages);
         alice's writes are refused (403), her reviews answered
         Shrinks to: the ConfigMap with nulls, as the admin"""
         resource, body = ODD_BODIES[row]
         namespace = "" if resource in CLUSTER_SCOPED_BODIES else "default"
-        self._do(SendRequest("create", resource, namespace, body=body, actor=ODD_BODY_ACTORS[actor]))
+        for one in body if isinstance(body, tuple) else (body,):  # a tuple: kubectl create -f <dir>/
+            self._do(SendRequest("create", resource, namespace, body=one, actor=ODD_BODY_ACTORS[actor]))

@@ -9,7 +9,8 @@ import pytest
 
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.api_depth_actions import (
-    CRD_VARIANTS, GADGET_PATCHES, GADGET_SPECS, ODD_BODIES, ODD_PATCHES, SHAPES, VALID_SHAPES, ApplyGadget,
+    CRD_VARIANTS, DOCKER_CONFIGS, GADGET_PATCHES, GADGET_SPECS, ODD_BODIES, ODD_OBJECTS, ODD_PATCHES, SHAPES,
+    TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget,
     ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
 )
 from kmodel.checker.actions import ApplyDeployment
@@ -75,6 +76,21 @@ def test_a_tightened_schema_ratchets_what_an_update_leaves_as_it_was(gadgets):
     assert r.response.code == 415
 
 
+def test_tighten_gadget_schema_ratchets_what_its_patch_leaves_as_stored():
+    codes = []
+    for row in range(len(TIGHTENED_PATCHES)):
+        machine = SmallMachine()
+        since = len(machine.cluster.kubectl.results)
+        machine.tighten_gadget_schema(row)
+        machine.advance_time(1)
+        answers = _answers(machine.cluster, since)
+        assert [code for code, _ in answers[:-1]] == [201, 201, 200], answers  # the CRD, g2, the strict CRD
+        codes.append(answers[-1][0])
+        stored = machine.cluster.get("customresourcedefinitions", "", "gadgets.example.com")
+        assert stored.spec.versions[0].open_api_schema()["properties"]["spec"]["properties"]["name"]["maxLength"] == 3
+    assert codes == [200, 200, 422, 422, 200, 200]
+
+
 def test_every_rule_of_the_family_does_what_it_draws(gadgets):
     machine, cluster = gadgets, gadgets.cluster
     assert cluster.get("customresourcedefinitions", "", "gadgets.example.com") is not None
@@ -112,7 +128,7 @@ def test_odd_patches_take_both_sides_of_their_guards():
 def test_odd_bodies_decode_or_are_refused_with_gos_message():
     machine = SmallMachine()
     answers = {}
-    for row, (_, body) in enumerate(ODD_BODIES):
+    for row, (_, body) in enumerate(ODD_BODIES[:len(ODD_BODIES) - len(ODD_OBJECTS)]):
         since = len(machine.cluster.kubectl.results)
         machine.create_odd_body(row)
         machine.advance_time(1)
@@ -126,7 +142,33 @@ def test_odd_bodies_decode_or_are_refused_with_gos_message():
                                              "sent on the request")
     reviews = [answers[row][0] for row, (resource, _) in enumerate(ODD_BODIES) if resource.startswith("self")]
     assert reviews == [201, 201, 422, 201]  # can-i of a resource, of a URL, of neither; whoami
-    assert sum(code == 400 for code, _ in answers.values()) == len(ODD_BODIES) - 2 - len(reviews)
+    assert sum(code == 400 for code, _ in answers.values()) == len(answers) - 2 - len(reviews)
+
+
+def test_odd_objects_are_refused_with_every_mistake_listed():
+    machine = SmallMachine()
+    answers = {}
+    for row in range(len(ODD_BODIES) - len(ODD_OBJECTS), len(ODD_BODIES)):
+        since = len(machine.cluster.kubectl.results)
+        machine.create_odd_body(row)
+        machine.advance_time(1)
+        for r in machine.cluster.kubectl.results[since:]:
+            answers[r.command.body["metadata"]["name"]] = (r.response.code, getattr(r.response.body, "message", ""))
+    assert len(answers) == sum(len(body) if isinstance(body, tuple) else 1 for _, body in ODD_OBJECTS)
+    assert answers.pop("odd-docker-11") == (201, "")  # a null .dockerconfigjson unmarshals into a map
+    assert {code for code, _ in answers.values()} == {422}
+    pod = answers["odd-spec"][1]
+    assert pod.count(", spec.") == 13, pod  # fourteen field errors, in upstream's order
+    assert pod.index("resources.requests") < pod.index("containers[0].livenessProbe") < pod.index(
+        "containers[1].image") < pod.index('containers[1].name: Duplicate value: "app"')
+    assert answers["odd-lease"][1] == (
+        'Lease.coordination.k8s.io "odd-lease" is invalid: [spec.leaseDurationSeconds: Invalid value: 0: must be '
+        'greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]')
+    assert 'Found "true" in references for Deployment/web and Deployment/api' in answers["odd-owners"][1]
+    gos = [answers[f"odd-docker-{n}"][1].rpartition(": ")[2] for n in range(len(DOCKER_CONFIGS)) if n != 11]
+    assert gos[:3] == ["invalid character '\\'' looking for beginning of object key string",
+                       "invalid character '{' after object key", "invalid character '\"' after object key:value pair"]
+    assert len(set(gos)) == len(gos)  # each pasted config meets another of Go's messages
 
 
 def test_alice_asks_what_she_may_do_and_may_not_create():
