@@ -8,8 +8,9 @@ that meet what is there (a mixin of `KmodelMachine`).
     bind_pod          POST pods/<pod>/binding of a pod that exists now (pending, already bound, or being deleted)
                       to a node, as the admin, a second scheduler, or alice
     write_status      PUT pods|nodes/<name>/status of an object that exists now, from the object as read (as
-                      is, or with a condition of the user's), on the resourceVersion read, none, or a stale one;
-                      as the admin, alice, or a node's kubelet (its own node's objects or another's)
+                      is, or with a condition of the user's), or PUT deployments|statefulsets/<name>/scale (its
+                      replicas as read or one more), on the resourceVersion read, none, or a stale one; as the
+                      admin, alice, or a node's kubelet (its own node's objects or another's)
     update_lease      PUT a Lease that exists now (a node's heartbeat, a leader's lock), as read, with another
                       holder, or a shorter duration, on the resourceVersion read, none or a stale one
     apply_pod_near_capacity
@@ -53,6 +54,8 @@ LISTED: tuple[tuple[str, str], ...] = (("pods", "default"), ("services", "defaul
 GOTTEN = (("pods", ("default", TEAM)), ("services", ("default",)), ("deployments", ("default", TEAM)),
           ("nodes", ("",)), ("leases", ("kube-node-lease", "kube-system")))
 STATUS_WRITTEN = (("pods", ("default", TEAM)), ("nodes", ("",)))
+#: what write_status writes the scale subresource of (`kubectl replace --subresource=scale`), after the above
+SCALE_WRITTEN = (("deployments", ("default",)), ("statefulsets", ("default",)))
 LEASES = (("leases", ("kube-node-lease", "kube-system")),)
 #: the resourceVersion a write carries in its body: the one read, none (an unconditional update), one behind
 WRITE_VERSIONS: tuple[str, ...] = ("read", "none", "stale")
@@ -181,18 +184,26 @@ class CollideRules(RuleFamily):
                                         actor=self._actor(actors, who, node)))
 
     def _status_written(self) -> list:
-        return _objects(self.cluster, STATUS_WRITTEN)
+        return _objects(self.cluster, STATUS_WRITTEN + SCALE_WRITTEN)
 
     @precondition(once_per_step(lambda self: bool(self._status_written())))
     @rule(i=INDEX, edit=st.integers(0, len(STATUS_EDITS) - 1), rv=WRITE_VERSION, who=INDEX)
     def write_status(self, i: int, edit: int, rv: int, who: int) -> None:
-        """Draws: a pod or a node; the status as read, or with a condition `example.com/Checked` added; the
-        resourceVersion read, none (an unconditional update) or one behind; the admin, alice, or the kubelet of the
-        object's node or of another
-        Sends: `PUT <resource>/<name>/status` of the object as read: 409 on a stale resourceVersion, 403 for a
-        kubelet writing another node's pod
+        """Draws: a pod or a node, or a Deployment or StatefulSet; the status as read, or with a condition
+        `example.com/Checked` added (a workload's Scale: its replicas as read, or one more); the resourceVersion
+        read, none (an unconditional update) or one behind; the admin, alice, or the kubelet of the object's node
+        or of another
+        Sends: `PUT <resource>/<name>/status` of the object as read, or a workload's
+        `PUT <resource>/<name>/scale` (`kubectl replace --subresource=scale` of the Scale as read, uid
+        included): 409 on a stale resourceVersion, 403 for a kubelet writing another node's pod or any workload
         Shrinks to: the first pod's status as read"""
         resource, ns, obj = pick(i, self._status_written())
+        if resource in dict(SCALE_WRITTEN):
+            meta = {"name": obj.metadata.name, "namespace": ns, "uid": obj.metadata.uid}
+            replicas = (obj.spec.replicas or 0) + (STATUS_EDITS[edit] == "condition")
+            scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": meta, "spec": {"replicas": replicas}}
+            self._update("write_status", resource, ns, obj, "scale", scale, rv, STATUS_ACTORS, who, "")
+            return
         body = dump(obj)
         if STATUS_EDITS[edit] == "condition":
             status = body.setdefault("status", {})

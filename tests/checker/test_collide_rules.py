@@ -185,3 +185,26 @@ def test_a_trace_of_colliding_requests_replays_the_same(tmp_path):
     first = replayed_twice(trace, tmp_path / "collide.json")
     assert [s for s in first.steps if s.startswith(("GET ", "POST ", "PUT "))] == [
         LIST.name, BIND.name, trace.actions[6].name]
+
+
+def test_write_status_replaces_a_workloads_scale_as_read_or_one_more():
+    machine = SmallMachine()
+    run(machine.cluster, ApplyDeployment("web", 1))
+    machine.advance_time(5)
+
+    def replace_scale(edit: int, rv: int, who: int = 0) -> tuple[int, str]:
+        targets = machine._status_written()
+        i = next(n for n, (resource, _, _) in enumerate(targets) if resource == "deployments")
+        since = len(machine.cluster.kubectl.results)
+        machine.write_status(i, edit, rv, who)
+        machine.advance_time(1)
+        [r] = machine.cluster.kubectl.results[since:]
+        assert r.command.subresource == "scale"
+        return r.response.code, getattr(r.response.body, "message", "")
+
+    assert replace_scale(STATUS_EDITS.index("condition"), WRITE_VERSIONS.index("read"))[0] == 200
+    assert machine.cluster.get("deployments", "default", "web").spec.replicas == 2
+    code, message = replace_scale(STATUS_EDITS.index("condition"), WRITE_VERSIONS.index("stale"))
+    assert code == 409 and "the object has been modified" in message
+    assert replace_scale(0, WRITE_VERSIONS.index("none"), who=1)[0] == 403  # alice
+    assert machine.cluster.get("deployments", "default", "web").spec.replicas == 2
