@@ -341,6 +341,7 @@ ODD_PATCHES: tuple[tuple[str, PatchRow], ...] = (
     ("strategic", PatchRow("a document that is no object (400)", lambda obj: ["not", "a", "map"])),
 )
 
+
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
@@ -366,38 +367,46 @@ _POD_MISTAKES = {
         {"name": "app", "image": ""}, {"name": "side.car", "image": "nginx:1.25"}]}
 _SLICE = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice"}
 _RBAC = "rbac.authorization.k8s.io"
+#: a row of ODD_BODIES whose body is a tuple of (resource, body): `kubectl create -f <dir>/` of those, one request
+#: each (a directory of manifests written by hand)
+DIRECTORY = "-f"
 #: creates of kinds a user seldom writes by hand, each with several mistakes at once (validation reports them
-#: all, in upstream's order): one request takes many of validation's decisions. A row whose body is a tuple is
-#: `kubectl create -f <dir>/` of those bodies, one request each
+#: all, in upstream's order): one request takes many of validation's decisions; sent together, as one directory
 ODD_OBJECTS: tuple[tuple[str, Any], ...] = (
     ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd-spec"}, "spec": _POD_MISTAKES}),
-    ("services", ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-type"},
-                   "spec": {"type": "Bogus", "selector": {"app": "web"}}},
-                  {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-node-port"},
-                   "spec": {"type": "ClusterIP", "selector": {"app": "web"},
-                            "ports": [{"name": "web", "port": 80, "nodePort": 30080}, {"name": "web", "port": 81}]}})),
-    ("endpointslices", ({**_SLICE, "metadata": {"name": "odd-slice"}, "addressType": "IPv4",
-                         "endpoints": [{"addresses": ["127.0.0.1"], "hostname": "Web_1"}, {"addresses": []},
-                                       {"addresses": ["fd00::1"]}],
-                         "ports": [{"name": "web", "port": 80, "protocol": "TCP"},
-                                   {"name": "web", "port": 81, "protocol": "TCP"}]},
-                        {**_SLICE, "metadata": {"name": "odd-fqdn"}, "addressType": "FQDN",
-                         "endpoints": [{"addresses": ["web.default.svc", "Not_A_Name"]}]},
-                        {**_SLICE, "metadata": {"name": "odd-address-type"}, "addressType": "IPv5",
-                         "endpoints": [{"addresses": ["10.0.0.1"]}]})),
+    ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-type"},
+                  "spec": {"type": "Bogus", "selector": {"app": "web"}}}),
+    ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-node-port"},
+                  "spec": {"type": "ClusterIP", "selector": {"app": "web"},
+                           "ports": [{"name": "web", "port": 80, "nodePort": 30080}, {"name": "web", "port": 81}]}}),
+    ("endpointslices", {**_SLICE, "metadata": {"name": "odd-slice"}, "addressType": "IPv4",
+                        "endpoints": [{"addresses": ["127.0.0.1"], "hostname": "Web_1"}, {"addresses": []},
+                                      {"addresses": ["fd00::1"]}],
+                        "ports": [{"name": "web", "port": 80, "protocol": "TCP"},
+                                  {"name": "web", "port": 81, "protocol": "TCP"}]}),
+    ("endpointslices", {**_SLICE, "metadata": {"name": "odd-fqdn"}, "addressType": "FQDN",
+                        "endpoints": [{"addresses": ["web.default.svc", "Not_A_Name"]}]}),
+    ("endpointslices", {**_SLICE, "metadata": {"name": "odd-address-type"}, "addressType": "IPv5",
+                        "endpoints": [{"addresses": ["10.0.0.1"]}]}),
     ("endpoints", {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "odd-endpoints"},
                    "subsets": [{"addresses": [{"ip": "10.0.0", "hostname": "Web_1"}, {"ip": "127.0.0.1"},
                                               {"ip": "0.0.0.0"}],
                                 "ports": [{"port": 80}, {"port": 81}]}, {"ports": [{"port": 80}]}]}),
     ("customresourcedefinitions", {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
+        "metadata": {"name": "widgets.example.com", "labels": {"a/b/c": "x"}},
         "spec": {"group": "example.org", "scope": "Namespaced",
                  "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
                  "versions": [{"name": "v1", "served": True, "storage": True},
                               {"name": "v2", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                                   "type": "object",
                                   "properties": {"spec": {"properties": {"size": {"type": "string"}}}}}}}]}}),
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"app": "web"}},
+                    "data": {"mode": "a"}}),
+    ("secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "odd-basic-auth"},
+                 "type": "kubernetes.io/basic-auth", "data": {}}),
+    ("secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "odd-tls"},
+                 "type": "kubernetes.io/tls", "data": {"tls.crt": _b64("x")}}),
     ("leases", {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "odd-lease"},
                 "spec": {"holderIdentity": "me", "leaseDurationSeconds": 0, "leaseTransitions": -1}}),
     ("roles", {"apiVersion": f"{_RBAC}/v1", "kind": "Role", "metadata": {"name": "odd-role"},
@@ -414,14 +423,16 @@ ODD_OBJECTS: tuple[tuple[str, Any], ...] = (
                             {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api", "uid": "u2",
                              "controller": True}]},
         "data": {"mode": "a"}, "binaryData": {"mode": _b64("a")}}),
-    ("secrets", tuple({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"odd-docker-{n}"},
-                       "type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": _b64(text)}}
-                      for n, text in enumerate(DOCKER_CONFIGS))),
 )
+#: the dockerconfigjson Secrets of DOCKER_CONFIGS, as a directory a user created them from
+DOCKER_SECRETS: tuple[tuple[str, Any], ...] = tuple(
+    ("secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"odd-docker-{n}"},
+                 "type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": _b64(text)}})
+    for n, text in enumerate(DOCKER_CONFIGS))
 
 #: what a create sends on the wire, each with one field of a shape or type the decoder meets rarely (or a pod
 #: with a wrong JSON type in many fields: Go's decoder reports the first, in the document's order, and reads on),
-#: then the `ODD_OBJECTS`
+#: then the directories of `ODD_OBJECTS` and `DOCKER_SECRETS`
 ODD_BODIES: tuple[tuple[str, Any], ...] = (
     ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-null", "labels": None},
                     "data": {"a": "b", "c": None}}),
@@ -461,7 +472,8 @@ ODD_BODIES: tuple[tuple[str, Any], ...] = (
     ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
                                   "spec": {}}),
     ("selfsubjectreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
-    *ODD_OBJECTS,
+    (DIRECTORY, ODD_OBJECTS),
+    (DIRECTORY, DOCKER_SECRETS),
 )
 
 #: who sends each row: the admin, and alice for the access reviews (kubectl auth can-i, kubectl auth whoami as

@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition
 
 from kmodel.checker.api_depth_actions import (
-    CLUSTER_SCOPED_BODIES, CRD_NAME, CRD_VARIANTS, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS, ODD_PATCHES, PLURAL,
-    SHAPES, TIGHTENED, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
+    CLUSTER_SCOPED_BODIES, CRD_NAME, CRD_VARIANTS, DIRECTORY, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS,
+    ODD_PATCHES, PLURAL, SHAPES, TIGHTENED, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD,
+    DeleteGadgetCRD, PatchGadget,
 )
 from kmodel.checker.actions import RunFair
 from kmodel.checker.collide_actions import SendRequest
@@ -175,19 +176,21 @@ class ApiDepthRules(RuleFamily):
         reported), no kind, a kind that is a number; 400 for a
         ConfigMap of another namespace; the SelfSubjectAccessReviews of `kubectl auth can-i` (resource
         attributes, non-resource attributes, neither: 422) and the SelfSubjectReview of `kubectl auth whoami`;
-        then `ODD_OBJECTS`, each with several mistakes at once (422 listing them in upstream's order): a pod
+        then `kubectl create -f` of a directory of `ODD_OBJECTS`, each with several mistakes at once (422
+        listing them in upstream's order): a pod
         (port names, a probe without a handler, an extended resource's request not its limit, a container
         without an image, of a taken name, with a dot in its name, a restart policy, an Exists toleration with a
         value), Services of an unknown type and with a nodePort under ClusterIP, EndpointSlices (a loopback, an
         IPv6 and no address in an IPv4 slice, a bad FQDN, an unknown address type), Endpoints (an address that is
         none, a loopback, an unspecified one, unnamed ports, a subset without addresses), a CRD (a name that is
-        not plural.group, a version without a schema, two storage versions, a property without a type), a Lease
-        of 0 s, a Role rule without verbs, a
-        RoleBinding to a Secret, a ConfigMap with incomplete and rival controller references, and
-        `kubectl create -f` of dockerconfigjson Secrets pasted by hand (`DOCKER_CONFIGS`: Go's json messages);
+        not plural.group, a label that is not a qualified name, a version without a schema, two storage
+        versions, a property without a type), a ConfigMap without a name, Secrets of the basic-auth and TLS
+        types without their keys, a Lease of 0 s, a Role rule without verbs, a
+        RoleBinding to a Secret, a ConfigMap with incomplete and rival controller references; and of a directory
+        of dockerconfigjson Secrets pasted by hand (`DOCKER_CONFIGS`: Go's json messages);
         alice's writes are refused (403), her reviews answered
         Shrinks to: the ConfigMap with nulls, as the admin"""
         resource, body = ODD_BODIES[row]
-        namespace = "" if resource in CLUSTER_SCOPED_BODIES else "default"
-        for one in body if isinstance(body, tuple) else (body,):  # a tuple: kubectl create -f <dir>/
+        for resource, one in body if resource == DIRECTORY else ((resource, body),):  # kubectl create -f <dir>/
+            namespace = "" if resource in CLUSTER_SCOPED_BODIES else "default"
             self._do(SendRequest("create", resource, namespace, body=one, actor=ODD_BODY_ACTORS[actor]))

@@ -9,9 +9,8 @@ import pytest
 
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.api_depth_actions import (
-    CRD_VARIANTS, DOCKER_CONFIGS, GADGET_PATCHES, GADGET_SPECS, ODD_BODIES, ODD_OBJECTS, ODD_PATCHES, SHAPES,
-    TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget,
-    ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
+    CRD_VARIANTS, DIRECTORY, DOCKER_CONFIGS, DOCKER_SECRETS, GADGET_PATCHES, GADGET_SPECS, ODD_BODIES, ODD_OBJECTS,
+    ODD_PATCHES, SHAPES, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
 )
 from kmodel.checker.actions import ApplyDeployment
 from kmodel.cluster import Delete
@@ -128,7 +127,8 @@ def test_odd_patches_take_both_sides_of_their_guards():
 def test_odd_bodies_decode_or_are_refused_with_gos_message():
     machine = SmallMachine()
     answers = {}
-    for row, (_, body) in enumerate(ODD_BODIES[:len(ODD_BODIES) - len(ODD_OBJECTS)]):
+    single = [(row, body) for row, (resource, body) in enumerate(ODD_BODIES) if resource != DIRECTORY]
+    for row, body in single:
         since = len(machine.cluster.kubectl.results)
         machine.create_odd_body(row)
         machine.advance_time(1)
@@ -137,6 +137,8 @@ def test_odd_bodies_decode_or_are_refused_with_gos_message():
     assert answers["odd-fraction"] == (400, 'Deployment in version "v1" cannot be handled as a Deployment: json: '
                                             'cannot unmarshal number 2.5 into Go struct field '
                                             'DeploymentSpec.spec.replicas of type int32')
+    assert answers["odd-types"] == (400, 'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal '
+                                         'number into Go struct field ObjectMeta.metadata.annotations of type string')
     assert answers["odd-kind"][1].startswith("couldn't get version/kind; json parse error")
     assert answers["odd-elsewhere"] == (400, "the namespace of the provided object does not match the namespace "
                                              "sent on the request")
@@ -148,15 +150,19 @@ def test_odd_bodies_decode_or_are_refused_with_gos_message():
 def test_odd_objects_are_refused_with_every_mistake_listed():
     machine = SmallMachine()
     answers = {}
-    for row in range(len(ODD_BODIES) - len(ODD_OBJECTS), len(ODD_BODIES)):
+    directories = [row for row, (resource, _) in enumerate(ODD_BODIES) if resource == DIRECTORY]
+    assert [ODD_BODIES[row][1] for row in directories] == [ODD_OBJECTS, DOCKER_SECRETS]
+    for row in directories:  # kubectl create -f <dir>/: one request per manifest
         since = len(machine.cluster.kubectl.results)
         machine.create_odd_body(row)
         machine.advance_time(1)
         for r in machine.cluster.kubectl.results[since:]:
-            answers[r.command.body["metadata"]["name"]] = (r.response.code, getattr(r.response.body, "message", ""))
-    assert len(answers) == sum(len(body) if isinstance(body, tuple) else 1 for _, body in ODD_OBJECTS)
+            name = r.command.body["metadata"].get("name", "")
+            answers[name] = (r.response.code, getattr(r.response.body, "message", ""))
+    assert len(answers) == len(ODD_OBJECTS) + len(DOCKER_SECRETS)
     assert answers.pop("odd-docker-11") == (201, "")  # a null .dockerconfigjson unmarshals into a map
     assert {code for code, _ in answers.values()} == {422}
+    assert answers[""][1] == 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
     pod = answers["odd-spec"][1]
     assert pod.count(", spec.") == 13, pod  # fourteen field errors, in upstream's order
     assert pod.index("resources.requests") < pod.index("containers[0].livenessProbe") < pod.index(
@@ -165,6 +171,7 @@ def test_odd_objects_are_refused_with_every_mistake_listed():
         'Lease.coordination.k8s.io "odd-lease" is invalid: [spec.leaseDurationSeconds: Invalid value: 0: must be '
         'greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]')
     assert 'Found "true" in references for Deployment/web and Deployment/api' in answers["odd-owners"][1]
+    assert "must have exactly one version marked as storage version" in answers["widgets.example.com"][1]
     gos = [answers[f"odd-docker-{n}"][1].rpartition(": ")[2] for n in range(len(DOCKER_CONFIGS)) if n != 11]
     assert gos[:3] == ["invalid character '\\'' looking for beginning of object key string",
                        "invalid character '{' after object key", "invalid character '\"' after object key:value pair"]
