@@ -367,8 +367,11 @@ _POD_MISTAKES = {
         {"name": "app", "image": ""}, {"name": "side.car", "image": "nginx:1.25"}]}
 _SLICE = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice"}
 _RBAC = "rbac.authorization.k8s.io"
+#: a namespace enforcing Pod Security baseline that the odd objects create (201, then 409), and a pod in it that
+#: uses the host's network, a host port and a privileged container (403 naming all three)
+RESTRICTED = "restricted"
 #: a row of ODD_BODIES whose body is a tuple of (resource, body): `kubectl create -f <dir>/` of those, one request
-#: each (a directory of manifests written by hand)
+#: each (a directory of manifests written by hand), in the namespace a manifest names, else default
 DIRECTORY = "-f"
 #: creates of kinds a user seldom writes by hand, each with several mistakes at once (validation reports them
 #: all, in upstream's order): one request takes many of validation's decisions; sent together, as one directory
@@ -401,6 +404,12 @@ ODD_OBJECTS: tuple[tuple[str, Any], ...] = (
                               {"name": "v2", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                                   "type": "object",
                                   "properties": {"spec": {"properties": {"size": {"type": "string"}}}}}}}]}}),
+    ("namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": RESTRICTED, "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}),
+    ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd-host", "namespace": RESTRICTED},
+              "spec": {"hostNetwork": True, "containers": [
+                  {"name": "app", "image": "nginx:1.25", "ports": [{"containerPort": 80, "hostPort": 80}],
+                   "securityContext": {"privileged": True}}]}}),
     ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"labels": {"app": "web"}},
                     "data": {"mode": "a"}}),
     ("secrets", {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "odd-basic-auth"},
@@ -480,4 +489,5 @@ ODD_BODIES: tuple[tuple[str, Any], ...] = (
 #: a user with no rights of her own)
 ODD_BODY_ACTORS: tuple[str, ...] = ("admin", "alice")
 #: the resources whose requests name no namespace
-CLUSTER_SCOPED_BODIES: tuple[str, ...] = ("selfsubjectaccessreviews", "selfsubjectreviews", "customresourcedefinitions")
+CLUSTER_SCOPED_BODIES: tuple[str, ...] = ("selfsubjectaccessreviews", "selfsubjectreviews", "customresourcedefinitions",
+                                          "namespaces")

@@ -185,12 +185,17 @@ class ApiDepthRules(RuleFamily):
         none, a loopback, an unspecified one, unnamed ports, a subset without addresses), a CRD (a name that is
         not plural.group, a label that is not a qualified name, a version without a schema, two storage
         versions, a property without a type), a ConfigMap without a name, Secrets of the basic-auth and TLS
-        types without their keys, a Lease of 0 s, a Role rule without verbs, a
+        types without their keys, a namespace enforcing Pod Security baseline and a pod in it with the host's
+        network, a host port and a privileged container (403), a Lease of 0 s, a Role rule without verbs, a
         RoleBinding to a Secret, a ConfigMap with incomplete and rival controller references; and of a directory
         of dockerconfigjson Secrets pasted by hand (`DOCKER_CONFIGS`: Go's json messages);
         alice's writes are refused (403), her reviews answered
         Shrinks to: the ConfigMap with nulls, as the admin"""
         resource, body = ODD_BODIES[row]
-        for resource, one in body if resource == DIRECTORY else ((resource, body),):  # kubectl create -f <dir>/
+        if resource != DIRECTORY:
             namespace = "" if resource in CLUSTER_SCOPED_BODIES else "default"
+            self._do(SendRequest("create", resource, namespace, body=body, actor=ODD_BODY_ACTORS[actor]))
+            return
+        for resource, one in body:  # kubectl create -f <dir>/: each manifest in its own namespace, else default
+            namespace = "" if resource in CLUSTER_SCOPED_BODIES else one["metadata"].get("namespace", "default")
             self._do(SendRequest("create", resource, namespace, body=one, actor=ODD_BODY_ACTORS[actor]))

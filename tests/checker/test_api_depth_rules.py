@@ -161,6 +161,11 @@ def test_odd_objects_are_refused_with_every_mistake_listed():
             answers[name] = (r.response.code, getattr(r.response.body, "message", ""))
     assert len(answers) == len(ODD_OBJECTS) + len(DOCKER_SECRETS)
     assert answers.pop("odd-docker-11") == (201, "")  # a null .dockerconfigjson unmarshals into a map
+    assert answers.pop("restricted") == (201, "")
+    assert answers.pop("odd-host") == (403, 'pods "odd-host" is forbidden: violates PodSecurity "baseline:latest": '
+                                            'host namespaces (hostNetwork=true), hostPort (container "app" uses hostPort '
+                                            '80), privileged (container "app" must not set '
+                                            'securityContext.privileged=true)')
     assert {code for code, _ in answers.values()} == {422}
     assert answers[""][1] == 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
     pod = answers["odd-spec"][1]
