@@ -439,12 +439,12 @@ DOCKER_SECRETS: tuple[tuple[str, Any], ...] = tuple(
                  "type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": _b64(text)}})
     for n, text in enumerate(DOCKER_CONFIGS))
 
-#: what a create sends on the wire, each with one field of a shape or type the decoder meets rarely (or a pod
-#: with a wrong JSON type in many fields: Go's decoder reports the first, in the document's order, and reads on),
-#: then the directories of `ODD_OBJECTS` and `DOCKER_SECRETS`
-ODD_BODIES: tuple[tuple[str, Any], ...] = (
-    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-null", "labels": None},
-                    "data": {"a": "b", "c": None}}),
+#: bodies whose fields have a shape or JSON type the decoder meets rarely, each refused with 400 and Go's message
+#: or let through (an integral float), as a client sends them one after the other (`kubectl create --raw` of each):
+#: a fraction, a number past int32, a string or a bool where a number is, a list where a map is, a number where a
+#: time is, an unknown field (strict), a fractional targetPort, a null item and a string port, no kind, a kind that
+#: is a number, a pod with a wrong type in seven fields (Go reports the first, in the document's order, and reads on)
+DECODE_BODIES: tuple[tuple[str, Any], ...] = (
     ("deployments", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "odd-float"},
                      "spec": {"replicas": 0.0, "selector": {"matchLabels": {"app": "odd"}}, "template": {
                          "metadata": {"labels": {"app": "odd"}},
@@ -472,6 +472,15 @@ ODD_BODIES: tuple[tuple[str, Any], ...] = (
                                                              "labels": "x"},
               "spec": {"containers": {"name": "app"}, "hostNetwork": "yes", "nodeName": ["node-1"], "priority": True,
                        "tolerations": [True]}}),
+)
+
+#: what a create sends on the wire: a ConfigMap with nulls, the directory of `DECODE_BODIES`, a ConfigMap of
+#: another namespace than the request's, the access reviews, then the directories of `ODD_OBJECTS` and
+#: `DOCKER_SECRETS`
+ODD_BODIES: tuple[tuple[str, Any], ...] = (
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-null", "labels": None},
+                    "data": {"a": "b", "c": None}}),
+    (DIRECTORY, DECODE_BODIES),
     ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-elsewhere",
                                                                           "namespace": "team"}}),
     ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
