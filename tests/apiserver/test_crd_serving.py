@@ -106,6 +106,18 @@ def test_a_crd_named_otherwise_than_plural_dot_group_is_invalid(api):
                               'metadata.name: Invalid value: "dbs.example.com": must be spec.names.plural+"."+spec.group')
 
 
+def test_the_plural_dot_group_name_is_checked_with_the_object_meta_before_the_labels(api):
+    """upstream's nameValidationFn runs inside ValidateObjectMeta: metadata.name's errors come first."""
+    body = crd_body()
+    body["metadata"]["name"] = "dbs.example.com"
+    body["metadata"]["labels"] = {"a/b/c": "x"}
+    r = api.handle(req("create", "customresourcedefinitions", body=body), now=NOW)
+    assert r.code == 422
+    assert r.body.message.startswith(
+        'CustomResourceDefinition.apiextensions.k8s.io "dbs.example.com" is invalid: [metadata.name: Invalid value: '
+        '"dbs.example.com": must be spec.names.plural+"."+spec.group, metadata.labels: Invalid value: "a/b/c": ')
+
+
 def test_a_crd_needs_exactly_one_storage_version_and_structural_schemas(api):
     body = crd_body()
     body["spec"]["versions"][1]["storage"] = True

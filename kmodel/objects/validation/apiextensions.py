@@ -34,10 +34,15 @@ def _versions_go(crd: CustomResourceDefinition) -> GoValue:
 
 def validate_crd(crd: CustomResourceDefinition) -> list[FieldError]:
     """The field errors of a new CRD."""
-    errs = validate_object_meta(crd.metadata, False, is_dns1123_subdomain)
     spec, names = crd.spec, crd.spec.names
-    if crd.metadata.name != f"{names.plural}.{spec.group}":
-        errs.append(invalid("metadata.name", crd.metadata.name, "must be spec.names.plural+\".\"+spec.group"))
+    wanted = f"{names.plural}.{spec.group}"
+
+    def crd_name(name: str) -> list[str]:
+        # upstream's nameValidationFn: a DNS subdomain that is plural.group, checked with the rest of the object
+        # meta (so its message comes before the labels')
+        return is_dns1123_subdomain(name) + ([] if name == wanted else ['must be spec.names.plural+"."+spec.group'])
+
+    errs = validate_object_meta(crd.metadata, False, crd_name)
     if not spec.group:
         errs.append(required("spec.group", ""))
     elif is_dns1123_subdomain(spec.group) or "." not in spec.group:
