@@ -45,8 +45,12 @@ LABEL_VALUE = "canary"
 #: the objects patched that have a pod template; pods have their containers at spec.containers
 WORKLOADS = ("deployments", "statefulsets")
 TEMPLATED = (*WORKLOADS, "pods")
-#: what the rule patches: every kind of the user's objects the checker makes (and the nodes)
-PATCHED = ("deployments", "statefulsets", "pods", "services", "nodes")
+#: what the rule patches: every kind of the user's objects the checker makes (and the nodes), and the
+#: ReplicaSets the Deployment controller makes (a user may relabel or orphan one)
+PATCHED = ("deployments", "statefulsets", "pods", "services", "nodes", "replicasets")
+#: the annotation a ReplicaSet's scale-down ranks its pods by (lower cost first), and the costs a user sets
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+DELETION_COSTS = ("100", "-100")
 #: the name of the container a strategic merge patch adds and deletes
 SIDECAR = "sidecar"
 #: the pods' containers, and the port the apps listen on
@@ -115,7 +119,7 @@ class PatchRow:
 
 def _resource(obj: dict) -> str:
     return {"Deployment": "deployments", "StatefulSet": "statefulsets", "Pod": "pods", "Service": "services",
-            "Node": "nodes"}.get(obj.get("kind", ""), "")
+            "Node": "nodes", "ReplicaSet": "replicasets"}.get(obj.get("kind", ""), "")
 
 
 def _labels(obj: dict) -> dict:
@@ -260,6 +264,13 @@ MERGE_PATCHES: tuple[PatchRow, ...] = (
     PatchRow("null a required field (422)", _required_nulled),
     PatchRow("replace the containers list whole (its ports go)", _templated_only(lambda obj: _containers_patch(
         obj, [{"name": APP_CONTAINER, "image": _other_image(obj)}]))),
+    # kubectl annotate pod P controller.kubernetes.io/pod-deletion-cost=C: its ReplicaSet deletes cheaper pods first
+    *(PatchRow(f"annotate a pod with pod-deletion-cost {cost}", (lambda c: lambda obj: {
+        "metadata": {"annotations": {POD_DELETION_COST: c}}} if _resource(obj) == "pods" else None)(cost))
+      for cost in DELETION_COSTS),
+    PatchRow("remove the ownerReferences (orphaned: its controller adopts it again if its labels still match)",
+             lambda obj: {"metadata": {"ownerReferences": None}} if obj.get("metadata", {}).get("ownerReferences")
+             else None),
 )
 
 #: the table of each patch type, in PATCH_TYPES' order

@@ -1,7 +1,7 @@
 """The patch rule: a user's kubectl patch of an object that exists, of every patch type (a mixin of `KmodelMachine`).
 
     patch_object   kubectl patch <kind> <name> --type=merge|json|strategic -p '<patch>': a Deployment, the
-                   StatefulSet db, a pod, a Service or a node, with a document from the type's table
+                   StatefulSet db, a pod, a Service, a node or a ReplicaSet, with a document from the type's table
                    (kmodel.checker.patch_actions) built from the object as the rule reads it
 
 The target is an index into the objects that exist now (taken modulo their number), the type an index into
@@ -45,7 +45,7 @@ class PatchRules(RuleFamily):
     @rule(i=INDEX, patch_type=st.integers(0, len(TYPES) - 1), row=st.integers(0, ROWS - 1))
     def patch_object(self, i: int, patch_type: int, row: int) -> None:
         """Draws: an object that exists now (a Deployment, the StatefulSet `db`, a pod of the default or team
-        namespace, a Service, a node); a patch type (merge, json, strategic); a row of that type's table
+        namespace, a Service, a node, a ReplicaSet); a patch type (merge, json, strategic); a row of that type's table
         (`MERGE_PATCHES`, `JSON_PATCHES`, `STRATEGIC_PATCHES` in `kmodel/checker/patch_actions.py`) among those that
         fit the object's kind, built from the object as the rule reads it
         Does: `kubectl patch <kind> <name> --type=<type> -p '<patch>'` (`patch-object`, the rules are the mixin
@@ -67,7 +67,9 @@ class PatchRules(RuleFamily):
         labels replaced whole (`$patch: replace`) by its app label and the label. Merge patches: the label set, or
         removed (null); spec.replicas; the finalizers replaced whole by one; a required field nulled (a selector, a
         pod's containers, a Service's ports: 422); the containers list replaced whole by the `app` container with the
-        other image (its ports go). A pod's spec may change only its images and gain tolerations, so the template
+        other image (its ports go); a pod's `controller.kubernetes.io/pod-deletion-cost` annotation set to 100 or
+        -100 (its ReplicaSet scales the cheaper pods down first); the ownerReferences removed (a ReplicaSet or pod
+        orphaned: its controller adopts it again while its labels match). A pod's spec may change only its images and gain tolerations, so the template
         rows are refused on a pod (422), as upstream refuses them
         Shrinks to: the first object (Deployment web) labelled by a merge patch; minimization drops a JSON patch's
         operations, or a merge or strategic patch's top-level keys, one at a time"""

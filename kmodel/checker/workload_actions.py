@@ -42,6 +42,8 @@ NODE_LABELS: tuple[tuple[str, str], ...] = (
 )
 
 TAINT_KEY = "dedicated"
+#: the taint a cordoned node stands for (node.kubernetes.io/unschedulable:NoSchedule)
+TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 TAINT_VALUE = "infra"
 #: taint_node's choices: (effect, remove); a removal with effect "" removes every taint of the key
 NODE_TAINTS: tuple[tuple[str, bool], ...] = (
@@ -121,6 +123,10 @@ class CordonNode(Action):
 
 # -- pods ------------------------------------------------------------------------------------------------------
 
+#: the name a pod shape's port and a Service's targetPort share
+NAMED_PORT = "http"
+
+
 def _port(container_port: int, host_port: int = 0, protocol: str = "", host_ip: str = "") -> dict:
     port: dict[str, Any] = {"containerPort": container_port}
     if host_port:
@@ -143,6 +149,7 @@ POD_PORTS: tuple[tuple[tuple[tuple[dict, ...], ...], bool], ...] = (
     (((_port(80, 8080, "TCP", "127.0.0.1"),),), False),
     (((_port(80),),), True),  # hostNetwork: the host port defaults to the container port
     (((_port(80, 8080),), (_port(9090, 8080, "SCTP"),)), False),  # two containers, one host port per protocol
+    (((dict(_port(80), name=NAMED_PORT),),), False),  # a named port: a Service's targetPort may name it
 )
 #: the pod's resources (of its first container): requests, limits (requests default to limits when unset)
 POD_RESOURCES: tuple[dict, ...] = (
@@ -174,6 +181,9 @@ POD_PLACEMENTS: tuple[dict, ...] = (
     _node_affinity(required=(({"key": LABEL_ZONE, "operator": "NotIn", "values": ["zone-a"]},),)),
     _node_affinity(preferred=((50, ({"key": LABEL_DISK, "operator": "In", "values": ["ssd"]},)),
                               (10, ({"key": LABEL_ZONE, "operator": "Exists"},)))),
+    # an empty term (it matches no node) ORed with a core count above 2 (a node without the label, or with one
+    # that is not a whole number, does not match)
+    _node_affinity(required=((), ({"key": LABEL_CORES, "operator": "Gt", "values": ["2"]},))),
 )
 #: the taints the pod tolerates
 POD_TOLERATIONS: tuple[tuple[dict, ...], ...] = (
@@ -181,6 +191,10 @@ POD_TOLERATIONS: tuple[tuple[dict, ...], ...] = (
     ({"key": TAINT_KEY, "operator": "Equal", "value": TAINT_VALUE, "effect": "NoSchedule"},),
     ({"key": TAINT_KEY, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30},),
     ({"operator": "Exists"},),
+    # what a DaemonSet's pods carry: a cordoned node still takes the pod
+    ({"key": TAINT_UNSCHEDULABLE, "operator": "Exists", "effect": "NoSchedule"},),
+    # the operator left out (it means Equal), and 0 s: a NoExecute taint of that value evicts the pod at once
+    ({"key": TAINT_KEY, "value": TAINT_VALUE, "effect": "NoExecute", "tolerationSeconds": 0},),
 )
 #: a pod's shape: an index into each table above (ports, resources, placement, tolerations)
 POD_SHAPE_SIZES = (len(POD_PORTS), len(POD_RESOURCES), len(POD_PLACEMENTS), len(POD_TOLERATIONS))
@@ -243,7 +257,7 @@ def describe_shape(shape: tuple[int, ...]) -> str:
     terms = affinity.get("requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms", [])
     if terms:  # the terms are ORed
         parts.append("requires " + " or ".join(" and ".join(_expression(e) for e in t["matchExpressions"])
-                                                for t in terms))
+                                                or "(an empty term)" for t in terms))
     for t in affinity.get("preferredDuringSchedulingIgnoredDuringExecution", []):
         parts.append(f"prefers ({t['weight']}) " + " and ".join(_expression(e) for e in t["preference"]["matchExpressions"]))
     for t in POD_TOLERATIONS[tolerations]:
@@ -312,6 +326,8 @@ SERVICE_PORTS: tuple[tuple[dict, ...], ...] = (
     ({"port": 8080, "targetPort": 80, "protocol": "TCP"},),
     ({"name": "http", "port": 80, "targetPort": 80, "protocol": "TCP"},
      {"name": "dns", "port": 53, "targetPort": 53, "protocol": "UDP"}),
+    # a named targetPort: a pod that declares no port of that name has no endpoint for it
+    ({"port": 80, "targetPort": NAMED_PORT, "protocol": "TCP"},),
 )
 
 

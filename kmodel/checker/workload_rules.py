@@ -101,11 +101,14 @@ class WorkloadRules(RuleFamily):
         small indices
         Does: `kubectl apply` of a bare pod (`apply-pod-shape`) built from the shape: ports (`POD_PORTS`: port 80;
         host port 8080 TCP, UDP, or on hostIP 127.0.0.1; hostNetwork, labelled app=web: in the Service web's
-        rotation; two containers holding 8080 over TCP and SCTP), resources (`POD_RESOURCES`: none, requests,
-        requests and limits, limits only, a request too large for most nodes), placement (`POD_PLACEMENTS`: nodeSelector on zone, disktype, region and zone; required node
+        rotation; two containers holding 8080 over TCP and SCTP; port 80 named `http`), resources (`POD_RESOURCES`:
+        none, requests, requests and limits, limits only, a request too large for most nodes), placement
+        (`POD_PLACEMENTS`: nodeSelector on zone, disktype, region and zone; required node
         affinity: zone In (zone-a, zone-b) or disktype Exists, zone NotIn (zone-a); preferred node affinity:
-        disktype=ssd weighing 50, any zone weighing 10), tolerations (`POD_TOLERATIONS`: dedicated:NoSchedule,
-        dedicated:NoExecute for 30 s, everything)
+        disktype=ssd weighing 50, any zone weighing 10; required node affinity of an empty term, which matches no
+        node, or example.com/cores Gt 2), tolerations (`POD_TOLERATIONS`: dedicated:NoSchedule, dedicated:NoExecute
+        for 30 s, everything, node.kubernetes.io/unschedulable:NoSchedule (a cordoned node takes the pod),
+        dedicated=infra:NoExecute for 0 s with the operator left out (evicted at once))
         Shrinks to: a plain pod with one port, placed by the scheduler"""
         self._do(ApplyPodShape(pod, pick(i, ("", *self.cluster.nodes)), shape))
 
@@ -145,7 +148,8 @@ class WorkloadRules(RuleFamily):
           ports=st.integers(0, len(SERVICE_PORTS) - 1))
     def edit_service(self, app: str, selector: int, ports: int) -> None:
         """Draws: an app; a selector (`SERVICE_SELECTORS`: its own app, the other app, its own app and a tier no pod
-        has); ports (`SERVICE_PORTS`: 80, 8080 to 80, two named ports 80/TCP and 53/UDP)
+        has); ports (`SERVICE_PORTS`: 80, 8080 to 80, two named ports 80/TCP and 53/UDP, 80 to the port named `http`,
+        which only a pod shape's pod declares)
         Does: `kubectl patch service` (`edit-service`)
         Shrinks to: the Service web as applied"""
         self._do(EditService(app, selector, ports))

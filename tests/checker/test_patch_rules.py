@@ -184,3 +184,27 @@ def test_a_trace_with_one_patch_of_each_type_replays_the_same(tmp_path):
     assert first.digest == second.digest
     assert [s for s in first.steps if s.startswith("kubectl patch")] == [
         JSON_TEST.name, MERGE_LABEL.name, STRATEGIC_IMAGE.name]
+
+
+def test_an_orphaned_replicaset_is_adopted_again_and_a_pod_deletion_cost_picks_the_pod_deleted():
+    """The ownerReferences row orphans a Deployment's ReplicaSet, which the Deployment adopts again; the
+    pod-deletion-cost rows annotate a pod, and the ReplicaSet scaling down deletes the cheaper pod first."""
+    cluster = Cluster(ClusterConfig(nodes=2))
+    ApplyDeployment("web", 2).apply(cluster)
+    cluster.run(20_000)
+    [rs] = cluster.objects("replicasets", "default")
+    orphan = _row(MERGE_PATCHES, "remove the ownerReferences").build(dump(rs))
+    [r] = run(cluster, PatchObject("replicasets", "default", rs.metadata.name, "merge", orphan))
+    assert r.ok and not r.response.body.metadata.owner_references  # orphaned, then adopted again:
+    [ref] = cluster.get("replicasets", "default", rs.metadata.name).metadata.owner_references
+    assert ref.kind == "Deployment" and ref.name == "web" and ref.controller
+    assert _row(MERGE_PATCHES, "remove the ownerReferences").build(dump(cluster.get("nodes", "", "node-1"))) is None
+    pods = sorted(p.metadata.name for p in cluster.objects("pods", "default"))
+    cheap = _row(MERGE_PATCHES, "annotate a pod with pod-deletion-cost -100").build(
+        dump(cluster.get("pods", "default", pods[1])))
+    [r] = run(cluster, PatchObject("pods", "default", pods[1], "merge", cheap), 1_000)
+    assert r.ok and cluster.get("pods", "default", pods[1]).metadata.annotations[
+        "controller.kubernetes.io/pod-deletion-cost"] == "-100"
+    run(cluster, PatchObject("deployments", "default", "web", "merge", {"spec": {"replicas": 1}}), 20_000)
+    left = [p.metadata.name for p in cluster.objects("pods", "default") if p.metadata.deletion_timestamp is None]
+    assert left == [pods[0]]

@@ -227,3 +227,45 @@ def test_pod_shapes_with_node_affinity_are_placed_by_it():
     assert ApplyPodShape("debug-2", "", (0, 0, 4, 0)).name == ("kubectl apply pod debug-2 (requires "
                                                                "topology.kubernetes.io/zone In (zone-a,zone-b) or "
                                                                "disktype Exists)")
+
+
+def test_a_named_target_port_finds_the_pods_that_name_it():
+    cluster = Cluster(ClusterConfig(nodes=2))
+    ApplyDeployment("web", 1).apply(cluster)
+    ApplyService("web").apply(cluster)
+    cluster.run(20_000)
+    [r] = run(cluster, EditService("web", 0, 3))  # targetPort "http": web's pods name no port
+    assert r.ok and cluster.get("services", "default", "web").spec.ports[0].target_port == "http"
+    assert cluster.get("endpoints", "default", "web").subsets == ()
+    [r] = run(cluster, ApplyPodShape("debug-1", "", (6, 0, 0, 0)))  # a pod whose port 80 is named http
+    assert r.ok and cluster.get("pods", "default", "debug-1").spec.containers[0].ports[0].name == "http"
+    run(cluster, LabelPod("debug-1", "web"), 20_000)  # now selected by the Service
+    [subset] = cluster.get("endpoints", "default", "web").subsets
+    pod_ip = cluster.get("pods", "default", "debug-1").status.pod_ip
+    assert [a.ip for a in subset.addresses] == [pod_ip] and [p.port for p in subset.ports] == [80]
+
+
+def test_a_cordon_tolerating_pod_goes_to_a_cordoned_node_and_a_zero_second_toleration_is_evicted_at_once():
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(15_000)
+    run(cluster, CordonNode("node-1"))
+    run(cluster, ApplyPodShape("debug-1", "", (0, 0, 0, 4)))  # tolerates node.kubernetes.io/unschedulable
+    run(cluster, ApplyPodShape("debug-2", "", (0, 0, 0, 0)))
+    assert cluster.get("pods", "default", "debug-1").spec.node_name == "node-1"
+    assert not cluster.get("pods", "default", "debug-2").spec.node_name
+    run(cluster, CordonNode("node-1", False), 20_000)
+    run(cluster, ApplyPodShape("debug-3", "", (0, 0, 0, 5)), 20_000)  # tolerates dedicated=infra:NoExecute for 0 s
+    assert cluster.get("pods", "default", "debug-3").spec.tolerations[0].operator == ""
+    run(cluster, TaintNodeAction("node-1", effect="NoExecute"), 1_000)
+    evicted = cluster.get("pods", "default", "debug-3")
+    assert evicted is None or evicted.metadata.deletion_timestamp is not None
+
+
+def test_an_empty_node_selector_term_matches_no_node_and_a_gt_term_needs_the_label():
+    cluster = Cluster(ClusterConfig(nodes=2))
+    cluster.run(15_000)
+    [r] = run(cluster, ApplyPodShape("debug-1", "", (0, 0, 7, 0)))  # an empty term, or cores > 2
+    assert r.ok and not cluster.get("pods", "default", "debug-1").spec.node_name
+    run(cluster, LabelNode("node-2", "example.com/cores", "4"), 20_000)
+    assert cluster.get("pods", "default", "debug-1").spec.node_name == "node-2"
+    assert "(an empty term) or example.com/cores Gt (2)" in ApplyPodShape("debug-1", "", (0, 0, 7, 0)).name
