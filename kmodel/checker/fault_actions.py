@@ -50,7 +50,7 @@ from kmodel.checker.simpler import Simplest, fewer
 from kmodel.cluster import Cluster
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
-from kmodel.loop.events import BreakStream, SlowLink, at_least
+from kmodel.loop.events import BreakStream, Crash, Restart, SlowLink, at_least
 
 
 @attrs.frozen
@@ -222,3 +222,39 @@ class FailLiveness(Action):
         deadline = cluster.now + LIVENESS_RESTART_MS
         while cluster.now < deadline and _restarts(cluster, self.pod, self.container) <= restarts:
             run_fairly(cluster, min(deadline, cluster.now + 1000))
+
+
+# -- machines ----------------------------------------------------------------------------------------------
+
+
+def rebootable_nodes(cluster: Cluster) -> list[str]:
+    """The nodes whose kubelet runs now (a removed or lost machine's never does), in the cluster's order."""
+    loop = cluster.loop
+    return [n for n in cluster.nodes if f"kubelet/{n}" in loop.components and loop.is_up(f"kubelet/{n}")]
+
+
+@attrs.frozen
+class RebootNode(Action):
+    """The machine `node` reboots and comes back: its kubelet and kube-proxy stop, every container process on it
+    ends (exit code 255) and every pod's network namespace closes, then both start again. The container
+    runtime's records and host-local's files on disk survive the reboot (kmodel.kubelet.runtime), so the kubelet
+    starting again finds each pod's sandbox dead: it tears it down (CNI DEL without a netns) and makes a new one,
+    and counts a restart of each container, as after a real reboot."""
+
+    kind: ClassVar[str] = "reboot-node"
+    node: str
+
+    @property
+    def name(self) -> str:
+        return f"machine {self.node} reboots (its containers end, its kubelet and kube-proxy start again)"
+
+    def apply(self, cluster: Cluster) -> None:
+        if self.node not in rebootable_nodes(cluster):
+            raise EventNotEnabled(f"cannot reboot {self.node!r}: not a node whose kubelet runs now")
+        loop = cluster.loop
+        stopped = [n for n in cluster.endpoints_of(self.node) if loop.is_up(n)]
+        for name in stopped:
+            loop.step(Crash(name))
+        loop.components[f"kubelet/{self.node}"].runtime.reboot(cluster.now)  # type: ignore[attr-defined]
+        for name in stopped:
+            loop.step(Restart(name))

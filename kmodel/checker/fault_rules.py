@@ -24,6 +24,8 @@ the kind that happened:
     flap_readiness     a container's readiness probe fails for 15 or 60 s, then passes (fault_actions.FlapReadiness):
                        its pod leaves the Service's ready addresses and comes back
     fail_liveness      a container's liveness probe fails (fault_actions.FailLiveness): the kubelet restarts it
+    reboot_node        a machine reboots and comes back (fault_actions.RebootNode): its containers end, its
+                       pods' network namespaces close, its kubelet and kube-proxy start again
     apply_probed_app   what the two probe faults do first when the cluster has no probed application: kubectl
                        apply the Deployment "probed", whose container has a readiness and a liveness probe, and its
                        Service, and kubectl rollout status (up to 60 s), then the fault itself; while its pods are
@@ -52,8 +54,10 @@ from kmodel.checker.fault_actions import (
     ApplyProbedApp,
     FailLiveness,
     FlapReadiness,
+    RebootNode,
     StallWatch,
     probed_kubelet,
+    rebootable_nodes,
 )
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop.events import REQUEST_FAULT_CODES, FailRequest
@@ -203,3 +207,13 @@ class RequestFaultRules(RuleFamily):
     def fail_liveness(self, i: int) -> None:
         """A container's liveness probe fails: the kubelet restarts it; see `_probe_fault`."""
         self._probe_fault("liveness", i, FailLiveness)
+
+    @rule(i=INDEX)
+    def reboot_node(self, i: int) -> None:
+        """A machine whose kubelet runs reboots and comes back (`RebootNode`); with none running (every kubelet
+        down), the machine's `restart` fault instead."""
+        node = pick(i, rebootable_nodes(self.cluster))
+        if node is None:
+            self._fault("restart", i)
+            return
+        self._do(RebootNode(node))

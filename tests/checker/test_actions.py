@@ -27,7 +27,7 @@ from tests.checker.test_infra_depth_rules import EXAMPLES as INFRA_DEPTH_EXAMPLE
 from tests.checker.test_address_rules import EXAMPLES as ADDRESS_EXAMPLES
 from tests.checker.test_namespace_rules import EXAMPLES as NAMESPACE_EXAMPLES
 from tests.checker.test_restart_rules import EXAMPLES as RESTART_EXAMPLES
-from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
+from kmodel.checker.fault_actions import ApplyProbedApp, FailLiveness, FlapReadiness, RebootNode, StallWatch
 from kmodel.checker.leader_actions import PauseProcess
 from kmodel.loop.events import BreakStream, Crash, DelayHead, Deliver, FailRequest, Partition, Work
 
@@ -59,7 +59,7 @@ EXAMPLES = [
     StallWatch("controller/nodelifecycle/watch-2", "apiserver-0", "controller/nodelifecycle", 600_000),
     Fault(FailRequest("kubelet/node-1", "apiserver-0", 429, retry_after_seconds=1)),
     ApplyProbedApp(), FlapReadiness("node-1", "web-x", "app", 15_000), PauseProcess("kube-controller-manager", 30),
-    FailLiveness("node-2", "web-y", "app"),
+    FailLiveness("node-2", "web-y", "app"), RebootNode("node-1"),
 ]
 
 

@@ -9,7 +9,9 @@ import pytest
 from kmodel.invariants.sometimes import SOMETIMES
 from kmodel.checker.actions import ApplyDeployment, ApplyService, DeleteObject, Fault, RunFair
 from kmodel.checker.action_json import action_from_json
-from kmodel.checker.fault_actions import PROBED_APP, ApplyProbedApp, FailLiveness, FlapReadiness, StallWatch
+from kmodel.checker.fault_actions import (
+    PROBED_APP, ApplyProbedApp, FailLiveness, FlapReadiness, RebootNode, StallWatch,
+)
 from kmodel.checker.run import CheckOptions, run_campaign
 from kmodel.loop import Crash, EventNotEnabled
 from kmodel.cluster import Cluster, ClusterConfig
@@ -231,3 +233,34 @@ def test_a_replicaset_create_answered_504_after_it_was_applied_converges_to_its_
     store = machine.cluster.store
     pods = [kv.value for kv in store.range("/registry/pods/default/", prefix_end("/registry/pods/default/")).kvs]
     assert len([p for p in pods if p.metadata.deletion_timestamp is None]) == 2
+
+
+def test_a_rebooted_machine_runs_its_pods_again_in_new_sandboxes_with_a_restart_counted():
+    machine = SmallMachine()
+    fired = Fired(machine)
+    machine.session.execute(ApplyDeployment("web", 1))
+    machine.advance_time(30)
+    [pod] = [p for p in machine.cluster.objects("pods", "default") if p.metadata.name.startswith("web-")]
+    node = pod.spec.node_name
+    kubelet = machine.cluster.loop.components[f"kubelet/{node}"]
+    [old_sandbox] = [sid for sid, sb in kubelet.runtime.sandboxes.items() if sb.metadata.name == pod.metadata.name]
+    machine.reboot_node(machine.cluster.nodes.index(node))
+    action = machine.session.actions[-1]
+    assert action == RebootNode(node) and fired["reboot_node"] == 1
+    assert action_from_json(json.loads(json.dumps({**action.to_json(), "say": action.name}))) == action
+    assert machine.cluster.loop.is_up(f"kubelet/{node}") and machine.cluster.loop.is_up(f"proxy/{node}")
+    assert all(c.state.name != "CONTAINER_RUNNING" for c in kubelet.runtime.containers.values())
+    machine.advance_time(30)
+    after = machine.cluster.get("pods", "default", pod.metadata.name)
+    assert after.status.phase == "Running" and after.status.container_statuses[0].restart_count == 1
+    ready = [sid for sid, sb in kubelet.runtime.sandboxes.items()
+             if sb.metadata.name == pod.metadata.name and sb.state.name == "SANDBOX_READY"]
+    assert ready and old_sandbox not in ready
+
+
+def test_reboot_node_refuses_a_machine_whose_kubelet_is_down():
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(10_000)
+    cluster.crash("node-1")
+    with pytest.raises(EventNotEnabled, match="not a node whose kubelet runs now"):
+        RebootNode("node-1").apply(cluster)
