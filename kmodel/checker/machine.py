@@ -98,6 +98,7 @@ from kmodel.component.registry import component_sometimes
 from kmodel.checker.snapshot import Snapshot, SnapshotError
 from kmodel.checker.stats import Stats
 from kmodel.checker.addressplan import draw_address_plan
+from kmodel.checker.staticpods import draw_static_pods
 from kmodel.checker.topology import ELECTING_COUNTS, draw_topology, topology_text
 from kmodel.cluster import ClusterConfig
 from kmodel.loop.events import BreakStream, Crash, DelayHead, DropHead, Heal, Partition, Restart, SlowLink
@@ -149,6 +150,10 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
     #: each example draws its address plan after the counts (kmodel.checker.addressplan: the service CIDR, the
     #: cluster CIDR and the node block size), when `config` runs the default plan; False runs `config`'s
     draws_address_plan: ClassVar[bool] = True
+    #: each example draws node-1's static pod after its address plan (kmodel.checker.staticpods): the campaign of
+    #: `kmodel check` turns it on (kmodel.checker.run); a machine of one's own (a test's, a plugin user's) keeps the
+    #: static pods its configuration names
+    draws_static_pods: ClassVar[bool] = False
     variant: str = "default"
     #: invariants checked besides the registered ones (a subclass's own)
     extra_invariants: ClassVar[tuple[Invariant, ...]] = ()
@@ -198,10 +203,12 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         self._ended = False  # keep_going: a violation ended this example; its remaining steps do nothing
         self._rules_run = -1  # Hypothesis checks once before the first rule
         # this example's configuration: the class's, with the topology counts the example drew (if it draws any),
-        # then its address plan (kmodel.checker.addressplan)
+        # then its address plan (kmodel.checker.addressplan) and node-1's static pod (kmodel.checker.staticpods)
         self.config = draw_topology(type(self).config, self.drawn_counts)
         if self.draws_address_plan:
             self.config = draw_address_plan(self.config)
+        if self.draws_static_pods:
+            self.config = draw_static_pods(self.config)
         if self.drawn_counts:
             self.stats.topology_drawn(topology_text(self.config))
         self.session = self._start()

@@ -40,6 +40,7 @@ from kmodel.checker.fix_verdicts import REPLAY_FIX_OPTIONS, fix_verdicts
 from kmodel.checker.replay import replay
 from kmodel.checker.run import CampaignResult
 from kmodel.checker.addressplan import PLANS, plan_of, plan_text
+from kmodel.checker.staticpods import static_text
 from kmodel.checker.topology import topology_text
 from kmodel.checker.trace import write_trace
 from kmodel.report import atomic_write_texts, write_reports
@@ -146,6 +147,7 @@ def write_results(result: CampaignResult, folder: Path, *, trace_command: str = 
             "steps": len(trace.actions),
             **({"topology": topology_text(trace.config)} if result.options.draws() else {}),
             **({"address_plan": plan_text(trace.config)} if plan_of(trace.config) is not PLANS[0] else {}),
+            **({"static_pods": static_text(trace.config)} if trace.config.static_pods else {}),
             "reproduced": replayed.violation is not None
             and replayed.violation.invariant == trace.violation.invariant,
             **({"shrink": shrink.to_json()} if shrink is not None else {}),
@@ -172,6 +174,8 @@ def violation_lines(violation: dict[str, Any], replay_command: str, turn_on: str
         lines.append(f"  ran on: {violation['topology']}")
     if violation.get("address_plan"):  # an address plan other than the default (kmodel.checker.addressplan)
         lines.append(f"  address plan: {violation['address_plan']}")
+    if violation.get("static_pods"):  # a manifest in a kubelet's folder (kmodel.checker.staticpods)
+        lines.append(f"  manifest folders: {violation['static_pods']}")
     for fix in violation.get("fixes", ()):
         if fix["takes_out"]:
             lines.append(f"  the known fix {fix['name']} takes it out (an upstream bug, `kmodel fixes` tells it); "

@@ -356,6 +356,8 @@ def run_campaign(options: CheckOptions, *, machine: type[KmodelMachine] = Kmodel
               "sink": staticmethod(keep_each if options.keep_going else keep_last)}
     if draws:
         fields["drawn_counts"] = draws
+    if machine is KmodelMachine:  # the built-in campaign draws a static pod; a machine of one's own keeps its own
+        fields["draws_static_pods"] = True
     if options.keep_going:
         fields["keep_going"] = True
     bases = profile_bases(machine, options.profile, elects=elects, own_crds=own_crds)

@@ -18,7 +18,8 @@ truncated or of a format version it does not know.
 kube-schedulers (`controller_managers`, `schedulers`: left out when one, as every trace recorded before they
 existed ran one of each), and whether they elected (`leader_elect`: see `config_from_json`). A campaign that
 draws its topology per example (kmodel.checker.topology) records each example's counts there, so a replay
-builds the cluster that example ran on.
+builds the cluster that example ran on. `static_pods`, written only when a kubelet's manifest folder holds one
+(kmodel.checker.staticpods draws one per example), lists each node's manifests as [node, [pod manifest, ...]].
 
 `boot_revision` is the store's revision once the cluster had booted (its bootstrap objects created) on the model
 that recorded the trace. A `compact` action names an absolute store revision, so when a later model boots
@@ -44,6 +45,7 @@ from kmodel.checker.actions import Action, Compact
 from kmodel.checker.action_json import action_from_json
 from kmodel.loop.events import check_json_fields
 from kmodel.cluster import ClusterConfig
+from kmodel.objects import DecodeError, Pod, dump, load
 from kmodel.report import atomic_write_texts
 
 FORMAT = "kmodel-trace/2"
@@ -68,13 +70,15 @@ GC_FLAGS = ("gc_monitors_custom_resources", "gc_monitors_every_resource")
 
 
 def config_to_json(config: ClusterConfig) -> dict[str, Any]:
-    if config.static_pods:
-        raise ValueError("traces do not record static pods yet")
     out: dict[str, Any] = {}
     for field in attrs.fields(ClusterConfig):
         value = getattr(config, field.name)
         out[field.name] = list(value) if isinstance(value, tuple) else value
+    # each node's manifest folder as [node, [pod manifest, ...]]; written only when some folder holds one (a trace
+    # without it ran none, as traces before the checker drew static pods)
     out.pop("static_pods")
+    if config.static_pods:
+        out["static_pods"] = [[node, [dump(pod) for pod in pods]] for node, pods in config.static_pods]
     out.pop("variant")  # the trace's own "variant" field says it
     for name in ("controller_managers", "schedulers"):  # a trace without them ran one of each, as traces before
         if out[name] == 1:
@@ -97,7 +101,9 @@ def config_from_json(data: Any) -> ClusterConfig:
     if unknown:
         raise TraceError(f"'config' has unknown fields {unknown}")
     _check_config(data)
-    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+    kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "static_pods"}
+    if "static_pods" in data:
+        kwargs["static_pods"] = _static_pods_from_json(data["static_pods"])
     for flag in GC_FLAGS:  # a trace recorded before the flag existed ran a garbage collector without it
         kwargs.setdefault(flag, False)
     # a trace without leader_elect elected only where it ran several copies (traces recorded before a lone
@@ -107,6 +113,26 @@ def config_from_json(data: Any) -> ClusterConfig:
         return ClusterConfig(**kwargs)
     except (TypeError, ValueError) as exc:
         raise TraceError(f"'config' is not a cluster configuration: {exc}") from None
+
+
+def _static_pods_from_json(value: Any) -> tuple[tuple[str, tuple], ...]:
+    """ClusterConfig.static_pods from a trace's [[node, [pod manifest, ...]], ...]; TraceError (one line) else."""
+    shape = "config: static_pods must be a list of [node, [pod manifest, ...]] pairs"
+    if not isinstance(value, list):
+        raise TraceError(f"{shape}, not {value!r}")
+    out = []
+    for entry in value:
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], list)):
+            raise TraceError(f"{shape}, not {entry!r}")
+        try:
+            pods = tuple(load(m) for m in entry[1])
+        except (DecodeError, TypeError, AttributeError) as exc:
+            raise TraceError(f"config: static_pods of {entry[0]}: not a pod manifest ({exc})") from None
+        if not all(isinstance(p, Pod) for p in pods):
+            raise TraceError(f"config: static_pods of {entry[0]}: every manifest must be a Pod")
+        out.append((entry[0], pods))
+    return tuple(out)
 
 
 #: the least value of each whole-number field of a trace's configuration
