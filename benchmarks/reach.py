@@ -152,6 +152,25 @@ ETCD_LOG_WHOLE = ("a replica's etcd log is read by the watch invariants as store
 #: why the audit log is never printed
 AUDIT_FORMAT = ("AuditLog.format prints the audit records one line each for a person (a test, a prompt); the checker "
                 "and its report read the records as data")
+#: why the side of a fix's switch that runs the model without the fix is not taken
+FIX_SWITCH_OFF = ("the side of a known fix's switch (kmodel.fixes) that runs upstream's code, without the fix: the "
+                  "measured run is `--fix all`, which turns every fix on (`kmodel check` without --fix takes it)")
+#: why a kube-scheduler that does not elect is never built or started
+LEADER_ELECT_OFF = ("a kube-scheduler run with --leader-elect=false, built and started without an elector: the "
+                    "measured run elects (`kmodel check --leader-elect=false` takes it)")
+#: why the cluster never wires an operator's own component
+OPERATOR_WIRING = ("wires a controller of one's own (`kmodel check --component`, a registered plug-in): its service "
+                   "account's token and role; the measured run checks the built-in cluster, which has none "
+                   "(tests/checker/test_operator_examples.py checks an operator under the checker)")
+#: why the container runtime never refuses a call
+CRI_UNKNOWN = ("a CRI call that names a sandbox or container the runtime does not have, removes a container record, or "
+               "lists without the pod uid label, or an index entry without that label: the kubelet names only what it "
+               "listed, labels all it creates, lists by pod uid, and never removes a container record (its garbage "
+               "collection of dead containers is not modelled); `fail_container` picks a running container")
+CRI_ORDER = ("a CRI call out of the order the kubelet keeps (a container created in a sandbox that is not ready, twice "
+             "for one attempt, started when not just created or in a dead sandbox, a sandbox stopped before its "
+             "containers, a container stopped that is not running): containerd's refusals, which the kubelet model "
+             "could meet only through a mistake of its own sync loop")
 
 #: Outcomes the unit tests take and the checker cannot or need not, explained: "file:line -> target" (as the
 #: work list prints it) -> (the line's text when the reason was written, why). Counted apart, never hidden.
@@ -206,6 +225,47 @@ EXCLUSIONS: dict[str, tuple[str, str]] = {
     "kmodel/ipam/hostlocal.py:379 -> 383":
         ('if not self.store.reserve(container_id, ifname, ip, self.range_id):', HOSTLOCAL_REQUESTED),
     "kmodel/kubelet/admission.py:71 -> 72": ('if not nodename.fits(pod, info):', OWN_NODE),
+    # -- controllers, cluster, kubelet
+    "kmodel/controllers/deployment.py:528 -> 533": (
+        'if retry_past_max_retries:  # the deployment-retry-past-max-retries fix (kmodel.fixes)', FIX_SWITCH_OFF),
+    "kmodel/controllers/endpoints.py:129 -> 131": (
+        'if retry_past_max_retries:  # the endpoints-retry-past-max-retries fix (kmodel.fixes)', FIX_SWITCH_OFF),
+    "kmodel/controllers/nodeipam.py:133 -> exit": ('if self.release_by_owner:', FIX_SWITCH_OFF),
+    "kmodel/controllers/nodeipam.py:191 -> 195": ('if self.release_by_owner:', FIX_SWITCH_OFF),
+    "kmodel/controllers/nodeipam.py:217 -> 218": ('if not self.release_only_on_delete:', FIX_SWITCH_OFF),
+    "kmodel/controllers/tainteviction.py:213 -> 217": (
+        'if self.evict_only_the_scheduled_pod:  # a UID precondition: 409 for another pod of its name', FIX_SWITCH_OFF),
+    "kmodel/cluster/cluster.py:165 -> 168": ('if LEADERELECTION_RESET_ON_EXIT in config.fixes:', FIX_SWITCH_OFF),
+    "kmodel/scheduler/framework.py:269 -> 276": ('if holders is not None:', FIX_SWITCH_OFF),
+    "kmodel/scheduler/component.py:177 -> 184": ('if elect_on_host:', LEADER_ELECT_OFF),
+    "kmodel/scheduler/component.py:329 -> exit": ('if self.elector is not None:', LEADER_ELECT_OFF),
+    "kmodel/cluster/cluster.py:132 -> 133": ('for r in own:', OPERATOR_WIRING),
+    "kmodel/cluster/cluster.py:133 -> 134": ('if r.service_account:', OPERATOR_WIRING),
+    "kmodel/cluster/cluster.py:135 -> 136": ('for account, rules in roles_by_account(own):', OPERATOR_WIRING),
+    "kmodel/cluster/cluster.py:137 -> 138": ('for component in extra:', OPERATOR_WIRING),
+    "kmodel/cluster/cluster.py:139 -> 137":
+        ('if account and service_account_token(account) not in tokens:', OPERATOR_WIRING),
+    "kmodel/cluster/cluster.py:139 -> 140":
+        ('if account and service_account_token(account) not in tokens:', OPERATOR_WIRING),
+    "kmodel/kubelet/runtime.py:195 -> exit": ('if key is not None:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:201 -> exit": ('if ids is not None:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:268 -> 269": ('if sb is None:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:288 -> 289": ('if sandbox_id not in self.sandboxes:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:350 -> 351": ('if c is None:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:376 -> 377": ('if c is None:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:376 -> 378": ('if c is None:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:378 -> 379": ('if c.state == ContainerState.CONTAINER_RUNNING:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:378 -> 380": ('if c.state == ContainerState.CONTAINER_RUNNING:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:395 -> 396": ('if uid is None:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:434 -> 435": ('if c.state != ContainerState.CONTAINER_RUNNING:', CRI_UNKNOWN),
+    "kmodel/kubelet/runtime.py:276 -> 277": ('if c.state == ContainerState.CONTAINER_RUNNING:', CRI_ORDER),
+    "kmodel/kubelet/runtime.py:324 -> 325": ('if sb.state != PodSandboxState.SANDBOX_READY:', CRI_ORDER),
+    "kmodel/kubelet/runtime.py:328 -> 329": ('if c.metadata == md:', CRI_ORDER),
+    "kmodel/kubelet/runtime.py:357 -> 358": ('if c.state != ContainerState.CONTAINER_CREATED:', CRI_ORDER),
+    "kmodel/kubelet/runtime.py:362 -> 363":
+        ('if self.sandboxes[c.pod_sandbox_id].state != PodSandboxState.SANDBOX_READY:', CRI_ORDER),
+    "kmodel/kubelet/runtime.py:370 -> exit":
+        ('if c.state in (ContainerState.CONTAINER_RUNNING, ContainerState.CONTAINER_UNKNOWN):', CRI_ORDER),
     "kmodel/scheduler/schedule_one.py:72 -> 74": ('if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:', HUNDRED_NODES),
     "kmodel/scheduler/schedule_one.py:75 -> 76": ('if percentage == 0:', HUNDRED_NODES),
     "kmodel/scheduler/schedule_one.py:75 -> 79": ('if percentage == 0:', HUNDRED_NODES),
