@@ -151,6 +151,8 @@ POD_PORTS: tuple[tuple[tuple[tuple[dict, ...], ...], bool], ...] = (
     (((_port(80, 8080),), (_port(9090, 8080, "SCTP"),)), False),  # two containers, one host port per protocol
     (((dict(_port(80), name=NAMED_PORT),),), False),  # a named port: a Service's targetPort may name it
 )
+#: the key of a POD_RESOURCES row that gives the pod an init container with those resources
+INIT = "init"
 #: the pod's resources (of its first container): requests, limits (requests default to limits when unset)
 POD_RESOURCES: tuple[dict, ...] = (
     {},
@@ -158,6 +160,10 @@ POD_RESOURCES: tuple[dict, ...] = (
     {"requests": {"cpu": "500m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "256Mi"}},
     {"limits": {"cpu": "1", "memory": "512Mi"}},
     {"requests": {"cpu": "3", "memory": "1Gi"}},
+    # an init container asking for more than the app container: the scheduler counts the larger of the two per
+    # resource (the kubelet does not run init containers: docs/differences.md)
+    {"requests": {"cpu": "100m", "memory": "32Mi"},
+     INIT: {"requests": {"cpu": "1", "memory": "64Mi", "ephemeral-storage": "1Gi"}}},
 )
 def _node_affinity(required: tuple = (), preferred: tuple = ()) -> dict:
     affinity: dict[str, Any] = {}
@@ -210,9 +216,12 @@ def pod_shape_manifest(pod: str, node: str, shape: tuple[int, ...]) -> dict:
         c = app_container(0, False) if k == 0 else {"name": f"sidecar-{k}", "image": IMAGE}
         c["ports"] = [dict(p) for p in these]
         containers.append(c)
-    if POD_RESOURCES[resources]:
-        containers[0]["resources"] = POD_RESOURCES[resources]
+    own = {k: v for k, v in POD_RESOURCES[resources].items() if k != INIT}
+    if own:
+        containers[0]["resources"] = own
     spec: dict[str, Any] = {"containers": containers, **POD_PLACEMENTS[placement]}
+    if INIT in POD_RESOURCES[resources]:
+        spec["initContainers"] = [{"name": INIT, "image": IMAGE, "resources": POD_RESOURCES[resources][INIT]}]
     if host_network:
         spec["hostNetwork"] = True
     if POD_TOLERATIONS[tolerations]:
@@ -250,6 +259,9 @@ def describe_shape(shape: tuple[int, ...]) -> str:
                 parts.append(f"hostPort {p.get('hostIP', '')}{':' if p.get('hostIP') else ''}{p['hostPort']}"
                              f"/{p.get('protocol', 'TCP')}")
     for what, amounts in sorted(POD_RESOURCES[resources].items()):
+        if what == INIT:
+            amounts = amounts["requests"]
+            what = "init container requests"
         parts.append(f"{what} " + ",".join(f"{k}={v}" for k, v in sorted(amounts.items())))
     for k, v in sorted(POD_PLACEMENTS[placement].get("nodeSelector", {}).items()):
         parts.append(f"nodeSelector {k}={v}")

@@ -269,3 +269,18 @@ def test_an_empty_node_selector_term_matches_no_node_and_a_gt_term_needs_the_lab
     run(cluster, LabelNode("node-2", "example.com/cores", "4"), 20_000)
     assert cluster.get("pods", "default", "debug-1").spec.node_name == "node-2"
     assert "(an empty term) or example.com/cores Gt (2)" in ApplyPodShape("debug-1", "", (0, 0, 7, 0)).name
+
+
+def test_an_init_containers_larger_requests_are_what_the_scheduler_counts():
+    from kmodel.scheduler.framework import pod_requests
+
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(15_000)
+    [r] = run(cluster, ApplyPodShape("debug-1", "", (0, 5, 0, 0)))
+    pod = cluster.get("pods", "default", "debug-1")
+    assert r.ok and [c.name for c in pod.spec.init_containers] == ["init"]
+    asked = pod_requests(pod)  # the larger of the app container's and the init container's, per resource
+    assert (asked.milli_cpu, asked.memory, asked.ephemeral_storage) == (1000, 64 * 1024 ** 2, 1024 ** 3)
+    assert pod.spec.node_name == "node-1"
+    assert "init container requests cpu=1,ephemeral-storage=1Gi,memory=64Mi" in ApplyPodShape(
+        "debug-1", "", (0, 5, 0, 0)).name
