@@ -101,8 +101,9 @@ class WorkloadRules(RuleFamily):
         small indices
         Does: `kubectl apply` of a bare pod (`apply-pod-shape`) built from the shape: ports (`POD_PORTS`: port 80;
         host port 8080 TCP, UDP, or on hostIP 127.0.0.1; hostNetwork, labelled app=web: in the Service web's
-        rotation; two containers holding 8080 over TCP and SCTP; port 80 named `http`), resources (`POD_RESOURCES`: none, requests, requests and limits, limits only,
-        a request too large for most nodes, an init container asking for more than the app container), placement
+        rotation; two containers holding 8080 over TCP and SCTP; port 80 named `http`), resources (`POD_RESOURCES`:
+        none, requests, requests and limits, limits only, a request too large for most nodes, an init container
+        asking for more than the app container), placement
         (`POD_PLACEMENTS`: nodeSelector on zone, disktype, region and zone; required node affinity: zone In
         (zone-a, zone-b) or disktype Exists, zone NotIn (zone-a); preferred node affinity: disktype=ssd weighing
         50, any zone weighing 10; required node affinity of an empty term, which matches no node, or
