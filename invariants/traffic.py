@@ -21,17 +21,21 @@ from kmodel.traffic.client import SERVICE_PORT
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a mirror pod's: the uid of the static pod the node runs
 
 
-def _ready_pods_of(cluster: Any, service: Any) -> dict[str, Any]:
-    """uid -> pod, for the Service's selected pods that are ready, live and not being deleted (from the store).
-    A mirror pod is keyed by its static pod's uid too: that is the uid the node's sandbox carries."""
+def _ready_pods_of(cluster: Any, service: Any, port: int) -> dict[str, Any]:
+    """uid -> pod, for the Service's selected pods that are ready, live and not being deleted (from the store),
+    and that have a port for the Service's TCP port `port` (`_has_target`). A mirror pod is keyed by its static
+    pod's uid too: that is the uid the node's sandbox carries."""
     selector = service.spec.selector
     if not selector:
         return {}
+    target = next(p.target_port for p in service.spec.ports if p.port == port and p.protocol in ("", "TCP"))
     ready = {}
     for pod in cluster.objects("pods", service.metadata.namespace):
         if is_terminal(pod) or pod.metadata.deletion_timestamp is not None:
             continue
         if any(pod.metadata.labels.get(k) != v for k, v in selector.items()):
+            continue
+        if not _has_target(pod, target):
             continue
         c = condition(pod, "Ready")
         if c is not None and c.status == "True":
@@ -40,6 +44,16 @@ def _ready_pods_of(cluster: Any, service: Any) -> dict[str, Any]:
             if static_uid:
                 ready[static_uid] = pod
     return ready
+
+
+def _has_target(pod: Any, target: int | str | None) -> bool:
+    """Does `pod` have the Service port's targetPort? A number (or none: the port itself) every pod has; a name
+    only a pod with a TCP container port of that name (upstream's podutil.FindPort, the one the EndpointSlice
+    and Endpoints controllers call; a pod without it is no endpoint of that port; upstream also searches
+    sidecars, init containers that keep running, which the model's pods do not have)."""
+    if not isinstance(target, str) or not target:
+        return True
+    return any(p.name == target and p.protocol in ("", "TCP") for c in pod.spec.containers for p in c.ports)
 
 
 def _serves(service: Any, port: int) -> bool:
@@ -62,7 +76,9 @@ def service_reachability(cluster: Any, memo: dict) -> Iterator[str]:
 
     Judged on each client's next request to each of its target Services (`TrafficClient.route`: every address
     it may go to), against the settled state: the pod the data plane delivers it to (`DataPlane.pod_at`) must
-    be one of the Service's selected pods that the store shows Ready and not being deleted. A Service that no
+    be one of the Service's selected pods that the store shows Ready and not being deleted, and that has the
+    port's targetPort (a targetPort by name only a pod declaring a TCP container port of that name has: a
+    Service whose selected pods have none is owed no endpoints, as upstream's). A Service that no
     longer serves the port the clients send to (SERVICE_PORT, TCP: its ports edited) is not judged: the kernel
     rightly refuses a request to a port no Service rule has; nor is a headless Service (clusterIP None): the model's
     clients address Services by their virtual IP only, and it has none (its clients would look its pods up in DNS,
@@ -77,7 +93,7 @@ def service_reachability(cluster: Any, memo: dict) -> Iterator[str]:
                 continue  # a headless Service has no virtual IP: its clients resolve its pods' IPs by DNS
             if service.metadata.deletion_timestamp is not None:
                 continue  # being deleted: owed no new slices (see the docstring)
-            ready = _ready_pods_of(cluster, service)
+            ready = _ready_pods_of(cluster, service, SERVICE_PORT)
             if not ready:
                 continue
             route = client.route(target)

@@ -343,6 +343,11 @@ SERVICE_PORTS: tuple[tuple[dict, ...], ...] = (
 )
 
 
+def _to_target(port: dict) -> str:
+    """How a Service port's readable line names its targetPort: nothing when it is the port itself."""
+    return "" if port["targetPort"] == port["port"] else f" to {port['targetPort']}"
+
+
 def service_selector(app: str, selector: int) -> dict:
     """The merge patch of the selector `SERVICE_SELECTORS[selector]` (every key the rules use, set or removed)."""
     kind = SERVICE_SELECTORS[selector % len(SERVICE_SELECTORS)]
@@ -365,7 +370,8 @@ class EditService(Action):
     @property
     def name(self) -> str:
         sel = ",".join(f"{k}={v}" for k, v in service_selector(self.app, self.selector).items() if v)
-        ports = ",".join(f"{p['port']}/{p['protocol']}" for p in SERVICE_PORTS[self.ports % len(SERVICE_PORTS)])
+        rows = SERVICE_PORTS[self.ports % len(SERVICE_PORTS)]
+        ports = ",".join(f"{p['port']}/{p['protocol']}{_to_target(p)}" for p in rows)
         return f"kubectl patch service {self.app} (selector {sel}, ports {ports})"
 
     def apply(self, cluster: Cluster) -> None:
