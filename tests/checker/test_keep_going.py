@@ -48,7 +48,7 @@ class TwoMistakes(SmallMachine):
     extra_invariants = (NO_WEB, NO_DEBUG)
 
 
-OPTIONS = CheckOptions(seed=4, examples=20, steps=8, keep_going=True)
+OPTIONS = CheckOptions(seed=2, examples=20, steps=8, keep_going=True)
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_a_known_upstream_bug_is_classified_by_the_fix_that_takes_it_out():
     bug = read_trace(NODEIPAM_BUG)
     assert known_fix(bug) == "nodeipam-release-by-owner"
     # a planted invariant's violation: no known fix names it, so none takes it out
-    planted = run_campaign(CheckOptions(seed=4, examples=3, steps=8, keep_going=True), machine=TwoMistakes)
+    planted = run_campaign(CheckOptions(seed=1, examples=3, steps=8, keep_going=True), machine=TwoMistakes)
     assert planted.findings and known_fix(planted.findings[0].trace, invariants=planted.invariant_list()) is None
 
     findings = minimize_findings([Seen(4, bug), Seen(9, bug)], keep_prefix=3)

@@ -73,7 +73,7 @@ def test_hypothesis_targets_half_a_shard_of_20_examples_and_none_of_a_smaller_on
 
     monkeypatch.setattr(ConjectureRunner, "_run_optimise_pass", recorded)
     for examples in (MIN_SHARD_EXAMPLES, 8):
-        run_shard(CheckOptions(examples=examples, steps=2), Shard(0, 2, 5, examples))
+        run_shard(CheckOptions(examples=examples, steps=2), Shard(0, 2, 6, examples))
     assert started_at == [MIN_SHARD_EXAMPLES // 2]  # the 20-example shard's, at its half; the 8-example one none
 
 
