@@ -43,7 +43,9 @@ only: no handlers); the work queue holds StatefulSet keys ("namespace/name"). Th
 8. with minReadySeconds, the key again after minReadySeconds while not every replica is available.
 
 Fixes (kmodel.fixes), off by default: statefulset-healthy-means-available counts a pod healthy only once it is
-available (kubernetes/kubernetes#130909; `plan`'s healthy_means_available).
+available (kubernetes/kubernetes#130909; `plan`'s healthy_means_available); statefulset-recheck-when-available
+looks at the set again one second after the replica an OrderedReady sync stopped at becomes available
+(`Plan.available_in_ms`), whatever availableReplicas says (kmodel's sketch: upstream has no fix).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from kmodel.component.registry import controller
 from kmodel.apiserver.selectors import SelectorError, label_selector_from_object
 from kmodel.client import NAMESPACE_INDEX, index_by_namespace
 from kmodel.client.indexer import DeletedFinalStateUnknown, meta_namespace_key
-from kmodel.fixes import STATEFULSET_HEALTHY_MEANS_AVAILABLE
+from kmodel.fixes import STATEFULSET_HEALTHY_MEANS_AVAILABLE, STATEFULSET_RECHECK_WHEN_AVAILABLE
 from kmodel.component import Out
 from kmodel.objects import ControllerRevision, Pod, StatefulSet, StatefulSetStatus
 from kmodel.objects.fastevolve import evolve
@@ -107,10 +109,13 @@ class StatefulSetController(Controller):
     service_account = "statefulset-controller"
 
     def __init__(self, endpoints: Sequence[str], *, name: str = NAME, switches: Switches = DEFAULT_SWITCHES,
-                 healthy_means_available: bool = False) -> None:
+                 healthy_means_available: bool = False, recheck_when_available: bool = False) -> None:
         #: the statefulset-healthy-means-available fix (kmodel.fixes): a pod is healthy only once it is available
         #: (statefulset_logic.plan)
         self.healthy_means_available = healthy_means_available
+        #: the statefulset-recheck-when-available fix (kmodel.fixes): the key again once the replica the sync
+        #: stopped at is available (`_after_status`)
+        self.recheck_when_available = recheck_when_available
         super().__init__(name, endpoints, switches)
 
     def setup(self) -> None:
@@ -235,14 +240,15 @@ class StatefulSetController(Controller):
             update = got.update if got is not None else None
             doomed = history_to_delete(sts, pods, revisions, current, update)
             self._delete_revisions(doomed, sync, t, o, lambda t2, o2, err2: self._after_status(
-                sts, status, err if err is not None else err2, sync))
+                sts, status, err if err is not None else err2, sync, available_in))
 
+        available_in: Optional[int] = None
         if got is None:
             status = sts.status
             truncate(now, out, error)
             return
         decided = plan(sts, pods, now, got, healthy_means_available=self.healthy_means_available)
-        status = decided.status
+        status, available_in = decided.status, decided.available_in_ms
         self._run_steps(sts, list(decided.steps), sync, now, out,
                         lambda t, o, err: self._write_status(
                             sts, decided.status, sync, t, o,
@@ -412,12 +418,17 @@ class StatefulSetController(Controller):
 
         attempt(now, out, sts, 0)
 
-    def _after_status(self, sts: StatefulSet, status: StatefulSetStatus, error: Optional[str], sync: Sync) -> None:
+    def _after_status(self, sts: StatefulSet, status: StatefulSetStatus, error: Optional[str], sync: Sync,
+                      available_in: Optional[int]) -> None:
         if error is not None:
             sync.fail()
             return
         if sts.spec.min_ready_seconds > 0 and status.available_replicas != replicas_of(sts):
             sync.requeue_after(sts.spec.min_ready_seconds * 1000)
+        if self.recheck_when_available and available_in is not None:
+            # the fix: a condemned pod counted available can leave availableReplicas equal to replicas while the
+            # sync waits for a replica, so look again once that replica is available (a second more, as updatePod)
+            sync.requeue_after(available_in + MIN_READY_SKEW_MS)
 
 
 @controller("statefulset", service_account="statefulset-controller", default=True, rbac_rules=(  # no PVCs
@@ -432,4 +443,5 @@ class StatefulSetController(Controller):
 def make(ctx: Any) -> list:
     """The cluster factory: one StatefulSet controller talking to the API servers in order."""
     return [StatefulSetController(ctx.apiservers, name=ctx.named(NAME), switches=ctx.switches,
-                                  healthy_means_available=STATEFULSET_HEALTHY_MEANS_AVAILABLE in ctx.config.fixes)]
+                                  healthy_means_available=STATEFULSET_HEALTHY_MEANS_AVAILABLE in ctx.config.fixes,
+                                  recheck_when_available=STATEFULSET_RECHECK_WHEN_AVAILABLE in ctx.config.fixes)]

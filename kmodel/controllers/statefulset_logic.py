@@ -49,7 +49,7 @@ from kmodel.memo import identity_memo
 
 from .controller_ref import new_controller_ref
 from .history import hash_revision, new_controller_revision, revision_name
-from .pod_state import is_pod_available, is_pod_ready
+from .pod_state import is_pod_available, is_pod_ready, pod_ready_time
 
 #: apps.StatefulSetPodNameLabel
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -228,6 +228,20 @@ class Step:
 class Plan:
     steps: tuple[Step, ...]
     status: StatefulSetStatus
+    #: an OrderedReady sync stopped at a replica Running and Ready but not yet available for minReadySeconds: the
+    #: milliseconds until it is (IsPodAvailable wants the transition plus minReadySeconds strictly before now)
+    available_in_ms: Optional[int] = None
+
+
+def available_in_ms(pod: Pod, min_ready_seconds: int, now: int) -> Optional[int]:
+    """How long until `pod`, Running and Ready and not being deleted, is available for minReadySeconds (0: at the
+    next millisecond); None for a pod that is not Ready, being deleted, or already available."""
+    if is_terminating(pod) or not is_running_and_ready(pod) or _available(pod, min_ready_seconds, now):
+        return None
+    ready_at = pod_ready_time(pod)
+    if ready_at is None:
+        return None
+    return max(0, ready_at + min_ready_seconds * 1000 - now)
 
 
 def _replica_status(pods: Sequence[Optional[Pod]], min_ready_seconds: int, now: int, current: str,
@@ -263,6 +277,10 @@ def _status(sts: StatefulSet, pods: Sequence[Optional[Pod]], now: int, revisions
             and status.ready_replicas == status.replicas):
         status = attrs.evolve(status, current_replicas=status.updated_replicas, current_revision=update)
     return status
+
+
+def _wait(pod: Optional[Pod], min_ready_seconds: int, now: int) -> Optional[int]:
+    return available_in_ms(pod, min_ready_seconds, now) if pod is not None and min_ready_seconds > 0 else None
 
 
 def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Revisions] = None, *,
@@ -304,6 +322,7 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
     steps: list[Step] = []
     terminal: list[Pod] = []
     created: list[Pod] = []
+    waiting_for: Optional[Pod] = None  # the replica an OrderedReady sync stopped at
     blocked = False
     for i in range(n):
         pod = replicas[i]
@@ -322,6 +341,7 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
                 break
             continue
         if monotonic and (is_terminating(pod) or not is_running_and_ready(pod) or not _available(pod, min_ready, now)):
+            waiting_for = pod
             blocked = True
             break
     if terminal:
@@ -330,7 +350,7 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
         steps.append(Step(creates=tuple(created)))
     final_pods = [*replicas, *condemned]
     if blocked:
-        return Plan(tuple(steps), _status(sts, final_pods, now, revisions))
+        return Plan(tuple(steps), _status(sts, final_pods, now, revisions), _wait(waiting_for, min_ready, now))
     doomed: list[Pod] = []
     for pod in condemned:
         if is_terminating(pod):
@@ -349,7 +369,7 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
         steps.append(Step(deletes=tuple(doomed)))
     status = _status(sts, final_pods, now, revisions)
     if blocked or sts.spec.update_strategy.type != "RollingUpdate":
-        return Plan(tuple(steps), status)
+        return Plan(tuple(steps), status, _wait(waiting_for, min_ready, now))
     ru = sts.spec.update_strategy.rolling_update
     partition = ru.partition if ru is not None and ru.partition is not None else 0
     for target in range(n - 1, partition - 1, -1):

@@ -41,6 +41,7 @@ GARBAGECOLLECTOR_FORGET_REPLACED_OWNER = "garbagecollector-forget-replaced-owner
 ENDPOINTSLICE_COMPARE_PLACEHOLDER_OWNERS = "endpointslice-compare-placeholder-owners"
 ENDPOINTSLICE_SYNC_WHEN_CACHE_CATCHES_UP = "endpointslice-sync-when-cache-catches-up"
 STATEFULSET_HEALTHY_MEANS_AVAILABLE = "statefulset-healthy-means-available"
+STATEFULSET_RECHECK_WHEN_AVAILABLE = "statefulset-recheck-when-available"
 
 
 @attrs.frozen
@@ -322,6 +323,23 @@ FIXES: tuple[Fix, ...] = (
         "kubernetes/kubernetes#130909 (merged for 1.34, superseding #123975), fixing #123918: upstream's own fix",
         ("statefulset-scaled-down-keeps-a-pod-ready-but-not-yet-available.json",
          "statefulset-scaled-down-keeps-a-pod-ready-but-not-yet-available-found-by-the-checker.json")),
+    Fix(
+        STATEFULSET_RECHECK_WHEN_AVAILABLE, ("converges-statefulsets",),
+        "an OrderedReady StatefulSet with minReadySeconds scaled down while a replica is Ready but not yet "
+        "available (re-created after its pod was deleted) keeps its condemned pod: the sync stops at the replica "
+        "until it is available, and brings the set back after minReadySeconds only while availableReplicas "
+        "differs from replicas, which the condemned pod, available and counted, leaves equal; the re-check "
+        "updatePod asked for when the replica turned ready is dropped when an earlier one already waits: nothing "
+        "syncs the set again until the informers' resync",
+        "a sync that stops at a replica Running and Ready but not yet available looks at the set again one "
+        "second after that replica becomes available, whatever availableReplicas says",
+        "kmodel/controllers/statefulset.py (StatefulSetController._after_status)",
+        "none: #130909 (1.34) changes which pod is healthy, not the replicas' own wait or the re-check; "
+        "#112871 (closed unmerged) proposed re-checking after the time left rather than minReadySeconds. This is "
+        "kmodel's sketch of a fix, the wait OpenKruise's Advanced StatefulSet asks for (the time left until the "
+        "replica it stopped at is available)",
+        ("statefulset-scaled-down-while-a-replica-is-not-yet-available.json",
+         "statefulset-scaled-down-while-a-replica-is-not-yet-available-found-by-the-checker.json")),
 )
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FIXES)

@@ -1,7 +1,9 @@
 """A StatefulSet's pod that is Ready but not yet available for minReadySeconds, both sides of the
 statefulset-healthy-means-available fix (kmodel.fixes): Kubernetes 1.31's isHealthy asks Running and Ready only,
 so a condemned pod not yet available is not the first unhealthy pod and blocks the scale-down
-(kubernetes/kubernetes#123918); #130909 (1.34) makes a pod healthy only once it is available."""
+(kubernetes/kubernetes#123918); #130909 (1.34) makes a pod healthy only once it is available. And both sides of
+statefulset-recheck-when-available: a sync that stops at a replica not yet available asks for no re-check when a
+condemned pod, available, keeps availableReplicas equal to replicas."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ import attrs
 import pytest
 
 from kmodel.cluster import Cluster, ClusterConfig
-from kmodel.cluster.kubectl import Apply, Scale
+from kmodel.cluster.kubectl import Apply, Delete, Scale
 from kmodel.controllers.statefulset_logic import REVISION_LABEL, new_pod, plan
-from kmodel.fixes import STATEFULSET_HEALTHY_MEANS_AVAILABLE
+from kmodel.fixes import STATEFULSET_HEALTHY_MEANS_AVAILABLE, STATEFULSET_RECHECK_WHEN_AVAILABLE
 from kmodel.objects import PodCondition, PodStatus, load, with_defaults
 
 from .test_statefulset import S, names, statefulset
@@ -83,5 +85,44 @@ def test_scaled_to_zero_while_its_pod_is_ready_but_not_yet_available(fixed, left
     c.run(c.now + 1 * S)
     assert c.get("pods", "default", "web-0").status.phase == "Running"
     c.submit(Scale("statefulsets", "default", "web", 0))
+    c.run(c.now + 120 * S)
+    assert names(c) == left
+
+
+@pytest.mark.parametrize("healthy_means_available", [False, True])
+def test_a_sync_stopped_at_a_replica_not_yet_available_says_when_it_will_be(healthy_means_available):
+    sts = _set(1)
+    pods = [_ready_since(sts, 0, 10 * S), _ready_since(sts, 1, 0)]
+    decided = plan(sts, pods, 12 * S, healthy_means_available=healthy_means_available)
+    assert _deleted(decided) == []  # web-1 waits for web-0
+    assert decided.status.available_replicas == 1 == sts.spec.replicas  # web-1 counts: no re-check from the status
+    assert decided.available_in_ms == 3 * S  # web-0 ready since 10 s, available after 15 s
+    assert plan(sts, pods, 15 * S).available_in_ms == 0  # exactly minReadySeconds: not yet (strictly after)
+    later = plan(sts, pods, 15 * S + 1)
+    assert later.available_in_ms is None and _deleted(later) == ["web-1"]
+
+
+def test_a_sync_stopped_at_a_pod_not_ready_or_without_min_ready_seconds_names_no_wait():
+    sts = _set(2)
+    assert plan(sts, [_ready_since(sts, 0, 0), _ready_since(sts, 1, 10 * S, ready=False)], 12 * S).available_in_ms is None
+    no_min = with_defaults(load(statefulset(2)))
+    assert plan(no_min, [_ready_since(no_min, 0, 10 * S)], 12 * S).available_in_ms is None
+
+
+@pytest.mark.parametrize("fixed, left", [(False, ["web-0", "web-1"]), (True, ["web-0"])])
+def test_scaled_down_while_a_re_created_replica_is_not_yet_available(fixed, left):
+    """The route of tests/regressions/statefulset-scaled-down-while-a-replica-is-not-yet-available.json on a
+    cluster: web-0 deleted and the set scaled to 1 at once; the re-created web-0 turns ready while a re-check 5 s
+    later already waits, and at that re-check availableReplicas (web-1's) equals replicas."""
+    fixes = (STATEFULSET_RECHECK_WHEN_AVAILABLE,) if fixed else ()
+    c = Cluster(ClusterConfig(nodes=1, fixes=fixes))
+    c.run(15 * S)
+    manifest = statefulset(2)
+    manifest["spec"]["minReadySeconds"] = MIN_READY
+    c.submit(Apply(manifest))
+    c.run(c.now + 30 * S)
+    assert names(c) == ["web-0", "web-1"]
+    c.submit(Delete("pods", "default", "web-0"))
+    c.submit(Scale("statefulsets", "default", "web", 1))
     c.run(c.now + 120 * S)
     assert names(c) == left
