@@ -11,9 +11,7 @@
 from __future__ import annotations
 
 from kmodel.objects import Pod, PodCondition
-
-POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
-_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+from kmodel.objects.validation.pod import POD_DELETION_COST_ANNOTATION, parse_pod_deletion_cost
 
 
 def is_pod_active(pod: Pod) -> bool:
@@ -72,17 +70,8 @@ def pod_deletion_cost(pod: Pod) -> int:
     text = pod.metadata.annotations.get(POD_DELETION_COST_ANNOTATION)
     if text is None:
         return 0
-    try:
-        # strconv.ParseInt(v, 10, 32): optional sign then decimal digits only.
-        body = text[1:] if text[:1] in "+-" else text
-        if not body or not body.isascii() or not body.isdigit():
-            return 0
-        value = int(text)
-    except ValueError:
-        return 0
-    if value < _INT32_MIN or value > _INT32_MAX:
-        return 0
-    return value
+    value = parse_pod_deletion_cost(text)
+    return 0 if value is None else value
 
 
 def filter_active_pods(pods: "list[Pod] | tuple[Pod, ...]") -> list[Pod]:

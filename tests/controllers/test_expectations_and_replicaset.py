@@ -202,3 +202,11 @@ def test_a_timed_out_create_is_marked_on_its_record_and_goes_with_it():
     assert not e.delete("ns/rs").waits_on_timed_out("ns/rs", 1_000)  # the set deleted: the mark with it
     assert not e.expect_creations("ns/rs", 1, 2_000).waits_on_timed_out("ns/rs", 2_000)  # a new record
     assert Expectations().mark_timed_out("ns/rs") == Expectations()
+
+
+def test_a_deletion_cost_with_a_plus_sign_or_leading_zero_counts_as_zero():
+    """validFirstDigit: '+10' and '008' are invalid (strconv.ParseInt alone would take them)."""
+    for text in ("+10", "008"):
+        a = pod("a", node="n", annotations={"controller.kubernetes.io/pod-deletion-cost": text}, created=5)
+        b = pod("b", node="n", annotations={"controller.kubernetes.io/pod-deletion-cost": "0"}, created=5)
+        assert not less(a, b, 0, 0, NOW) and not less(b, a, 0, 0, NOW)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Mapping, Optional
+
 import attrs
 
 from ..core import (
@@ -29,8 +31,60 @@ POD_UPDATE_FIELDS = ("`spec.containers[*].image`,`spec.initContainers[*].image`,
                      "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
 
 
+#: core.PodDeletionCost: the ReplicaSet controller deletes pods of a lower cost first
+POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+#: core.MirrorPodAnnotationKey: the kubelet's mirror of a static pod
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def parse_pod_deletion_cost(text: str) -> Optional[int]:
+    """helper.GetDeletionCostFromPodAnnotations' value, None where it errs: a first character that is not '-', a
+    lone '0' or 1-9 (so no '+10', no '008'), then strconv.ParseInt(text, 10, 32)."""
+    if not text or not (text[0] == "-" or text == "0" or "1" <= text[0] <= "9"):
+        return None
+    body = text[1:] if text[0] == "-" else text
+    if not body or not body.isascii() or not body.isdigit():
+        return None
+    value = int(text)
+    return value if _INT32_MIN <= value <= _INT32_MAX else None
+
+
+def validate_pod_annotations(annotations: Mapping[str, str], spec: PodSpec, path: str = "metadata.annotations", *,
+                             allow_invalid_deletion_cost: bool = False) -> list[FieldError]:
+    """ValidatePodSpecificAnnotations, for the annotations the model reads: a mirror pod names its node, and
+    pod-deletion-cost is a 32-bit integer (unless the pod being updated already had an invalid one:
+    AllowInvalidPodDeletionCost)."""
+    errs: list[FieldError] = []
+    if MIRROR_POD_ANNOTATION in annotations and not spec.node_name:
+        errs.append(invalid(f"{path}[{MIRROR_POD_ANNOTATION}]", annotations[MIRROR_POD_ANNOTATION],
+                            "must set spec.nodeName if mirror pod annotation is set"))
+    cost = annotations.get(POD_DELETION_COST_ANNOTATION)
+    if cost is not None and not allow_invalid_deletion_cost and parse_pod_deletion_cost(cost) is None:
+        errs.append(invalid(f"{path}[{POD_DELETION_COST_ANNOTATION}]", cost, "must be a 32bit integer"))
+    return errs
+
+
+def _validate_pod_annotation_updates(new: Pod, old: Pod, path: str, *,
+                                     allow_invalid_deletion_cost: bool) -> list[FieldError]:
+    """ValidatePodSpecificAnnotationUpdates: the mirror annotation can be neither changed, removed nor added; then
+    the new annotations' own checks again, as upstream runs them a second time."""
+    errs: list[FieldError] = []
+    new_annotations, old_annotations = new.metadata.annotations, old.metadata.annotations
+    if MIRROR_POD_ANNOTATION in old_annotations and \
+            new_annotations.get(MIRROR_POD_ANNOTATION) != old_annotations[MIRROR_POD_ANNOTATION]:
+        errs.append(forbidden(f"{path}[{MIRROR_POD_ANNOTATION}]", "may not remove or update mirror pod annotation"))
+    if MIRROR_POD_ANNOTATION in new_annotations and MIRROR_POD_ANNOTATION not in old_annotations:
+        errs.append(forbidden(f"{path}[{MIRROR_POD_ANNOTATION}]", "may not add mirror pod annotation"))
+    return errs + validate_pod_annotations(new_annotations, new.spec, path,
+                                           allow_invalid_deletion_cost=allow_invalid_deletion_cost)
+
+
 def validate_pod(pod: Pod) -> list[FieldError]:
+    """ValidatePodCreate: the metadata, the pod's own annotations, then the spec."""
     errs = validate_object_meta(pod.metadata, True, is_dns1123_subdomain)
+    if pod.metadata.annotations:
+        errs += validate_pod_annotations(pod.metadata.annotations, pod.spec)
     errs += _validate_pod_spec_memo(pod.spec, "spec")  # validate_pod_spec, without copying the memo's tuple
     return errs
 
@@ -349,7 +403,16 @@ def validate_pod_update(new: Pod, old: Pod) -> list[FieldError]:
     """ValidatePodUpdate: metadata rules, and a spec that may change only images, activeDeadlineSeconds,
     added tolerations and a negative terminationGracePeriodSeconds."""
     errs = validate_object_meta_update(new.metadata, old.metadata)
-    errs += _validate_pod_spec_memo(new.spec, "spec")  # validate_pod_spec, without copying the memo's tuple
+    if new.metadata.annotations or old.metadata.annotations:
+        # GetValidationOptionsFromPodSpecAndMeta: an update may keep a deletion cost the old pod already had wrong
+        old_cost = old.metadata.annotations.get(POD_DELETION_COST_ANNOTATION)
+        allow_cost = old_cost is not None and parse_pod_deletion_cost(old_cost) is None
+        errs += validate_pod_annotations(new.metadata.annotations, new.spec, allow_invalid_deletion_cost=allow_cost)
+        errs += _validate_pod_spec_memo(new.spec, "spec")
+        errs += _validate_pod_annotation_updates(new, old, "metadata.annotations",
+                                                 allow_invalid_deletion_cost=allow_cost)
+    else:
+        errs += _validate_pod_spec_memo(new.spec, "spec")  # validate_pod_spec, without copying the memo's tuple
     old_spec = old.spec
     new_spec = new.spec
     if new_spec is old_spec:
