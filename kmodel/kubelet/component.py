@@ -70,7 +70,7 @@ from typing import Any, Optional, Sequence
 
 from kmodel.component.registry import component
 from kmodel.apiserver.events import EventRecorder
-from kmodel.apiserver.wire import Response
+from kmodel.apiserver.wire import Preconditions, Response
 from kmodel.client import ApiClient, Informer, DeletedFinalStateUnknown
 from kmodel.client.component import ClientComponent
 from kmodel.client.rate_limiter import KUBELET_LIMIT
@@ -588,13 +588,20 @@ class Kubelet(ClientComponent):
 
     def _sync_mirror(self, now: int, worker: PodWorker, out: Out) -> bool:
         """Create, or replace, the static pod's mirror pod. False while that cannot be decided yet (Node or pod
-        list not known) or a request for it is still out."""
+        list not known) or a request for it is still out.
+
+        The mirror is the pod manager's: a pod of the static pod's full name that carries the mirror annotation. An
+        API pod of that name without it is an ordinary pod to the kubelet (podManager keeps it apart), so it is
+        neither deleted nor replaced: the mirror's create then meets AlreadyExists, which syncPod ignores. A stale
+        mirror is deleted with its UID as precondition (DeleteMirrorPod), so a mirror made again meanwhile stays."""
         uid = worker.uid
         static = worker.pod
         if not self.node_uid or not self.pods.has_synced or uid in self._mirror_in_flight:
             return False
         meta = static.metadata
         mirror = self.pods.get(meta.namespace, meta.name)
+        if mirror is not None and not is_mirror_pod(mirror):
+            mirror = None
 
         def done(t: int, response: Response, o: Out) -> None:
             self._mirror_in_flight.pop(uid, None)
@@ -602,7 +609,7 @@ class Kubelet(ClientComponent):
         if mirror is not None and (mirror.metadata.deletion_timestamp is not None or not is_mirror_of(mirror, static)):
             self._mirror_in_flight[uid] = None
             self.client.delete(now, out, "pods", meta.name, namespace=meta.namespace, grace_period_seconds=0,
-                               on_done=done)
+                               body=Preconditions(uid=mirror.metadata.uid), on_done=done)
         elif mirror is None:
             self._mirror_in_flight[uid] = None
             self.client.create(now, out, "pods", mirror_pod(static, self.config.node, self.node_uid), on_done=done)

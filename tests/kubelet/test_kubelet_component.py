@@ -282,3 +282,27 @@ def test_partitioned_node_keeps_running_a_deleted_pod_until_it_hears_of_it():
     assert k.runtime.running() == []
     assert get(c, "a") is None
     assert k.runtime.cni.reserved() == {}
+
+
+def test_an_api_pod_named_as_a_static_pod_is_not_taken_for_its_mirror():
+    """The pod manager keeps a pod without the mirror annotation apart from the static pod: the kubelet neither
+    deletes it nor replaces it (the mirror's create meets AlreadyExists, which syncPod ignores); once it is gone,
+    the mirror is made."""
+    manifest = Pod(metadata=ObjectMeta(name="etcd", namespace="kube-system"),
+                   spec=PodSpec(host_network=True, containers=(Container(name="etcd", image="etcd"),)))
+    c = Cluster(ClusterConfig(nodes=1, components=("kubelet",), static_pods=((NODE, (manifest,)),)))
+    c.crash("apiserver-0")
+    c.run(20_000)
+    c.restart("apiserver-0")
+    own = Pod(metadata=ObjectMeta(name="etcd-node-1", namespace="kube-system"),
+              spec=PodSpec(node_name=NODE, containers=(Container(name="app", image="nginx"),)))
+    c.apply([own])
+    c.run(100_000)
+    kept = c.get("pods", "kube-system", "etcd-node-1")
+    assert kept is not None and kept.metadata.deletion_timestamp is None
+    assert "kubernetes.io/config.mirror" not in kept.metadata.annotations
+    c.submit(Delete("pods", "kube-system", "etcd-node-1"))
+    c.run_for(70_000)
+    mirror = c.get("pods", "kube-system", "etcd-node-1")
+    assert mirror is not None and mirror.metadata.uid != kept.metadata.uid
+    assert "kubernetes.io/config.mirror" in mirror.metadata.annotations
