@@ -31,7 +31,7 @@ from typing import Any, Optional
 
 import attrs
 
-from kmodel.objects import apiextensions, apps, authentication, authorization, batch, coordination, core, discovery, events_v1, rbac, secrets  # noqa: F401  (registers the kinds)
+from kmodel.objects import apiextensions, apps, authentication, authorization, batch, coordination, core, discovery, events_v1, rbac, scheduling, secrets  # noqa: F401  (registers the kinds)
 from kmodel.objects.registry import KINDS, KindInfo
 
 

@@ -52,6 +52,7 @@ from kmodel.loop import Loop
 from kmodel.loop.events import AdvanceTime, Crash, DropHead, Heal, Partition, Restart
 from kmodel.network import Network
 from kmodel.objects.discovery import SERVICE_NAME_LABEL, Endpoint, EndpointConditions, EndpointSlice, EndpointSlicePort
+from kmodel.objects.scheduling import system_priority_classes
 from kmodel.objects import (
     EndpointAddress, EndpointPort, Endpoints, EndpointSubset, Namespace, ObjectMeta, Service, ServicePort,
     ServiceSpec, frozen_map,
@@ -101,8 +102,9 @@ def boot_objects(service_cidr: str, apiservers: list[str]) -> list:
         endpoints=tuple(Endpoint(addresses=(apiserver_ip(a),), conditions=EndpointConditions(ready=True))
                         for a in apiservers),
         ports=(EndpointSlicePort(name="https", port=6443, protocol="TCP"),))
-    return [*bootstrap_policy(builtin_controller_roles()), *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes,
-            endpoints, slice_]
+    # the scheduling/bootstrap-system-priority-classes post-start hook's classes come after the RBAC hook's policy
+    return [*bootstrap_policy(builtin_controller_roles()), *system_priority_classes(),
+            *(Namespace(metadata=ObjectMeta(name=n)) for n in BOOT_NAMESPACES), kubernetes, endpoints, slice_]
 
 
 class Cluster:

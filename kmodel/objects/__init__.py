@@ -30,6 +30,7 @@ from .logical_time import EPOCH, EPOCH_RFC3339, format_time, parse_time
 from .meta import LabelSelector, LabelSelectorRequirement, ObjectMeta, ObjectReference, OwnerReference
 from .quantity import Quantity, QuantityError, parse_quantity
 from .rbac import AggregationRule, ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject
+from .scheduling import PriorityClass
 from .secrets import Secret, ServiceAccount, TokenRequest
 from .registry import KINDS, KindInfo, kind_info, lookup
 from .validation import validate, validate_update

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json as _json
 from typing import Any
 
-from . import apiextensions, apps, authorization, batch, coordination, core, discovery, rbac, secrets  # noqa: F401  (importing registers the kinds)
+from . import apiextensions, apps, authorization, batch, coordination, core, discovery, rbac, scheduling, secrets  # noqa: F401  (importing registers the kinds)
 from .frozendict import EMPTY_MAP, FrozenDict, freeze, thaw
 from .logical_time import TimeFormatError, format_micro_time, format_time, parse_time
 from .quantity import Quantity, QuantityError, quantity

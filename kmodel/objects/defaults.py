@@ -22,6 +22,7 @@ from .core import (
 from .batch import NON_INDEXED, Job
 from .discovery import EndpointSlice, EndpointSlicePort
 from .frozendict import EMPTY_MAP, FrozenDict
+from .scheduling import PREEMPT_LOWER_PRIORITY, PriorityClass
 from .secrets import OPAQUE, Secret
 from .fastevolve import evolve, replacer
 from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
@@ -253,6 +254,11 @@ def _job(job: Job) -> Job:
     return evolve(job, metadata=meta, spec=evolve(s, **changes) if changes else s)
 
 
+def _priority_class(pc: PriorityClass) -> PriorityClass:
+    """SetDefaults_PriorityClass: preemptionPolicy PreemptLowerPriority."""
+    return pc if pc.preemption_policy is not None else evolve(pc, preemption_policy=PREEMPT_LOWER_PRIORITY)
+
+
 def _secret(secret: Secret) -> Secret:
     """SetDefaults_Secret (type Opaque), and stringData merged into data as base64 text: upstream's conversion to
     the internal type does the merge (a key in both takes stringData's value), so stringData is never stored."""
@@ -370,6 +376,7 @@ _BY_KIND = {
     ClusterRoleBinding: _binding,
     Job: _job,
     Secret: _secret,
+    PriorityClass: _priority_class,
 }
 
 __all__ = ["with_defaults", "pod_spec_defaults", "ContainerPort", "ServicePort", "HTTPGetAction",

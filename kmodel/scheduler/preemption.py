@@ -22,7 +22,8 @@ are available: 2 No preemption victims found for incoming pod.` The preemption m
 If some node would fit once its lower-priority pods were gone, upstream would preempt them (delete the victims,
 set status.nominatedNodeName) and the PostFilter message is empty. The model does not preempt: it returns ""
 (the same FitError message upstream writes) and does nothing else. Priorities come from spec.priority (0 when
-unset); the model has no PriorityClass admission, so that is the case for every pod unless a test sets one.
+unset), which the Priority admission plugin sets from the pod's PriorityClass (kmodel/apiserver/admission/
+priority.py): 0 for every pod that names none while no class is the global default.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ SHORT_NAMES = {
     "pods": ["po"], "services": ["svc"], "nodes": ["no"], "namespaces": ["ns"], "endpoints": ["ep"],
     "configmaps": ["cm"], "events": ["ev"], "deployments": ["deploy"], "replicasets": ["rs"],
     "statefulsets": ["sts"], "customresourcedefinitions": ["crd", "crds"], "serviceaccounts": ["sa"],
+    "priorityclasses": ["pc"],
 }
 #: `kubectl get all` lists the resources in category "all"
 CATEGORY_ALL = ("pods", "services", "deployments", "replicasets", "statefulsets", "jobs")

@@ -369,6 +369,11 @@ PRINTERS: dict[str, tuple[list, Row]] = {
     "endpointslices": ([NAME, column("AddressType"), column("Ports"), column("Endpoints"), AGE], endpointslice_row),
     "configmaps": ([NAME, column("Data", "string"), AGE],
                    lambda cm, now: [cm.metadata.name, len(cm.data) + len(cm.binary_data), age(cm, now)]),
+    # printPriorityClass: an unset preemptionPolicy prints "Unknown"
+    "priorityclasses": ([NAME, column("Value", "integer"), column("Global-Default", "boolean"), AGE,
+                         column("PreemptionPolicy")],
+                        lambda pc, now: [pc.metadata.name, pc.value, pc.global_default, age(pc, now),
+                                         pc.preemption_policy or "Unknown"]),
     "leases": ([NAME, column("Holder"), AGE],
                lambda lease, now: [lease.metadata.name, lease.spec.holder_identity or "", age(lease, now)]),
     "deployments": ([NAME, column("Ready"), column("Up-to-date"), column("Available"), AGE, *_TEMPLATE_COLUMNS,

@@ -13,6 +13,7 @@ from kmodel.apiserver.pipeline import Pipeline
 from kmodel.apiserver.resources import object_key, resource_of
 from kmodel.apiserver.wire import Request
 from kmodel.objects import Namespace, ObjectMeta, load_yaml
+from kmodel.objects.scheduling import system_priority_classes
 from kmodel.store import Store
 
 MANIFESTS = Path(__file__).resolve().parents[2] / "examples"
@@ -36,7 +37,7 @@ def req(verb: str, resource: str, namespace: str = "", name: str = "", *, token:
 @pytest.fixture
 def store() -> Store:
     s = Store()
-    for obj in bootstrap_policy(builtin_controller_roles()):
+    for obj in (*bootstrap_policy(builtin_controller_roles()), *system_priority_classes()):
         install(s, obj)
     for ns in ("default", "kube-system", "kube-node-lease", "shop"):
         install(s, Namespace(metadata=ObjectMeta(name=ns)))

@@ -31,7 +31,7 @@ def test_a_planted_violation_is_found_shrunk_and_replayed(tmp_path, monkeypatch)
     trace = result.failure
     assert trace is not None and trace.violation.invariant == "no-web-deployment"
     assert trace.expect == {"fail": "no-web-deployment"}
-    assert trace.boot_revision == Session(ClusterConfig(nodes=2), []).boot_revision == 47  # written into the file
+    assert trace.boot_revision == Session(ClusterConfig(nodes=2), []).boot_revision == 49  # written into the file
     kinds = [a.kind for a in trace.actions]
     assert kinds[0] == "run" and "apply-deployment" in kinds and len(kinds) <= 5, kinds
     again = replay(trace, invariants=[GROWS, NO_WEB, IDLE])
@@ -41,7 +41,7 @@ def test_a_planted_violation_is_found_shrunk_and_replayed(tmp_path, monkeypatch)
     # the CLI replays it with the registered invariants: plant ours among them
     monkeypatch.setitem(REGISTRY, NO_WEB.name, NO_WEB)
     path = write_trace(trace, tmp_path / "t.json")
-    assert read_trace(path).boot_revision == 47
+    assert read_trace(path).boot_revision == 49
     assert main(["replay", "--quiet", str(path)]) == 1
 
 

@@ -181,7 +181,7 @@ def test_replay_refuses_a_compaction_past_the_store_and_lenient_skips_it(tmp_pat
     path.write_text(json.dumps(data))
     assert main(["replay", "--quiet", str(path)]) == 2
     err = capsys.readouterr().err
-    assert "cannot compact at revision 1000032" in err and len(err.strip().splitlines()) == 1  # moved by 47 - 15
+    assert "cannot compact at revision 1000034" in err and len(err.strip().splitlines()) == 1  # moved by 49 - 15
     assert main(["replay", "--quiet", "--lenient", str(path)]) == 1
     assert "lenient: 1 of" in capsys.readouterr().out
 

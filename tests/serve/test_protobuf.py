@@ -205,6 +205,8 @@ SAMPLES: dict[tuple[str, str], dict] = {
         "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}},
         "status": {"active": 1, "startTime": "2026-01-02T03:04:05Z", "conditions": [
             {"type": "Complete", "status": "True", "lastProbeTime": "2026-01-02T03:04:05Z"}]}},
+    ("scheduling.k8s.io/v1", "PriorityClass"): {"metadata": {"name": "batch"}, "value": 0,
+                                                "description": "jobs", "preemptionPolicy": "Never"},
     ("coordination.k8s.io/v1", "Lease"): {"metadata": {"name": "kube-scheduler", "namespace": "kube-system"},
                                           "spec": {"holderIdentity": "node-1_x", "leaseDurationSeconds": 15,
                                                    "acquireTime": "2026-01-02T03:04:05.000000Z",

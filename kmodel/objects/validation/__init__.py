@@ -17,6 +17,7 @@ from ..core import Binding, ConfigMap, Endpoints, Event, Namespace, Node, Pod, S
 from ..discovery import EndpointSlice
 from ..field_errors import FieldError
 from ..rbac import ClusterRole, ClusterRoleBinding, Role, RoleBinding
+from ..scheduling import PriorityClass
 from ..secrets import Secret, ServiceAccount
 from .apiextensions import validate_crd, validate_crd_update
 from .cluster import (
@@ -28,6 +29,7 @@ from .batch import validate_job, validate_job_update
 from .configmap import validate_configmap, validate_configmap_update
 from .discovery import validate_endpointslice, validate_endpointslice_update
 from .pod import validate_pod, validate_pod_update
+from .scheduling import validate_priority_class, validate_priority_class_update
 from .secrets import (
     validate_secret, validate_secret_update, validate_service_account, validate_service_account_update,
 )
@@ -60,6 +62,7 @@ _CREATE: dict[type, Callable[[Any], list[FieldError]]] = {
     Secret: validate_secret,
     ServiceAccount: validate_service_account,
     Job: validate_job,
+    PriorityClass: validate_priority_class,
 }
 
 _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
@@ -78,6 +81,7 @@ _UPDATE: dict[type, Callable[[Any, Any], list[FieldError]]] = {
     Secret: validate_secret_update,
     ServiceAccount: validate_service_account_update,
     Job: validate_job_update,
+    PriorityClass: validate_priority_class_update,
 }
 
 

@@ -27,6 +27,7 @@ GROUP_PACKAGES = {
     "discovery.k8s.io": "k8s.io.api.discovery",
     "authentication.k8s.io": "k8s.io.api.authentication",
     "events.k8s.io": "k8s.io.api.events",
+    "scheduling.k8s.io": "k8s.io.api.scheduling",
 }
 #: the options kinds every group version registers (metav1.AddToGroupVersion), decoded as meta/v1's
 OPTIONS_KINDS = ("DeleteOptions", "CreateOptions", "UpdateOptions", "PatchOptions")
