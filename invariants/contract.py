@@ -46,21 +46,45 @@ def _tolerates(tolerations: tuple, key: str) -> bool:
                for t in tolerations)
 
 
+PRIORITY_CLASSES = "/registry/priorityclasses/"
+
+
+def _owed_priority(class_name: str, classes: dict) -> Optional[int]:
+    """The priority the Priority plugin gives a pod naming `class_name` ("": none), or None for a class that does
+    not exist. Without a name: the global default class's value (of several, the lowest), else 0. Its own
+    reading of the plugin's rule, from the recorded classes."""
+    if class_name:
+        found = classes.get(class_name)
+        return None if found is None else found[0]
+    defaults = [value for value, global_default in classes.values() if global_default]
+    return min(defaults) if defaults else 0
+
+
 @invariant("admission-enforced", kind=SAFETY, principle="the API as the single contract",
            reads=(writes("/registry/"),))
 def admission_enforced(cluster: Any, memo: dict) -> Iterator[str]:
     """Every stored object went through the API server's admission: it has a uid and a creationTimestamp,
-    every pod tolerates node.kubernetes.io/not-ready and unreachable (DefaultTolerationSeconds), and no pod
-    in a namespace enforcing Pod Security baseline uses host namespaces, host ports or privileged containers.
+    every pod tolerates node.kubernetes.io/not-ready and unreachable (DefaultTolerationSeconds), every pod's
+    priority is its PriorityClass's value, or the global default class's, or 0 when there is none (Priority), and
+    no pod in a namespace enforcing Pod Security baseline uses host namespaces, host ports or privileged
+    containers.
 
-    Checked on each object when it is created (and on each pod write), from the store's history."""
+    Checked on each object when it is created (and on each pod write), from the store's history; the classes are
+    those stored when the pod was."""
     reader = memo.get("reader")
     if reader is None:
         reader = memo["reader"] = change_feed(memo, ("/registry/",))
         memo["bad"] = []
+        memo["classes"] = {}
     bad: list = memo["bad"]
+    classes: dict = memo["classes"]  # PriorityClass name -> (value, globalDefault), as of the change read
     for ch in reader.read(cluster.store):
         obj = ch.value
+        if ch.key.startswith(PRIORITY_CLASSES):
+            if obj is None:
+                classes.pop(name_of(ch.key), None)
+            else:
+                classes[name_of(ch.key)] = (obj.value, obj.global_default)
         if obj is None:
             continue
         meta = getattr(obj, "metadata", None)
@@ -79,6 +103,13 @@ def admission_enforced(cluster: Any, memo: dict) -> Iterator[str]:
         if missing:
             bad.append(f"pod {name_of(ch.key)} does not tolerate {', '.join(missing)}: DefaultTolerationSeconds "
                        f"admission did not run")
+        owed = _owed_priority(spec.priority_class_name, classes)
+        if owed is None:
+            bad.append(f"pod {name_of(ch.key)} names PriorityClass {spec.priority_class_name}, which did not exist: "
+                       f"Priority admission did not run")
+        elif spec.priority != owed:
+            bad.append(f"pod {name_of(ch.key)} has priority {spec.priority}, not {owed} (PriorityClass "
+                       f"{spec.priority_class_name or '(none)'}): Priority admission did not run")
         ns = reader.value(NAMESPACES + meta.namespace)
         if ns is not None and ns.metadata.labels.get(ENFORCE_LABEL) in ("baseline", "restricted"):
             violations = baseline_violations(spec)

@@ -531,6 +531,7 @@ def test_admission_enforced_catches_objects_written_without_admission():
     messages = check(cluster, "admission-enforced", memo)
     assert any("violates Pod Security baseline" in m and "hostNetwork" in m for m in messages)
     assert any("does not tolerate" in m for m in messages)
+    assert any("has priority None, not 0 (PriorityClass (none))" in m for m in messages)
     bare = "/registry/namespaces/bare"
     from kmodel.objects import Namespace, ObjectMeta
     cluster.store.txn([Compare(bare, "CREATE", "EQUAL", 0)], [PutOp(bare, Namespace(metadata=ObjectMeta(
@@ -991,3 +992,41 @@ def test_eviction_timing_counts_from_when_taint_eviction_saw_the_taint_without_a
     assert _tainted_since_in_view(heard, [0], 155) is None  # seen untainted at 150 s
     assert _tainted_since_in_view(heard, [0], 170) == 160  # the count starts again
     assert _tainted_since_in_view([], [0], 100) is None
+
+
+def test_admission_enforced_judges_a_pods_priority_against_its_class_as_stored_then():
+    """The Priority plugin's rule, read from the stored classes: a pod's priority is its class's value, or the
+    global default's, or 0; a pod written past admission with another, or naming a class that is not there, is
+    caught."""
+    from kmodel.objects import PriorityClass, load
+
+    cluster = Cluster(ClusterConfig(nodes=1))
+    cluster.run(2 * S)
+    memo: dict = {}
+    assert check(cluster, "admission-enforced", memo) == []
+
+    def put(key: str, value) -> None:
+        assert cluster.store.txn([Compare(key, "CREATE", "EQUAL", 0)], [PutOp(key, value)], []).succeeded
+
+    def bypassing(name: str, **spec):
+        pod = load({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"containers": [{"name": "c", "image": "nginx"}], "tolerations": [
+                        {"operator": "Exists", "effect": "NoExecute"}], **spec}})
+        pod = attrs.evolve(pod, metadata=attrs.evolve(pod.metadata, uid=f"u-{name}", creation_timestamp=0))
+        put(f"/registry/pods/default/{name}", pod)
+
+    bypassing("right", priorityClassName="system-node-critical", priority=2_000_001_000)
+    bypassing("zero", priority=0)
+    assert check(cluster, "admission-enforced", memo) == []
+    bypassing("wrong", priorityClassName="system-node-critical", priority=5)
+    bypassing("ghost", priorityClassName="gold", priority=5)
+    assert check(cluster, "admission-enforced", memo) == [
+        "pod default/wrong has priority 5, not 2000001000 (PriorityClass system-node-critical): Priority admission did not "
+        "run",
+        "pod default/ghost names PriorityClass gold, which did not exist: Priority admission did not run"]
+    put("/registry/priorityclasses/normal", PriorityClass(metadata=ObjectMeta(name="normal", uid="u-n",
+                                                                               creation_timestamp=0),
+                                                           value=100, global_default=True))
+    bypassing("defaulted", priority=0)
+    assert check(cluster, "admission-enforced", memo)[-1] == (
+        "pod default/defaulted has priority 0, not 100 (PriorityClass (none)): Priority admission did not run")
