@@ -33,7 +33,7 @@ from kmodel.cluster import Cluster, Delete, Scale
 from kmodel.cluster.kubectl import Apply
 from kmodel.loop import EventNotEnabled
 from kmodel.loop.events import (
-    AdvanceTime, Crash, DelayHead, FailRequest, Heal, HealAll, LoopEvent, Partition, REQUEST_FAULT_CODES, Record,
+    Crash, DelayHead, FailRequest, Heal, HealAll, LoopEvent, Partition, REQUEST_FAULT_CODES, Record,
     ReleaseAll, Restart, SlowLink, at_least, event_from_json,
 )
 
@@ -348,12 +348,10 @@ class CrashProcess(Action):
         return f"crash {self.process} (every controller in it)"
 
     def apply(self, cluster: Cluster) -> None:
-        up = [n for n in cluster.processes.get(self.process, ()) if cluster.loop.is_up(n)]
-        if not up:
+        if not any(cluster.loop.is_up(n) for n in cluster.processes.get(self.process, ())):
             # not enabled now (a replay of a trace that no longer fits the model: TraceDiverged)
             raise EventNotEnabled(f"cannot crash {self.process!r}: not a running process of this cluster")
-        for name in up:
-            cluster.loop.step(Crash(name))
+        cluster.crash(self.process)  # each member that is up, in the process's order
 
 
 @attrs.frozen
@@ -368,11 +366,9 @@ class RestartProcess(Action):
         return f"restart {self.process} (every controller in it)"
 
     def apply(self, cluster: Cluster) -> None:
-        down = [n for n in cluster.processes.get(self.process, ()) if not cluster.loop.is_up(n)]
-        if not down:
+        if all(cluster.loop.is_up(n) for n in cluster.processes.get(self.process, ())):
             raise EventNotEnabled(f"cannot restart {self.process!r}: it is not down")
-        for name in down:
-            cluster.loop.step(Restart(name))
+        cluster.restart(self.process)  # each member that is down, in the process's order
 
 
 def _members(cluster: Cluster, process: str) -> tuple[str, ...]:
@@ -572,14 +568,7 @@ def run_fairly(cluster: Cluster, until_ms: int) -> int:
     """`Cluster.run` with the checker's bounds: fair running to `until_ms` (the clock ends there when the cluster
     falls quiet before), at most MAX_FAIR_EVENTS events, time passing through busy instants. Returns the
     events applied."""
-    loop = cluster.loop
-    applied = loop.run_fair(until_ms, max_events=MAX_FAIR_EVENTS, busy_instant=BUSY_INSTANT_EVENTS)
-    if applied < MAX_FAIR_EVENTS:
-        advance = AdvanceTime(until_ms)
-        if loop.is_enabled(advance):
-            loop.step(advance)
-            applied += 1
-    return applied
+    return cluster.run(until_ms, max_events=MAX_FAIR_EVENTS, busy_instant=BUSY_INSTANT_EVENTS)
 
 
 @attrs.frozen

@@ -315,10 +315,11 @@ class Cluster:
     def now(self) -> int:
         return self.loop.now
 
-    def run(self, until_ms: int, max_events: Optional[int] = None) -> int:
+    def run(self, until_ms: int, max_events: Optional[int] = None, busy_instant: Optional[int] = None) -> int:
         """Run fairly until logical time `until_ms`; returns the events applied. When the cluster falls quiet
-        before then, the clock still moves on to `until_ms` (nothing happens in between)."""
-        applied = self.loop.run_fair(until_ms, max_events=max_events)
+        before then, the clock still moves on to `until_ms` (nothing happens in between). `busy_instant`: let
+        time pass through an instant that busy (`Loop.run_fair`)."""
+        applied = self.loop.run_fair(until_ms, max_events=max_events, busy_instant=busy_instant)
         if max_events is None or applied < max_events:
             advance = AdvanceTime(until_ms)
             if self.loop.is_enabled(advance):
