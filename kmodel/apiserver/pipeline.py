@@ -431,6 +431,8 @@ class Pipeline:
             new = run_mutating(a)
             new = strategy.prepare_for_update(res, new, old, subresource=subresource,
                                               revision=self._backing.revision + 1)  # registry.next_revision()
+            if res.name == "services" and not subresource:
+                new = clusterip.drop_type_dependent(new, old)
             new = field_managers.track(res, request, old, new, sent, now)
             if res.crd is not None:
                 customresources.check(res, new, old)  # a custom object's status is validated too
@@ -448,6 +450,8 @@ class Pipeline:
                     if not request.dry_run:
                         self._after_delete(res, old)
                     return 200, new
+                if res.name == "services" and not subresource:
+                    return 200, self._replace_service(res, registry, kv, new, old, request.dry_run)
                 return 200, registry.replace(res, kv, new)
             except Conflict:
                 continue
@@ -521,6 +525,26 @@ class Pipeline:
     def _next_version(self, obj: Any) -> Any:
         """`obj` with the resourceVersion its write will get."""
         return _evolve(obj, metadata=_evolve(obj.metadata, resource_version=str(self.registry.next_revision())))
+
+    def _replace_service(self, res: Resource, registry: Any, kv: Any, new: Any, old: Any, dry_run: bool) -> Any:
+        """Store a Service's update with its ClusterIPs as alloc.go's allocateUpdate keeps them: a Service switched
+        from ExternalName is given a ClusterIP first (500 `range is full` with none left; given back if the
+        write fails), one switched to ExternalName releases its old ones once the write is stored."""
+        taken: Sequence[str] = ()
+        if clusterip.switched_from_external_name(new, old):
+            new, taken = clusterip.allocate_for_create(res, new, self.service_ips)
+        try:
+            stored = registry.replace(res, kv, new)
+        except BaseException:
+            for ip in taken:
+                self.service_ips.release(ip)
+            raise
+        if dry_run:
+            for ip in taken:
+                self.service_ips.release(ip)  # a dry run allocates nothing
+        elif clusterip.switched_to_external_name(new, old):
+            clusterip.release(old, self.service_ips)
+        return stored
 
     def _after_delete(self, res: Resource, old: Any) -> None:
         if res.name == "services":
