@@ -5,7 +5,9 @@
 Why: the other rules create the apps' two Services, which never fill even the smallest service CIDR an example's
 address plan draws (kmodel.checker.addressplan: 6 ClusterIPs). A user installing a chart creates many at once;
 in a small plan the last ones are refused with the allocator's `range is full`, and a delete gives the addresses
-back. Shrinks toward the smaller chart, applied.
+back. A chart's next version may name its database by DNS instead (ExternalName Services): an update that
+switches a Service to ExternalName gives its ClusterIP back. Shrinks toward the smaller chart,
+applied, its ClusterIP version.
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ class AddressRules(RuleFamily):
 
     docs_columns: ClassVar[tuple[str, ...]] = ("Draws", "Sends", "Shrinks to")
 
-    @rule(count=st.sampled_from(CHART_SIZES), delete=st.booleans())
-    def apply_chart(self, count: int, delete: bool) -> None:
-        """Draws: a chart of 4 or 16 Services without a selector (chart-1 ..); apply or delete
+    @rule(count=st.sampled_from(CHART_SIZES), delete=st.booleans(), external=st.booleans())
+    def apply_chart(self, count: int, delete: bool, external: bool = False) -> None:
+        """Draws: a chart of 4 or 16 Services without a selector (chart-1 ..); apply or delete; its ClusterIP
+        version or the one whose Services are ExternalName
         Sends: `kubectl apply -f` (`apply-chart`): each Service created in turn, given the next free ClusterIP of
         the example's service CIDR, or refused 500 `Internal error occurred: failed to allocate a serviceIP: range
-        is full` when none is left; or `kubectl delete -f`: each deleted, its ClusterIP released
-        Shrinks to: the chart of 4, applied"""
-        self._do(ApplyChart(count, delete))
+        is full` when none is left; a Service switched to ExternalName drops its ClusterIP, which is released
+        (the ClusterIP version applied over it leaves it so: the model's apply is a merge patch of what the
+        manifest sets); or `kubectl delete -f`: each deleted, its ClusterIP released
+        Shrinks to: the chart of 4, applied, its ClusterIP version"""
+        self._do(ApplyChart(count, delete, external))

@@ -13,7 +13,7 @@ from kmodel.cluster import Cluster, ClusterConfig
 from tests.checker.test_workload_actions import run
 
 #: one action of each kind this family adds, for tests/checker/test_actions.py's round trips
-EXAMPLES = [ApplyChart(16, True)]
+EXAMPLES = [ApplyChart(16, True), ApplyChart(4, external=True)]
 
 
 def test_a_chart_fills_the_tight_range_with_upstreams_answer_and_a_delete_frees_it():
@@ -31,3 +31,18 @@ def test_a_chart_fills_the_tight_range_with_upstreams_answer_and_a_delete_frees_
     again = run(cluster, ApplyChart(1), 10_000)
     assert again[0].ok
     assert action_from_json(ApplyChart(16, True).to_json()) == ApplyChart(16, True)
+
+
+def test_the_charts_external_version_gives_the_addresses_back_and_a_delete_releases_nothing_more():
+    config = attrs.evolve(ClusterConfig(nodes=1), **PLANS[2].fields())
+    cluster = Cluster(config)
+    cluster.run(20_000)
+    assert all(r.ok for r in run(cluster, ApplyChart(CHART_SIZES[0]), 10_000))
+    used = cluster.service_ips.used
+    assert all(r.ok for r in run(cluster, ApplyChart(CHART_SIZES[0], external=True), 10_000))
+    services = [cluster.get("services", "default", f"chart-{i}") for i in range(1, CHART_SIZES[0] + 1)]
+    assert [(s.spec.type, s.spec.cluster_ip) for s in services] == [("ExternalName", "")] * CHART_SIZES[0]
+    assert cluster.service_ips.used == used - CHART_SIZES[0]
+    assert all(r.ok for r in run(cluster, ApplyChart(CHART_SIZES[0], delete=True), 10_000))
+    assert cluster.service_ips.used == used - CHART_SIZES[0]
+    assert action_from_json(ApplyChart(4, external=True).to_json()) == ApplyChart(4, external=True)
