@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from kmodel.objects import Pod, PodCondition
-from kmodel.objects.validation.pod import POD_DELETION_COST_ANNOTATION, parse_pod_deletion_cost
+from kmodel.objects.deletion_cost import deletion_cost
 
 
 def is_pod_active(pod: Pod) -> bool:
@@ -67,11 +67,7 @@ def max_container_restarts(pod: Pod) -> int:
 def pod_deletion_cost(pod: Pod) -> int:
     """helper.GetDeletionCostFromPodAnnotations; an absent or invalid value counts as 0 (upstream ignores
     the parse error in the ranking)."""
-    text = pod.metadata.annotations.get(POD_DELETION_COST_ANNOTATION)
-    if text is None:
-        return 0
-    value = parse_pod_deletion_cost(text)
-    return 0 if value is None else value
+    return deletion_cost(pod.metadata.annotations) or 0
 
 
 def filter_active_pods(pods: "list[Pod] | tuple[Pod, ...]") -> list[Pod]:

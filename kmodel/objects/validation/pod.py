@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping
 
 import attrs
 
 from ..core import (
     Container, NodeAffinity, NodeSelectorTerm, Pod, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Toleration,
 )
+from ..deletion_cost import POD_DELETION_COST, deletion_cost
 from ..field_errors import (
     FieldError, duplicate, forbidden, go_quote, invalid, not_supported, required,
 )
@@ -31,23 +32,8 @@ POD_UPDATE_FIELDS = ("`spec.containers[*].image`,`spec.initContainers[*].image`,
                      "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)")
 
 
-#: core.PodDeletionCost: the ReplicaSet controller deletes pods of a lower cost first
-POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 #: core.MirrorPodAnnotationKey: the kubelet's mirror of a static pod
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
-_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
-
-
-def parse_pod_deletion_cost(text: str) -> Optional[int]:
-    """helper.GetDeletionCostFromPodAnnotations' value, None where it errs: a first character that is not '-', a
-    lone '0' or 1-9 (so no '+10', no '008'), then strconv.ParseInt(text, 10, 32)."""
-    if not text or not (text[0] == "-" or text == "0" or "1" <= text[0] <= "9"):
-        return None
-    body = text[1:] if text[0] == "-" else text
-    if not body or not body.isascii() or not body.isdigit():
-        return None
-    value = int(text)
-    return value if _INT32_MIN <= value <= _INT32_MAX else None
 
 
 def validate_pod_annotations(annotations: Mapping[str, str], spec: PodSpec, path: str = "metadata.annotations", *,
@@ -59,9 +45,8 @@ def validate_pod_annotations(annotations: Mapping[str, str], spec: PodSpec, path
     if MIRROR_POD_ANNOTATION in annotations and not spec.node_name:
         errs.append(invalid(f"{path}[{MIRROR_POD_ANNOTATION}]", annotations[MIRROR_POD_ANNOTATION],
                             "must set spec.nodeName if mirror pod annotation is set"))
-    cost = annotations.get(POD_DELETION_COST_ANNOTATION)
-    if cost is not None and not allow_invalid_deletion_cost and parse_pod_deletion_cost(cost) is None:
-        errs.append(invalid(f"{path}[{POD_DELETION_COST_ANNOTATION}]", cost, "must be a 32bit integer"))
+    if not allow_invalid_deletion_cost and deletion_cost(annotations) is None:
+        errs.append(invalid(f"{path}[{POD_DELETION_COST}]", annotations[POD_DELETION_COST], "must be a 32bit integer"))
     return errs
 
 
@@ -405,8 +390,7 @@ def validate_pod_update(new: Pod, old: Pod) -> list[FieldError]:
     errs = validate_object_meta_update(new.metadata, old.metadata)
     if new.metadata.annotations or old.metadata.annotations:
         # GetValidationOptionsFromPodSpecAndMeta: an update may keep a deletion cost the old pod already had wrong
-        old_cost = old.metadata.annotations.get(POD_DELETION_COST_ANNOTATION)
-        allow_cost = old_cost is not None and parse_pod_deletion_cost(old_cost) is None
+        allow_cost = deletion_cost(old.metadata.annotations) is None
         errs += validate_pod_annotations(new.metadata.annotations, new.spec, allow_invalid_deletion_cost=allow_cost)
         errs += _validate_pod_spec_memo(new.spec, "spec")
         errs += _validate_pod_annotation_updates(new, old, "metadata.annotations",
