@@ -54,6 +54,9 @@ COMPLETIONS: tuple[int, ...] = (1, 0, 2, 3)
 DEADLINES: tuple[int, ...] = (0, 3, 60)
 #: ttlSecondsAfterFinished of `batch`: None is none, 0 deletes it as soon as it finishes
 TTLS: tuple[Optional[int], ...] = (None, 0, 30)
+#: pod-deletion-cost values annotate_and_scale_down sets, the plainest first: valid ones (upstream's parse takes
+#: "-007"), then ones the API server refuses (a plus sign, a leading zero, past int32)
+SCALE_DOWN_COSTS: tuple[str, ...] = ("-100", "100", "-007", "+10", "008", "2147483648")
 #: the longest a user waits for a Job in one step
 MAX_WAIT_SECONDS = 60
 #: ways to tolerate `dedicated=infra:NoExecute` (the workload rules' taint), the plainest first: a dict is one

@@ -11,10 +11,11 @@ Job's pods to run to their end and a taint to land where tolerating pods run. So
 one does),
 `apply_tolerant_pod` pins its pod to a node that has the NoExecute taint when one has it, and
 `taint_node_of_pod` taints (or untaints) the node a pod runs on. A Deployment's rollout is kept in progress by a
-nodeSelector no node matches yet (`set_node_selector`), and `scale_rollout` scales a Deployment while two of its
-ReplicaSets want pods; `apply_statefulset_strategy` gives the StatefulSet an update strategy other than the
-default. Every draw shrinks toward the first row of its
-table (kmodel.checker.workload_depth_actions).
+nodeSelector no node matches yet (`set_node_selector`), `scale_rollout` scales a Deployment while two of its
+ReplicaSets want pods, and `annotate_and_scale_down` sets a pod-deletion-cost on a pod of a Deployment and scales
+it one down, so that its ReplicaSet ranks its pods; `apply_statefulset_strategy` gives the StatefulSet an update
+strategy other than the default. Every draw shrinks toward the first row of its table
+(kmodel.checker.workload_depth_actions).
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ from hypothesis.stateful import precondition
 from kmodel.checker.actions import APPS, BARE_PODS, ScaleDeployment
 from kmodel.checker.draws import INDEX, pick
 from kmodel.checker.job_actions import JOB
+from kmodel.checker.patch_actions import POD_DELETION_COST, PatchObject
 from kmodel.checker.rulebook import RuleFamily, rule
 from kmodel.checker.workload_actions import TAINT_KEY, TaintNodeAction
 from kmodel.checker.statefulset_actions import IMAGES
 from kmodel.checker.workload_depth_actions import (
-    BATCH_JOB, COMPLETIONS, DEADLINES, MAX_WAIT_SECONDS, NODE_SELECTORS, SET_STRATEGIES, TOLERATIONS, TTLS,
+    BATCH_JOB, COMPLETIONS, DEADLINES, MAX_WAIT_SECONDS, NODE_SELECTORS, SCALE_DOWN_COSTS, SET_STRATEGIES,
+    TOLERATIONS, TTLS,
     ApplyBatchJob, ApplyStatefulSetStrategy, ApplyTolerantPod, SetNodeSelector, SuspendJob, WaitForJob,
     job_finished_or_gone,
 )
@@ -58,6 +61,19 @@ def _rolling_out(machine: Any) -> list[str]:
         if owner is not None and rs.spec.replicas:
             active[owner] = active.get(owner, 0) + 1
     return [app for app in APPS if active.get(app, 0) > 1]
+
+
+def _replicated_pods(machine: Any) -> list[tuple[str, str]]:
+    """(app, pod) for every pod a ReplicaSet of an app's Deployment owns, of the apps that have two such pods or
+    more (a scale-down then ranks them), in pod order."""
+    owned: list[tuple[str, str]] = []
+    for pod in machine.cluster.objects("pods", "default"):
+        owner = next((r.name for r in pod.metadata.owner_references if r.kind == "ReplicaSet"), "")
+        app = next((a for a in APPS if owner.startswith(a + "-")), None)
+        if app is not None:
+            owned.append((app, pod.metadata.name))
+    counts = {app: sum(1 for a, _ in owned if a == app) for app in APPS}
+    return [(app, pod) for app, pod in owned if counts[app] > 1]
 
 
 def _has_nodes(machine: Any) -> bool:
@@ -168,6 +184,23 @@ class WorkloadDepthRules(RuleFamily):
         so a rollout, whose new pods stay Pending until a node carries the label (label_node)
         Shrinks to: the nodeSelector of web removed"""
         self._do(SetNodeSelector(app, selector))
+
+    @precondition(lambda self: bool(_replicated_pods(self)))
+    @rule(i=INDEX, cost=st.integers(0, len(SCALE_DOWN_COSTS) - 1))
+    def annotate_and_scale_down(self, i: int, cost: int) -> None:
+        """Draws: a pod of a Deployment that runs two pods or more; a row of `SCALE_DOWN_COSTS`: -100, 100, -007,
+        then values the API server refuses: +10, 008, 2147483648
+        Does: `kubectl annotate pod P controller.kubernetes.io/pod-deletion-cost=C --overwrite` (`patch-object`:
+        a merge patch; 422 "must be a 32bit integer" for a value upstream's parse refuses), then `kubectl scale
+        deployment` one replica down (`scale-deployment`): its ReplicaSet ranks its pods (unscheduled, pending,
+        not ready, cheaper, doubled up on a node, ready for less time, restarted more, newer) and deletes the first
+        Shrinks to: the first such pod annotated -100, its Deployment scaled down by one"""
+        app, pod = pick(i, _replicated_pods(self))
+        self._do(PatchObject("pods", "default", pod, "merge",
+                             {"metadata": {"annotations": {POD_DELETION_COST: SCALE_DOWN_COSTS[cost]}}}))
+        deployment = self.cluster.get("deployments", "default", app)
+        replicas = deployment.spec.replicas if deployment is not None and deployment.spec.replicas is not None else 1
+        self._do(ScaleDeployment(app, max(0, replicas - 1)))
 
     @precondition(lambda self: bool(_rolling_out(self)))
     @rule(i=INDEX, replicas=st.integers(0, 6))

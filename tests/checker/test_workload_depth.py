@@ -11,8 +11,9 @@ import pytest
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.actions import ApplyDeployment, ScaleDeployment
 from kmodel.checker.workload_actions import LabelNode, TaintNodeAction
+from kmodel.checker.workload_depth_rules import _replicated_pods
 from kmodel.checker.workload_depth_actions import (
-    ApplyBatchJob, ApplyStatefulSetStrategy, ApplyTolerantPod, SetNodeSelector, SuspendJob, WaitForJob,
+    SCALE_DOWN_COSTS, ApplyBatchJob, ApplyStatefulSetStrategy, ApplyTolerantPod, SetNodeSelector, SuspendJob, WaitForJob,
     batch_job_manifest, job_finished_or_gone,
 )
 from kmodel.cluster import Cluster, ClusterConfig
@@ -186,3 +187,23 @@ def test_every_depth_rule_fires_on_a_machine():
         assert machine.stats.rules[name] == before + 1, name
     kinds = {a.kind for a in machine.session.actions}
     assert {"apply-batch-job", "suspend-job", "wait-for-job", "apply-tolerant-pod", "taint-node"} <= kinds
+
+
+def test_a_pod_made_cheapest_is_the_one_a_scale_down_deletes_and_an_invalid_cost_is_refused():
+    machine = SmallMachine()
+    machine.apply_deployment("web", 3, 0, False, False)
+    machine.advance_time(30)
+    pods = [pod for _, pod in _replicated_pods(machine)]
+    assert len(pods) == 3
+    machine.annotate_and_scale_down(1, SCALE_DOWN_COSTS.index("-100"))
+    machine.advance_time(30)
+    left = {p.metadata.name for p in machine.cluster.objects("pods", "default")}
+    assert left == set(pods) - {pods[1]}  # the cheapest goes, whatever else ranks the pods
+    since = len(machine.cluster.kubectl.results)
+    machine.annotate_and_scale_down(0, SCALE_DOWN_COSTS.index("008"))
+    machine.advance_time(30)
+    annotate, scale = machine.cluster.kubectl.results[since:since + 2]
+    assert (annotate.response.code, annotate.response.body.message.rpartition(": ")[2]) == (
+        422, "must be a 32bit integer")
+    assert scale.ok and len(machine.cluster.objects("pods", "default")) == 1
+    assert machine.stats.rules["annotate_and_scale_down"] == 4  # two actions each time
