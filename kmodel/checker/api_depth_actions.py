@@ -474,15 +474,9 @@ DECODE_BODIES: tuple[tuple[str, Any], ...] = (
                        "tolerations": [True]}}),
 )
 
-#: what a create sends on the wire: a ConfigMap with nulls, the directory of `DECODE_BODIES`, a ConfigMap of
-#: another namespace than the request's, the access reviews, then the directories of `ODD_OBJECTS` and
-#: `DOCKER_SECRETS`
-ODD_BODIES: tuple[tuple[str, Any], ...] = (
-    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-null", "labels": None},
-                    "data": {"a": "b", "c": None}}),
-    (DIRECTORY, DECODE_BODIES),
-    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-elsewhere",
-                                                                          "namespace": "team"}}),
+#: what `kubectl auth can-i` (of a resource, of a URL, of neither: 422) and `kubectl auth whoami` send, one after
+#: the other
+ACCESS_REVIEWS: tuple[tuple[str, Any], ...] = (
     ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
                                   "spec": {"resourceAttributes": {"verb": "delete", "resource": "nodes"}}}),
     ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
@@ -490,9 +484,25 @@ ODD_BODIES: tuple[tuple[str, Any], ...] = (
     ("selfsubjectaccessreviews", {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
                                   "spec": {}}),
     ("selfsubjectreviews", {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}),
+)
+
+#: what a create sends on the wire: a ConfigMap with nulls, the directory of `DECODE_BODIES`, a ConfigMap of
+#: another namespace than the request's, the access reviews, then the directories of `ODD_OBJECTS` and
+#: `DOCKER_SECRETS`. Few rows, each directory one: the rule runs a few dozen times a campaign, and every
+#: directory is many of the decoder's and validation's decisions at once, so each should come up in every run
+ODD_BODIES: tuple[tuple[str, Any], ...] = (
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-null", "labels": None},
+                    "data": {"a": "b", "c": None}}),
+    (DIRECTORY, DECODE_BODIES),
+    ("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "odd-elsewhere",
+                                                                          "namespace": "team"}}),
+    (DIRECTORY, ACCESS_REVIEWS),
     (DIRECTORY, ODD_OBJECTS),
     (DIRECTORY, DOCKER_SECRETS),
 )
+#: the directories the admin sends whoever is drawn: manifests a user with rights writes; alice sends the other
+#: rows (her writes refused, 403; her reviews answered)
+ADMIN_DIRECTORIES: tuple[Any, ...] = (DECODE_BODIES, ODD_OBJECTS, DOCKER_SECRETS)
 
 #: who sends each row: the admin, and alice for the access reviews (kubectl auth can-i, kubectl auth whoami as
 #: a user with no rights of her own)

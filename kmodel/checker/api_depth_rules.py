@@ -26,9 +26,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import precondition
 
 from kmodel.checker.api_depth_actions import (
-    CLUSTER_SCOPED_BODIES, CRD_NAME, CRD_VARIANTS, DIRECTORY, GADGET_PATCHES, GADGETS, ODD_BODIES, ODD_BODY_ACTORS,
-    ODD_PATCHES, PLURAL, SHAPES, TIGHTENED, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD,
-    DeleteGadgetCRD, PatchGadget,
+    ADMIN_DIRECTORIES, CLUSTER_SCOPED_BODIES, CRD_NAME, CRD_VARIANTS, DIRECTORY, GADGET_PATCHES, GADGETS, ODD_BODIES,
+    ODD_BODY_ACTORS, ODD_PATCHES, PLURAL, SHAPES, TIGHTENED, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget,
+    ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
 )
 from kmodel.checker.actions import RunFair
 from kmodel.checker.collide_actions import SendRequest
@@ -188,14 +188,16 @@ class ApiDepthRules(RuleFamily):
         types without their keys, a namespace enforcing Pod Security baseline and a pod in it with the host's
         network, a host port and a privileged container (403), a Lease of 0 s, a Role rule without verbs, a
         RoleBinding to a Secret, a ConfigMap with incomplete and rival controller references; and of a directory
-        of dockerconfigjson Secrets pasted by hand (`DOCKER_CONFIGS`: Go's json messages);
-        alice's writes are refused (403), her reviews answered
+        of dockerconfigjson Secrets pasted by hand (`DOCKER_CONFIGS`: Go's json messages); the directories of
+        manifests go as the admin whoever is drawn, the ConfigMaps and the reviews as the one drawn: alice's writes
+        are refused (403), her reviews answered
         Shrinks to: the ConfigMap with nulls, as the admin"""
         resource, body = ODD_BODIES[row]
         if resource != DIRECTORY:
             namespace = "" if resource in CLUSTER_SCOPED_BODIES else "default"
             self._do(SendRequest("create", resource, namespace, body=body, actor=ODD_BODY_ACTORS[actor]))
             return
+        sender = ODD_BODY_ACTORS[0] if body in ADMIN_DIRECTORIES else ODD_BODY_ACTORS[actor]
         for resource, one in body:  # kubectl create -f <dir>/: each manifest in its own namespace, else default
             namespace = "" if resource in CLUSTER_SCOPED_BODIES else one["metadata"].get("namespace", "default")
-            self._do(SendRequest("create", resource, namespace, body=one, actor=ODD_BODY_ACTORS[actor]))
+            self._do(SendRequest("create", resource, namespace, body=one, actor=sender))

@@ -9,8 +9,9 @@ import pytest
 
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.api_depth_actions import (
-    CRD_VARIANTS, DECODE_BODIES, DIRECTORY, DOCKER_CONFIGS, DOCKER_SECRETS, GADGET_PATCHES, GADGET_SPECS, ODD_BODIES,
-    ODD_OBJECTS, ODD_PATCHES, SHAPES, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD, DeleteGadgetCRD, PatchGadget,
+    ACCESS_REVIEWS, CRD_VARIANTS, DECODE_BODIES, DIRECTORY, DOCKER_CONFIGS, DOCKER_SECRETS, GADGET_PATCHES, GADGET_SPECS,
+    ODD_BODIES, ODD_OBJECTS, ODD_PATCHES, SHAPES, TIGHTENED_PATCHES, VALID_SHAPES, ApplyGadget, ApplyGadgetCRD,
+    DeleteGadgetCRD, PatchGadget,
 )
 from kmodel.checker.actions import ApplyDeployment
 from kmodel.cluster import Delete
@@ -127,17 +128,18 @@ def test_odd_patches_take_both_sides_of_their_guards():
 def test_odd_bodies_decode_or_are_refused_with_gos_message():
     machine = SmallMachine()
     answers = {}
-    rows = [row for row, (resource, body) in enumerate(ODD_BODIES) if resource != DIRECTORY or body == DECODE_BODIES]
+    rows = [row for row, (resource, body) in enumerate(ODD_BODIES)
+            if resource != DIRECTORY or body in (DECODE_BODIES, ACCESS_REVIEWS)]
     assert len(rows) == len(ODD_BODIES) - 2  # the directories of odd objects and Secrets: the next test's
     for row in rows:
         since = len(machine.cluster.kubectl.results)
         machine.create_odd_body(row)
         machine.advance_time(1)
-        for r in machine.cluster.kubectl.results[since:]:
+        for n, r in enumerate(machine.cluster.kubectl.results[since:]):
             body = r.command.body or {}
-            answers[body.get("metadata", {}).get("name") or row] = (r.response.code,
-                                                                    getattr(r.response.body, "message", "") or "")
-    assert len(answers) == len(rows) - 1 + len(DECODE_BODIES)
+            answers[body.get("metadata", {}).get("name") or (row, n)] = (
+                r.response.code, getattr(r.response.body, "message", "") or "")
+    assert len(answers) == len(rows) - 2 + len(DECODE_BODIES) + len(ACCESS_REVIEWS)
     assert answers["odd-float"][0] == 201  # an integral float is an int, as YAML's conversion leaves it
     assert answers["odd-fraction"] == (400, 'Deployment in version "v1" cannot be handled as a Deployment: json: '
                                             'cannot unmarshal number 2.5 into Go struct field '
@@ -147,7 +149,8 @@ def test_odd_bodies_decode_or_are_refused_with_gos_message():
     assert answers["odd-kind"][1].startswith("couldn't get version/kind; json parse error")
     assert answers["odd-elsewhere"] == (400, "the namespace of the provided object does not match the namespace "
                                              "sent on the request")
-    reviews = [answers[row][0] for row, (resource, _) in enumerate(ODD_BODIES) if resource.startswith("self")]
+    reviews = [code for key, (code, _) in answers.items()
+               if isinstance(key, tuple) and ODD_BODIES[key[0]][1] is ACCESS_REVIEWS]
     assert reviews == [201, 201, 422, 201]  # can-i of a resource, of a URL, of neither; whoami
     assert sum(code == 400 for code, _ in answers.values()) == len(answers) - 2 - len(reviews)  # all but two 201s
 
@@ -156,7 +159,7 @@ def test_odd_objects_are_refused_with_every_mistake_listed():
     machine = SmallMachine()
     answers = {}
     directories = [row for row, (resource, body) in enumerate(ODD_BODIES)
-                   if resource == DIRECTORY and body != DECODE_BODIES]
+                   if resource == DIRECTORY and body not in (DECODE_BODIES, ACCESS_REVIEWS)]
     assert [ODD_BODIES[row][1] for row in directories] == [ODD_OBJECTS, DOCKER_SECRETS]
     for row in directories:  # kubectl create -f <dir>/: one request per manifest
         since = len(machine.cluster.kubectl.results)
@@ -193,12 +196,21 @@ def test_alice_asks_what_she_may_do_and_may_not_create():
     machine = SmallMachine()
     since = len(machine.cluster.kubectl.results)
     machine.create_odd_body(0, 1)  # a ConfigMap, as alice
-    machine.create_odd_body(next(r for r, (res, _) in enumerate(ODD_BODIES) if res == "selfsubjectreviews"), 1)
+    machine.create_odd_body(next(r for r, (_, body) in enumerate(ODD_BODIES) if body is ACCESS_REVIEWS), 1)
     machine.advance_time(1)
-    (denied, _), (whoami, _) = _answers(machine.cluster, since)
-    assert (denied, whoami) == (403, 201)
+    (denied, _), *reviews, (whoami, _) = _answers(machine.cluster, since)
+    assert (denied, whoami) == (403, 201) and [code for code, _ in reviews] == [201, 201, 422]
     review = machine.cluster.kubectl.results[-1].response.body
     assert review.status.user_info.username == "alice"
+
+
+def test_a_directory_of_manifests_goes_as_the_admin_whoever_is_drawn():
+    machine = SmallMachine()
+    since = len(machine.cluster.kubectl.results)
+    machine.create_odd_body(next(r for r, (_, body) in enumerate(ODD_BODIES) if body is DECODE_BODIES), 1)
+    machine.advance_time(1)
+    results = machine.cluster.kubectl.results[since:]
+    assert len(results) == len(DECODE_BODIES) and {r.response.code for r in results} == {201, 400}
 
 
 def test_the_tables_are_json():
