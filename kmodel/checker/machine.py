@@ -92,6 +92,7 @@ from kmodel.checker.actions import (
     Action,
 )
 from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.statefulset_actions import STATEFULSET
 from kmodel.checker.rulebook import rule, rule_families
 from kmodel.checker.session import InvariantViolation, Session, all_invariants, with_component_invariants
 from kmodel.component.registry import component_sometimes
@@ -112,6 +113,8 @@ UNTIL_NEXT_TIMER = len(DELAYS_MS)
 LAGS_MS = (2_000, 10_000, 60_000)  # lag_watch_cache
 COMPACT_WINDOW = 41  # compact: at most this many revisions behind the newest
 NODE_CPUS = ("2", "4", "8")  # add_node
+#: delete_pod: the bare pods, then the StatefulSet's first two pods (there whenever `db` runs two replicas or more)
+DELETED_PODS: tuple[str, ...] = (*BARE_PODS, f"{STATEFULSET}-0", f"{STATEFULSET}-1")
 #: the fault kinds, in the order a fault rule falls through when its own kind has no candidate now (the ones
 #: that often have none first, so they happen whenever they can; then those that nearly always can, the
 #: passing faults first: break_stream, compact, then lag_watch_cache, which can hold a watch for a minute),
@@ -439,8 +442,10 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         """A bare pod: for the scheduler to place (index 0), or pinned to one of the nodes."""
         self._do(ApplyPod(pod, pick(i, ("", *self.cluster.nodes)), host_port))
 
-    @rule(pod=st.sampled_from(BARE_PODS))
+    @rule(pod=st.sampled_from(DELETED_PODS))
     def delete_pod(self, pod: str) -> None:
+        """A bare pod deleted, or a pod of the StatefulSet `db` (as a user restarts one): its controller sees it
+        terminating for its grace period, then makes it again (at the update revision under OnDelete)."""
         self._do(DeleteObject("pods", pod))
 
     # add_node and remove_node can have no move at all (the cap reached, one node left): a precondition says

@@ -61,3 +61,17 @@ def test_every_statefulset_rule_fires_on_a_machine():
     assert "apply-statefulset" in kinds and "scale-statefulset" in kinds
     assert machine.session.actions[-1].name == "kubectl delete statefulset db --cascade=orphan"
     machine.teardown()
+
+
+def test_a_deleted_pod_of_the_set_is_made_again_at_the_update_revision_under_on_delete():
+    machine = SmallMachine()
+    machine.apply_statefulset_strategy(2, False, 0, 0)  # OnDelete
+    machine.advance_time(60)
+    machine.apply_statefulset_strategy(2, False, 1, 0)  # a new image: nothing moves until a pod is deleted
+    machine.advance_time(30)
+    assert [image for _, _, image in names(machine.cluster)] == [IMAGES[0], IMAGES[0]]
+    machine.delete_pod("db-1")
+    assert machine.session.actions[-1].name == "kubectl delete pods db-1"
+    machine.advance_time(90)
+    assert names(machine.cluster) == [("db-0", "Running", IMAGES[0]), ("db-1", "Running", IMAGES[1])]
+    machine.teardown()
