@@ -8,7 +8,7 @@ import pytest
 from kmodel.objects import decode, frozen_map, validate, validate_update
 from kmodel.objects.deletion_cost import POD_DELETION_COST, deletion_cost, parse_deletion_cost
 
-from .test_invalid_objects import pod
+from .test_invalid_objects import deployment, pod
 
 
 @pytest.mark.parametrize("text, value", [
@@ -43,3 +43,13 @@ def test_an_update_may_keep_an_invalid_cost_only_when_it_was_invalid_already():
     assert [e.field for e in validate_update(invalid, valid)] == [
         "metadata.annotations[controller.kubernetes.io/pod-deletion-cost]"] * 2
     assert validate_update(_annotated("abc"), invalid) == []  # AllowInvalidPodDeletionCost
+
+
+def test_a_template_whose_cost_is_no_32bit_integer_is_refused():
+    obj = decode(deployment())
+    template = obj.spec.template
+    annotated = attrs.evolve(template, metadata=attrs.evolve(
+        template.metadata, annotations=frozen_map(**{POD_DELETION_COST: "1.5"})))
+    assert [str(e) for e in validate(attrs.evolve(obj, spec=attrs.evolve(obj.spec, template=annotated)))] == [
+        'spec.template.metadata.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: "1.5": '
+        'must be a 32bit integer']

@@ -75,8 +75,11 @@ def validate_pod(pod: Pod) -> list[FieldError]:
 
 
 def validate_pod_template(t: PodTemplateSpec, path: str) -> list[FieldError]:
-    """ValidatePodTemplateSpec: template labels/annotations and the spec."""
+    """ValidatePodTemplateSpec: template labels/annotations and the spec. Upstream lets an update keep an invalid
+    pod-deletion-cost its old template had (GetValidationOptionsFromPodTemplate); no template the model stores
+    has one, as every one was checked here when it was written."""
     errs = validate_labels(t.metadata.labels, f"{path}.metadata.labels")
+    errs += validate_pod_annotations(t.metadata.annotations, t.spec, f"{path}.metadata.annotations")
     errs += validate_pod_spec(t.spec, f"{path}.spec")
     return errs
 
