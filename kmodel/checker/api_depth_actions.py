@@ -375,8 +375,25 @@ RESTRICTED = "restricted"
 DIRECTORY = "-f"
 #: creates of kinds a user seldom writes by hand, each with several mistakes at once (validation reports them
 #: all, in upstream's order): one request takes many of validation's decisions; sent together, as one directory
+_SCHEDULING = "scheduling.k8s.io/v1"
+_ODD_POD_SPEC = {"containers": [{"name": "app", "image": "nginx:1.25"}]}
 ODD_OBJECTS: tuple[tuple[str, Any], ...] = (
     ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd-spec"}, "spec": _POD_MISTAKES}),
+    # PriorityClasses a cluster administrator gets wrong (a reserved name, a value past what users may give, an
+    # unknown policy), a second global default (403), and pods naming a class that is not there or bringing a
+    # priority of their own (403, Priority admission)
+    ("priorityclasses", {"apiVersion": _SCHEDULING, "kind": "PriorityClass", "metadata": {"name": "system-odd"},
+                         "value": 5}),
+    ("priorityclasses", {"apiVersion": _SCHEDULING, "kind": "PriorityClass", "metadata": {"name": "odd-huge"},
+                         "value": 1_000_000_001, "preemptionPolicy": "Sometimes"}),
+    ("priorityclasses", {"apiVersion": _SCHEDULING, "kind": "PriorityClass", "metadata": {"name": "odd-default"},
+                         "value": 100, "globalDefault": True}),
+    ("priorityclasses", {"apiVersion": _SCHEDULING, "kind": "PriorityClass", "metadata": {"name": "odd-rival"},
+                         "value": 50, "globalDefault": True}),
+    ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd-class"},
+              "spec": {**_ODD_POD_SPEC, "priorityClassName": "gold"}}),
+    ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "odd-priority"},
+              "spec": {**_ODD_POD_SPEC, "priority": 7}}),
     ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-type"},
                   "spec": {"type": "Bogus", "selector": {"app": "web"}}}),
     ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "odd-node-port"},
@@ -509,4 +526,4 @@ ADMIN_DIRECTORIES: tuple[Any, ...] = (DECODE_BODIES, ODD_OBJECTS, DOCKER_SECRETS
 ODD_BODY_ACTORS: tuple[str, ...] = ("admin", "alice")
 #: the resources whose requests name no namespace
 CLUSTER_SCOPED_BODIES: tuple[str, ...] = ("selfsubjectaccessreviews", "selfsubjectreviews", "customresourcedefinitions",
-                                          "namespaces")
+                                          "namespaces", "priorityclasses")

@@ -177,7 +177,9 @@ class ApiDepthRules(RuleFamily):
         ConfigMap of another namespace; the SelfSubjectAccessReviews of `kubectl auth can-i` (resource
         attributes, non-resource attributes, neither: 422) and the SelfSubjectReview of `kubectl auth whoami`;
         then `kubectl create -f` of a directory of `ODD_OBJECTS`, each with several mistakes at once (422
-        listing them in upstream's order): a pod
+        listing them in upstream's order): PriorityClasses with a reserved name, a value past 10^9 and an
+        unknown policy, and a global default (201; from then on it gives every new pod its priority) then a
+        second one (403), pods naming a class that is not there or bringing a priority of their own (403); a pod
         (port names, a probe without a handler, an extended resource's request not its limit, a container
         without an image, of a taken name, with a dot in its name, a restart policy, an Exists toleration with a
         value), Services of an unknown type and with a nodePort under ClusterIP, EndpointSlices (a loopback, an

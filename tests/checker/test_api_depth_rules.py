@@ -175,7 +175,24 @@ def test_odd_objects_are_refused_with_every_mistake_listed():
                                             'host namespaces (hostNetwork=true), hostPort (container "app" uses hostPort '
                                             '80), privileged (container "app" must not set '
                                             'securityContext.privileged=true)')
+    assert answers.pop("odd-default") == (201, "")  # the first global default; the second is refused
+    assert answers.pop("odd-rival") == (403, 'priorityclasses.scheduling.k8s.io "odd-rival" is forbidden: '
+                                             'PriorityClass odd-default is already marked as default. Only one '
+                                             'default can exist')
+    assert answers.pop("odd-class") == (403, 'pods "odd-class" is forbidden: no PriorityClass with name gold was '
+                                             'found')
+    assert answers.pop("odd-priority") == (
+        403, 'pods "odd-priority" is forbidden: the integer value of priority (7) must not be provided in pod spec; '
+             'priority admission controller computed 100 from the given PriorityClass name')
     assert {code for code, _ in answers.values()} == {422}
+    assert answers["system-odd"][1] == (
+        'PriorityClass.scheduling.k8s.io "system-odd" is invalid: metadata.name: Forbidden: priority class names '
+        "with 'system-' prefix are reserved for system use only. error: system-odd is not a known system priority "
+        "class")
+    assert answers["odd-huge"][1] == (
+        'PriorityClass.scheduling.k8s.io "odd-huge" is invalid: [value: Forbidden: maximum allowed value of a user '
+        'defined priority is 1000000000, preemptionPolicy: Unsupported value: "Sometimes": supported values: '
+        '"PreemptLowerPriority", "Never"]')
     assert answers[""][1] == 'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
     pod = answers["odd-spec"][1]
     assert pod.count(", spec.") == 13, pod  # fourteen field errors, in upstream's order
