@@ -620,8 +620,22 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         store = self.cluster.store
         return list(range(store.revision, max(store.compact_revision, store.revision - COMPACT_WINDOW), -1))
 
-    @rule(i=INDEX)
-    def crash(self, i: int) -> None:
+    def cut_off_crashable(self) -> list[str]:
+        """The crashable processes (`_crashable`) with an endpoint cut off from the main side of the network."""
+        reach = self.cluster.network.reachability
+        if not reach.partitioned:
+            return []
+        return [p for p in self._crashable() if any(reach.side_of(e) != 0 for e in self.cluster.endpoints_of(p))]
+
+    @rule(i=INDEX, cut_off=st.booleans())
+    def crash(self, i: int, cut_off: bool = False) -> None:
+        """Crash a process that runs; with `cut_off`, one cut off by a partition when there is one (a machine that lost
+        its network, then its process: its peers across the partition learn nothing, and what they send it is lost
+        rather than refused)."""
+        cut = self.cut_off_crashable() if cut_off else []
+        if cut:
+            self._do("crash", self._fault_action("crash", pick(i, cut), 0))
+            return
         self._fault("crash", i)
 
     @rule(i=INDEX)
