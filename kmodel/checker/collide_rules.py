@@ -5,7 +5,8 @@ that meet what is there (a mixin of `KmodelMachine`).
                       selector and a field selector from small pools (`LABEL_SELECTORS`, `FIELD_SELECTORS`, some
                       refused with 400), at a drawn resourceVersion (`RESOURCE_VERSIONS`)
     get_object        GET an object that exists now, at a drawn resourceVersion
-    bind_pod          POST pods/<pod>/binding of a pod that exists now (pending, already bound, or being deleted)
+    bind_pod          POST pods/<pod>/binding of a pod that exists now (pending, already bound, or being deleted),
+                      or of a bare pod created just before in the same step (the binding races the scheduler's),
                       to a node, as the admin, a second scheduler, or alice
     write_status      PUT pods|nodes/<name>/status of an object that exists now, from the object as read (as
                       is, or with a condition of the user's), or PUT deployments|statefulsets/<name>/scale (its
@@ -36,7 +37,7 @@ from hypothesis.stateful import precondition
 
 from kmodel.apiserver.authentication import NODE_PREFIX
 from kmodel.checker.access_actions import TEAM
-from kmodel.checker.actions import APPS, BARE_PODS, HOST_PORT, service_manifest
+from kmodel.checker.actions import APPS, BARE_PODS, HOST_PORT, ApplyPod, service_manifest
 from kmodel.checker.collide_actions import ACTORS, ApplySizedPod, SendRequest
 from kmodel.checker.draws import (
     CLUSTER_IPS, FIELD_SELECTORS, INDEX, LABEL_SELECTORS, RESOURCE_VERSIONS, cluster_ips, pick, resource_version,
@@ -159,16 +160,29 @@ class CollideRules(RuleFamily):
         pods = _objects(self.cluster, (STATUS_WRITTEN[0],))
         return sorted(pods, key=lambda p: bool(p[2].spec.node_name or p[2].metadata.deletion_timestamp))
 
-    @precondition(once_per_step(lambda self: bool(self._pods()) and bool(self.cluster.nodes)))
-    @rule(i=INDEX, node=INDEX, who=st.integers(0, len(BIND_ACTORS) - 1))
-    def bind_pod(self, i: int, node: int, who: int) -> None:
-        """Draws: a pod of the default or team namespace (pending ones first), a node; the admin, a second scheduler or
-        alice
-        Sends: `POST pods/<pod>/binding`: a pending pod is bound, racing the scheduler's own binding; one already
-        bound or being deleted gets 409
+    def _unused_bare_pod(self) -> str:
+        """The first bare pod name no pod of the default namespace holds now, or "" when each is taken."""
+        taken = {p.metadata.name for p in self.cluster.objects("pods", "default")}
+        return next((name for name in BARE_PODS if name not in taken), "")
+
+    @precondition(once_per_step(lambda self: bool(self.cluster.nodes)))
+    @rule(i=INDEX, node=INDEX, who=st.integers(0, len(BIND_ACTORS) - 1), fresh=st.booleans())
+    def bind_pod(self, i: int, node: int, who: int, fresh: bool = False) -> None:
+        """Draws: a pod of the default or team namespace (pending ones first), or (`fresh`, and always when there is no
+        pod) a bare pod the rule creates first, with a free name, for the scheduler to place; a node; the admin, a
+        second scheduler or alice
+        Sends: `POST pods/<pod>/binding`: a pending pod is bound, racing the scheduler's own binding (a created pod's
+        binding is sent right behind its create, while the scheduler's watch brings it the pod: whichever binding
+        comes second gets 409, and a scheduler that loses forgets the pod it assumed); one already bound or being
+        deleted gets 409
         Shrinks to: the first pod to the first node, as the admin"""
-        _, ns, pod = pick(i, self._pods())
-        name = pod.metadata.name
+        created = self._unused_bare_pod() if fresh or not self._pods() else ""
+        if created:
+            self._do(ApplyPod(created, ""))
+            ns, name = "default", created
+        else:
+            _, ns, pod = pick(i, self._pods())  # some pod exists: with none, every bare pod name is free
+            name = pod.metadata.name
         binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": ns},
                    "target": {"apiVersion": "v1", "kind": "Node", "name": pick(node, self.cluster.nodes)}}
         self._do(SendRequest("create", "pods", ns, name, "binding", binding,
