@@ -208,3 +208,24 @@ def test_write_status_replaces_a_workloads_scale_as_read_or_one_more():
     assert code == 409 and "the object has been modified" in message
     assert replace_scale(0, WRITE_VERSIONS.index("none"), who=1)[0] == 403  # alice
     assert machine.cluster.get("deployments", "default", "web").spec.replicas == 2
+
+
+def test_bind_pod_fresh_creates_a_pending_pod_and_binds_it_behind_its_create():
+    """With no pod (or `fresh`), the rule applies a bare pod with a free name and sends its binding in the same
+    step: in the fair order the admin's binding lands before the scheduler has the pod, which stays where the admin
+    put it; a second fresh draw takes the next free name."""
+    machine = SmallMachine()
+    machine.advance_time(5)
+    assert machine._pods() == []
+    machine.bind_pod(0, 1, 0)  # no pod: created whatever `fresh` says
+    assert [a.kind for a in machine.session.actions[-2:]] == ["apply-pod", "send-request"]
+    machine.advance_time(10)
+    bound = machine.cluster.get("pods", "default", "debug-1")
+    assert bound.spec.node_name == machine.cluster.nodes[1]
+    assert [r.response.code for r in machine.cluster.kubectl.results[-2:]] == [201, 201]
+    machine.bind_pod(0, 0, 0, True)
+    assert machine.session.actions[-2].pod == "debug-2"
+    machine.bind_pod(0, 0, 0, False)  # a pod exists and no fresh one is asked for: a pod that exists
+    assert machine.session.actions[-1].object == "debug-1"
+    machine.advance_time(10)
+    machine.teardown()

@@ -338,3 +338,19 @@ def test_a_link_delayed_until_the_next_timer_is_released_at_the_instant_that_tim
     machine.delay_link(0, 1)
     assert machine.session.actions[-1].event.delay_ms == DELAYS_MS[1]
 
+
+
+def test_crash_cut_off_takes_a_process_a_partition_cut_off_else_crashes_as_before():
+    machine = SmallMachine()
+    loop, network = machine.cluster.loop, machine.cluster.network
+    assert machine.cut_off_crashable() == []
+    machine.crash(0, True)  # nothing cut off: the first crashable process, as crash(0) does
+    assert loop.down_components() == [machine._processes(loop.components)[0]]
+    machine.restart(0)
+    endpoints = network.endpoints
+    machine.partition([endpoints.index("scheduler")])
+    assert machine.cut_off_crashable() == ["scheduler"]
+    machine.crash(5, True)  # whatever the index: the one cut off
+    assert loop.down_components() == ["scheduler"] and network.partitioned
+    assert machine.stats.rules["crash"] == 2
+    machine.teardown()
