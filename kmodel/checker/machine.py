@@ -634,7 +634,7 @@ class KmodelMachine(*EVERY_MACHINE_FAMILIES, RuleBasedStateMachine):  # type: ig
         rather than refused)."""
         cut = self.cut_off_crashable() if cut_off else []
         if cut:
-            self._do("crash", self._fault_action("crash", pick(i, cut), 0))
+            self._do(self._fault_action("crash", pick(i, cut), 0))
             return
         self._fault("crash", i)
 
