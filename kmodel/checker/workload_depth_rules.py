@@ -14,7 +14,8 @@ one does),
 nodeSelector no node matches yet (`set_node_selector`), `scale_rollout` scales a Deployment while two of its
 ReplicaSets want pods, and `annotate_and_scale_down` sets a pod-deletion-cost on a pod of a Deployment and scales
 it one down, so that its ReplicaSet ranks its pods; `apply_statefulset_strategy` gives the StatefulSet an update
-strategy other than the default. Every draw shrinks toward the first row of its table
+strategy other than the default; `wait_for_unschedulable` waits out the scheduler's five minutes over a pod no node
+fits (the other waits are seconds long). Every draw shrinks toward the first row of its table
 (kmodel.checker.workload_depth_actions).
 """
 
@@ -25,13 +26,15 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition
 
-from kmodel.checker.actions import APPS, BARE_PODS, ScaleDeployment
+from kmodel.checker.actions import APPS, BARE_PODS, RunFair, ScaleDeployment
 from kmodel.checker.draws import INDEX, pick
+from kmodel.checker.preconditions import once_per_step
 from kmodel.checker.job_actions import JOB
 from kmodel.checker.patch_actions import POD_DELETION_COST, PatchObject
 from kmodel.checker.rulebook import RuleFamily, rule
 from kmodel.checker.workload_actions import TAINT_KEY, TaintNodeAction
 from kmodel.checker.statefulset_actions import IMAGES
+from kmodel.scheduler.queue import POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION_MS, UNSCHEDULABLE_FLUSH_PERIOD_MS
 from kmodel.checker.workload_depth_actions import (
     BATCH_JOB, COMPLETIONS, DEADLINES, MAX_WAIT_SECONDS, NODE_SELECTORS, SCALE_DOWN_COSTS, SET_STRATEGIES,
     TOLERATIONS, TTLS,
@@ -51,6 +54,19 @@ def _jobs(machine: Any) -> list[str]:
 
 def _unfinished_jobs(machine: Any) -> list[str]:
     return [name for name in _jobs(machine) if not job_finished_or_gone(machine.cluster, name)]
+
+
+#: how long wait_for_unschedulable waits: the scheduler's podMaxInUnschedulablePodsDuration (5 min), then one period
+#: of its flushUnschedulablePodsLeftover loop (30 s), so a pod found unschedulable when the wait starts is moved
+#: back to be tried again even if no cluster event woke it
+UNSCHEDULABLE_WAIT_MS = POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION_MS + UNSCHEDULABLE_FLUSH_PERIOD_MS
+
+
+def _unschedulable_pods(machine: Any) -> bool:
+    """Whether a pod of the default namespace is Pending with PodScheduled False, reason Unschedulable."""
+    return any(c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"
+               for p in machine.cluster.objects("pods", "default") if not p.spec.node_name
+               for c in p.status.conditions)
 
 
 def _rolling_out(machine: Any) -> list[str]:
@@ -137,6 +153,17 @@ class WorkloadDepthRules(RuleFamily):
         fairly until the Job is Complete or Failed, is gone, or the timeout has passed
         Shrinks to: the first such Job, 5 s"""
         self._do(WaitForJob(pick(i, _unfinished_jobs(self)), seconds))
+
+    @precondition(once_per_step(_unschedulable_pods))
+    @rule()
+    def wait_for_unschedulable(self) -> None:
+        """Draws: nothing (the rule runs only while a pod of the default namespace is Pending, Unschedulable)
+        Does: the user watches the Pending pod for 5 min 30 s (`run`, as `kubectl get pods -w` would): the
+        scheduler's leftover flush moves a pod unschedulable for more than 5 minutes back to be tried again, even
+        when no event of the cluster woke it, and each kubelet's periodic work (a node status written every
+        5 minutes without change) comes due
+        Shrinks to: itself"""
+        self._do(RunFair(UNSCHEDULABLE_WAIT_MS))
 
     # -- NoExecute taints ----------------------------------------------------------------------------------------
 

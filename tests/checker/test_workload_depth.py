@@ -207,3 +207,24 @@ def test_a_pod_made_cheapest_is_the_one_a_scale_down_deletes_and_an_invalid_cost
         422, "must be a 32bit integer")
     assert scale.ok and len(machine.cluster.objects("pods", "default")) == 1
     assert machine.stats.rules["annotate_and_scale_down"] == 4  # two actions each time
+
+
+def test_wait_for_unschedulable_runs_only_over_an_unschedulable_pod_and_gets_it_tried_again():
+    """The rule's precondition holds only while a pod is Pending, Unschedulable; its wait outlasts the scheduler's
+    5 minutes in the unschedulable pods, so the pod is tried again (a second FailedScheduling) though no event of the
+    cluster woke it."""
+    from kmodel.checker.workload_depth_rules import UNSCHEDULABLE_WAIT_MS, _unschedulable_pods
+
+    machine = SmallMachine()
+    machine.advance_time(5)
+    assert not _unschedulable_pods(machine)
+    machine.apply_pod_shape("debug-1", 0, (0, 0, 7, 0))  # an empty term or more than 2 cores: no node matches
+    machine.advance_time(5)
+    assert _unschedulable_pods(machine)
+    scheduler = machine.cluster.loop.components["scheduler"]
+    assert "default/debug-1" in scheduler.queue.unschedulable
+    tried = scheduler.queue.unschedulable["default/debug-1"].attempts
+    machine.wait_for_unschedulable()
+    assert machine.session.actions[-1].ms == UNSCHEDULABLE_WAIT_MS
+    assert scheduler.queue.unschedulable["default/debug-1"].attempts == tried + 1
+    machine.teardown()
