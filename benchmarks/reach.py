@@ -85,6 +85,13 @@ HUNDRED_NODES = ("numFeasibleNodesToFind scores every node of a cluster under 10
 OWN_NODE = ("the kubelet admits only the pods bound to its own node (its watch selects spec.nodeName=<node>, and its "
             "static pods are its own), so the NodeName predicate always fits; upstream's admission runs it all the "
             "same")
+#: why the search for feasible nodes never wraps around
+START_INDEX = ("findNodesThatPassFilters starts where the last cycle stopped (nextStartNodeIndex) and wraps around the "
+               "node list; under 100 nodes every cycle looks at every node (HUNDRED_NODES), so the index comes back to "
+               "where it was, the first node, and the search never wraps")
+#: why the scheduler never meets a cluster without nodes
+NO_NODES = ("`no nodes available to schedule pods`: the checker keeps a node in its cluster (remove_node, lose_node "
+            "and a node hung for good leave at least one, and no rule deletes a Node otherwise)")
 #: why a node never holds too many pods
 MAX_PODS = ("a node admits 110 pods (the kubelet's maxPods, its allocatable `pods`); a checked example runs a few "
             "dozen pods over all its nodes, so neither the scheduler nor the kubelet's admission meets `Too many pods`")
@@ -286,6 +293,8 @@ EXCLUSIONS: dict[str, tuple[str, str]] = {
     "kmodel/scheduler/schedule_one.py:77 -> 79":
         ('if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:', HUNDRED_NODES),
     "kmodel/scheduler/plugins/noderesources.py:65 -> 66": ('if npods + 1 > allowed:', MAX_PODS),
+    "kmodel/scheduler/fastpath.py:77 -> 78": ('if index >= n:', START_INDEX),
+    "kmodel/scheduler/schedule_one.py:178 -> 179": ('if n == 0:', NO_NODES),
     "kmodel/scheduler/framework.py:93 -> 95": ('if not isinstance(other, Status):', TEST_EQUALITY),
     "kmodel/scheduler/framework.py:186 -> 188": ('if not isinstance(other, Resource):', TEST_EQUALITY),
     "kmodel/client/rate_limiter.py:30 -> 31": ('if self.qps <= 0 or 1000 % self.qps:', FIXED_RATE_LIMITS),
