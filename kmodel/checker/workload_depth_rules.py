@@ -32,7 +32,7 @@ from kmodel.checker.preconditions import once_per_step
 from kmodel.checker.job_actions import JOB
 from kmodel.checker.patch_actions import POD_DELETION_COST, PatchObject
 from kmodel.checker.rulebook import RuleFamily, rule
-from kmodel.checker.workload_actions import TAINT_KEY, TaintNodeAction
+from kmodel.checker.workload_actions import TAINT_KEY, TAINT_VALUE, TaintNodeAction
 from kmodel.checker.statefulset_actions import IMAGES
 from kmodel.scheduler.queue import POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION_MS, UNSCHEDULABLE_FLUSH_PERIOD_MS
 from kmodel.checker.workload_depth_actions import (
@@ -56,6 +56,9 @@ def _unfinished_jobs(machine: Any) -> list[str]:
     return [name for name in _jobs(machine) if not job_finished_or_gone(machine.cluster, name)]
 
 
+#: the TOLERATIONS row that does not tolerate the checker's NoExecute taint (another value)
+UNTOLERATED = len(TOLERATIONS) - 1
+assert TOLERATIONS[UNTOLERATED].get("value") not in (None, TAINT_VALUE)
 #: how long wait_for_unschedulable waits: the scheduler's podMaxInUnschedulablePodsDuration (5 min), then one period
 #: of its flushUnschedulablePodsLeftover loop (30 s), so a pod found unschedulable when the wait starts is moved
 #: back to be tried again even if no cluster event woke it
@@ -174,10 +177,16 @@ class WorkloadDepthRules(RuleFamily):
         dedicated:NoExecute for 5 s, dedicated=infra:NoExecute for 30 s, for 0 s, for ever, dedicated of every
         effect, dedicated=other:NoExecute (not tolerated)
         Does: `kubectl apply` of a bare pod pinned to the node (`apply-tolerant-pod`): on a tainted node the taint
-        eviction controller deletes it at once, once its tolerationSeconds have passed, or never
+        eviction controller deletes it at once, once its tolerationSeconds have passed, or never; a pod that does
+        not tolerate the taint is first refused by the node's kubelet (admission: phase Failed, reason
+        TaintToleration), so when no node has the taint, its row taints the drawn node first (`taint-node`,
+        dedicated=infra:NoExecute), as an admin dedicating a node does
         Shrinks to: `debug-1` on the first such node, tolerating for 5 s"""
-        nodes = _no_execute_nodes(self) or list(self.cluster.nodes)
-        self._do(ApplyTolerantPod(pod, pick(i, nodes), toleration))
+        tainted = _no_execute_nodes(self)
+        node = pick(i, tainted or list(self.cluster.nodes))
+        if not tainted and toleration == UNTOLERATED:
+            self._do(TaintNodeAction(node, effect="NoExecute"))
+        self._do(ApplyTolerantPod(pod, node, toleration))
 
     @precondition(lambda self: bool(_pod_nodes(self)))
     @rule(i=INDEX, remove=st.booleans())

@@ -228,3 +228,34 @@ def test_wait_for_unschedulable_runs_only_over_an_unschedulable_pod_and_gets_it_
     assert machine.session.actions[-1].ms == UNSCHEDULABLE_WAIT_MS
     assert scheduler.queue.unschedulable["default/debug-1"].attempts == tried + 1
     machine.teardown()
+
+
+def test_apply_tolerant_pod_of_the_untolerated_row_taints_a_node_first_when_none_is():
+    """The row that does not tolerate the taint meets it: with no node tainted the rule taints the drawn node first,
+    and that node's kubelet refuses the pod at admission (TaintToleration); with a node tainted, it pins there."""
+    import kmodel.kubelet.component as kubelet_component
+    from kmodel.checker.workload_depth_rules import UNTOLERATED, _no_execute_nodes
+
+    refused = []
+    admit = kubelet_component.admit
+
+    def recorded(pod, active, node, **kwargs):
+        rejection = admit(pod, active, node, **kwargs)
+        refused.append((pod.metadata.name, rejection and rejection.reason))
+        return rejection
+
+    machine = SmallMachine()
+    machine.advance_time(5)
+    machine.apply_tolerant_pod("debug-1", 0, 1)  # a row that tolerates: no taint added
+    assert machine.session.actions[-1].kind == "apply-tolerant-pod" and not _no_execute_nodes(machine)
+    kubelet_component.admit = recorded
+    try:
+        machine.apply_tolerant_pod("debug-2", 1, UNTOLERATED)
+        assert [a.kind for a in machine.session.actions[-2:]] == ["taint-node", "apply-tolerant-pod"]
+        node = machine.session.actions[-1].node
+        assert machine.session.actions[-2].node == node == machine.cluster.nodes[1]
+        machine.advance_time(5)
+    finally:
+        kubelet_component.admit = admit
+    assert ("debug-2", "TaintToleration") in refused
+    machine.teardown()
