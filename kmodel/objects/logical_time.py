@@ -81,7 +81,7 @@ def _days_in(month: int, year: int) -> int:
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date (any year Go accepts, 0 included)."""
+    """Days since the Unix epoch of a proleptic Gregorian date (any year Go accepts, 0 included)."""
     year -= month <= 2
     era = (year if year >= 0 else year - 399) // 400
     yoe = year - era * 400
