@@ -52,8 +52,13 @@ OWN_BLOCKS = OWN_PREFIX + "assignment/ipv4/block/"
 OWN_KEY = OWN_BLOCKS + "10.244.0.0-26"
 REGISTRY = "/registry/"
 PODS = "/registry/pods/"
-#: the Nodes' prefix: as long as OWN_PREFIX (16 characters), so that watches of both share one prefix length
-NODES = "/registry/nodes/"
+#: the Nodes' prefix: the API server keeps Nodes under /registry/minions/ (the node registry's NewREST prefix,
+#: kmodel.apiserver.resources), so a read of it finds every Node, more than a limit of 1 or 2
+NODES = "/registry/minions/"
+#: the RBAC Roles' prefix: as long as OWN_PREFIX (16 characters), so that watches of both share one prefix length
+ROLES = "/registry/roles/"
+#: the range `etcdctl get "" --prefix` reads: clientv3's WithPrefix of an empty key, every key (see `key_range`)
+EVERY_KEY = "every-key"
 #: what a read or a watch covers, simplest first: (key, range_end) of etcd's range
 RANGES: dict[str, tuple[str, Optional[str]]] = {
     "own-key": (OWN_KEY, None),  # etcdctl get KEY
@@ -61,6 +66,8 @@ RANGES: dict[str, tuple[str, Optional[str]]] = {
     "own-blocks": (OWN_BLOCKS, prefix_end(OWN_BLOCKS)),  # the IPAM blocks
     "registry": (REGISTRY, prefix_end(REGISTRY)),  # a backup's read of every object
     "nodes": (NODES, prefix_end(NODES)),  # a monitor's read of the Nodes
+    "roles": (ROLES, prefix_end(ROLES)),  # an auditor's read of the RBAC Roles
+    EVERY_KEY: ("\0", "\0"),  # etcdctl get "" --prefix: every key (a backup of the whole keyspace)
     "pods-from-key": (PODS, "\0"),  # etcdctl get --from-key /registry/pods/
     "empty": (PODS, REGISTRY),  # a range_end before the key: nothing (a watch of it is refused)
     "no-key": ("", None),  # a client's mistake: etcd answers "key is not provided"
@@ -83,16 +90,18 @@ TARGETS: tuple[str, ...] = ("MOD", "CREATE", "VERSION", "VALUE", "LEASE")
 RESULTS: tuple[str, ...] = ("EQUAL", "NOT_EQUAL", "LESS", "GREATER")
 #: what a compare is made against, simplest first: a /registry key's current state (a client's consistent
 #: snapshot; a value compare LESS or GREATER is made on its own key instead), the client's own absent key, every
-#: key of its own prefix (a compare with a range_end), no key (refused: "key is not provided")
-COMPARED: tuple[str, ...] = ("registry-key", "own-key", "own-prefix", "no-key")
+#: key of its own prefix (a compare with a range_end), every Node (a compare with a range_end over keys that
+#: are there: each must pass, and the first that does not fails the txn), no key (refused: "key is not provided")
+COMPARED: tuple[str, ...] = ("registry-key", "own-key", "own-prefix", "nodes", "no-key")
 #: the value a compare expects: the compared key's current field (zero, or b"" for a value, when absent), or
 #: one more (a value that is not it)
 EXPECT: tuple[str, ...] = ("current", "other")
 #: a txn's then-branch, simplest first; the refused ones are refused before any compare (etcd's checkTxnRequest)
 THEN: tuple[str, ...] = ("read", "read-past", "delete-own", "read-future", "read-compacted", "duplicate-put",
                          "put-in-delete", "put-deleted-key", "too-many", "no-key")
-#: a txn's else-branch; "no-key" is refused before any compare, like the then-branch's
-OTHERWISE: tuple[str, ...] = ("nothing", "read", "read-past", "no-key")
+#: a txn's else-branch; "no-key" is refused before any compare, like the then-branch's; "read-future" once a
+#: compare has failed (etcd checks the revisions of the branch it runs only)
+OTHERWISE: tuple[str, ...] = ("nothing", "read", "read-past", "no-key", "read-future")
 #: what a compare-and-swap guards its write with (EtcdCas): the mod revision it read (libcalico-go's update and
 #: delete), or the value it read (a put if the value is still what the client last saw)
 GUARDS: tuple[str, ...] = ("mod", "value")
@@ -140,6 +149,15 @@ def revision_at(store: Any, kind: str) -> int:
     raise ValueError(f"unknown revision kind {kind!r}; known: {', '.join(WATCH_STARTS + REVISIONS[3:])}")
 
 
+def key_range(over: str) -> tuple[str, Optional[str]]:
+    """The (key, range_end) a request over `over` (RANGES) sends; EVERY_KEY's is clientv3's WithPrefix of an
+    empty key: from "\\0" to the end of the empty prefix (etcd's GetPrefixRangeEnd of no byte: "\\0", every
+    key from there on)."""
+    if over == EVERY_KEY:
+        return "\0", prefix_end("")
+    return RANGES[over]
+
+
 def _answered(request: Any) -> Optional[StoreError]:
     """Send `request` (a call of the store): None when etcd answered, its error when it refused."""
     try:
@@ -177,7 +195,7 @@ class EtcdRange(Action):
     def apply(self, cluster: Any) -> None:
         store = cluster.store
         _read_kept(store)
-        key, range_end = RANGES[self.over]
+        key, range_end = key_range(self.over)
         revision = revision_at(store, self.at)
         _answered(lambda: store.range(key, range_end, revision=revision, limit=self.limit,
                                       keys_only=self.keys_only, count_only=self.count_only))
@@ -214,7 +232,7 @@ class EtcdWatch(Action):
     def apply(self, cluster: Any) -> None:
         store = cluster.store
         _read_kept(store)
-        key, range_end = RANGES[self.over]
+        key, range_end = key_range(self.over)
         watch_id = store.watch(key, range_end, start_revision=revision_at(store, self.start), prev_kv=self.prev_kv,
                                progress_notify=self.progress)
         if self.progress:
@@ -270,10 +288,13 @@ class EtcdTxn(Action):
         # a stored object is a value the model keeps as an object, not etcd's bytes: equal or not as the bytes
         # are (the API server encodes an object one way), but without their order, so a value compare LESS or
         # GREATER is made on the client's own key (absent: etcd fails a value compare on a missing key)
-        if self.compared == "registry-key" and (self.target != "VALUE" or self.result in ("EQUAL", "NOT_EQUAL")):
+        orderable = self.target != "VALUE" or self.result in ("EQUAL", "NOT_EQUAL")
+        if self.compared == "registry-key" and orderable:
             keys = [kv.key for kv in store.peek(REGISTRY, prefix_end(REGISTRY))]
             key, range_end = (keys[self.key % len(keys)] if keys else OWN_KEY), None
-        elif self.compared == "own-key":
+        elif self.compared == "nodes" and orderable:  # against the first Node's field: each Node must pass
+            key, range_end = RANGES["nodes"]
+        elif self.compared in ("own-key", "nodes"):
             key, range_end = OWN_KEY, None
         elif self.compared == "no-key":
             key, range_end = "", None
@@ -376,7 +397,7 @@ class EtcdDelete(Action):
     def apply(self, cluster: Any) -> None:
         store = cluster.store
         _read_kept(store)
-        key, range_end = RANGES[self.over]
+        key, range_end = key_range(self.over)
         _answered(lambda: store.delete_range(key, range_end, prev_kv=self.prev_kv))
 
 

@@ -1,16 +1,18 @@
 """The second etcd client's rule: a mixin of `KmodelMachine` (etcd_client_actions.py says who that client is).
 
-    etcd_range     etcdctl get of the client's own key or prefix, of every /registry key (a backup), from a key
-                   on, or of an empty range or no key; now, a few revisions back, below the last compaction or
+    etcd_range     etcdctl get of the client's own key or prefix, of every /registry key (a backup), of the
+                   Nodes or the Roles, of every key (`etcdctl get "" --prefix`), from a key on, or of an empty
+                   range or no key; now, a few revisions back, below the last compaction or
                    past the newest revision; with a limit of 0 to 3, keys only, count only
     etcd_watch     etcdctl watch of the same ranges (an empty one is refused) from now, a few revisions back,
                    below the last compaction, at it or a few revisions ahead, with prev_kv and a progress
                    request; its events taken, then cancelled, or kept open for the writes to come
-    etcd_txn       a txn comparing a /registry key's, the client's own key's or its prefix's mod, create
-                   revision, version, value or lease by each of etcd's four results against what is there or
-                   something else, or no key (refused); then a read, a read at a past, future or compacted
-                   revision, a delete of its own prefix, or a branch etcd refuses (a key put twice, a put inside
-                   a delete, a put of a key deleted, 129 operations, no key); else nothing, a read or no key
+    etcd_txn       a txn comparing a /registry key's, the client's own key's, its prefix's or every Node's
+                   (each must pass) mod, create revision, version, value or lease by each of etcd's four results
+                   against what is there or something else, or no key (refused); then a read, a read at a past,
+                   future or compacted revision, a delete of its own prefix, or a branch etcd refuses (a key put
+                   twice, a put inside a delete, a put of a key deleted, 129 operations, no key); else nothing, a
+                   read (at a past or future revision too) or no key
     etcd_compact   etcdctl compact a few revisions back, at the last compaction (refused) or past the newest
                    revision (refused)
     etcd_cas       a compare-and-swap of its IPAM block guarded by the mod revision or value it read, which no

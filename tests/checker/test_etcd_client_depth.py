@@ -12,7 +12,8 @@ import pytest
 from kmodel.checker.action_json import action_from_json
 from kmodel.checker.actions import ApplyDeployment
 from kmodel.checker.etcd_client_actions import (
-    CAS_ELSE, CAS_READ, DELETES, GUARDS, KEPT_WATCHES, NODES, OWN_KEY, OWN_PREFIX, PAST, RANGE_NAMES, SWAPS, WATCH_STARTS,
+    CAS_ELSE, CAS_READ, DELETES, GUARDS, KEPT_WATCHES, NODES, OWN_KEY, OWN_PREFIX, PAST, RANGE_NAMES, ROLES, SWAPS,
+    WATCH_STARTS,
     EtcdCas, EtcdCompact, EtcdDelete, EtcdRange, EtcdTxn, EtcdWatch, kept_watches, revision_at,
 )
 from kmodel.store import errors
@@ -71,6 +72,12 @@ def test_refused_compares_and_branches_and_a_value_compare_on_an_object(web):
     assert _answer(web, EtcdTxn("own-key", "VERSION", "LESS", then="read", otherwise="no-key"))[0][1] == \
         errors.empty_key()
     assert _answer(web, EtcdTxn("own-key", then="put-deleted-key"))[0][1] == errors.duplicate_key()
+    # a failed compare runs the else-branch, whose read of a future revision etcd refuses (it checks only the
+    # revisions of the branch it runs: the same read in the then-branch not taken is no error)
+    assert _answer(web, EtcdTxn("own-key", "MOD", "EQUAL", "other", "read-future", "read-future"))[0][1] == \
+        errors.future_revision()
+    [(_, r)] = _answer(web, EtcdTxn("own-key", "MOD", "EQUAL", "current", "read", "read-future"))
+    assert isinstance(r, TxnResponse) and r.succeeded
     # a value compare on a /registry object: equal to what is there, and not equal to other bytes
     [(_, r)] = _answer(web, EtcdTxn("registry-key", "VALUE", "EQUAL", "current", "read", key=2))
     assert r.succeeded
@@ -121,9 +128,43 @@ def test_no_deeper_request_writes_a_revision(web):
     assert store.peek(OWN_KEY) == [] and store.peek(OWN_PREFIX, "/calico/ipam/v20") == []
 
 
-def test_the_own_prefix_and_the_nodes_prefix_share_a_length():
+def test_the_own_prefix_and_the_roles_prefix_share_a_length():
     """The watch index groups prefixes by length: a watch of each at once is two prefixes of one length."""
-    assert len(OWN_PREFIX) == len(NODES) and OWN_PREFIX != NODES
+    assert len(OWN_PREFIX) == len(ROLES) and OWN_PREFIX != ROLES
+
+
+def test_a_limited_read_of_the_nodes_finds_more_than_its_limit(web):
+    """The Nodes are stored under /registry/minions/ (the node registry's prefix): a read of them finds both
+    nodes, so a limit of 1 says there is more."""
+    assert NODES == "/registry/minions/"
+    [(_, r)] = _answer(web, EtcdRange("nodes", limit=1))
+    assert isinstance(r, RangeResponse) and len(r.kvs) == 1 and r.more and r.count == 2
+
+
+def test_a_read_of_every_key_is_the_whole_keyspace(web):
+    """`etcdctl get "" --prefix`: clientv3 sends key "\\0" with range_end "\\0", every key; a watch of it
+    gets every write."""
+    [(request, r)] = _answer(web, EtcdRange("every-key", count_only=True))
+    assert (request.key, request.range_end) == ("\0", "\0")
+    assert r.count == len(web.store.peek("\0", "\0")) > len(web.store.peek("/registry/", "/registry0")) - 1 > 0
+    EtcdWatch("every-key", keep=True).apply(web)
+    [watch_id] = kept_watches(web.store)
+    _write(web)
+    assert web.store.watcher(watch_id).pending
+
+
+def test_a_compare_over_every_node_fails_on_the_first_node_that_differs(web):
+    """A compare with a range_end holds only when every key in it passes: the first Node's mod revision is not
+    the second's, so EQUAL to the first's fails, as GREATER than the first's create revision does; no Node is
+    attached to a lease, so LEASE EQUAL 0 holds for each."""
+    [(_, r)] = _answer(web, EtcdTxn("nodes", "MOD", "EQUAL", "current", "read"))
+    assert isinstance(r, TxnResponse) and not r.succeeded
+    [(_, r)] = _answer(web, EtcdTxn("nodes", "CREATE", "GREATER", "current", "read"))
+    assert not r.succeeded  # the first Node is not created after itself
+    [(_, r)] = _answer(web, EtcdTxn("nodes", "LEASE", "EQUAL", "current", "read"))
+    assert r.succeeded  # no Node is attached to a lease
+    [(request, r)] = _answer(web, EtcdTxn("nodes", "VALUE", "LESS", "current", "read"))
+    assert request.compare[0].key == OWN_KEY and not r.succeeded  # a value is not ordered: the client's own key
 
 
 def test_the_new_actions_round_trip_and_shrink():
