@@ -58,14 +58,18 @@ from kmodel.checker.etcd_client_actions import (
 from kmodel.checker.rulebook import RuleFamily, rule
 from kmodel.checker.draws import INDEX
 
+#: a read, a watch and a txn of the second client, each simplest first
+RANGE_REQUEST = st.builds(EtcdRange, st.sampled_from(RANGE_NAMES), st.sampled_from(REVISIONS),
+                          st.integers(0, MAX_LIMIT), st.booleans(), st.booleans())
+WATCH_REQUEST = st.builds(EtcdWatch, st.sampled_from(RANGE_NAMES[:-1]), st.sampled_from(WATCH_STARTS), st.booleans(),
+                          st.booleans(), st.booleans())
+TXN_REQUEST = st.builds(EtcdTxn, st.sampled_from(COMPARED), st.sampled_from(TARGETS), st.sampled_from(RESULTS),
+                        st.sampled_from(EXPECT), st.sampled_from(THEN), st.sampled_from(OTHERWISE), INDEX)
 #: one request of the second client, simplest first (a read)
 REQUESTS = st.one_of(
-    st.builds(EtcdRange, st.sampled_from(RANGE_NAMES), st.sampled_from(REVISIONS), st.integers(0, MAX_LIMIT),
-              st.booleans(), st.booleans()),
-    st.builds(EtcdWatch, st.sampled_from(RANGE_NAMES[:-1]), st.sampled_from(WATCH_STARTS), st.booleans(),
-              st.booleans(), st.booleans()),
-    st.builds(EtcdTxn, st.sampled_from(COMPARED), st.sampled_from(TARGETS), st.sampled_from(RESULTS),
-              st.sampled_from(EXPECT), st.sampled_from(THEN), st.sampled_from(OTHERWISE), INDEX),
+    RANGE_REQUEST,
+    WATCH_REQUEST,
+    TXN_REQUEST,
     st.builds(EtcdCompact, st.sampled_from(REVISIONS[1:])),
     st.builds(EtcdCas, st.sampled_from(GUARDS), st.sampled_from(SWAPS), st.sampled_from(CAS_ELSE),
               st.sampled_from(CAS_READ)),

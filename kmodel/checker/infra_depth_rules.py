@@ -1,9 +1,10 @@
 """Rules that take the infrastructure's rarer decisions (a mixin of `KmodelMachine`): an etcd client's session of
 several requests, and a pod placed by node affinity and tolerations the other rules' pods never use.
 
-    etcd_session      a session of the second etcd client (kmodel.checker.etcd_client_actions): 2 to 8 of its
-                      requests in one step, each drawn as `etcd_client` draws one and counted under its own
-                      name; the requests write nothing, and cost no events of the cluster
+    etcd_session      a session of the second etcd client (kmodel.checker.etcd_client_actions): a read, a watch
+                      and a txn, then 0 to 5 more of its requests, in one step, each drawn as `etcd_client` draws
+                      one and counted under its own name; the requests write nothing, and cost no events of the
+                      cluster
     apply_placed_pod  kubectl apply of a bare pod with a required and a preferred node-affinity row,
                       tolerations, a restart policy and exit code, on the host's network or not
                       (kmodel.checker.infra_depth_actions), about a node that exists
@@ -15,8 +16,10 @@ several requests, and a pod placed by node affinity and tolerations the other ru
 
 Why a session: one `etcd_client` draw in a step shares the rule draws with every other rule, so a dev run sends
 a few dozen requests, too few to meet the combinations of a txn's compare and branches; a backup tool or an
-administrator at etcdctl sends several in a row. Every draw shrinks toward the simplest: two reads of the
-client's own key; a plain pod about the first node.
+administrator at etcdctl sends several in a row. A session starts with a read, a watch and a txn, so that each
+kind is sent in every session: drawn from all six kinds alike, a run's share of each swung between runs (23 to
+55 txns in a dev run), and with it the store's decisions a txn takes. Every draw shrinks toward the simplest: a
+read and a watch of the client's own key and a read-only txn; a plain pod about the first node.
 """
 
 from __future__ import annotations
@@ -28,14 +31,18 @@ from hypothesis.stateful import precondition
 
 from kmodel.checker.actions import BARE_PODS, RemoveNode
 from kmodel.checker.draws import INDEX, pick
-from kmodel.checker.etcd_client_rules import REQUESTS, RULE_NAMES
+from kmodel.checker.etcd_client_rules import RANGE_REQUEST, REQUESTS, RULE_NAMES, TXN_REQUEST, WATCH_REQUEST
 from kmodel.checker.infra_depth_actions import (
     PREFERRED, REQUIRED, RUNS, TOLERATIONS, ApplyPlacedPod, FreezeNode, freezable_nodes,
 )
 from kmodel.checker.rulebook import RuleFamily, rule
 
-#: the requests of one session
-SESSION_SIZE = (2, 8)
+#: the requests of one session after its read, watch and txn
+MORE_REQUESTS = (0, 5)
+#: a session's requests: a read, a watch and a txn (each kind in every session), then 0 to 5 of any kind
+SESSION = st.tuples(RANGE_REQUEST, WATCH_REQUEST, TXN_REQUEST,
+                    st.lists(REQUESTS, min_size=MORE_REQUESTS[0], max_size=MORE_REQUESTS[1])).map(
+    lambda drawn: [*drawn[:3], *drawn[3]])
 #: freeze_node's draw for a VM that never thaws: it stops for HUNG_SECONDS and the operator removes the machine
 HUNG_FOR_GOOD = 0
 #: how long freeze_node stops a node, in seconds, shortest first: a hypervisor stall, a live migration, a
@@ -51,14 +58,15 @@ class InfraDepthRules(RuleFamily):
     docs_columns: ClassVar[tuple[str, ...]] = ("Draws", "Sends", "Shrinks to")
     node_removal: bool  # KmodelMachine's: may a rule remove a node
 
-    @rule(requests=st.lists(REQUESTS, min_size=SESSION_SIZE[0], max_size=SESSION_SIZE[1]))
+    @rule(requests=SESSION)
     def etcd_session(self, requests: list[Any]) -> None:
-        """Draws: 2 to 8 requests of the second etcd client, each as `etcd_client` draws one (a range, a watch, a
-        txn, a compaction, a compare-and-swap, a delete)
+        """Draws: a read, a watch and a txn of the second etcd client, then 0 to 5 more of its requests, each as
+        `etcd_client` draws one (a range, a watch, a txn, a compaction, a compare-and-swap, a delete)
         Sends: each request straight to etcd in turn, counted under its own name (`etcd_range`, `etcd_watch`,
         `etcd_txn`, `etcd_compact`, `etcd_cas`, `etcd_delete`); etcd answers or refuses each as it would any
         client
-        Shrinks to: two reads of the client's own key, now"""
+        Shrinks to: a read and a watch of the client's own key, now, and a read-only txn on a /registry key's mod
+        revision as it is"""
         for request in requests:
             self._do(RULE_NAMES[type(request)], request)
 
