@@ -69,7 +69,7 @@ test_no_api = kmodel_test(NoApi, max_examples=30, stateful_step_count=6)
 def failed(tmp_path_factory):
     """A failing run of the FAILING test file, seeded: its folder and the finished pytest process."""
     folder = tmp_path_factory.mktemp("failing")
-    run = _pytest(folder, "--kmodel-seed", "3", "--kmodel-profile", "ci", "--kmodel-report-dir", "out",
+    run = _pytest(folder, "--kmodel-seed", "7", "--kmodel-profile", "ci", "--kmodel-report-dir", "out",
                   source=FAILING)
     assert run.returncode == 1, run.stdout + run.stderr
     return folder, run

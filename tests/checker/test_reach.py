@@ -2,7 +2,7 @@
 `kmodel check --reach` reports which branch outcomes of the model and of a component of one's own a run took.
 
 A mechanism the checker never drives is untested, whatever the unit tests say. The first tests run what
-`kmodel check --seed 59 --examples 30 --fix all` runs (the fixes let it run past the upstream bugs the model
+`kmodel check --seed 64 --examples 30 --fix all` runs (the fixes let it run past the upstream bugs the model
 reproduces, which would end it early) and asks that each family of actions happened at least once (its
 rules count under the name of what they did: a fault rule with no candidate of its own kind injects the next
 kind that has one, and counts as that kind).
@@ -73,7 +73,7 @@ def test_every_family_names_rules_the_machine_has():
 
 @pytest.fixture(scope="module")
 def rules() -> dict[str, int]:
-    return run_campaign(CheckOptions(examples=30, seed=59, fixes=NAMES)).stats.rules
+    return run_campaign(CheckOptions(examples=30, seed=64, fixes=NAMES)).stats.rules
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

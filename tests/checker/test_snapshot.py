@@ -116,7 +116,7 @@ class _FromSnapshot(KmodelMachine):
 
 
 def test_a_campaign_from_a_snapshot_has_the_trace_digest_of_one_built_from_scratch():
-    options = CheckOptions(examples=4, steps=12, seed=13, nodes=2)
+    options = CheckOptions(examples=4, steps=12, seed=2, nodes=2)
     fresh = run_campaign(options, machine=_Fresh)
     snapped = run_campaign(options, machine=_FromSnapshot)
     assert fresh.failure is None and snapped.failure is None
