@@ -92,7 +92,7 @@ CLAIMS: tuple[Claim, ...] = (
           pages=("README.md", "docs/tour.md", "docs/upstream-bugs.md"), in_suite=True),
     Claim("stale-first-list", "A restarted kubelet's pods informer listing older than what it saw before "
           "(reflector-consistent-first-list's bug), reached in the dev profile with every other fix on.",
-          "--seed 2 " + _every_fix_but("reflector-consistent-first-list"), FAIL, "restart-no-time-travel",
+          "--seed 7 " + _every_fix_but("reflector-consistent-first-list"), FAIL, "restart-no-time-travel",
           pages=("docs/upstream-bugs.md",)),
     Claim("leader-paused", "A leader paused past its lease writes on waking (leaderelection-fence-writes' bug), "
           "reached in the dev profile with two of each and every other fix on.",
