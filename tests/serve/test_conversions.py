@@ -39,9 +39,14 @@ def test_pods_and_nodes_listed_as_partial_object_metadata_through_the_dynamic_cl
         spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")])))
     pods = dyn.resources.get(api_version="v1", kind="Pod")
     nodes = dyn.resources.get(api_version="v1", kind="Node")
-    listed = dyn.get(pods, namespace="default", header_params={"Accept": PARTIAL_LIST})
+    # the served cluster runs in real time: a write (a binding, a status, a Lease renewal) may land between the two
+    # lists, so they are compared once both read the same revision
+    for _ in range(20):
+        listed = dyn.get(pods, namespace="default", header_params={"Accept": PARTIAL_LIST})
+        full = core.list_namespaced_pod("default")
+        if listed.metadata.resourceVersion == full.metadata.resource_version:
+            break
     assert (listed.kind, listed.apiVersion) == ("PartialObjectMetadataList", "meta.k8s.io/v1")
-    full = core.list_namespaced_pod("default")
     assert listed.metadata.resourceVersion == full.metadata.resource_version
     assert [i.metadata.name for i in listed.items] == [p.metadata.name for p in full.items]
     item = next(i for i in listed.items if i.metadata.name == "meta-only")
