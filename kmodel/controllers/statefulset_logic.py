@@ -279,10 +279,6 @@ def _status(sts: StatefulSet, pods: Sequence[Optional[Pod]], now: int, revisions
     return status
 
 
-def _wait(pod: Optional[Pod], min_ready_seconds: int, now: int) -> Optional[int]:
-    return available_in_ms(pod, min_ready_seconds, now) if pod is not None and min_ready_seconds > 0 else None
-
-
 def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Revisions] = None, *,
          healthy_means_available: bool = False) -> Plan:
     """One updateStatefulSet (see the module docstring); `revisions` defaults to a first sync's.
@@ -350,7 +346,8 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
         steps.append(Step(creates=tuple(created)))
     final_pods = [*replicas, *condemned]
     if blocked:
-        return Plan(tuple(steps), _status(sts, final_pods, now, revisions), _wait(waiting_for, min_ready, now))
+        wait = available_in_ms(waiting_for, min_ready, now) if waiting_for is not None else None
+        return Plan(tuple(steps), _status(sts, final_pods, now, revisions), wait)
     doomed: list[Pod] = []
     for pod in condemned:
         if is_terminating(pod):
@@ -369,7 +366,7 @@ def plan(sts: StatefulSet, pods: Sequence[Pod], now: int, revisions: Optional[Re
         steps.append(Step(deletes=tuple(doomed)))
     status = _status(sts, final_pods, now, revisions)
     if blocked or sts.spec.update_strategy.type != "RollingUpdate":
-        return Plan(tuple(steps), status, _wait(waiting_for, min_ready, now))
+        return Plan(tuple(steps), status)
     ru = sts.spec.update_strategy.rolling_update
     partition = ru.partition if ru is not None and ru.partition is not None else 0
     for target in range(n - 1, partition - 1, -1):

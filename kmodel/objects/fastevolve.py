@@ -88,6 +88,21 @@ def replacer(cls: type, *names: str) -> Callable[..., Any]:
     return namespace["replace"]
 
 
+_SPEC_REPLACERS: dict[type, Callable[[Any, Any], Any]] = {}  # kind -> replacer(kind, "spec")
+
+
+def with_spec(obj: Any, spec: Any) -> Any:
+    """`obj` with its `spec` replaced (`obj` itself when `spec` is its own): the admission plugins' change of a
+    pod's spec, through one cached `replacer` per kind."""
+    if spec is obj.spec:
+        return obj
+    cls = type(obj)
+    replace = _SPEC_REPLACERS.get(cls)
+    if replace is None:
+        replace = _SPEC_REPLACERS[cls] = replacer(cls, "spec")
+    return replace(obj, spec)
+
+
 def _slot_setters(cls: type, fields: Any) -> Optional[list[Callable[[Any, Any], None]]]:
     """The `__set__` of each field's slot descriptor, when storing the fields is all cls.__init__ does;
     else None."""

@@ -62,15 +62,13 @@ def parse_time(text: str) -> int:
     returns)."""
     m = _RFC3339.match(text)
     if m is not None:
-        fields = [int(m.group(i)) for i in range(1, 7)]
-        if 1 <= fields[1] <= 12 and fields[3] < 24 and fields[4] < 60 and fields[5] < 60 and \
-                1 <= fields[2] <= _days_in(fields[1], fields[0]):
-            frac = (m.group(7) or "")[:9].ljust(9, "0")
-            offset = 0
-            if m.group(9):
-                offset = (int(m.group(10)) * 60 + int(m.group(11))) * 60 * (1 if m.group(9) == "+" else -1)
-            if not m.group(9) or (int(m.group(10)) < 24 and int(m.group(11)) < 60):
-                return _logical_ms(*fields, int(frac), offset)
+        year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
+        zone_hours, zone_minutes = (int(m.group(10)), int(m.group(11))) if m.group(9) else (0, 0)
+        if 1 <= month <= 12 and 1 <= day <= _days_in(month, year) and hour < 24 and minute < 60 and second < 60 \
+                and zone_hours < 24 and zone_minutes < 60:
+            offset = (zone_hours * 60 + zone_minutes) * 60 * (-1 if m.group(9) == "-" else 1)
+            nsec = int((m.group(7) or "")[:9].ljust(9, "0"))
+            return _logical_ms(year, month, day, hour, minute, second, nsec, offset)
     return _logical_ms(*_go_parse(text))
 
 
@@ -125,7 +123,7 @@ def _getnum(s: str, fixed: bool) -> tuple[int, str]:
 
 def _go_parse(text: str) -> tuple[int, int, int, int, int, int, int, int]:
     """time.Parse(time.RFC3339, text) past its fast path, element by element as Go's parse walks the layout
-    2006-01-02T15:04:05Z07:00: (year, month, day, hour, minute, second, nanoseconds, zone offset in seconds), or
+    (GO_RFC3339): (year, month, day, hour, minute, second, nanoseconds, zone offset in seconds), or
     TimeFormatError with Go's message: `cannot parse "<rest>" as "<element>"`, `<field> out of range`, `extra
     text`. Like Go it takes a one-digit hour, a comma before the fraction, and a zone offset of 24:00."""
     def cannot(value: str, element: str) -> TimeFormatError:

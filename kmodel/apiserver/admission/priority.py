@@ -28,7 +28,7 @@ from kmodel.apiserver.admission.attributes import CREATE, UPDATE, AdmissionAttri
 from kmodel.apiserver.fastevolve import evolve
 from kmodel.apiserver.storeview import current_prefix, current_value
 from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
-from kmodel.objects.fastevolve import replacer
+from kmodel.objects.fastevolve import with_spec
 from kmodel.objects.scheduling import DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS, PREEMPT_LOWER_PRIORITY
 
 PREFIX = "/registry/priorityclasses/"
@@ -71,16 +71,6 @@ def _with_priority(spec: Any, resolved: tuple[str, int, Optional[str]]) -> Any:
 
 # pods of one template share their spec object: so do their admitted specs (validation memoises on them)
 _with_priority_memo = identity_memo(_with_priority, maxsize=POD_SPEC_MEMO_SIZE, extra=True)
-_WITH_SPEC: dict[type, Any] = {}  # kind -> replacer(kind, "spec")
-
-
-def _replace_spec(pod: Any, spec: Any) -> Any:
-    if spec is pod.spec:
-        return pod
-    with_spec = _WITH_SPEC.get(type(pod))
-    if with_spec is None:
-        with_spec = _WITH_SPEC[type(pod)] = replacer(type(pod), "spec")
-    return with_spec(pod, spec)
 
 
 def _admit_pod_create(a: AdmissionAttributes) -> Any:
@@ -104,7 +94,7 @@ def _admit_pod_create(a: AdmissionAttributes) -> Any:
         raise _forbidden(a, f"the string value of PreemptionPolicy ({spec.preemption_policy}) must not be provided "
                             f"in pod spec; priority admission controller computed {policy} from the given "
                             f"PriorityClass name")
-    return _replace_spec(pod, _with_priority_memo(spec, (class_name, priority, policy)))
+    return with_spec(pod, _with_priority_memo(spec, (class_name, priority, policy)))
 
 
 def _admit_pod_update(a: AdmissionAttributes) -> Any:
@@ -115,7 +105,7 @@ def _admit_pod_update(a: AdmissionAttributes) -> Any:
         changes["priority"] = old_spec.priority
     if spec.preemption_policy is None and old_spec.preemption_policy is not None:
         changes["preemption_policy"] = old_spec.preemption_policy
-    return _replace_spec(pod, evolve(spec, **changes)) if changes else pod
+    return with_spec(pod, evolve(spec, **changes)) if changes else pod
 
 
 def admit(a: AdmissionAttributes) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 from kmodel.apiserver.admission.attributes import CREATE, AdmissionAttributes
 from kmodel.apiserver.fastevolve import evolve
-from kmodel.objects.fastevolve import replacer
+from kmodel.objects.fastevolve import with_spec
 from kmodel.objects.core import Toleration
 from kmodel.memo import POD_SPEC_MEMO_SIZE, identity_memo
 
@@ -50,13 +50,4 @@ def admit(a: AdmissionAttributes) -> Any:
     pod = a.obj
     if a.operation != CREATE or a.resource.name != "pods" or a.subresource:
         return pod
-    spec = _with_default_tolerations(pod.spec)
-    if spec is pod.spec:
-        return pod
-    with_spec = _WITH_SPEC.get(type(pod))
-    if with_spec is None:
-        with_spec = _WITH_SPEC[type(pod)] = replacer(type(pod), "spec")
-    return with_spec(pod, spec)
-
-
-_WITH_SPEC: dict[type, Any] = {}  # kind -> replacer(kind, "spec")
+    return with_spec(pod, _with_default_tolerations(pod.spec))

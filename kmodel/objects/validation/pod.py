@@ -391,15 +391,15 @@ def validate_pod_update(new: Pod, old: Pod) -> list[FieldError]:
     """ValidatePodUpdate: metadata rules, and a spec that may change only images, activeDeadlineSeconds,
     added tolerations and a negative terminationGracePeriodSeconds."""
     errs = validate_object_meta_update(new.metadata, old.metadata)
-    if new.metadata.annotations or old.metadata.annotations:
-        # GetValidationOptionsFromPodSpecAndMeta: an update may keep a deletion cost the old pod already had wrong
-        allow_cost = deletion_cost(old.metadata.annotations) is None
+    annotated = bool(new.metadata.annotations or old.metadata.annotations)
+    # GetValidationOptionsFromPodSpecAndMeta: an update may keep a deletion cost the old pod already had wrong
+    allow_cost = annotated and deletion_cost(old.metadata.annotations) is None
+    if annotated:
         errs += validate_pod_annotations(new.metadata.annotations, new.spec, allow_invalid_deletion_cost=allow_cost)
-        errs += _validate_pod_spec_memo(new.spec, "spec")
+    errs += _validate_pod_spec_memo(new.spec, "spec")  # validate_pod_spec, without copying the memo's tuple
+    if annotated:
         errs += _validate_pod_annotation_updates(new, old, "metadata.annotations",
                                                  allow_invalid_deletion_cost=allow_cost)
-    else:
-        errs += _validate_pod_spec_memo(new.spec, "spec")  # validate_pod_spec, without copying the memo's tuple
     old_spec = old.spec
     new_spec = new.spec
     if new_spec is old_spec:
